@@ -1,0 +1,18 @@
+"""hpcforge: an HPC/AI site on Kubernetes from one typed description (see README.md)."""
+
+import pulumi
+
+from components.config import ConfigError, load_config_from_pulumi
+from components.errors import InvalidConfigError
+from components.platform import Platform, PlatformArgs
+
+try:
+    config = load_config_from_pulumi()
+except ConfigError as error:
+    # Refuse the whole stack before a single resource is registered.
+    raise InvalidConfigError(error.messages) from None
+
+platform = Platform("hpcforge", PlatformArgs(config=config))
+
+for name, value in platform.outputs.items():
+    pulumi.export(name, value)

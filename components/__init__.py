@@ -1,0 +1,1 @@
+"""hpcforge components: the typed config, one ComponentResource per layer, renderers and helpers."""

@@ -1,0 +1,195 @@
+"""The single choke point through which every third-party Helm chart is deployed.
+
+Two delivery modes, chosen per stack (`hpcforge:delivery`):
+
+- `pulumi`: a `kubernetes.helm.v4.Chart`. Rendered client-side, each object is a Pulumi resource,
+  so `pulumi preview --refresh` reports drift object by object. Helm hooks are dropped: every
+  chart's hooks are replaced by values or objects of our own (see the layer modules).
+- `argocd`: an Argo CD `Application` with the same chart, version and values (`helm.valuesObject`),
+  automated sync with prune and self-heal, in an `AppProject` that allows exactly the repositories
+  and namespaces of the planned charts. Argo CD repairs drift continuously.
+
+Every (chart, release, namespace) must be planned up front (`ChartUse`), so that the AppProject
+lists exactly what the Applications need and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .context import DeployContext
+from .versions import ChartPin
+
+IN_CLUSTER = "https://kubernetes.default.svc"
+ARGOCD_NAMESPACE = "argocd"
+PLATFORM_PROJECT = "hpcforge-platform"
+
+
+@dataclass(frozen=True)
+class ChartUse:
+    """A planned release of a chart: its release name and target namespace."""
+
+    release: str
+    pin: ChartPin
+    namespace: str
+
+
+@dataclass(frozen=True)
+class SyncRetry:
+    limit: int = 5
+    duration: str = "5s"
+    factor: int = 2
+    max_duration: str = "3m"
+
+
+def application_spec(
+    use: ChartUse,
+    values: Mapping[str, Any],
+    *,
+    project: str,
+    retry: SyncRetry,
+    ignore_differences: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The Argo CD Application spec that delivers `use` with `values` (pure: tested directly)."""
+    spec: dict[str, Any] = {
+        "project": project,
+        "source": {
+            "repoURL": use.pin.argocd_repo_url,
+            "chart": use.pin.chart,
+            "targetRevision": use.pin.version,
+            "helm": {"releaseName": use.release, "valuesObject": dict(values)},
+        },
+        "destination": {"server": IN_CLUSTER, "namespace": use.namespace},
+        "syncPolicy": {
+            "automated": {"prune": True, "selfHeal": True},
+            "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
+            "retry": {
+                "limit": retry.limit,
+                "backoff": {"duration": retry.duration, "factor": retry.factor, "maxDuration": retry.max_duration},
+            },
+        },
+    }
+    if ignore_differences:
+        spec["ignoreDifferences"] = [dict(entry) for entry in ignore_differences]
+    return spec
+
+
+def project_spec(uses: Iterable[ChartUse], description: str) -> dict[str, Any]:
+    """An AppProject that allows exactly the repositories and namespaces of `uses`."""
+    uses = list(uses)
+    repos = sorted({use.pin.argocd_repo_url for use in uses})
+    namespaces = sorted({use.namespace for use in uses})
+    return {
+        "description": description,
+        "sourceRepos": repos,
+        "destinations": [{"server": IN_CLUSTER, "namespace": ns} for ns in namespaces],
+        # Platform charts install CRDs, cluster roles and webhooks.
+        "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+    }
+
+
+class ChartDeployer:
+    """Deploys planned charts in the stack's delivery mode."""
+
+    def __init__(
+        self,
+        ctx: DeployContext,
+        planned: Sequence[ChartUse],
+        *,
+        mode: str | None = None,
+        project: str = PLATFORM_PROJECT,
+        retry: SyncRetry = SyncRetry(),
+        argocd_ready: Sequence[pulumi.Resource] = (),
+    ) -> None:
+        self._ctx = ctx
+        self._planned = {(use.release, use.namespace): use for use in planned}
+        self.mode = mode or ctx.delivery
+        self._project = project
+        self._retry = retry
+        self._argocd_ready = list(argocd_ready)
+
+    def with_argocd(self, argocd_ready: Sequence[pulumi.Resource]) -> ChartDeployer:
+        """The same plan, delivering through Argo CD once `argocd_ready` (chart, AppProject) exist."""
+        return ChartDeployer(
+            self._ctx,
+            list(self._planned.values()),
+            mode=self._ctx.delivery,
+            project=self._project,
+            retry=self._retry,
+            argocd_ready=argocd_ready,
+        )
+
+    def deploy(
+        self,
+        release: str,
+        pin: ChartPin,
+        namespace: str,
+        values: Mapping[str, Any],
+        *,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource | None] = (),
+        ignore_differences: Sequence[Mapping[str, Any]] = (),
+        component: str = "chart",
+    ) -> pulumi.Resource:
+        use = self._planned.get((release, namespace))
+        if use is None or use.pin != pin:
+            raise ValueError(
+                f"chart release {release!r} ({pin.chart} {pin.version}) in namespace {namespace!r} was not planned; "
+                "add it to the layer's CHARTS so the AppProject allows it"
+            )
+        if self.mode == "argocd":
+            return self._application(use, values, parent, depends_on, ignore_differences, component)
+        return self._chart(use, values, parent, depends_on)
+
+    def _chart(
+        self,
+        use: ChartUse,
+        values: Mapping[str, Any],
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource | None],
+    ) -> pulumi.Resource:
+        pin = use.pin
+        return k8s.helm.v4.Chart(
+            use.release,
+            chart=pin.oci_reference if pin.is_oci else pin.chart,
+            version=pin.version,
+            namespace=use.namespace,
+            repository_opts=None if pin.is_oci else k8s.helm.v4.RepositoryOptsArgs(repo=pin.repository),
+            values=dict(values),
+            opts=self._ctx.opts(parent, depends_on=list(depends_on)),
+        )
+
+    def _application(
+        self,
+        use: ChartUse,
+        values: Mapping[str, Any],
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource | None],
+        ignore_differences: Sequence[Mapping[str, Any]],
+        component: str,
+    ) -> pulumi.Resource:
+        annotations = {
+            # Make `pulumi up` wait until Argo CD reports the release healthy, so that hpcforge's own
+            # custom resources (issuers, CRs) are created only once their CRDs and webhooks exist.
+            "pulumi.com/waitFor": "jsonpath={.status.health.status}=Healthy",
+        }
+        return k8s.apiextensions.CustomResource(
+            f"{ARGOCD_NAMESPACE}/{use.release}",
+            api_version="argoproj.io/v1alpha1",
+            kind="Application",
+            metadata=self._ctx.meta(
+                use.release,
+                component,
+                ARGOCD_NAMESPACE,
+                app=use.pin.chart,
+                annotations=annotations,
+                extra_labels={"app.kubernetes.io/version": use.pin.version.lstrip("v")},
+            ),
+            spec=application_spec(use, values, project=self._project, retry=self._retry, ignore_differences=ignore_differences),
+            opts=self._ctx.opts(parent, depends_on=[*self._argocd_ready, *depends_on]),
+        )

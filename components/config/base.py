@@ -1,0 +1,203 @@
+"""Shared building blocks of the typed stack configuration.
+
+Every model is frozen and forbids unknown keys; keys are camelCase in the stack file (the Pulumi
+convention) and snake_case in Python. Cross-field checks report through `ConfigProblems`, so that
+every problem names the full key path that is wrong, not just the model it was found in.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Sequence
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+from pydantic.alias_generators import to_camel
+
+PathPart = str | int
+
+
+class ConfigProblems(ValueError):  # noqa: N818 (pydantic only carries ValueErrors through)
+    """One or more problems found by a cross-field check.
+
+    Each problem is (path relative to the model that raised it, message). The loader joins the
+    relative path to the model's own location, so the user sees e.g.
+    `hpcforge:slurm.partitions[1].nodesets: unknown nodeset 'gpu-x' (known: cpu, gpu-a100)`.
+    """
+
+    def __init__(self, problems: Sequence[tuple[Sequence[PathPart], str]]) -> None:
+        self.problems = [(tuple(path), message) for path, message in problems]
+        super().__init__("; ".join(message for _, message in self.problems))
+
+
+class ProblemCollector:
+    """Collects problems in a model validator and raises them all at once."""
+
+    def __init__(self) -> None:
+        self._problems: list[tuple[tuple[PathPart, ...], str]] = []
+
+    def add(self, path: Sequence[PathPart], message: str) -> None:
+        self._problems.append((tuple(path), message))
+
+    def raise_if_any(self) -> None:
+        if self._problems:
+            raise ConfigProblems(self._problems)
+
+
+class StrictModel(BaseModel):
+    """Frozen, closed model with camelCase keys in the stack file."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=False,
+        serialize_by_alias=True,
+        use_attribute_docstrings=True,
+    )
+
+
+def duplicates(values: Iterable[Any]) -> list[Any]:
+    """Values that occur more than once, in first-seen order."""
+    seen: set[Any] = set()
+    dups: list[Any] = []
+    for value in values:
+        if value in seen and value not in dups:
+            dups.append(value)
+        seen.add(value)
+    return dups
+
+
+# --- names -------------------------------------------------------------------------------------
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_HOSTNAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def _dns_label(value: str) -> str:
+    if len(value) > 63 or not _DNS_LABEL.match(value):
+        raise ValueError(
+            f"{value!r} is not a valid Kubernetes name (lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 63 characters)"
+        )
+    return value
+
+
+def _dns_name(value: str) -> str:
+    if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
+        raise ValueError(f"{value!r} is not a valid DNS name (lowercase, dot-separated labels)")
+    return value
+
+
+def _hostname(value: str) -> str:
+    if not _HOSTNAME.match(value):
+        raise ValueError(f"{value!r} is not a valid hostname (lowercase letters, digits and '-', at most 63 characters)")
+    return value
+
+
+K8sName = Annotated[str, AfterValidator(_dns_label)]
+"""A Kubernetes object name that is also a DNS label (namespaces, services, most objects)."""
+
+DnsName = Annotated[str, AfterValidator(_dns_name)]
+"""A fully qualified DNS name such as `argocd.hpc.example.org`."""
+
+Hostname = Annotated[str, AfterValidator(_hostname)]
+"""A single host name label."""
+
+
+# --- Kubernetes quantities -----------------------------------------------------------------------
+
+_QUANTITY = re.compile(r"^([0-9]+(\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+
+
+def _quantity(value: Any) -> str:
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a Kubernetes quantity")
+    if isinstance(value, int | float):
+        value = str(value)
+    if not isinstance(value, str) or not _QUANTITY.match(value):
+        raise ValueError(f"{value!r} is not a Kubernetes quantity (e.g. 500m, 2, 4Gi)")
+    return value
+
+
+def quantity_value(quantity: str) -> float:
+    """The numeric value of a quantity in base units (cores or bytes)."""
+    match = _QUANTITY.match(quantity)
+    if not match:
+        raise ValueError(f"{quantity!r} is not a Kubernetes quantity")
+    number, suffix = float(match.group(1)), match.group(3) or ""
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    return number * _DECIMAL.get(suffix, 1.0)
+
+
+Quantity = Annotated[str, BeforeValidator(_quantity)]
+"""A Kubernetes resource quantity such as `500m` or `4Gi` (numbers are accepted and kept as text)."""
+
+
+# --- addresses -----------------------------------------------------------------------------------
+
+
+def _ipv4(value: Any) -> str:
+    try:
+        return str(ipaddress.IPv4Address(str(value)))
+    except ValueError:
+        raise ValueError(f"{value} is not an IPv4 address") from None
+
+
+def _ipv4_network(value: Any) -> str:
+    try:
+        return str(ipaddress.IPv4Network(str(value), strict=True))
+    except ValueError as exc:
+        raise ValueError(f"{value} is not an IPv4 network in CIDR form ({exc})") from None
+
+
+def _ipv4_interface(value: Any) -> str:
+    text = str(value)
+    if "/" not in text:
+        raise ValueError(f"{value} needs a prefix length, e.g. 10.0.0.5/24")
+    try:
+        return str(ipaddress.IPv4Interface(text))
+    except ValueError:
+        raise ValueError(f"{value} is not an IPv4 address with prefix length") from None
+
+
+IPv4 = Annotated[str, BeforeValidator(_ipv4)]
+IPv4Network = Annotated[str, BeforeValidator(_ipv4_network)]
+IPv4Interface = Annotated[str, BeforeValidator(_ipv4_interface)]
+
+
+def parse_address_range(text: str) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
+    """Parse `10.0.0.10-10.0.0.20` or `10.0.0.0/28` into (first, last). Raises ValueError naming the bad part."""
+    text = text.strip()
+    if "-" in text:
+        first_text, last_text = (part.strip() for part in text.split("-", 1))
+        first = ipaddress.IPv4Address(_ipv4(first_text))
+        last = ipaddress.IPv4Address(_ipv4(last_text))
+        if last < first:
+            raise ValueError(f"{text}: the range ends before it starts")
+        return first, last
+    if "/" in text:
+        network = ipaddress.IPv4Network(_ipv4_network(text))
+        return network.network_address, network.broadcast_address
+    address = ipaddress.IPv4Address(_ipv4(text))
+    return address, address
+
+
+# --- durations -----------------------------------------------------------------------------------
+
+_GO_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(h|m|s|ms))+$")
+
+
+def _go_duration(value: Any) -> str:
+    if not isinstance(value, str) or not _GO_DURATION.match(value):
+        raise ValueError(f"{value!r} is not a duration (e.g. 90s, 15m, 2160h)")
+    return value
+
+
+GoDuration = Annotated[str, BeforeValidator(_go_duration)]

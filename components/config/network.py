@@ -1,0 +1,180 @@
+"""Network stack configuration: MetalLB pools and adverts, Traefik, Multus/IPVLAN, CoreDNS zones."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .base import (
+    DnsName,
+    IPv4,
+    IPv4Network,
+    K8sName,
+    ProblemCollector,
+    StrictModel,
+    duplicates,
+    parse_address_range,
+)
+
+
+class AddressPool(StrictModel):
+    """A MetalLB IPAddressPool."""
+
+    name: K8sName
+    addresses: tuple[str, ...] = Field(min_length=1)
+    """Address ranges: `10.0.0.10-10.0.0.20`, CIDRs or single addresses."""
+    auto_assign: bool = False
+    """Whether MetalLB may hand out addresses from this pool to any LoadBalancer without asking."""
+
+    @field_validator("addresses", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("addresses")
+    @classmethod
+    def _valid_ranges(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            parse_address_range(entry)
+        return value
+
+    def ranges(self) -> list[tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]]:
+        return [parse_address_range(entry) for entry in self.addresses]
+
+    def contains(self, address: str) -> bool:
+        ip = ipaddress.IPv4Address(address)
+        return any(first <= ip <= last for first, last in self.ranges())
+
+
+class BgpPeer(StrictModel):
+    name: K8sName
+    address: IPv4
+    peer_asn: int = Field(ge=1, le=4294967295)
+    my_asn: int = Field(ge=1, le=4294967295)
+    hold_time: str = "90s"
+
+
+class Advertisement(StrictModel):
+    """How MetalLB announces the pools: layer 2 (ARP) or BGP."""
+
+    mode: Literal["l2", "bgp"] = "l2"
+    interfaces: tuple[str, ...] = ()
+    """L2 only: announce only from these node interfaces (empty: all)."""
+    peers: tuple[BgpPeer, ...] = ()
+    """BGP only: the routers to peer with."""
+
+    @model_validator(mode="after")
+    def _peers_match_mode(self) -> Advertisement:
+        problems = ProblemCollector()
+        if self.mode == "bgp" and not self.peers:
+            problems.add(["peers"], "BGP advertisement needs at least one peer")
+        if self.mode == "l2" and self.peers:
+            problems.add(["peers"], "peers are only used with mode: bgp")
+        for name in duplicates(peer.name for peer in self.peers):
+            problems.add(["peers"], f"duplicate peer name {name!r}")
+        problems.raise_if_any()
+        return self
+
+
+class Ingress(StrictModel):
+    """Traefik, the site's ingress controller."""
+
+    pool: K8sName
+    """The MetalLB pool that Traefik's LoadBalancer address comes from."""
+    address: IPv4 | None = None
+    """A fixed address inside that pool (recommended: DNS points at it)."""
+    replicas: int = Field(default=1, ge=1, le=10)
+
+
+class StaticIpam(StrictModel):
+    type: Literal["static"] = "static"
+
+
+class WhereaboutsIpam(StrictModel):
+    type: Literal["whereabouts"] = "whereabouts"
+    range: IPv4Network
+    exclude: tuple[IPv4Network, ...] = ()
+    gateway: IPv4 | None = None
+
+
+class NetworkAttachment(StrictModel):
+    """An IPVLAN NetworkAttachmentDefinition (Multus) on a physical network."""
+
+    name: K8sName
+    namespace: K8sName
+    master: str = Field(min_length=1, max_length=15, pattern=r"^[A-Za-z0-9_.:-]+$")
+    """The host interface the IPVLAN sub-interfaces are created on."""
+    mode: Literal["l2", "l3", "l3s"] = "l2"
+    mtu: int | None = Field(default=None, ge=576, le=9216)
+    ipam: StaticIpam | WhereaboutsIpam = Field(default_factory=StaticIpam, discriminator="type")
+
+
+class DnsZone(StrictModel):
+    """A zone that the site's CoreDNS answers for the compute plane."""
+
+    name: DnsName
+    hosts: dict[str, IPv4] = Field(default_factory=dict)
+    """Extra static records: host label -> address (the provisioning inventory is added automatically)."""
+
+
+class Dns(StrictModel):
+    enabled: bool = True
+    pool: K8sName | None = None
+    """MetalLB pool for the DNS service address (default: the ingress pool)."""
+    address: IPv4 | None = None
+    zones: tuple[DnsZone, ...] = ()
+    upstreams: tuple[IPv4, ...] = ("1.1.1.1", "9.9.9.9")
+    """Where names outside the site's zones are forwarded."""
+    replicas: int = Field(default=2, ge=1, le=10)
+
+
+class NetworkConfig(StrictModel):
+    pools: tuple[AddressPool, ...] = Field(min_length=1)
+    advertisement: Advertisement = Field(default_factory=Advertisement)
+    ingress: Ingress
+    attachments: tuple[NetworkAttachment, ...] = ()
+    dns: Dns = Field(default_factory=Dns)
+
+    def pool(self, name: str) -> AddressPool | None:
+        return next((pool for pool in self.pools if pool.name == name), None)
+
+    def attachment(self, name: str) -> NetworkAttachment | None:
+        return next((att for att in self.attachments if att.name == name), None)
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> NetworkConfig:
+        problems = ProblemCollector()
+        for name in duplicates(pool.name for pool in self.pools):
+            problems.add(["pools"], f"duplicate pool name {name!r}")
+        # Overlapping pools make MetalLB refuse the second one at runtime; refuse it here instead.
+        spans = [(index, pool.name, first, last) for index, pool in enumerate(self.pools) for first, last in pool.ranges()]
+        for i, (index_a, name_a, first_a, last_a) in enumerate(spans):
+            for index_b, _name_b, first_b, last_b in spans[i + 1 :]:
+                if index_a != index_b and first_a <= last_b and first_b <= last_a:
+                    problems.add(
+                        ["pools", index_b, "addresses"],
+                        f"overlaps pool {name_a!r} ({first_b}-{last_b} vs {first_a}-{last_a})",
+                    )
+        self._check_pool_address(problems, ["ingress"], self.ingress.pool, self.ingress.address)
+        if self.dns.enabled:
+            self._check_pool_address(problems, ["dns"], self.dns.pool or self.ingress.pool, self.dns.address)
+            if self.dns.address and self.dns.address == self.ingress.address:
+                problems.add(["dns", "address"], f"{self.dns.address} is already the ingress address")
+        for name in duplicates((att.namespace, att.name) for att in self.attachments):
+            problems.add(["attachments"], f"duplicate attachment {name[1]!r} in namespace {name[0]!r}")
+        for name in duplicates(zone.name for zone in self.dns.zones):
+            problems.add(["dns", "zones"], f"duplicate zone {name!r}")
+        problems.raise_if_any()
+        return self
+
+    def _check_pool_address(
+        self, problems: ProblemCollector, where: list[str | int], pool_name: str, address: str | None
+    ) -> None:
+        pool = self.pool(pool_name)
+        if pool is None:
+            known = ", ".join(p.name for p in self.pools)
+            problems.add([*where, "pool"], f"unknown pool {pool_name!r} (known: {known})")
+        elif address is not None and not pool.contains(address):
+            problems.add([*where, "address"], f"{address} is not inside pool {pool_name!r} ({', '.join(pool.addresses)})")

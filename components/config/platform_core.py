@@ -1,0 +1,131 @@
+"""Configuration of the platform core: Kubernetes target, TLS, GitOps."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .base import DnsName, GoDuration, K8sName, ProblemCollector, StrictModel, duplicates
+
+
+class KubernetesConfig(StrictModel):
+    """The cluster hpcforge deploys into."""
+
+    version: str = "1.33"
+    """Kubernetes minor version the objects are validated against (`1.33`)."""
+    storage_class: str | None = None
+    """Storage class for every volume hpcforge claims (null: the cluster's default class)."""
+    context: str | None = None
+    """kubeconfig context to use (null: the current context, or `kubernetes:context`)."""
+
+    @field_validator("version")
+    @classmethod
+    def _minor_version(cls, value: str) -> str:
+        if not re.fullmatch(r"1\.(2[6-9]|3[0-9])", value):
+            raise ValueError(f"{value!r} is not a supported Kubernetes minor version (1.26 to 1.39, e.g. '1.33')")
+        return value
+
+
+class CertificateAuthority(StrictModel):
+    common_name: str = "hpcforge internal CA"
+    organization: str = "hpcforge"
+    duration: GoDuration = "87600h"
+    """Lifetime of the private CA certificate (default 10 years)."""
+
+
+class Acme(StrictModel):
+    """Public certificates from an ACME CA (HTTP-01 through Traefik)."""
+
+    email: str = Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+    server: str = "https://acme-v02.api.letsencrypt.org/directory"
+
+    @field_validator("server")
+    @classmethod
+    def _https(cls, value: str) -> str:
+        if not value.startswith("https://"):
+            raise ValueError(f"{value!r} is not an https:// ACME directory URL")
+        return value
+
+
+class TlsConfig(StrictModel):
+    ca: CertificateAuthority = Field(default_factory=CertificateAuthority)
+    acme: Acme | None = None
+    """When set, ingress hosts may use the public `acme` issuer instead of the internal CA."""
+    certificate_duration: GoDuration = "2160h"
+    """Lifetime of certificates issued by the internal CA (default 90 days)."""
+    renew_before: GoDuration = "360h"
+
+
+_REVISION_PINNED = re.compile(r"^(v?[0-9]+(\.[0-9]+){0,2}([-+][0-9A-Za-z.-]+)?|[0-9a-f]{40})$")
+
+
+class GitOpsApp(StrictModel):
+    """A user application that the app-of-apps root syncs from Git."""
+
+    name: K8sName
+    repo_url: str = Field(alias="repoURL")
+    path: str = "."
+    target_revision: str
+    """A tag (`v1.4.0`) or a full commit SHA; branches are allowed only outside prod."""
+    namespace: K8sName
+
+    @field_validator("repo_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not re.match(r"^(https://|ssh://|git@)", value):
+            raise ValueError(f"{value!r} is not a Git URL (https://, ssh:// or git@)")
+        return value
+
+    def revision_is_pinned(self) -> bool:
+        return bool(_REVISION_PINNED.match(self.target_revision))
+
+
+class ArgoCd(StrictModel):
+    hostname: DnsName | None = None
+    """Host name of the Argo CD UI through Traefik (default: `argocd.<domain>`)."""
+    ha: bool = False
+    """Run repo-server/server with 2 replicas and redis-ha."""
+
+
+class GitOpsConfig(StrictModel):
+    argocd: ArgoCd = Field(default_factory=ArgoCd)
+    root_repo_url: str | None = Field(default=None, alias="rootRepoURL")
+    """Repository holding the app-of-apps root (null: no root app; only `apps` are created)."""
+    root_path: str = "apps"
+    root_revision: str = "main"
+    apps: tuple[GitOpsApp, ...] = ()
+    sync_retry_limit: int = Field(default=5, ge=0, le=20)
+
+    @model_validator(mode="after")
+    def _unique(self) -> GitOpsConfig:
+        problems = ProblemCollector()
+        for name in duplicates(app.name for app in self.apps):
+            problems.add(["apps"], f"duplicate app name {name!r}")
+        problems.raise_if_any()
+        return self
+
+
+class Protection(StrictModel):
+    """How stateful data is kept safe from a config change (see docs/operations.md)."""
+
+    mode: Literal["protect", "retain", "none"] | None = None
+    """protect: Pulumi refuses to delete or replace the resource; retain: Pulumi may replace/delete
+    it in its state but leaves the object in the cluster; none: lab use. Default: protect in prod,
+    none elsewhere."""
+
+
+DeliveryMode = Literal["pulumi", "argocd"]
+
+__all__ = [
+    "Acme",
+    "ArgoCd",
+    "CertificateAuthority",
+    "DeliveryMode",
+    "GitOpsApp",
+    "GitOpsConfig",
+    "KubernetesConfig",
+    "Protection",
+    "TlsConfig",
+]

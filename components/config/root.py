@@ -1,0 +1,153 @@
+"""The root `PlatformConfig`: one typed, validated description of the whole site."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .base import DnsName, ProblemCollector, StrictModel, duplicates
+from .identity import DatabaseConfig, DirectoryConfig
+from .network import NetworkConfig
+from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
+from .pools import NodePool
+from .provisioning import ProvisioningConfig
+from .slurm import SlurmConfig
+
+ProtectionMode = Literal["protect", "retain", "none"]
+
+
+class PlatformConfig(StrictModel):
+    """Everything under `hpcforge:` in `Pulumi.<stack>.yaml`."""
+
+    environment: str
+    """Environment name (`dev`, `prod`, ...); `prod` switches on the strict defaults."""
+    delivery: DeliveryMode = "pulumi"
+    """How third-party charts are delivered: `pulumi` (helm.v4.Chart) or `argocd` (Applications)."""
+    domain: DnsName
+    kubernetes: KubernetesConfig = Field(default_factory=KubernetesConfig)
+    protection: Protection = Field(default_factory=Protection)
+    node_pools: tuple[NodePool, ...] = ()
+    network: NetworkConfig
+    tls: TlsConfig = Field(default_factory=TlsConfig)
+    gitops: GitOpsConfig = Field(default_factory=GitOpsConfig)
+    database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    directory: DirectoryConfig
+    slurm: SlurmConfig
+    provisioning: ProvisioningConfig | None = None
+
+    @field_validator("environment")
+    @classmethod
+    def _environment(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9-]{0,19}", value):
+            raise ValueError(f"{value!r} is not an environment name (lowercase letters, digits, '-')")
+        return value
+
+    @property
+    def is_production(self) -> bool:
+        return self.environment == "prod"
+
+    @property
+    def protection_mode(self) -> ProtectionMode:
+        """The one place where the stateful-data protection mode is decided (see docs/operations.md)."""
+        if self.protection.mode is not None:
+            return self.protection.mode
+        return "protect" if self.is_production else "none"
+
+    def node_pool(self, name: str) -> NodePool | None:
+        return next((pool for pool in self.node_pools if pool.name == name), None)
+
+    @model_validator(mode="after")
+    def _cross_layer_checks(self) -> PlatformConfig:
+        problems = ProblemCollector()
+        self._check_pools(problems)
+        self._check_login(problems)
+        self._check_provisioning(problems)
+        self._check_production(problems)
+        problems.raise_if_any()
+        return self
+
+    def _check_pools(self, problems: ProblemCollector) -> None:
+        known = ", ".join(pool.name for pool in self.node_pools) or "none defined"
+        for name in duplicates(pool.name for pool in self.node_pools):
+            problems.add(["nodePools"], f"duplicate node pool {name!r}")
+        for index, ns in enumerate(self.slurm.nodesets):
+            if ns.pool is None:
+                continue
+            pool = self.node_pool(ns.pool)
+            if pool is None:
+                problems.add(
+                    ["slurm", "nodesets", index, "pool"], f"nodeset {ns.name!r}: unknown node pool {ns.pool!r} (known: {known})"
+                )
+                continue
+            if ns.gpus and (pool.gpus_per_node is None or pool.gpus_per_node.count < ns.gpus.count):
+                have = pool.gpus_per_node.count if pool.gpus_per_node else 0
+                problems.add(
+                    ["slurm", "nodesets", index, "gpus", "count"],
+                    f"nodeset {ns.name!r} asks for {ns.gpus.count} GPU(s) per pod but node pool {pool.name!r} has {have} per node",
+                )
+            if ns.gpus and pool.gpus_per_node and pool.gpus_per_node.type != ns.gpus.type:
+                problems.add(
+                    ["slurm", "nodesets", index, "gpus", "type"],
+                    f"nodeset {ns.name!r} asks for GPU type {ns.gpus.type!r} but node pool {pool.name!r} has {pool.gpus_per_node.type!r}",
+                )
+            if ns.scaling_mode == "StatefulSet" and ns.replicas > pool.nodes:
+                problems.add(
+                    ["slurm", "nodesets", index, "replicas"],
+                    f"nodeset {ns.name!r}: {ns.replicas} replicas but node pool {pool.name!r} has {pool.nodes} node(s) "
+                    "(slurmd pods do not share a node)",
+                )
+
+    def _check_login(self, problems: ProblemCollector) -> None:
+        login = self.slurm.login
+        pool = self.network.pool(login.pool)
+        if pool is None:
+            known = ", ".join(p.name for p in self.network.pools)
+            problems.add(["slurm", "login", "pool"], f"unknown MetalLB pool {login.pool!r} (known: {known})")
+        elif login.address is not None:
+            if not pool.contains(login.address):
+                problems.add(["slurm", "login", "address"], f"{login.address} is not inside pool {login.pool!r}")
+            taken = {self.network.ingress.address: "the ingress", self.network.dns.address: "the DNS service"}
+            if login.address in taken:
+                problems.add(["slurm", "login", "address"], f"{login.address} is already {taken[login.address]}'s address")
+
+    def _check_provisioning(self, problems: ProblemCollector) -> None:
+        prov = self.provisioning
+        if prov is None or not prov.enabled:
+            return
+        attachment = self.network.attachment(prov.attachment)
+        if attachment is None:
+            known = ", ".join(a.name for a in self.network.attachments) or "none defined"
+            problems.add(["provisioning", "attachment"], f"unknown network attachment {prov.attachment!r} (known: {known})")
+        elif attachment.namespace != prov.namespace:
+            problems.add(
+                ["provisioning", "attachment"],
+                f"attachment {prov.attachment!r} is in namespace {attachment.namespace!r}, "
+                f"but Grendel runs in {prov.namespace!r}",
+            )
+        elif attachment.ipam.type != "static":
+            problems.add(
+                ["provisioning", "attachment"],
+                f"attachment {prov.attachment!r} must use static IPAM (Grendel needs a fixed address)",
+            )
+        nodesets = {ns.name for ns in self.slurm.nodesets}
+        known = ", ".join(sorted(nodesets))
+        for index, host in enumerate(prov.hosts):
+            if host.nodeset is not None and host.nodeset not in nodesets:
+                problems.add(
+                    ["provisioning", "hosts", index, "nodeset"],
+                    f"host {host.name!r}: unknown nodeset {host.nodeset!r} (known: {known})",
+                )
+
+    def _check_production(self, problems: ProblemCollector) -> None:
+        if not self.is_production:
+            return
+        for index, app in enumerate(self.gitops.apps):
+            if not app.revision_is_pinned():
+                problems.add(
+                    ["gitops", "apps", index, "targetRevision"],
+                    f"app {app.name!r}: {app.target_revision!r} is a branch; prod needs a tag or a full commit SHA",
+                )
+        if self.protection_mode == "none":
+            problems.add(["protection", "mode"], "prod cannot run with protection 'none' (stateful data would be deletable)")

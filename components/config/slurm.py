@@ -1,0 +1,371 @@
+"""Slurm (Slinky slurm-operator) configuration: controller, accounting, login, nodesets, partitions."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
+
+from .base import (
+    IPv4,
+    K8sName,
+    ProblemCollector,
+    Quantity,
+    StrictModel,
+    duplicates,
+    quantity_value,
+)
+from .identity import Storage, validate_ssh_public_key
+
+# Slurm and Kubernetes both see these names: NodeSet names become object, pod and Slurm node names;
+# partition names go into slurm.conf. Keep both to DNS labels and refuse Slurm's reserved words.
+_SLURM_RESERVED = {"default", "all", "none"}
+
+
+def _slurm_k8s_name(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", value) or len(value) > 40:
+        raise ValueError(
+            f"{value!r} is not a valid Slurm and Kubernetes name (lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 40 characters)"
+        )
+    if value in _SLURM_RESERVED:
+        raise ValueError(f"{value!r} is reserved by Slurm")
+    return value
+
+
+SlurmName = Annotated[str, AfterValidator(_slurm_k8s_name)]
+
+_SLURM_TIME = re.compile(
+    r"^(UNLIMITED|INFINITE|[0-9]+|[0-9]+:[0-9]{2}|[0-9]+:[0-9]{2}:[0-9]{2}|"
+    r"[0-9]+-[0-9]+|[0-9]+-[0-9]+:[0-9]{2}|[0-9]+-[0-9]+:[0-9]{2}:[0-9]{2})$"
+)
+
+
+def _slurm_time(value: Any) -> str:
+    text = str(value)
+    if not _SLURM_TIME.match(text):
+        raise ValueError(f"{value!r} is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)")
+    return text
+
+
+SlurmTime = Annotated[str, BeforeValidator(_slurm_time)]
+
+
+def _max_unavailable(value: Any) -> int | str:
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a count or a percentage")
+    if isinstance(value, int):
+        if value < 1:
+            raise ValueError(f"{value} must be at least 1 (0 would block every update)")
+        return value
+    if isinstance(value, str):
+        match = re.fullmatch(r"([0-9]{1,3})%", value)
+        if match:
+            percent = int(match.group(1))
+            if not 1 <= percent <= 100:
+                raise ValueError(f"{value!r} must be between 1% and 100%")
+            return value
+        if value.isdigit():
+            return _max_unavailable(int(value))
+    raise ValueError(f"{value!r} is not a count (e.g. 2) or a percentage (e.g. 25%)")
+
+
+MaxUnavailable = Annotated[int | str, BeforeValidator(_max_unavailable)]
+
+
+def _config_key(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
+        raise ValueError(f"{value!r} is not a slurm.conf parameter name")
+    return value
+
+
+# --- controller -----------------------------------------------------------------------------------
+
+
+class Scheduler(StrictModel):
+    type: Literal["sched/backfill", "sched/builtin"] = "sched/backfill"
+    parameters: tuple[str, ...] = ("bf_continue", "bf_interval=30", "bf_max_job_test=1000", "bf_window=10080")
+
+
+class Select(StrictModel):
+    type: Literal["select/cons_tres", "select/linear"] = "select/cons_tres"
+    parameters: tuple[str, ...] = ("CR_Core_Memory",)
+
+
+class PriorityWeights(StrictModel):
+    age: int = Field(default=1000, ge=0)
+    fairshare: int = Field(default=10000, ge=0)
+    job_size: int = Field(default=0, ge=0)
+    partition: int = Field(default=1000, ge=0)
+    qos: int = Field(default=5000, ge=0)
+
+
+class Priority(StrictModel):
+    type: Literal["priority/multifactor", "priority/basic"] = "priority/multifactor"
+    decay_half_life: SlurmTime = "7-0"
+    max_age: SlurmTime = "7-0"
+    weights: PriorityWeights = Field(default_factory=PriorityWeights)
+
+
+AccountingEnforce = Literal["associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys"]
+
+
+class Timeouts(StrictModel):
+    slurmctld: int = Field(default=120, ge=10, le=3600)
+    slurmd: int = Field(default=300, ge=10, le=3600)
+    message: int = Field(default=10, ge=1, le=100)
+    kill_wait: int = Field(default=30, ge=0, le=600)
+    inactive_limit: int = Field(default=0, ge=0)
+    min_job_age: int = Field(default=300, ge=2)
+    unkillable_step: int = Field(default=120, ge=10, le=600)
+
+
+class ControllerConfig(StrictModel):
+    storage: Storage = Field(default_factory=lambda: Storage(size="4Gi"))
+    cpu: Quantity = "1"
+    memory: Quantity = "2Gi"
+    scheduler: Scheduler = Field(default_factory=Scheduler)
+    select: Select = Field(default_factory=Select)
+    priority: Priority = Field(default_factory=Priority)
+    accounting_enforce: tuple[AccountingEnforce, ...] = ("associations", "limits", "qos", "safe")
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    extra_parameters: dict[Annotated[str, AfterValidator(_config_key)], str] = Field(default_factory=dict)
+    """Further slurm.conf parameters (name -> value) that have no typed setting yet."""
+
+
+class CgroupConfig(StrictModel):
+    constrain_cores: bool = True
+    constrain_ram_space: bool = True
+    constrain_swap_space: bool = True
+    constrain_devices: bool = True
+    allowed_ram_space: int = Field(default=100, ge=1, le=100)
+    """Percent of the allocated memory a job may use before it is OOM-killed."""
+
+
+class Script(StrictModel):
+    """A prolog or epilog script: a file in the repository or inline text."""
+
+    name: str = Field(pattern=r"^[0-9A-Za-z][0-9A-Za-z._-]*$")
+    """File name on the node, e.g. `00-health.sh` (scripts run in name order)."""
+    file: str | None = None
+    """Path relative to the project root."""
+    inline: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Script:
+        if (self.file is None) == (self.inline is None):
+            raise ValueError(f"script {self.name!r}: give exactly one of 'file' or 'inline'")
+        if self.inline is not None and not self.inline.startswith("#!"):
+            raise ValueError(f"script {self.name!r}: inline scripts must start with a shebang line (#!)")
+        return self
+
+
+class AccountingConfig(StrictModel):
+    enabled: bool = True
+    cpu: Quantity = "500m"
+    memory: Quantity = "1Gi"
+
+
+class LoginConfig(StrictModel):
+    name: SlurmName = "login"
+    replicas: int = Field(default=1, ge=1, le=20)
+    pool: K8sName
+    """MetalLB pool of the login service address."""
+    address: IPv4 | None = None
+    root_ssh_authorized_keys: tuple[str, ...] = ()
+    cpu: Quantity = "1"
+    memory: Quantity = "2Gi"
+    memory_limit: Quantity = "4Gi"
+    max_unavailable: int = Field(default=0, ge=0)
+    """Login pods taken down at once during an update (users' sessions die with them)."""
+
+    @field_validator("root_ssh_authorized_keys")
+    @classmethod
+    def _keys(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(validate_ssh_public_key(key) for key in value)
+
+    @model_validator(mode="after")
+    def _keep_one(self) -> LoginConfig:
+        if self.max_unavailable >= self.replicas:
+            raise ValueError(
+                f"maxUnavailable {self.max_unavailable} would take all {self.replicas} login pod(s) down at once; "
+                f"use at most {self.replicas - 1}"
+            )
+        return self
+
+
+class GpuSpec(StrictModel):
+    type: str = Field(pattern=r"^[a-z0-9_]+$")
+    """GRES type as Slurm sees it (e.g. a100, h100)."""
+    count: int = Field(ge=1, le=16)
+    """GPUs per node: the `nvidia.com/gpu` limit AND the GRES count."""
+    resource: str = "nvidia.com/gpu"
+
+
+class Toleration(StrictModel):
+    key: str
+    operator: Literal["Equal", "Exists"] = "Exists"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+
+class NodeSetConfig(StrictModel):
+    name: SlurmName
+    replicas: int = Field(default=1, ge=0, le=10000)
+    pool: K8sName | None = None
+    """Node pool (hpcforge:nodePools) the pods run on; its labels become the node selector."""
+    cpu: Quantity
+    memory: Quantity
+    memory_limit: Quantity | None = None
+    """Default: equal to the request (guaranteed memory for jobs)."""
+    gpus: GpuSpec | None = None
+    gres: tuple[str, ...] = ()
+    """Explicit GRES entries (`gpu:a100:8`, `shard:8`); GPU entries must agree with `gpus`."""
+    features: tuple[Annotated[str, AfterValidator(_config_key)], ...] = ()
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+    max_unavailable: MaxUnavailable = "25%"
+    """Pods replaced at once in a rolling update; each is drained in Slurm before deletion."""
+    workload_disruption_protection: bool = True
+    scaling_mode: Literal["StatefulSet", "DaemonSet"] = "StatefulSet"
+
+    @field_validator("gres")
+    @classmethod
+    def _gres_form(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            if not re.fullmatch(r"[a-z_]+(:[a-z0-9_]+)?(:[0-9]+)?", entry):
+                raise ValueError(f"{entry!r} is not a GRES entry (name[:type][:count], e.g. gpu:a100:8)")
+        return value
+
+    def gpu_gres(self) -> str | None:
+        return f"gpu:{self.gpus.type}:{self.gpus.count}" if self.gpus else None
+
+    def gres_entries(self) -> tuple[str, ...]:
+        """GRES as it goes into `Gres=`: explicit entries, plus the GPU entry derived from `gpus`."""
+        derived = self.gpu_gres()
+        if derived and not any(entry.startswith("gpu") for entry in self.gres):
+            return (derived, *self.gres)
+        return self.gres
+
+    @model_validator(mode="after")
+    def _gres_agrees_with_devices(self) -> NodeSetConfig:
+        problems = ProblemCollector()
+        gpu_entries = [entry for entry in self.gres if entry.split(":")[0] == "gpu"]
+        if gpu_entries and self.gpus is None:
+            problems.add(
+                ["gres"],
+                f"nodeset {self.name!r}: GRES {gpu_entries[0]!r} asks Slurm for GPUs but 'gpus' requests no "
+                "nvidia.com/gpu devices from Kubernetes",
+            )
+        for entry in gpu_entries:
+            parts = entry.split(":")
+            gres_type = parts[1] if len(parts) >= 2 and not parts[1].isdigit() else None
+            gres_count = int(parts[-1]) if parts[-1].isdigit() else 1
+            if self.gpus is not None and (gres_count != self.gpus.count or gres_type != self.gpus.type):
+                problems.add(
+                    ["gres"],
+                    f"nodeset {self.name!r}: GRES {entry!r} disagrees with the device request "
+                    f"{self.gpus.resource}={self.gpus.count} of type {self.gpus.type!r} "
+                    f"(expected {self.gpu_gres()!r})",
+                )
+        if self.memory_limit is not None and quantity_value(self.memory_limit) < quantity_value(self.memory):
+            problems.add(["memoryLimit"], f"{self.memory_limit} is below the memory request {self.memory}")
+        if isinstance(self.max_unavailable, int) and self.replicas and self.max_unavailable > self.replicas:
+            problems.add(
+                ["maxUnavailable"],
+                f"nodeset {self.name!r}: {self.max_unavailable} is more than its {self.replicas} replica(s)",
+            )
+        problems.raise_if_any()
+        return self
+
+
+def _oversubscribe(value: str) -> str:
+    if not re.fullmatch(r"(NO|EXCLUSIVE|YES(:[0-9]+)?|FORCE(:[0-9]+)?)", value):
+        raise ValueError(f"{value!r} is not a Slurm OverSubscribe value (NO, EXCLUSIVE, YES[:n], FORCE[:n])")
+    return value
+
+
+Oversubscribe = Annotated[str, AfterValidator(_oversubscribe)]
+
+
+class PartitionConfig(StrictModel):
+    name: SlurmName
+    nodesets: tuple[str, ...] = Field(min_length=1)
+    default: bool = False
+    max_time: SlurmTime = "UNLIMITED"
+    default_time: SlurmTime | None = None
+    oversubscribe: Oversubscribe = "NO"
+    qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]+$")
+    """Partition QOS (the QOS must exist in slurmdbd)."""
+    priority_tier: int = Field(default=1, ge=0, le=65533)
+
+
+class RestApiConfig(StrictModel):
+    enabled: bool = False
+    replicas: int = Field(default=1, ge=1, le=10)
+
+
+class SlurmImages(StrictModel):
+    """Override the pinned Slinky images (rarely needed; see components/versions.py)."""
+
+    tag: str | None = None
+
+
+class SlurmConfig(StrictModel):
+    cluster_name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
+    namespace: K8sName = "slurm"
+    controller: ControllerConfig = Field(default_factory=ControllerConfig)
+    accounting: AccountingConfig = Field(default_factory=AccountingConfig)
+    login: LoginConfig
+    nodesets: tuple[NodeSetConfig, ...] = Field(min_length=1)
+    partitions: tuple[PartitionConfig, ...] = Field(min_length=1)
+    restapi: RestApiConfig = Field(default_factory=RestApiConfig)
+    cgroup: CgroupConfig = Field(default_factory=CgroupConfig)
+    prolog: tuple[Script, ...] = ()
+    epilog: tuple[Script, ...] = ()
+
+    def nodeset(self, name: str) -> NodeSetConfig | None:
+        return next((ns for ns in self.nodesets if ns.name == name), None)
+
+    def partitions_of(self, nodeset: str) -> list[str]:
+        return [p.name for p in self.partitions if nodeset in p.nodesets]
+
+    @property
+    def has_gpus(self) -> bool:
+        return any(ns.gpus for ns in self.nodesets)
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> SlurmConfig:
+        problems = ProblemCollector()
+        nodeset_names = [ns.name for ns in self.nodesets]
+        known = ", ".join(nodeset_names)
+        for index, ns in enumerate(self.nodesets):
+            if ns.name in nodeset_names[:index]:
+                problems.add(["nodesets", index, "name"], f"duplicate nodeset name {ns.name!r}")
+            if ns.name == self.login.name:
+                problems.add(["nodesets", index, "name"], f"{ns.name!r} is already the login set's name")
+        partition_names = [p.name for p in self.partitions]
+        for index, partition in enumerate(self.partitions):
+            if partition.name in partition_names[:index]:
+                problems.add(["partitions", index, "name"], f"duplicate partition name {partition.name!r}")
+            for ns_index, nodeset in enumerate(partition.nodesets):
+                if nodeset not in nodeset_names:
+                    problems.add(
+                        ["partitions", index, "nodesets", ns_index],
+                        f"partition {partition.name!r}: unknown nodeset {nodeset!r} (known: {known})",
+                    )
+            for name in duplicates(partition.nodesets):
+                problems.add(["partitions", index, "nodesets"], f"nodeset {name!r} is listed twice")
+        defaults = [p.name for p in self.partitions if p.default]
+        if len(defaults) > 1:
+            problems.add(["partitions"], f"only one partition can be the default, found {', '.join(defaults)}")
+        for index, ns in enumerate(self.nodesets):
+            if not self.partitions_of(ns.name):
+                problems.add(["nodesets", index], f"nodeset {ns.name!r} is in no partition: its nodes could never run jobs")
+        for kind in ("prolog", "epilog"):
+            scripts: tuple[Script, ...] = getattr(self, kind)
+            for name in duplicates(script.name for script in scripts):
+                problems.add([kind], f"duplicate {kind} script name {name!r}")
+        problems.raise_if_any()
+        return self

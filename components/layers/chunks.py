@@ -1,0 +1,105 @@
+"""Files too large for one ConfigMap, shipped as gzip parts and reassembled by an init container.
+
+The API server refuses objects over ~1 MiB (etcd's request limit). Inventories grow with the site
+(10,000 hosts of Grendel JSON is several MB), so such files are gzipped and, when even that is too
+big, split across several ConfigMaps; a small init container joins and unzips them into an
+emptyDir that the workload reads. Small files stay plain text for readable diffs.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..context import DeployContext
+from ..k8s import RESTRICTED_CONTAINER_SECURITY, config_map, container_resources
+from ..versions import Images
+
+PLAIN_LIMIT = 512 * 1024
+"""Files up to this size (in total) stay plain text in one ConfigMap."""
+PART_LIMIT = 600 * 1024
+"""Raw bytes per gzip part: base64 makes it ~800 KiB, leaving room for metadata under 1 MiB."""
+
+
+@dataclass(frozen=True)
+class Assembly:
+    container: dict[str, Any]
+    mounts: list[dict[str, Any]]
+    """Mount these in the workload container to see the assembled files."""
+    volumes: list[dict[str, Any]]
+
+
+def plan_parts(files: Mapping[str, str]) -> tuple[list[dict[str, str]], list[dict[str, str]], str]:
+    """Split `files` into ConfigMap payloads: (data per map, binaryData per map, shell script).
+
+    Pure: the script, run with the maps mounted at /chunks/NN, recreates every file in $TARGET.
+    """
+    total = sum(len(text.encode()) for text in files.values())
+    if total <= PLAIN_LIMIT:
+        script = "".join(f'cp "/chunks/00/{name}" "$TARGET/{name}"\n' for name in sorted(files))
+        return [dict(files)], [{}], script
+    maps: list[dict[str, str]] = [{}]
+    used = 0
+    script_lines: list[str] = []
+    for name in sorted(files):
+        packed = gzip.compress(files[name].encode(), compresslevel=6, mtime=0)
+        parts = [packed[i : i + PART_LIMIT] for i in range(0, len(packed), PART_LIMIT)] or [b""]
+        for index, part in enumerate(parts):
+            if used and used + len(part) > PART_LIMIT:
+                maps.append({})
+                used = 0
+            maps[-1][f"{name}.gz.part{index:03d}"] = base64.b64encode(part).decode()
+            used += len(part)
+        script_lines.append(f'cat /chunks/*/"{name}".gz.part* | gunzip > "$TARGET/{name}"\n')
+    return [{} for _ in maps], maps, "".join(script_lines)
+
+
+def chunked_file(
+    ctx: DeployContext,
+    parent: pulumi.Resource,
+    namespace: str,
+    name: str,
+    files: Mapping[str, str],
+    *,
+    component: str,
+    app: str,
+    target_dir: str,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> tuple[list[k8s.core.v1.ConfigMap], Assembly]:
+    data_maps, binary_maps, script = plan_parts(files)
+    maps: list[k8s.core.v1.ConfigMap] = []
+    volumes: list[dict[str, Any]] = [{"name": f"{name}-assembled", "emptyDir": {}}]
+    chunk_mounts: list[dict[str, Any]] = []
+    for index, (data, binary) in enumerate(zip(data_maps, binary_maps, strict=True)):
+        map_name = f"{name}-{index:02d}"
+        maps.append(
+            config_map(
+                ctx,
+                map_name,
+                namespace,
+                data,
+                component=component,
+                parent=parent,
+                app=app,
+                depends_on=depends_on,
+                binary_data=binary or None,
+            )
+        )
+        volumes.append({"name": map_name, "configMap": {"name": map_name}})
+        chunk_mounts.append({"name": map_name, "mountPath": f"/chunks/{index:02d}", "readOnly": True})
+    container = {
+        "name": f"assemble-{component}",
+        "image": Images.ALPINE.ref,
+        "command": ["/bin/sh", "-ec", f'TARGET="{target_dir}"\n{script}'],
+        "resources": container_resources("10m", "32Mi", "128Mi"),
+        "securityContext": {**RESTRICTED_CONTAINER_SECURITY, "readOnlyRootFilesystem": True},
+        "volumeMounts": [*chunk_mounts, {"name": f"{name}-assembled", "mountPath": target_dir}],
+    }
+    mounts = [{"name": f"{name}-assembled", "mountPath": target_dir, "readOnly": True}]
+    return maps, Assembly(container=container, mounts=mounts, volumes=volumes)

@@ -1,0 +1,89 @@
+"""Every third-party chart and image that hpcforge deploys, pinned in one place.
+
+Bump a version here and nowhere else: the chart helper, the schema tier (which reads the chart's
+default values from ../shared/charts/<chart>-<version>) and the policy packs all read these pins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ChartPin:
+    chart: str
+    version: str
+    repository: str
+    """`https://...` for a classic Helm repository, `oci://registry/path` for an OCI registry."""
+    values_dir: str | None = None
+    """Folder under ../shared/charts holding the chart's default values (None: the chart has none)."""
+
+    @property
+    def is_oci(self) -> bool:
+        return self.repository.startswith("oci://")
+
+    @property
+    def oci_reference(self) -> str:
+        """`oci://registry/path/chart`, the form `helm template` and helm.v4.Chart take."""
+        return f"{self.repository.rstrip('/')}/{self.chart}"
+
+    @property
+    def argocd_repo_url(self) -> str:
+        """Argo CD takes OCI Helm repositories without the scheme (plus a repository Secret with enableOCI)."""
+        return self.repository.removeprefix("oci://") if self.is_oci else self.repository
+
+
+@dataclass(frozen=True)
+class ImagePin:
+    repository: str
+    tag: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.repository}:{self.tag}"
+
+
+ARGO_HELM = "https://argoproj.github.io/argo-helm"
+
+
+class Charts:
+    ARGO_CD = ChartPin("argo-cd", "10.1.1", ARGO_HELM, "argo-cd-10.1.1")
+    CERT_MANAGER = ChartPin("cert-manager", "v1.21.1", "oci://quay.io/jetstack/charts", "cert-manager-1.21.1")
+    SEALED_SECRETS = ChartPin(
+        "sealed-secrets", "2.18.5", "https://bitnami-labs.github.io/sealed-secrets", "sealed-secrets-2.18.5"
+    )
+    METALLB = ChartPin("metallb", "0.16.1", "https://metallb.github.io/metallb", "metallb-0.16.1")
+    TRAEFIK = ChartPin("traefik", "41.3.0", "https://traefik.github.io/charts", "traefik-41.3.0")
+    MARIADB_OPERATOR_CRDS = ChartPin("mariadb-operator-crds", "26.6.0", "https://mariadb-operator.github.io/mariadb-operator")
+    MARIADB_OPERATOR = ChartPin(
+        "mariadb-operator", "26.6.0", "https://mariadb-operator.github.io/mariadb-operator", "mariadb-operator-26.6.0"
+    )
+    SLURM_OPERATOR_CRDS = ChartPin("slurm-operator-crds", "1.2.1", "oci://ghcr.io/slinkyproject/charts")
+    SLURM_OPERATOR = ChartPin("slurm-operator", "1.2.1", "oci://ghcr.io/slinkyproject/charts", "slurm-operator-1.2.1")
+    KUEUE = ChartPin("kueue", "0.19.2", "oci://registry.k8s.io/kueue/charts", "kueue-0.19.2")
+    ARGO_WORKFLOWS = ChartPin("argo-workflows", "1.0.18", ARGO_HELM, "argo-workflows-1.0.18")
+
+    @classmethod
+    def all(cls) -> list[ChartPin]:
+        return [value for value in vars(cls).values() if isinstance(value, ChartPin)]
+
+
+SLINKY_TAG = "26.05-ubuntu26.04"
+
+
+class Images:
+    MULTUS = ImagePin("ghcr.io/k8snetworkplumbingwg/multus-cni", "v4.3.0-thick")
+    COREDNS = ImagePin("registry.k8s.io/coredns/coredns", "v1.12.1")
+    DIRSRV = ImagePin("docker.io/389ds/dirsrv", "3.1")
+    GRENDEL = ImagePin("ghcr.io/squarefactory/grendel", "0.2.5")
+    MARIADB = ImagePin("docker.io/library/mariadb", "11.8.8")
+    SLURMCTLD = ImagePin("ghcr.io/slinkyproject/slurmctld", SLINKY_TAG)
+    SLURMD = ImagePin("ghcr.io/slinkyproject/slurmd", SLINKY_TAG)
+    SLURMDBD = ImagePin("ghcr.io/slinkyproject/slurmdbd", SLINKY_TAG)
+    SLURMRESTD = ImagePin("ghcr.io/slinkyproject/slurmrestd", SLINKY_TAG)
+    LOGIN = ImagePin("ghcr.io/slinkyproject/login", SLINKY_TAG)
+    ALPINE = ImagePin("docker.io/library/alpine", "3.22.2")
+
+    @classmethod
+    def all(cls) -> list[ImagePin]:
+        return [value for value in vars(cls).values() if isinstance(value, ImagePin)]

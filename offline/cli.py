@@ -1,0 +1,121 @@
+"""Command line of the offline runner.
+
+    python -m offline preview --stack dev [--config FILE] [--json OUT.json]
+    python -m offline render  --stack prod [--config FILE] --out DIR
+    python -m offline check   --stack prod [--config FILE] --policy-pack DIR [--policy-pack-config FILE] ...
+
+Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from .engine import ProgramConfigError, RecordedStack, run_program
+from .render import resource_tree, write_render
+from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
+
+EXIT_OK = 0
+EXIT_POLICY = 1
+EXIT_CONFIG = 2
+
+
+def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
+    parser.add_argument("--config", type=Path, help="read this stack file instead of Pulumi.<stack>.yaml")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m offline", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    preview = commands.add_parser("preview", help="print the resource tree, like `pulumi preview`")
+    _add_stack_arguments(preview)
+    preview.add_argument("--json", type=Path, help="also write every recorded resource to this JSON file")
+
+    render = commands.add_parser("render", help="write every Kubernetes object and chart as YAML")
+    _add_stack_arguments(render)
+    render.add_argument("--out", type=Path, required=True, help="output directory")
+
+    check = commands.add_parser("check", help="run policy packs over the gRPC Analyzer protocol")
+    _add_stack_arguments(check)
+    check.add_argument(
+        "--policy-pack", action="append", type=Path, default=[], required=True, help="policy pack directory (repeatable)"
+    )
+    check.add_argument(
+        "--policy-pack-config",
+        action="append",
+        type=Path,
+        default=[],
+        help="policy config JSON for the pack at the same position (repeatable)",
+    )
+    return parser
+
+
+def load_stack(args: argparse.Namespace) -> RecordedStack:
+    path = args.config if args.config else stack_path(args.stack)
+    stack = read_stack_file(path, name=args.stack)
+    return run_program(stack, PROJECT_ROOT)
+
+
+def _summary(stack: RecordedStack) -> str:
+    total = len(stack.resources) + 1  # and the Stack itself
+    kinds = Counter(
+        "chart" if r.is_chart else "kubernetes object" if r.is_kubernetes_object else "other" for r in stack.resources
+    )
+    return (
+        f"Resources:\n    + {total} to create\n"
+        f"      ({kinds['kubernetes object']} Kubernetes objects, {kinds['chart']} Helm charts, "
+        f"{kinds['other'] + 1} components, providers and generated secrets)"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "check":
+            from .check import run_check
+
+            return run_check(args)
+        stack = load_stack(args)
+    except StackFileError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    except ProgramConfigError as error:
+        print("error: invalid hpcforge configuration:", file=sys.stderr)
+        for message in error.messages:
+            print(f"  {message}", file=sys.stderr)
+        return EXIT_CONFIG
+
+    if args.command == "preview":
+        print(f"Previewing update ({stack.stack}) offline, under Pulumi's mock engine:\n")
+        print(resource_tree(stack))
+        print()
+        print(_summary(stack))
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(
+                json.dumps(
+                    {
+                        "project": stack.project,
+                        "stack": stack.stack,
+                        "resources": [r.to_json() for r in stack.resources],
+                        "outputs": {k: ("[secret]" if k in stack.secret_outputs else v) for k, v in stack.outputs.items()},
+                    },
+                    indent=2,
+                )
+            )
+            print(f"\nwrote {len(stack.resources)} resources to {args.json}")
+        return EXIT_OK
+
+    if args.command == "render":
+        paths = write_render(stack, args.out)
+        print(f"wrote {len(paths)} files to {args.out}")
+        return EXIT_OK
+    return EXIT_CONFIG

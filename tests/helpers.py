@@ -1,0 +1,87 @@
+"""Shared test helpers: stack files, variants of them, and the upstream data in ../shared."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from offline.engine import RecordedStack, run_program
+from offline.stackfile import PROJECT_ROOT, read_stack_file
+
+REPO = PROJECT_ROOT
+
+
+def shared_dir() -> Path:
+    """../shared beside the checkout, or $HPCFORGE_SHARED."""
+    return Path(os.environ.get("HPCFORGE_SHARED", REPO.parent / "shared")).resolve()
+
+
+def strict() -> bool:
+    """In CI (HPCFORGE_STRICT=1) a missing prerequisite fails the test instead of skipping it."""
+    return os.environ.get("HPCFORGE_STRICT") == "1"
+
+
+def skip_or_fail(reason: str) -> None:
+    if strict():
+        pytest.fail(f"HPCFORGE_STRICT=1 and a prerequisite is missing: {reason}")
+    pytest.skip(reason)
+
+
+def require_shared(*parts: str) -> Path:
+    path = shared_dir().joinpath(*parts)
+    if not path.exists():
+        skip_or_fail(f"upstream data not found at {path} (set HPCFORGE_SHARED to the shared/ folder)")
+    return path
+
+
+def require_binaries(*names: str) -> dict[str, str]:
+    """Paths of daemon/tool binaries (also searched in /usr/sbin); skip (or fail in CI) when missing."""
+    import shutil
+
+    found: dict[str, str] = {}
+    for name in names:
+        path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin:/usr/bin")
+        if path is None:
+            skip_or_fail(f"{name} is not installed (Debian packages: see .ci/run)")
+        else:
+            found[name] = path
+    return found
+
+
+def stack_document(stack: str) -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())
+    return document
+
+
+def config_values(stack: str) -> dict[str, Any]:
+    """The `config:` mapping of a stack file, as Python values (deep copy: safe to edit)."""
+    return copy.deepcopy(stack_document(stack)["config"])
+
+
+def raw_config(values: dict[str, Any]) -> dict[str, str]:
+    """The strings the Pulumi CLI would hand the program for these config values."""
+    return {k: json.dumps(v) if isinstance(v, dict | list) else str(v) for k, v in values.items()}
+
+
+def write_variant(tmp_path: Path, stack: str, edit: Callable[[dict[str, Any]], None], name: str | None = None) -> Path:
+    """Write Pulumi.<stack>.yaml with `edit` applied to its config to a temporary stack file."""
+    values = config_values(stack)
+    edit(values)
+    path = tmp_path / f"Pulumi.{name or stack}.yaml"
+    path.write_text(yaml.safe_dump({"config": values}, sort_keys=False))
+    return path
+
+
+def run_stack_file(path: Path, stack: str) -> RecordedStack:
+    return run_program(read_stack_file(path, name=stack), REPO)
+
+
+def run_stack(stack: str) -> RecordedStack:
+    return run_program(read_stack_file(REPO / f"Pulumi.{stack}.yaml", name=stack), REPO)
