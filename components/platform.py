@@ -11,11 +11,15 @@ import pulumi_kubernetes as k8s
 from .charts import ChartDeployer, ChartUse
 from .config.root import PlatformConfig
 from .context import DeployContext
-from .layers import certificates, gitops, network, sealed_secrets
+from .layers import certificates, database, directory, gitops, network, sealed_secrets, slurm
 from .layers.certificates import Certificates, CertificatesArgs
+from .layers.database import Database, DatabaseArgs
+from .layers.directory import Directory, DirectoryArgs
 from .layers.gitops import GitOps, GitOpsArgs
-from .layers.network import Network, NetworkArgs
+from .layers.network import Network, NetworkArgs, TcpEntryPoint
+from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
+from .layers.slurm import Slurm, SlurmArgs
 
 
 @dataclass(frozen=True)
@@ -30,8 +34,19 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
         *network.CHARTS,
         *certificates.CHARTS,
         *sealed_secrets.CHARTS,
+        *database.CHARTS,
+        *slurm.CHARTS,
     ]
     return uses
+
+
+def node_selectors(config: PlatformConfig) -> dict[str, dict[str, str]]:
+    """Each nodeset's node selector: its node pool's labels, then its own nodeSelector entries."""
+    selectors: dict[str, dict[str, str]] = {}
+    for nodeset in config.slurm.nodesets:
+        pool = config.node_pool(nodeset.pool) if nodeset.pool else None
+        selectors[nodeset.name] = {**(dict(pool.labels) if pool else {}), **nodeset.node_selector}
+    return selectors
 
 
 def dns_records(config: PlatformConfig) -> dict[str, dict[str, str]]:
@@ -87,9 +102,16 @@ class Platform(pulumi.ComponentResource):
         )
         charts = by_pulumi.with_argocd(git.ready)
 
+        directory_host = f"ldap.{cfg.domain}" if cfg.directory.expose else None
         net = Network(
             "network",
-            NetworkArgs(ctx=ctx, config=cfg.network, charts=charts, dns_records=dns_records(cfg)),
+            NetworkArgs(
+                ctx=ctx,
+                config=cfg.network,
+                charts=charts,
+                dns_records=dns_records(cfg),
+                tcp_entrypoints=[TcpEntryPoint(directory.LDAPS_ENTRYPOINT, 8636, 636)] if directory_host else [],
+            ),
             opts=pulumi.ResourceOptions(parent=self),
         )
         certs = Certificates(
@@ -103,6 +125,65 @@ class Platform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
 
+        tls = cfg.tls
+        slurm_namespace = cfg.slurm.namespace
+        db = Database(
+            "database",
+            DatabaseArgs(ctx=ctx, config=cfg.database, charts=charts, client_namespaces=[slurm_namespace]),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        ldap = Directory(
+            "directory",
+            DirectoryArgs(
+                ctx=ctx,
+                config=cfg.directory,
+                issuer=certs.ca_issuer,
+                certificate_duration=tls.certificate_duration,
+                renew_before=tls.renew_before,
+                client_namespaces=[slurm_namespace],
+                expose_hostname=directory_host,
+                depends_on=certs.ready,
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        prov = cfg.provisioning if cfg.provisioning is not None and cfg.provisioning.enabled else None
+        hpc = Slurm(
+            "slurm",
+            SlurmArgs(
+                ctx=ctx,
+                config=cfg.slurm,
+                charts=charts,
+                database=db.endpoint,
+                directory=ldap.endpoint,
+                node_selectors=node_selectors(cfg),
+                ca_issuer=certs.ca_issuer,
+                certificate_duration=tls.certificate_duration,
+                renew_before=tls.renew_before,
+                bare_metal_subnets=[prov.subnet] if prov else [],
+                depends_on=[*certs.ready, *net.ready],
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        provisioning_address: str | None = None
+        if prov is not None:
+            grendel = Provisioning(
+                "provisioning",
+                ProvisioningArgs(
+                    ctx=ctx,
+                    config=prov,
+                    slurm=cfg.slurm,
+                    domain=cfg.domain,
+                    controller_address=hpc.controller_address,
+                    ingress_class=net.ingress_class,
+                    issuer=certs.ca_issuer,
+                    certificate_duration=tls.certificate_duration,
+                    renew_before=tls.renew_before,
+                    depends_on=[*net.ready, *certs.ready],
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            provisioning_address = grendel.address
+
         self.outputs = {
             "environment": cfg.environment,
             "delivery": cfg.delivery,
@@ -111,5 +192,15 @@ class Platform(pulumi.ComponentResource):
             "ingressAddress": net.ingress_address,
             "caIssuer": certs.ca_issuer,
             "sealedSecretsController": f"{sealed.namespace}/{sealed.controller_name}",
+            "ldapUri": ldap.endpoint.ldap_uri,
+            "ldapBaseDn": ldap.endpoint.base_dn,
+            "ldapBindDn": ldap.endpoint.bind_dn,
+            "ldapBindPassword": ldap.endpoint.bind_password,
+            "databaseHost": db.endpoint.host,
+            "slurmCluster": cfg.slurm.cluster_name,
+            "slurmController": hpc.controller_host,
+            "slurmControllerAddress": hpc.controller_address,
+            "slurmLoginAddress": hpc.login_address,
+            "grendelAddress": provisioning_address,
         }
         self.register_outputs(self.outputs)

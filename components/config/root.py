@@ -133,11 +133,30 @@ class PlatformConfig(StrictModel):
             )
         nodesets = {ns.name for ns in self.slurm.nodesets}
         known = ", ".join(sorted(nodesets))
+        joining: list[str] = []
         for index, host in enumerate(prov.hosts):
             if host.nodeset is not None and host.nodeset not in nodesets:
                 problems.add(
                     ["provisioning", "hosts", index, "nodeset"],
                     f"host {host.name!r}: unknown nodeset {host.nodeset!r} (known: {known})",
+                )
+            image = prov.image(prov.image_of(host) or "")
+            if host.nodeset is not None and image is not None and image.joins_slurm:
+                joining.append(host.name)
+        service = self.slurm.controller.service
+        if joining and service is None:
+            problems.add(
+                ["slurm", "controller", "service"],
+                f"required when bare-metal hosts join Slurm ({', '.join(joining[:3])}{', ...' if len(joining) > 3 else ''}): "
+                "give a MetalLB pool (and address) for slurmctld",
+            )
+        if service is not None:
+            pool = self.network.pool(service.pool)
+            if pool is None:
+                problems.add(["slurm", "controller", "service", "pool"], f"unknown MetalLB pool {service.pool!r}")
+            elif service.address is not None and not pool.contains(service.address):
+                problems.add(
+                    ["slurm", "controller", "service", "address"], f"{service.address} is not inside pool {service.pool!r}"
                 )
 
     def _check_production(self, problems: ProblemCollector) -> None:

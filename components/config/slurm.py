@@ -121,8 +121,19 @@ class Timeouts(StrictModel):
     unkillable_step: int = Field(default=120, ge=10, le=600)
 
 
+class ControllerService(StrictModel):
+    """A LoadBalancer address for slurmctld, for nodes outside Kubernetes (bare-metal dynamic nodes)."""
+
+    pool: K8sName
+    address: IPv4 | None = None
+
+
 class ControllerConfig(StrictModel):
     storage: Storage = Field(default_factory=lambda: Storage(size="4Gi"))
+    service: ControllerService | None = None
+    """Expose slurmctld (6817) on a MetalLB address; required when bare-metal hosts join Slurm."""
+    return_to_service: int = Field(default=2, ge=0, le=2)
+    """ReturnToService: 2 lets a node that was DOWN only for not responding return on registration."""
     cpu: Quantity = "1"
     memory: Quantity = "2Gi"
     scheduler: Scheduler = Field(default_factory=Scheduler)

@@ -405,6 +405,8 @@ def ipvlan_cni_config(att: NetworkAttachment) -> str:
     if att.mtu is not None:
         config["mtu"] = att.mtu
     if att.ipam.type == "static":
+        # Static addresses come from the pod's network-selection annotation (`ips`).
+        config["capabilities"] = {"ips": True}
         config["ipam"] = {"type": "static"}
     else:
         ipam: dict[str, Any] = {"type": "whereabouts", "range": att.ipam.range}

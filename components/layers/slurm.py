@@ -1,0 +1,418 @@
+"""Slurm layer on SchedMD's Slinky slurm-operator: the operator charts, and the Controller,
+Accounting, LoginSet, NodeSet and RestApi custom resources from typed config.
+
+The operator owns pods and slurm.conf; hpcforge declares the CRs, the keys, the config files and
+the scripts. Updates are job-safe: NodeSets roll with a bounded `maxUnavailable` and the operator
+drains a Slurm node before deleting its pod; login pods are replaced one at a time at most.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pulumi_random as random
+
+from ..charts import ChartDeployer, ChartUse
+from ..config.slurm import NodeSetConfig, Script, SlurmConfig
+from ..context import DeployContext, Stateful
+from ..k8s import (
+    Allow,
+    Namespace,
+    Port,
+    config_map,
+    container_resources,
+    egress_to_apiserver,
+    egress_to_namespaces,
+    ingress_from_anywhere,
+    secret,
+)
+from ..renderers.slurm_conf import SLURMCTLD_PORT, cgroup_conf, controller_extra_conf, gres_conf, nodeset_extra_conf
+from ..renderers.sssd import SSSD_CA_DIR, SssdSettings, render_sssd_conf
+from ..versions import Charts, Images
+from .certificates import certificate
+from .database import DatabaseEndpoint
+from .directory import DirectoryEndpoint
+from .network import metallb_service_annotations
+
+OPERATOR_NAMESPACE = "slinky"
+CONTROLLER = "slurm"
+SLURM_KEY_SECRET = "slurm-auth-slurm"
+JWT_KEY_SECRET = "slurm-auth-jwt"
+SSSD_SECRET = "slurm-sssd-conf"
+DB_PASSWORD_SECRET = "slurm-db-password"
+CA_TRUST_SECRET = "slurm-ldap-ca"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+NODESET_KIND = "NodeSet"
+SLINKY_API = "slinky.slurm.net/v1beta1"
+
+CHARTS = (
+    ChartUse("slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, OPERATOR_NAMESPACE),
+    ChartUse("slurm-operator", Charts.SLURM_OPERATOR, OPERATOR_NAMESPACE),
+)
+
+
+def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
+    if script.inline is not None:
+        return script.inline
+    assert script.file is not None
+    path = (root / script.file).resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"script {script.name!r}: {script.file} does not exist in the project")
+    return path.read_text()
+
+
+def nodeset_spec(nodeset: NodeSetConfig, *, node_selector: dict[str, str], controller: str = CONTROLLER) -> dict[str, Any]:
+    """The NodeSet spec of one configured nodeset (pure: tested directly)."""
+    limits: dict[str, Any] = {"memory": nodeset.memory_limit or nodeset.memory}
+    if nodeset.gpus is not None:
+        limits[nodeset.gpus.resource] = nodeset.gpus.count
+    pod_spec: dict[str, Any] = {}
+    if node_selector:
+        pod_spec["nodeSelector"] = dict(node_selector)
+    if nodeset.tolerations:
+        pod_spec["tolerations"] = [t.model_dump(exclude_none=True) for t in nodeset.tolerations]
+    spec: dict[str, Any] = {
+        "controllerRef": {"name": controller},
+        "replicas": nodeset.replicas,
+        "scalingMode": nodeset.scaling_mode,
+        "slurmd": {
+            "image": Images.SLURMD.ref,
+            "resources": {"requests": {"cpu": nodeset.cpu, "memory": nodeset.memory}, "limits": limits},
+        },
+        "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
+        # Partitions are declared on the Controller (they may span several NodeSets).
+        "partition": {"enabled": False},
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": nodeset.max_unavailable}},
+        "workloadDisruptionProtection": nodeset.workload_disruption_protection,
+        "template": {"spec": pod_spec},
+    }
+    extra = nodeset_extra_conf(nodeset)
+    if extra:
+        spec["extraConf"] = extra
+    return spec
+
+
+@dataclass(frozen=True)
+class SlurmArgs:
+    ctx: DeployContext
+    config: SlurmConfig
+    charts: ChartDeployer
+    database: DatabaseEndpoint
+    directory: DirectoryEndpoint
+    node_selectors: dict[str, dict[str, str]]
+    """Node selector per nodeset (from its node pool's labels, or its own nodeSelector)."""
+    ca_issuer: str
+    certificate_duration: str
+    renew_before: str
+    bare_metal_subnets: Sequence[str] = ()
+    """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
+    depends_on: Sequence[pulumi.Resource] = ()
+
+
+class Slurm(pulumi.ComponentResource):
+    namespace: str
+    controller_host: str
+    controller_address: str | None
+    login_address: str | None
+    ready: list[pulumi.Resource]
+
+    def __init__(self, name: str, args: SlurmArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("hpcforge:slurm:Slurm", name, None, opts)
+        ctx, cfg = args.ctx, args.config
+        ns = cfg.namespace
+        self.namespace = ns
+        operator_ns = Namespace(
+            ctx,
+            OPERATOR_NAMESPACE,
+            component="slurm-operator",
+            parent=self,
+            allows=[
+                egress_to_apiserver(),
+                ingress_from_anywhere("allow-ingress-webhook", Port(9443)),
+                # The operator talks to slurmctld/slurmrestd to drain nodes before deleting pods.
+                egress_to_namespaces("allow-egress-slurm", [ns]),
+            ],
+            depends_on=args.depends_on,
+        )
+        bare_metal = tuple(args.bare_metal_subnets)
+        slurm_ns = Namespace(
+            ctx,
+            ns,
+            component="slurm",
+            parent=self,
+            # slurmd manages cgroups and devices for jobs: its pods run privileged.
+            pod_security="privileged",
+            allows=[
+                ingress_from_anywhere("allow-ingress-ssh", Port(22)),
+                ingress_from_anywhere("allow-ingress-slurmctld", Port(SLURMCTLD_PORT)),
+                Allow("allow-ingress-from-operator", "ingress", namespaces=(OPERATOR_NAMESPACE,)),
+                egress_to_namespaces("allow-egress-database", ["database"], Port(3306)),
+                egress_to_namespaces("allow-egress-directory", ["directory"], Port(3636)),
+                egress_to_apiserver(),
+                *([Allow("allow-egress-bare-metal-slurmd", "egress", (Port(6818),), cidrs=bare_metal)] if bare_metal else []),
+            ],
+            depends_on=args.depends_on,
+        )
+        crds = args.charts.deploy(
+            "slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, OPERATOR_NAMESPACE, {}, parent=self, depends_on=operator_ns.ready
+        )
+        operator = args.charts.deploy(
+            "slurm-operator",
+            Charts.SLURM_OPERATOR,
+            OPERATOR_NAMESPACE,
+            {
+                "crds": {"enabled": False},
+                "operator": {"resources": container_resources("100m", "128Mi", "512Mi")},
+                # The webhook's serving certificate comes from cert-manager.
+                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi")},
+            },
+            parent=self,
+            depends_on=[crds],
+        )
+        ready_ns = slurm_ns.ready
+
+        # --- keys and secrets -------------------------------------------------------------------
+        slurm_key = random.RandomBytes("slurm-key", length=1024, opts=pulumi.ResourceOptions(parent=self))
+        jwt_key = random.RandomBytes("slurm-jwt-key", length=1024, opts=pulumi.ResourceOptions(parent=self))
+        key_secret = secret(
+            ctx,
+            SLURM_KEY_SECRET,
+            ns,
+            data={"slurm.key": slurm_key.base64},
+            component="slurm",
+            parent=self,
+            app=CONTROLLER,
+            depends_on=ready_ns,
+            stateful=Stateful.KEY_MATERIAL,
+        )
+        jwt_secret = secret(
+            ctx,
+            JWT_KEY_SECRET,
+            ns,
+            data={"jwt.key": jwt_key.base64},
+            component="slurm",
+            parent=self,
+            app=CONTROLLER,
+            depends_on=ready_ns,
+            stateful=Stateful.KEY_MATERIAL,
+        )
+        keys = {
+            "slurmKeyRef": {"name": SLURM_KEY_SECRET, "key": "slurm.key"},
+            "jwtKeyRef": {"name": JWT_KEY_SECRET, "key": "jwt.key"},
+        }
+
+        # --- config files and scripts -----------------------------------------------------------
+        files = {"cgroup.conf": cgroup_conf(cfg)}
+        gres = gres_conf(cfg)
+        if gres is not None:
+            files["gres.conf"] = gres
+        extra_files = config_map(
+            ctx, "slurm-config-extra", ns, files, component="slurm", parent=self, app=CONTROLLER, depends_on=ready_ns
+        )
+        script_maps: dict[str, pulumi.Resource] = {}
+        for kind, scripts in (("prolog", cfg.prolog), ("epilog", cfg.epilog)):
+            if scripts:
+                script_maps[kind] = config_map(
+                    ctx,
+                    f"slurm-{kind}-scripts",
+                    ns,
+                    {s.name: script_text(s) for s in scripts},
+                    component="slurm",
+                    parent=self,
+                    app=CONTROLLER,
+                    depends_on=ready_ns,
+                )
+
+        # --- controller --------------------------------------------------------------------------
+        accounting = cfg.accounting.enabled
+        storage_class = ctx.storage_class_for(cfg.controller.storage.storage_class)
+        controller_spec: dict[str, Any] = {
+            "clusterName": cfg.cluster_name,
+            **keys,
+            "extraConf": controller_extra_conf(cfg, accounting=accounting),
+            "configFileRefs": [{"name": "slurm-config-extra"}],
+            "slurmctld": {
+                "image": Images.SLURMCTLD.ref,
+                "resources": container_resources(cfg.controller.cpu, cfg.controller.memory),
+            },
+            "reconfigure": {"image": Images.SLURMCTLD.ref, "resources": container_resources("10m", "32Mi", "128Mi")},
+            "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
+            "persistence": {
+                "enabled": True,
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": cfg.controller.storage.size}},
+                **({"storageClassName": storage_class} if storage_class else {}),
+            },
+        }
+        if "prolog" in script_maps:
+            controller_spec["prologScriptRefs"] = [{"name": "slurm-prolog-scripts"}]
+        if "epilog" in script_maps:
+            controller_spec["epilogScriptRefs"] = [{"name": "slurm-epilog-scripts"}]
+        if accounting:
+            controller_spec["accountingRef"] = {"name": CONTROLLER}
+        self.controller_address = None
+        if cfg.controller.service is not None:
+            self.controller_address = cfg.controller.service.address
+            controller_spec["service"] = {
+                "metadata": {
+                    "annotations": metallb_service_annotations(cfg.controller.service.pool, cfg.controller.service.address)
+                },
+                "spec": {"type": "LoadBalancer"},
+            }
+        pre_controller: list[pulumi.Resource] = [operator, key_secret, jwt_secret, extra_files, *script_maps.values()]
+
+        def cr(
+            kind: str, name: str, spec: dict[str, Any], depends: list[pulumi.Resource], stateful: Stateful | None = None
+        ) -> k8s.apiextensions.CustomResource:
+            return k8s.apiextensions.CustomResource(
+                f"{ns}/{kind.lower()}-{name}",
+                api_version=SLINKY_API,
+                kind=kind,
+                metadata=ctx.meta(name, f"slurm-{kind.lower()}", ns, app=CONTROLLER, stateful=stateful),
+                spec=spec,
+                opts=ctx.opts(self, depends_on=depends, stateful=stateful),
+            )
+
+        objects: list[pulumi.Resource] = []
+        if accounting:
+            db = args.database
+            db_secret = secret(
+                ctx,
+                DB_PASSWORD_SECRET,
+                ns,
+                {"password": db.password},
+                component="slurm",
+                parent=self,
+                app=CONTROLLER,
+                depends_on=ready_ns,
+                stateful=Stateful.KEY_MATERIAL,
+            )
+            objects.append(
+                cr(
+                    "Accounting",
+                    CONTROLLER,
+                    {
+                        **keys,
+                        "slurmdbd": {
+                            "image": Images.SLURMDBD.ref,
+                            "resources": container_resources(cfg.accounting.cpu, cfg.accounting.memory),
+                        },
+                        "storageConfig": {
+                            "host": db.host,
+                            "port": db.port,
+                            "database": db.database,
+                            "username": db.user,
+                            "passwordKeyRef": {"name": DB_PASSWORD_SECRET, "key": "password"},
+                        },
+                    },
+                    [operator, key_secret, jwt_secret, db_secret],
+                )
+            )
+            pre_controller.append(objects[-1])
+        controller = cr("Controller", CONTROLLER, controller_spec, pre_controller, Stateful.SLURM_STATE)
+        objects.insert(0, controller)
+        self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
+
+        # --- login -------------------------------------------------------------------------------
+        login = cfg.login
+        directory = args.directory
+        ca_trust = certificate(
+            ctx,
+            self,
+            name=CA_TRUST_SECRET,
+            namespace=ns,
+            dns_names=[f"sssd.{ns}.svc"],
+            issuer=args.ca_issuer,
+            duration=args.certificate_duration,
+            renew_before=args.renew_before,
+            component="slurm-login",
+            app=CONTROLLER,
+            usages=("client auth",),
+            depends_on=ready_ns,
+        )
+        settings = SssdSettings(
+            domain=cfg.cluster_name, ldap_uri=directory.ldap_uri, suffix=directory.base_dn, bind_dn=directory.bind_dn
+        )
+        sssd_conf = directory.bind_password.apply(lambda password: render_sssd_conf(settings, password))
+        sssd_secret = secret(
+            ctx,
+            SSSD_SECRET,
+            ns,
+            {"sssd.conf": sssd_conf},
+            component="slurm-login",
+            parent=self,
+            app=CONTROLLER,
+            depends_on=ready_ns,
+        )
+        self.login_address = login.address
+        login_spec: dict[str, Any] = {
+            "controllerRef": {"name": CONTROLLER},
+            "replicas": login.replicas,
+            "sssdConfRef": {"name": SSSD_SECRET, "key": "sssd.conf"},
+            "login": {
+                "image": Images.LOGIN.ref,
+                "resources": container_resources(login.cpu, login.memory, login.memory_limit),
+                "volumeMounts": [{"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True}],
+            },
+            "initconf": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
+            # Login pods hold users' sessions: surge a new pod before an old one goes.
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": login.max_unavailable, "maxSurge": 1}},
+            "extraSshdConfig": "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys\nAuthorizedKeysCommandUser nobody\n",
+            "service": {
+                "metadata": {"annotations": metallb_service_annotations(login.pool, login.address)},
+                "spec": {"type": "LoadBalancer"},
+            },
+            "template": {
+                "spec": {
+                    "volumes": [
+                        {
+                            "name": "hpcforge-ca",
+                            "secret": {"secretName": CA_TRUST_SECRET, "items": [{"key": "ca.crt", "path": "ca.crt"}]},
+                        }
+                    ]
+                }
+            },
+        }
+        if login.root_ssh_authorized_keys:
+            login_spec["rootSshAuthorizedKeys"] = "\n".join(login.root_ssh_authorized_keys) + "\n"
+        objects.append(cr("LoginSet", login.name, login_spec, [controller, sssd_secret, ca_trust]))
+
+        # --- compute -----------------------------------------------------------------------------
+        for nodeset in cfg.nodesets:
+            spec = nodeset_spec(nodeset, node_selector=args.node_selectors.get(nodeset.name, {}))
+            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller]))
+
+        if cfg.restapi.enabled:
+            objects.append(
+                cr(
+                    "RestApi",
+                    CONTROLLER,
+                    {
+                        "controllerRef": {"name": CONTROLLER},
+                        "replicas": cfg.restapi.replicas,
+                        "slurmrestd": {
+                            "image": Images.SLURMRESTD.ref,
+                            "resources": container_resources("100m", "128Mi", "512Mi"),
+                        },
+                    },
+                    [controller],
+                )
+            )
+        self.ready = objects
+        self.register_outputs(
+            {
+                "clusterName": cfg.cluster_name,
+                "controller": self.controller_host,
+                "loginAddress": login.address,
+                "nodesets": [n.name for n in cfg.nodesets],
+                "partitions": [p.name for p in cfg.partitions],
+            }
+        )
+
+
+__all__ = ["CHARTS", "NODESET_KIND", "Slurm", "SlurmArgs", "nodeset_spec", "script_text"]

@@ -1,0 +1,175 @@
+"""Grendel renderers (pure): grendel.toml, the host inventory and boot images (Grendel's JSON
+formats), and the join script that makes a bare-metal host a Slurm dynamic node."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import tomli_w
+
+from ..config.provisioning import BootImage, Host, ProvisioningConfig
+from ..config.slurm import SlurmConfig
+from .slurm_conf import SLURMCTLD_PORT, bare_metal_slurmd_argv, shell_command
+
+REPO_DIR = "/var/lib/grendel"
+JOIN_DIR = "hpcforge"
+"""Folder under Grendel's repo (served at http://<grendel>/repo/hpcforge/) holding join scripts."""
+API_SOCKET = "/var/run/grendel/grendel-api.socket"
+NODESET_TAG_PREFIX = "nodeset:"
+
+
+@dataclass(frozen=True)
+class GrendelSecrets:
+    api_secret: str
+    root_password_hash: str
+
+
+def render_grendel_toml(config: ProvisioningConfig, domain: str, secrets: GrendelSecrets) -> str:
+    """grendel.toml: every section Grendel reads; holds secrets, so it only goes into a Secret."""
+    ip = config.grendel_ip
+    prefix = config.prefix_length
+    dns_servers = list(config.dhcp.dns_servers) or [ip]
+    domain_search = list(config.dhcp.domain_search) or [domain]
+    document: dict[str, Any] = {
+        "dbpath": f"{REPO_DIR}/grendel.db",
+        "loggers": {"cli": "on", "tftp": "on", "dhcp": "on", "dns": "on", "provision": "on", "api": "on", "pxe": "on"},
+        "admin_ssh_pubkeys": list(config.admin_ssh_public_keys),
+        "provision": {
+            # The HTTP endpoint (iPXE scripts, kernels, images, join scripts) also serves the
+            # cluster-side Service when exposed, so it listens on every address of the pod.
+            "listen": "0.0.0.0:80",
+            "token_ttl": 3600,
+            "root_password": secrets.root_password_hash,
+            "default_image": config.default_image or "",
+            "repo_dir": REPO_DIR,
+        },
+        "dhcp": {
+            # DHCP answers broadcasts: it listens on every address of the pod.
+            "listen": "0.0.0.0:67",
+            "lease_time": config.dhcp.lease_time,
+            "dns_servers": dns_servers,
+            "domain_search": domain_search,
+            "mtu": config.dhcp.mtu,
+            "proxy_only": False,
+            "router_octet4": 0,
+            "gateway": config.gateway,
+            "subnets": [
+                {
+                    "gateway": f"{config.gateway}/{prefix}",
+                    "dns": ",".join(dns_servers),
+                    "domainSearch": ",".join(domain_search),
+                    "mtu": str(config.dhcp.mtu),
+                }
+            ],
+        },
+        "dns": {"listen": f"{ip}:53", "ttl": 86400},
+        "tftp": {"listen": f"{ip}:69"},
+        "pxe": {"listen": f"{ip}:4011"},
+        "api": {"secret": secrets.api_secret, "socket_path": API_SOCKET},
+        "client": {"api_endpoint": API_SOCKET, "insecure": False},
+        "bmc": {"user": "", "password": ""},
+        "discovery": {"user": "", "password": "", "domain": domain},
+    }
+    return tomli_w.dumps(document)
+
+
+def join_image_name(image: str, nodeset: str) -> str:
+    return f"{image}--{nodeset}"
+
+
+def join_script_name(nodeset: str) -> str:
+    return f"join-{nodeset}.sh"
+
+
+def _interface(
+    mac: str, ip: str, prefix: int, fqdn: str, *, bmc: bool, vlan: int | None, mtu: int | None, ifname: str
+) -> dict[str, Any]:
+    nic: dict[str, Any] = {
+        "ifname": ifname,
+        "mac": mac,
+        "ip": f"{ip}/{prefix}",
+        "fqdn": fqdn,
+        "bmc": bmc,
+        "vlan": str(vlan) if vlan is not None else "",
+    }
+    if mtu is not None:
+        nic["mtu"] = mtu
+    return nic
+
+
+def host_record(host: Host, config: ProvisioningConfig, domain: str, boot_image: str) -> dict[str, Any]:
+    prefix = config.prefix_length
+    interfaces = [
+        _interface(
+            host.mac, host.ip, prefix, f"{host.name}.{domain}", bmc=False, vlan=host.vlan, mtu=host.mtu, ifname=host.ifname
+        )
+    ]
+    if host.bmc is not None:
+        interfaces.append(
+            _interface(host.bmc.mac, host.bmc.ip, prefix, f"{host.name}-bmc.{domain}", bmc=True, vlan=None, mtu=None, ifname="")
+        )
+    tags = list(host.tags) + ([f"{NODESET_TAG_PREFIX}{host.nodeset}"] if host.nodeset else [])
+    return {"name": host.name, "provision": host.provision, "boot_image": boot_image, "tags": tags, "interfaces": interfaces}
+
+
+def _joins(host: Host, image: BootImage) -> bool:
+    return host.nodeset is not None and image.joins_slurm
+
+
+def render_inventory(config: ProvisioningConfig, domain: str, join_base_url: str | None) -> tuple[str, str]:
+    """(hosts.json, images.json) in Grendel's formats.
+
+    Hosts that join Slurm boot a per-nodeset variant of their image whose kernel command line
+    carries `hpcforge.join=<url of the nodeset's join script>`; the image's `hpcforge-join`
+    service fetches and runs it after boot.
+    """
+    images = {image.name: image for image in config.images}
+    image_records: dict[str, dict[str, Any]] = {}
+    hosts: list[dict[str, Any]] = []
+    for image in config.images:
+        image_records[image.name] = _image_record(image, image.name, None)
+    for host in config.hosts:
+        base = images[config.image_of(host) or ""]
+        boot = base.name
+        if _joins(host, base) and join_base_url is not None and host.nodeset is not None:
+            boot = join_image_name(base.name, host.nodeset)
+            if boot not in image_records:
+                image_records[boot] = _image_record(base, boot, f"{join_base_url}/{join_script_name(host.nodeset)}")
+        hosts.append(host_record(host, config, domain, boot))
+    return json.dumps(hosts, separators=(",", ":")), json.dumps(list(image_records.values()), indent=1)
+
+
+def _image_record(image: BootImage, name: str, join_url: str | None) -> dict[str, Any]:
+    cmdline = image.cmdline
+    if join_url is not None:
+        cmdline = f"{cmdline} hpcforge.join={join_url}".strip()
+    return {
+        "name": name,
+        "kernel": image.kernel,
+        "initrd": list(image.initrd),
+        "liveimg": image.liveimg or "",
+        "cmdline": cmdline,
+    }
+
+
+def render_join_script(slurm: SlurmConfig, nodeset: str, controller_address: str) -> str:
+    """The script a bare-metal host of `nodeset` runs after boot: slurmd as a configless dynamic node."""
+    spec = slurm.nodeset(nodeset)
+    if spec is None:
+        raise ValueError(f"unknown nodeset {nodeset!r}")
+    argv = bare_metal_slurmd_argv(spec, f"{controller_address}:{SLURMCTLD_PORT}")
+    return (
+        "#!/bin/sh\n"
+        f"# hpcforge: join Slurm cluster {slurm.cluster_name!r} as a dynamic node of nodeset {nodeset!r}.\n"
+        "# slurmd fetches slurm.conf from the controller (configless) and registers with the nodeset's\n"
+        "# features and GRES. The Slurm auth key (/etc/slurm/slurm.key, auth/slurm) must be on the host.\n"
+        "set -eu\n"
+        f'exec {shell_command(argv)} "$@"\n'
+    )
+
+
+def subnet_of(config: ProvisioningConfig) -> str:
+    return str(ipaddress.IPv4Network(config.subnet))

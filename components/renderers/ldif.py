@@ -1,0 +1,147 @@
+"""Directory renderer (pure): the bootstrap LDIF of the site's 389ds directory.
+
+The LDIF holds the suffix, `ou=People`, `ou=Groups`, `ou=Services`, the POSIX groups and users
+(RFC 2307: posixGroup with memberUid, inetOrgPerson + posixAccount, ldapPublicKey when the user
+has SSH keys), and the read-only bind account that SSSD uses. No password is in it: the bind
+account's `userPassword` is the placeholder `SSSD_BIND_PASSWORD_PLACEHOLDER`, which the bootstrap
+step replaces with the generated secret from its environment just before loading.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+
+from ..config.identity import DirectoryConfig, PosixUser
+
+BIND_PASSWORD_PLACEHOLDER = "SSSD_BIND_PASSWORD_PLACEHOLDER"
+SSSD_ACCOUNT = "sssd"
+
+
+def people_dn(suffix: str) -> str:
+    return f"ou=People,{suffix}"
+
+
+def groups_dn(suffix: str) -> str:
+    return f"ou=Groups,{suffix}"
+
+
+def services_dn(suffix: str) -> str:
+    return f"ou=Services,{suffix}"
+
+
+def sssd_bind_dn(suffix: str) -> str:
+    return f"uid={SSSD_ACCOUNT},{services_dn(suffix)}"
+
+
+def user_dn(suffix: str, name: str) -> str:
+    return f"uid={name},{people_dn(suffix)}"
+
+
+def group_dn(suffix: str, name: str) -> str:
+    return f"cn={name},{groups_dn(suffix)}"
+
+
+def _value(attribute: str, value: str) -> str:
+    """One `attr: value` line, base64 (`attr:: ...`) when LDIF requires it (RFC 2849)."""
+    unsafe_start = value[:1] in (" ", ":", "<")
+    if unsafe_start or value.endswith(" ") or any(ord(c) > 126 or c in "\r\n\0" for c in value):
+        return f"{attribute}:: {base64.b64encode(value.encode()).decode()}"
+    return f"{attribute}: {value}"
+
+
+def _entry(dn: str, attributes: Iterable[tuple[str, str]]) -> str:
+    return "\n".join([_value("dn", dn), *(_value(name, value) for name, value in attributes)])
+
+
+def _suffix_entry(suffix: str) -> list[tuple[str, str]]:
+    first = suffix.split(",", maxsplit=1)[0]
+    kind, _, value = first.partition("=")
+    if kind == "dc":
+        attrs = [("objectClass", "top"), ("objectClass", "domain"), ("dc", value)]
+    elif kind == "o":
+        attrs = [("objectClass", "top"), ("objectClass", "organization"), ("o", value)]
+    else:
+        attrs = [("objectClass", "top"), ("objectClass", "organizationalUnit"), ("ou", value)]
+    # Only the SSSD account may read the directory; 389ds grants nothing without an ACI.
+    attrs.append(
+        (
+            "aci",
+            '(targetattr="*")(version 3.0; acl "hpcforge: sssd reads users and groups"; '
+            f'allow (read, search, compare) userdn="ldap:///{sssd_bind_dn(suffix)}";)',
+        )
+    )
+    attrs.append(
+        (
+            "aci",
+            '(targetattr="userPassword")(version 3.0; acl "hpcforge: users change their own password"; '
+            'allow (write) userdn="ldap:///self";)',
+        )
+    )
+    return attrs
+
+
+def _ou(name: str, description: str) -> list[tuple[str, str]]:
+    return [("objectClass", "top"), ("objectClass", "organizationalUnit"), ("ou", name), ("description", description)]
+
+
+def _surname(user: PosixUser) -> str:
+    return (user.full_name or user.name).split()[-1]
+
+
+def _user_attributes(user: PosixUser, gid_number: int) -> list[tuple[str, str]]:
+    classes = ["top", "person", "organizationalPerson", "inetOrgPerson", "posixAccount"]
+    if user.ssh_public_keys:
+        classes.append("ldapPublicKey")
+    attrs = [("objectClass", c) for c in classes]
+    attrs += [
+        ("uid", user.name),
+        ("cn", user.full_name or user.name),
+        ("sn", _surname(user)),
+        ("uidNumber", str(user.uid_number)),
+        ("gidNumber", str(gid_number)),
+        ("homeDirectory", user.home),
+        ("loginShell", user.login_shell),
+    ]
+    if user.full_name and len(user.full_name.split()) > 1:
+        attrs.append(("givenName", user.full_name.split()[0]))
+    if user.mail:
+        attrs.append(("mail", user.mail))
+    attrs += [("sshPublicKey", key) for key in user.ssh_public_keys]
+    return attrs
+
+
+def render_directory_ldif(config: DirectoryConfig) -> str:
+    """The complete bootstrap LDIF, parents before children, entries in a stable order."""
+    suffix = config.suffix
+    entries = [
+        _entry(suffix, _suffix_entry(suffix)),
+        _entry(people_dn(suffix), _ou("People", "POSIX users of the site")),
+        _entry(groups_dn(suffix), _ou("Groups", "POSIX groups of the site")),
+        _entry(services_dn(suffix), _ou("Services", "Service accounts (read-only binds)")),
+        _entry(
+            sssd_bind_dn(suffix),
+            [
+                ("objectClass", "top"),
+                ("objectClass", "account"),
+                ("objectClass", "simpleSecurityObject"),
+                ("uid", SSSD_ACCOUNT),
+                ("description", "Read-only bind account of SSSD on login and compute nodes"),
+                ("userPassword", BIND_PASSWORD_PLACEHOLDER),
+            ],
+        ),
+    ]
+    members: dict[str, list[str]] = {group.name: [] for group in config.groups}
+    for user in config.users:
+        for group_name in user.groups:
+            members[group_name].append(user.name)
+    for group in config.groups:
+        attrs = [("objectClass", "top"), ("objectClass", "posixGroup"), ("cn", group.name), ("gidNumber", str(group.gid_number))]
+        if group.description:
+            attrs.append(("description", group.description))
+        attrs += [("memberUid", name) for name in sorted(members[group.name])]
+        entries.append(_entry(group_dn(suffix, group.name), attrs))
+    gids = {group.name: group.gid_number for group in config.groups}
+    for user in config.users:
+        entries.append(_entry(user_dn(suffix, user.name), _user_attributes(user, gids[user.primary_group])))
+    return "\n\n".join(entries) + "\n"

@@ -1,0 +1,163 @@
+"""Slurm configuration renderers (pure): the Controller's extraConf, gres.conf, cgroup.conf, the
+NodeSet `--conf` parameters and the bare-metal slurmd command line.
+
+The Slinky operator writes the base of slurm.conf itself (cluster name, auth, ports, state paths,
+accounting host, `NodeSet=<name> Feature=<name>` per NodeSet, Prolog/Epilog lines from the
+referenced ConfigMaps) and appends the Controller's `extraConf`: everything here goes there.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Sequence
+
+from ..config.base import quantity_value
+from ..config.slurm import NodeSetConfig, PartitionConfig, SlurmConfig
+
+SLURMCTLD_PORT = 6817
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def partition_line(partition: PartitionConfig) -> str:
+    """`PartitionName=... Nodes=<nodeset>,...`: nodesets are Slurm NodeSet names (one per NodeSet CR)."""
+    fields = [
+        f"PartitionName={partition.name}",
+        f"Nodes={','.join(partition.nodesets)}",
+        f"Default={'YES' if partition.default else 'NO'}",
+        f"MaxTime={partition.max_time}",
+    ]
+    if partition.default_time is not None:
+        fields.append(f"DefaultTime={partition.default_time}")
+    fields.append(f"OverSubscribe={partition.oversubscribe}")
+    fields.append(f"PriorityTier={partition.priority_tier}")
+    if partition.qos:
+        fields.append(f"QOS={partition.qos}")
+    fields.append("State=UP")
+    return " ".join(fields)
+
+
+def controller_parameters(slurm: SlurmConfig, *, accounting: bool) -> list[tuple[str, str]]:
+    """Typed controller settings as ordered slurm.conf (name, value) pairs."""
+    ctl = slurm.controller
+    params: list[tuple[str, str]] = [
+        ("SchedulerType", ctl.scheduler.type),
+    ]
+    if ctl.scheduler.parameters:
+        params.append(("SchedulerParameters", ",".join(ctl.scheduler.parameters)))
+    params.append(("SelectType", ctl.select.type))
+    if ctl.select.parameters:
+        params.append(("SelectTypeParameters", ",".join(ctl.select.parameters)))
+    params.append(("PriorityType", ctl.priority.type))
+    if ctl.priority.type == "priority/multifactor":
+        weights = ctl.priority.weights
+        params += [
+            ("PriorityDecayHalfLife", ctl.priority.decay_half_life),
+            ("PriorityMaxAge", ctl.priority.max_age),
+            ("PriorityWeightAge", str(weights.age)),
+            ("PriorityWeightFairshare", str(weights.fairshare)),
+            ("PriorityWeightJobSize", str(weights.job_size)),
+            ("PriorityWeightPartition", str(weights.partition)),
+            ("PriorityWeightQOS", str(weights.qos)),
+        ]
+    if accounting and ctl.accounting_enforce:
+        params.append(("AccountingStorageEnforce", ",".join(ctl.accounting_enforce)))
+    if slurm.has_gpus:
+        params.append(("GresTypes", "gpu"))
+        if accounting:
+            params.append(("AccountingStorageTRES", "gres/gpu"))
+    params += [
+        ("ProctrackType", "proctrack/cgroup"),
+        ("TaskPlugin", "task/cgroup,task/affinity"),
+        ("JobAcctGatherType", "jobacct_gather/cgroup"),
+        ("PrologFlags", "Contain"),
+        ("ReturnToService", str(ctl.return_to_service)),
+        ("SlurmctldTimeout", str(ctl.timeouts.slurmctld)),
+        ("SlurmdTimeout", str(ctl.timeouts.slurmd)),
+        ("MessageTimeout", str(ctl.timeouts.message)),
+        ("KillWait", str(ctl.timeouts.kill_wait)),
+        ("InactiveLimit", str(ctl.timeouts.inactive_limit)),
+        ("MinJobAge", str(ctl.timeouts.min_job_age)),
+        ("UnkillableStepTimeout", str(ctl.timeouts.unkillable_step)),
+    ]
+    params += sorted(ctl.extra_parameters.items())
+    return params
+
+
+def controller_extra_conf(slurm: SlurmConfig, *, accounting: bool) -> str:
+    """The Controller's `extraConf`: typed settings, then one line per partition."""
+    lines = ["### hpcforge: controller settings (typed, from hpcforge:slurm.controller) ###"]
+    lines += [f"{name}={value}" for name, value in controller_parameters(slurm, accounting=accounting)]
+    lines.append("### hpcforge: partitions (hpcforge:slurm.partitions) ###")
+    lines += [partition_line(partition) for partition in slurm.partitions]
+    return "\n".join(lines) + "\n"
+
+
+def gres_conf(slurm: SlurmConfig) -> str | None:
+    """gres.conf: GPUs are discovered through NVML on each node (None when no nodeset has GPUs)."""
+    if not slurm.has_gpus:
+        return None
+    return "# hpcforge: GPU devices are discovered on each node through NVML\nAutoDetect=nvidia\n"
+
+
+def cgroup_conf(slurm: SlurmConfig) -> str:
+    cg = slurm.cgroup
+    return (
+        "# hpcforge: cgroup v2 confinement of jobs (hpcforge:slurm.cgroup)\n"
+        "CgroupPlugin=cgroup/v2\n"
+        # slurmd runs in a container without systemd: it must not ask systemd for a scope.
+        "IgnoreSystemd=yes\n"
+        f"ConstrainCores={_yes(cg.constrain_cores)}\n"
+        f"ConstrainRAMSpace={_yes(cg.constrain_ram_space)}\n"
+        f"ConstrainSwapSpace={_yes(cg.constrain_swap_space)}\n"
+        f"ConstrainDevices={_yes(cg.constrain_devices)}\n"
+        f"AllowedRAMSpace={cg.allowed_ram_space}\n"
+    )
+
+
+def _mebibytes(quantity: str) -> int:
+    return int(quantity_value(quantity) // 2**20)
+
+
+def node_parameters(nodeset: NodeSetConfig, *, include_feature: bool = False) -> list[tuple[str, str]]:
+    """slurmd `--conf` parameters of a nodeset's nodes: features, GRES and memory.
+
+    Slinky adds `Features=<nodeset>` itself for NodeSet pods; a bare-metal node must carry it
+    (include_feature=True) so the `NodeSet=<name> Feature=<name>` line puts it into the nodeset.
+    """
+    features = ([nodeset.name] if include_feature else []) + list(nodeset.features)
+    params: list[tuple[str, str]] = []
+    if features:
+        params.append(("Features", ",".join(features)))
+    gres = nodeset.gres_entries()
+    if gres:
+        params.append(("Gres", ",".join(gres)))
+    if nodeset.replicas and not include_feature:
+        params.append(("RealMemory", str(_mebibytes(nodeset.memory_limit or nodeset.memory))))
+    return params
+
+
+def nodeset_extra_conf(nodeset: NodeSetConfig) -> str:
+    """NodeSet `extraConf` (Slinky splits it on spaces into `--conf` items: no spaces in values)."""
+    return " ".join(f"{key}={value}" for key, value in node_parameters(nodeset))
+
+
+def bare_metal_slurmd_argv(nodeset: NodeSetConfig, controller: str, *, node_name: str | None = None) -> list[str]:
+    """The slurmd command line a bare-metal host of `nodeset` runs: a configless dynamic node."""
+    conf = " ".join(f"{key}={value}" for key, value in node_parameters(nodeset, include_feature=True))
+    argv = ["slurmd", "-Z", "--conf-server", controller, "--conf", conf]
+    if node_name:
+        argv += ["-N", node_name]
+    return argv
+
+
+def shell_command(argv: Sequence[str]) -> str:
+    return " ".join(shlex.quote(part) for part in argv)
+
+
+def static_node_line(name: str, parameters: Iterable[tuple[str, str]], **extra: str) -> str:
+    """A static `NodeName=` line (used to load partitions into Slurm versions without NodeSet=)."""
+    fields = [f"NodeName={name}"] + [f"{k}={v}" for k, v in extra.items()] + [f"{k}={v}" for k, v in parameters]
+    return " ".join(fields)
