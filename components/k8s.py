@@ -115,7 +115,10 @@ class Namespace:
         pod_security: PodSecurityLevel = "restricted",
         allows: Sequence[Allow] = (),
         depends_on: Sequence[pulumi.Resource] = (),
+        created_by: pulumi.Resource | None = None,
+        extra_labels: Mapping[str, str] | None = None,
     ) -> None:
+        """`created_by`: the namespace comes from an upstream manifest; patch our labels onto it."""
         self.name = name
         version = f"v{ctx.kubernetes_version}"
         pss = {
@@ -127,12 +130,14 @@ class Namespace:
             "pod-security.kubernetes.io/warn": "restricted",
             "pod-security.kubernetes.io/warn-version": version,
         }
-        meta = ctx.meta(name, component, extra_labels=pss, app=name)
-        self.resource = k8s.core.v1.Namespace(
-            name,
-            metadata=meta,
-            opts=ctx.opts(parent, depends_on=list(depends_on)),
-        )
+        meta = ctx.meta(name, component, extra_labels={**pss, **dict(extra_labels or {})}, app=name)
+        self.resource: pulumi.Resource
+        if created_by is None:
+            self.resource = k8s.core.v1.Namespace(name, metadata=meta, opts=ctx.opts(parent, depends_on=list(depends_on)))
+        else:
+            self.resource = k8s.core.v1.NamespacePatch(
+                name, metadata=meta, opts=ctx.opts(parent, depends_on=[*depends_on, created_by])
+            )
         self.policies: list[k8s.networking.v1.NetworkPolicy] = []
         self._add(ctx, parent, "default-deny", {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]})
         for allow in (*_BASELINE_ALLOWS, *_same_namespace_allows(name), *allows):
@@ -222,3 +227,16 @@ RESTRICTED_CONTAINER_SECURITY = {
     "runAsNonRoot": True,
     "seccompProfile": {"type": "RuntimeDefault"},
 }
+
+
+class KubernetesObject(pulumi.CustomResource):
+    """Any Kubernetes object from its manifest, for kinds with top-level fields besides `spec`
+    (e.g. Kueue's WorkloadPriorityClass has `value`), which `apiextensions.CustomResource` cannot express."""
+
+    def __init__(self, resource_name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions | None = None) -> None:
+        from pulumi_kubernetes import _utilities
+
+        api_version = str(manifest["apiVersion"])
+        token_version = api_version if "/" in api_version else f"core/{api_version}"
+        options = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=_utilities.get_version()))
+        super().__init__(f"kubernetes:{token_version}:{manifest['kind']}", resource_name, dict(manifest), options)

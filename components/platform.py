@@ -11,9 +11,11 @@ import pulumi_kubernetes as k8s
 from .charts import ChartDeployer, ChartUse
 from .config.root import PlatformConfig
 from .context import DeployContext
-from .layers import certificates, database, directory, gitops, network, sealed_secrets, slurm
+from .layers import batch, certificates, database, devops, directory, gitops, network, sealed_secrets, slurm
+from .layers.batch import Batch, BatchArgs
 from .layers.certificates import Certificates, CertificatesArgs
 from .layers.database import Database, DatabaseArgs
+from .layers.devops import DevOps, DevOpsArgs
 from .layers.directory import Directory, DirectoryArgs
 from .layers.gitops import GitOps, GitOpsArgs
 from .layers.network import Network, NetworkArgs, TcpEntryPoint
@@ -37,6 +39,10 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
         *database.CHARTS,
         *slurm.CHARTS,
     ]
+    if config.batch is not None and config.batch.enabled:
+        uses += batch.CHARTS
+    if config.devops is not None and config.devops.enabled:
+        uses += devops.CHARTS
     return uses
 
 
@@ -184,6 +190,32 @@ class Platform(pulumi.ComponentResource):
             )
             provisioning_address = grendel.address
 
+        batch_queues: list[str] = []
+        if cfg.batch is not None and cfg.batch.enabled:
+            Batch(
+                "batch",
+                BatchArgs(ctx=ctx, config=cfg.batch, pools=cfg.node_pools, charts=charts, depends_on=certs.ready),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            batch_queues = [q.name for q in cfg.batch.cluster_queues]
+        registry: str | None = None
+        if cfg.devops is not None and cfg.devops.enabled:
+            lane = DevOps(
+                "devops",
+                DevOpsArgs(
+                    ctx=ctx,
+                    config=cfg.devops,
+                    charts=charts,
+                    ingress_class=net.ingress_class,
+                    issuer=certs.ca_issuer,
+                    certificate_duration=tls.certificate_duration,
+                    renew_before=tls.renew_before,
+                    depends_on=certs.ready,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            registry = lane.registry_host
+
         self.outputs = {
             "environment": cfg.environment,
             "delivery": cfg.delivery,
@@ -202,5 +234,7 @@ class Platform(pulumi.ComponentResource):
             "slurmControllerAddress": hpc.controller_address,
             "slurmLoginAddress": hpc.login_address,
             "grendelAddress": provisioning_address,
+            "kueueClusterQueues": batch_queues,
+            "registry": registry,
         }
         self.register_outputs(self.outputs)

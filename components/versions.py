@@ -43,6 +43,15 @@ class ImagePin:
         return f"{self.repository}:{self.tag}"
 
 
+@dataclass(frozen=True)
+class ManifestPin:
+    """Software without a maintained chart, applied from its release manifest at a pinned version."""
+
+    name: str
+    version: str
+    url: str
+
+
 ARGO_HELM = "https://argoproj.github.io/argo-helm"
 
 
@@ -68,6 +77,18 @@ class Charts:
         return [value for value in vars(cls).values() if isinstance(value, ChartPin)]
 
 
+class Manifests:
+    APPWRAPPER = ManifestPin(
+        "appwrapper",
+        "v1.2.1",
+        "https://github.com/project-codeflare/appwrapper/releases/download/v1.2.1/install.yaml",
+    )
+
+    @classmethod
+    def all(cls) -> list[ManifestPin]:
+        return [value for value in vars(cls).values() if isinstance(value, ManifestPin)]
+
+
 SLINKY_TAG = "26.05-ubuntu26.04"
 
 
@@ -83,6 +104,8 @@ class Images:
     SLURMRESTD = ImagePin("ghcr.io/slinkyproject/slurmrestd", SLINKY_TAG)
     LOGIN = ImagePin("ghcr.io/slinkyproject/login", SLINKY_TAG)
     ALPINE = ImagePin("docker.io/library/alpine", "3.22.2")
+    KUEUE = ImagePin("registry.k8s.io/kueue/kueue", "v0.19.2")
+    REGISTRY = ImagePin("docker.io/library/registry", "3.0.0")
 
     @classmethod
     def all(cls) -> list[ImagePin]:

@@ -66,6 +66,10 @@ class RecordedResource:
     def is_chart(self) -> bool:
         return self.type == "kubernetes:helm.sh/v4:Chart"
 
+    @property
+    def is_manifest_file(self) -> bool:
+        return self.type == "kubernetes:yaml/v2:ConfigFile"
+
     def redacted_inputs(self) -> dict[str, Any]:
         """Inputs with every secret value replaced by `[secret]`."""
         redacted: dict[str, Any] = _redact(self.raw_inputs)

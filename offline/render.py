@@ -67,6 +67,19 @@ def chart_document(resource: RecordedResource) -> dict[str, Any]:
     }
 
 
+MANIFEST_KIND = "ManifestFile"
+
+
+def manifest_document(resource: RecordedResource) -> dict[str, Any]:
+    """A remote manifest applied by yaml.v2.ConfigFile (its objects are not known offline)."""
+    return {
+        "apiVersion": CHART_API_VERSION,
+        "kind": MANIFEST_KIND,
+        "metadata": {"name": resource.name},
+        "spec": {"file": resource.inputs.get("file")},
+    }
+
+
 def object_document(resource: RecordedResource) -> dict[str, Any]:
     return resource.redacted_inputs()
 
@@ -81,6 +94,8 @@ def render_documents(stack: RecordedStack) -> list[tuple[str, dict[str, Any]]]:
     for resource in stack.resources:
         if resource.is_chart:
             document = chart_document(resource)
+        elif resource.is_manifest_file:
+            document = manifest_document(resource)
         elif resource.is_kubernetes_object:
             document = object_document(resource)
         else:

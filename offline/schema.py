@@ -11,7 +11,8 @@ Three checks, all offline and all reading upstream data at run time (nothing is 
   extensions honoured (`x-kubernetes-int-or-string`, `x-kubernetes-preserve-unknown-fields`,
   `x-kubernetes-embedded-resource`, `nullable`, list types) and unknown fields rejected wherever the
   schema does not preserve them. CEL rules (`x-kubernetes-validations`) are not evaluated; they are
-  counted (`SchemaReport.cel_rules_skipped`).
+  counted (`SchemaReport.cel_rules_skipped`). Schemaless fields that hold a Kubernetes type (the Slinky
+  CRDs' pod templates and containers, `KNOWN_TYPE_FIELDS`) are checked against that built-in type.
 * Helm values: every key path hpcforge sets for a chart (a `HelmChart` pseudo-document of the offline
   renderer, or an Argo CD Application that installs a chart) must exist in the chart's default
   `values.yaml` under `shared/charts/<values_dir>/`, or be declared by its `values.schema.json`; the
@@ -208,6 +209,11 @@ def _kv_definitions(schema_version: str) -> tuple[dict[str, Any], dict[GroupVers
 def builtin_kinds(kubernetes_version: str) -> frozenset[GroupVersionKind]:
     """Every group/version/kind the Kubernetes API of that version serves itself."""
     return frozenset(_kv_definitions(kubernetes_schema_version(kubernetes_version))[1])
+
+
+def builtin_definitions(kubernetes_version: str) -> frozenset[str]:
+    """Every definition name (`io.k8s.api.core.v1.PodSpec`, ...) of the Kubernetes OpenAPI schema of that version."""
+    return frozenset(_kv_definitions(kubernetes_schema_version(kubernetes_version))[0]["$defs"])
 
 
 def is_builtin(document: Mapping[str, Any], kubernetes_version: str) -> bool:
@@ -511,8 +517,95 @@ def load_crd_index(shared_dir: Path) -> CrdIndex:
     return CrdIndex(entries)
 
 
-def validate_custom_resource(document: Mapping[str, Any], index: CrdIndex) -> list[str]:
-    """Errors of a custom resource against its CRD's schema (unknown fields are errors)."""
+@dataclass(frozen=True)
+class KnownTypeField:
+    """A schemaless field of a CRD (`x-kubernetes-preserve-unknown-fields`) that holds a Kubernetes type.
+
+    The API server accepts anything there, and the operator decodes it into the Go type, silently
+    dropping what it does not know: so a misspelled field would never be reported. Such fields are
+    validated against the strict built-in schema of that type (like Argo CD's `knownTypeFields`),
+    except for the type's own top-level `required` fields, which the operator fills in (a container's
+    `name`, a pod's `containers`).
+    """
+
+    group: str
+    kinds: tuple[str, ...]
+    path: tuple[str, ...]
+    """Field path below the object; `[]` stands for every item of a list."""
+    definition: str
+    """Definition name in the Kubernetes OpenAPI schema, e.g. `io.k8s.api.core.v1.PodSpec`."""
+
+
+_SLINKY = "slinky.slurm.net"
+_CORE = "io.k8s.api.core.v1"
+KNOWN_TYPE_FIELDS: tuple[KnownTypeField, ...] = (
+    # slurm-operator 1.2.1: PodTemplate.spec is a PodSpecWrapper, ServiceSpec a ServiceSpecWrapper, and each
+    # container a ContainerWrapper: an inline corev1 type marked schemaless (the CRD descriptions say so).
+    KnownTypeField(
+        _SLINKY, ("Accounting", "Controller", "LoginSet", "NodeSet", "RestApi"), ("spec", "template", "spec"), f"{_CORE}.PodSpec"
+    ),
+    KnownTypeField(
+        _SLINKY, ("Accounting", "Controller", "LoginSet", "RestApi"), ("spec", "service", "spec"), f"{_CORE}.ServiceSpec"
+    ),
+    KnownTypeField(_SLINKY, ("Accounting",), ("spec", "slurmdbd"), f"{_CORE}.Container"),
+    KnownTypeField(_SLINKY, ("Controller",), ("spec", "slurmctld"), f"{_CORE}.Container"),
+    KnownTypeField(_SLINKY, ("Controller",), ("spec", "reconfigure"), f"{_CORE}.Container"),
+    KnownTypeField(_SLINKY, ("Controller", "NodeSet"), ("spec", "logfile"), f"{_CORE}.Container"),
+    KnownTypeField(_SLINKY, ("LoginSet",), ("spec", "login"), f"{_CORE}.Container"),
+    KnownTypeField(_SLINKY, ("LoginSet",), ("spec", "initconf"), f"{_CORE}.Container"),
+    KnownTypeField(_SLINKY, ("NodeSet",), ("spec", "slurmd"), f"{_CORE}.Container"),
+    KnownTypeField(_SLINKY, ("RestApi",), ("spec", "slurmrestd"), f"{_CORE}.Container"),
+    KnownTypeField(_SLINKY, ("NodeSet",), ("spec", "volumeClaimTemplates", "[]"), f"{_CORE}.PersistentVolumeClaim"),
+)
+
+
+def _values_at(node: Any, path: Sequence[str], prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    if not path:
+        yield prefix, node
+        return
+    head, rest = path[0], path[1:]
+    if head == "[]":
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                yield from _values_at(item, rest, (*prefix, index))
+    elif isinstance(node, Mapping) and head in node:
+        yield from _values_at(node[head], rest, (*prefix, head))
+
+
+@functools.cache
+def _definition_validator(schema_version: str, definition: str) -> jsonschema.protocols.Validator:
+    definitions, _ = _kv_definitions(schema_version)
+    if definition not in definitions["$defs"]:
+        raise ValueError(f"Kubernetes {schema_version} has no definition {definition}")
+    registry: Registry[Any] = Registry().with_resource(definitions["$id"], Resource.from_contents(definitions))
+    return jsonschema.Draft202012Validator({"$ref": f"{definitions['$id']}#/$defs/{definition}"}, registry=registry)
+
+
+def validate_known_type_fields(document: Mapping[str, Any], kubernetes_version: str) -> list[str]:
+    """Errors of the `KNOWN_TYPE_FIELDS` of a custom resource against the built-in type they hold."""
+    gvk = GroupVersionKind.of(document)
+    schema_version = kubernetes_schema_version(kubernetes_version)
+    messages: list[str] = []
+    for known in KNOWN_TYPE_FIELDS:
+        if known.group != gvk.group or gvk.kind not in known.kinds:
+            continue
+        validator = _definition_validator(schema_version, known.definition)
+        for prefix, value in _values_at(document, known.path):
+            errors = validator.iter_errors(value)
+            for error in _leaf_errors(errors):
+                if error.validator == "required" and not error.absolute_path:
+                    continue  # filled in by the operator
+                group, version, kind = known.definition.split(".")[-3:]
+                messages += [f"{m} (checked as {group}/{version} {kind})" for m in _describe(error, prefix)]
+    return messages
+
+
+def validate_custom_resource(document: Mapping[str, Any], index: CrdIndex, kubernetes_version: str | None = None) -> list[str]:
+    """Errors of a custom resource against its CRD's schema (unknown fields are errors).
+
+    With `kubernetes_version`, schemaless fields that hold a Kubernetes type (`KNOWN_TYPE_FIELDS`) are
+    checked against that type too.
+    """
     gvk = GroupVersionKind.of(document)
     crd = index.get(gvk)
     if crd is None:
@@ -530,6 +623,8 @@ def validate_custom_resource(document: Mapping[str, Any], index: CrdIndex) -> li
         messages.append(f"metadata.namespace: must not be set ({gvk.kind} is cluster-scoped)")
     for error in _leaf_errors(crd.validator.iter_errors(dict(document))):
         messages.extend(_describe(error))
+    if kubernetes_version is not None:
+        messages += validate_known_type_fields(document, kubernetes_version)
     return sorted(set(messages))
 
 
@@ -905,7 +1000,7 @@ def check_documents(documents: Iterable[Document], kubernetes_version: str, shar
             if crd is not None:
                 used[gvk] = crd
                 report.crd_sources[str(gvk)] = crd.source
-            messages = validate_custom_resource(document, index)
+            messages = validate_custom_resource(document, index, kubernetes_version)
             name = (document.get("metadata") or {}).get("name")
             messages = [f"{gvk} {name}: {m}" for m in messages]
         for release in helm_releases(path, document):

@@ -7,7 +7,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import DnsName, ProblemCollector, StrictModel, duplicates
+from .base import DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
+from .batch import BatchConfig, DevOpsConfig, pool_capacity
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
@@ -36,6 +37,10 @@ class PlatformConfig(StrictModel):
     directory: DirectoryConfig
     slurm: SlurmConfig
     provisioning: ProvisioningConfig | None = None
+    batch: BatchConfig | None = None
+    """Kubernetes-native batch beside Slurm: Kueue queues over node pools that Slurm does not use."""
+    devops: DevOpsConfig | None = None
+    """Build and test lane for the site's software: Argo Workflows, shared software storage, a registry."""
 
     @field_validator("environment")
     @classmethod
@@ -64,6 +69,8 @@ class PlatformConfig(StrictModel):
         self._check_pools(problems)
         self._check_login(problems)
         self._check_provisioning(problems)
+        self._check_batch(problems)
+        self._check_namespaces(problems)
         self._check_production(problems)
         problems.raise_if_any()
         return self
@@ -158,6 +165,93 @@ class PlatformConfig(StrictModel):
                 problems.add(
                     ["slurm", "controller", "service", "address"], f"{service.address} is not inside pool {service.pool!r}"
                 )
+
+    def slurm_pools(self) -> dict[str, str]:
+        """Node pool name -> the nodeset that uses it (by reference or by an equal node selector)."""
+        used: dict[str, str] = {}
+        for ns in self.slurm.nodesets:
+            if ns.pool is not None:
+                used.setdefault(ns.pool, ns.name)
+            for pool in self.node_pools:
+                if ns.node_selector and all(ns.node_selector.get(k) == v for k, v in pool.labels.items()):
+                    used.setdefault(pool.name, ns.name)
+        return used
+
+    def _check_batch(self, problems: ProblemCollector) -> None:
+        batch = self.batch
+        if batch is None or not batch.enabled:
+            return
+        known = ", ".join(pool.name for pool in self.node_pools) or "none defined"
+        slurm_pools = self.slurm_pools()
+        for index, flavor in enumerate(batch.flavors):
+            if self.node_pool(flavor.pool) is None:
+                problems.add(
+                    ["batch", "flavors", index, "pool"],
+                    f"flavor {flavor.name!r}: unknown node pool {flavor.pool!r} (known: {known})",
+                )
+            elif flavor.pool in slurm_pools:
+                problems.add(
+                    ["batch", "flavors", index, "pool"],
+                    f"node pool {flavor.pool!r} is given to both Slurm (nodeset {slurm_pools[flavor.pool]!r}) "
+                    f"and Kueue (flavor {flavor.name!r}); a pool serves one scheduler",
+                )
+        for name in duplicates(f.pool for f in batch.flavors):
+            problems.add(["batch", "flavors"], f"node pool {name!r} backs more than one flavor")
+        # Nominal quotas of all queues together may not promise more than the pool has.
+        totals: dict[str, dict[str, float]] = {}
+        where: dict[str, list[str | int]] = {}
+        for qi, queue in enumerate(batch.cluster_queues):
+            for fi, quota in enumerate(queue.quotas):
+                total = totals.setdefault(quota.flavor, {"cpu": 0.0, "memory": 0.0, "gpus": 0.0})
+                total["cpu"] += quantity_value(quota.cpu)
+                total["memory"] += quantity_value(quota.memory)
+                total["gpus"] += quota.gpus
+                where[quota.flavor] = ["batch", "clusterQueues", qi, "quotas", fi]
+        for flavor_name, total in totals.items():
+            quota_flavor = batch.flavor(flavor_name)
+            pool = self.node_pool(quota_flavor.pool) if quota_flavor else None
+            if pool is None:
+                continue
+            capacity = pool_capacity(pool)
+            for resource, label in (("gpus", "GPU"), ("cpu", "CPU"), ("memory", "memory")):
+                if total[resource] > capacity[resource]:
+                    have = int(capacity[resource]) if resource != "memory" else f"{capacity[resource] / 2**30:.0f}Gi"
+                    want = int(total[resource]) if resource != "memory" else f"{total[resource] / 2**30:.0f}Gi"
+                    problems.add(
+                        [*where[flavor_name], resource],
+                        f"{label} quota of flavor {flavor_name!r} totals {want} across cluster queues, "
+                        f"over the capacity of node pool {pool.name!r} ({have})",
+                    )
+
+    def _check_namespaces(self, problems: ProblemCollector) -> None:
+        """Team namespaces must not be one of the platform's own namespaces."""
+        reserved = {
+            "kube-system",
+            "argocd",
+            "cert-manager",
+            "metallb-system",
+            "traefik",
+            "site-dns",
+            "mariadb-system",
+            "database",
+            "directory",
+            "slinky",
+            self.slurm.namespace,
+            "kueue-system",
+            "appwrapper-system",
+            "argo",
+            "registry",
+        }
+        if self.provisioning is not None:
+            reserved.add(self.provisioning.namespace)
+        if self.devops is not None:
+            reserved.add(self.devops.namespace)
+        if self.batch is not None:
+            for index, team in enumerate(self.batch.teams):
+                if team.namespace in reserved:
+                    problems.add(
+                        ["batch", "teams", index, "namespace"], f"{team.namespace!r} is a platform namespace; pick another"
+                    )
 
     def _check_production(self, problems: ProblemCollector) -> None:
         if not self.is_production:
