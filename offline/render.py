@@ -15,7 +15,7 @@ CHART_API_VERSION = "offline.hpcforge.dev/v1"
 CHART_KIND = "HelmChart"
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     """Block-style multi-line strings, so rendered config files stay readable."""
 
 

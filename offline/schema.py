@@ -11,8 +11,10 @@ Three checks, all offline and all reading upstream data at run time (nothing is 
   extensions honoured (`x-kubernetes-int-or-string`, `x-kubernetes-preserve-unknown-fields`,
   `x-kubernetes-embedded-resource`, `nullable`, list types) and unknown fields rejected wherever the
   schema does not preserve them. CEL rules (`x-kubernetes-validations`) are not evaluated; they are
-  counted (`SchemaReport.cel_rules_skipped`). Schemaless fields that hold a Kubernetes type (the Slinky
-  CRDs' pod templates and containers, `KNOWN_TYPE_FIELDS`) are checked against that built-in type.
+  counted (`SchemaReport.cel_rules_skipped`). Beyond what the API server checks, so that a typo cannot
+  hide where the CRD is schemaless: fields that hold a Kubernetes type (the Slinky CRDs' pod templates
+  and containers, `KNOWN_TYPE_FIELDS`) are checked against that built-in type, and embedded objects
+  (`x-kubernetes-embedded-resource`, e.g. an AppWrapper's Job) as the object they are.
 * Helm values: every key path hpcforge sets for a chart (a `HelmChart` pseudo-document of the offline
   renderer, or an Argo CD Application that installs a chart) must exist in the chart's default
   `values.yaml` under `shared/charts/<values_dir>/`, or be declared by its `values.schema.json`; the
@@ -41,9 +43,9 @@ import jsonschema
 import yaml
 from referencing import Registry, Resource
 
-from components.versions import ChartPin, Charts
+from components.versions import ChartPin, Charts, Manifests
 
-from .render import CHART_API_VERSION, CHART_KIND
+from .render import CHART_API_VERSION, CHART_KIND, MANIFEST_KIND
 
 SECRET = "[secret]"
 """What the renderer puts where a value is secret: it stands for any value, so it never fails a type check."""
@@ -208,7 +210,12 @@ def _kv_definitions(schema_version: str) -> tuple[dict[str, Any], dict[GroupVers
 
 def builtin_kinds(kubernetes_version: str) -> frozenset[GroupVersionKind]:
     """Every group/version/kind the Kubernetes API of that version serves itself."""
-    return frozenset(_kv_definitions(kubernetes_schema_version(kubernetes_version))[1])
+    return _builtin_kinds(kubernetes_schema_version(kubernetes_version))
+
+
+@functools.cache
+def _builtin_kinds(schema_version: str) -> frozenset[GroupVersionKind]:
+    return frozenset(_kv_definitions(schema_version)[1])
 
 
 def builtin_definitions(kubernetes_version: str) -> frozenset[str]:
@@ -228,6 +235,11 @@ def _builtin_validator(schema_version: str, gvk: GroupVersionKind) -> jsonschema
     try:
         schema: dict[str, Any] = _kv_file(schema_version, f"{gvk.kind.lower()}-{prefix}.json")
     except FileNotFoundError:
+        schema = {}
+    declared = [
+        GroupVersionKind(g.get("group", ""), g["version"], g["kind"]) for g in schema.get("x-kubernetes-group-version-kind", [])
+    ]
+    if gvk not in declared:  # no per-kind file, or one of another group with the same first label
         schema = {"$ref": f"{definitions['$id']}#/$defs/{kinds[gvk]}"}
     registry: Registry[Any] = Registry().with_resource(definitions["$id"], Resource.from_contents(definitions))
     return jsonschema.Draft202012Validator(schema, registry=registry)
@@ -351,6 +363,7 @@ _PASSTHROUGH = frozenset(
         "format",
         "x-kubernetes-list-type",
         "x-kubernetes-list-map-keys",
+        "x-kubernetes-embedded-resource",  # kept as a marker for `_embedded_objects` (jsonschema ignores it)
     }
 )
 
@@ -372,6 +385,7 @@ def structural_to_json_schema(node: Mapping[str, Any], *, value_validation: bool
     * `x-kubernetes-int-or-string` becomes an integer-or-string type; `nullable` admits null.
     * `x-kubernetes-embedded-resource` declares (and requires) `apiVersion` and `kind`, allows `metadata`.
     * `exclusiveMinimum: true` (OpenAPI 3.0) becomes the 2020-12 numeric form; Go-only regexes are dropped.
+    * A required field that has a `default` is not required (the API server defaults before validating).
     * Descriptions, defaults and CEL rules are dropped (the latter are counted by `count_cel_rules`).
     """
     out: dict[str, Any] = {}
@@ -395,6 +409,10 @@ def structural_to_json_schema(node: Mapping[str, Any], *, value_validation: bool
                 out[key] = value
         elif key in _PASSTHROUGH:
             out[key] = copy.deepcopy(value)
+    if isinstance(out.get("required"), list) and isinstance(node.get("properties"), Mapping):
+        # The API server applies defaults before it validates: a required field with a default is never missing.
+        defaulted = {name for name, child in node["properties"].items() if isinstance(child, Mapping) and "default" in child}
+        out["required"] = [name for name in out["required"] if name not in defaulted]
     for bound in ("Minimum", "Maximum"):
         if node.get(f"exclusive{bound}") is True and bound.lower() in out:
             out[f"exclusive{bound}"] = out.pop(bound.lower())
@@ -625,7 +643,49 @@ def validate_custom_resource(document: Mapping[str, Any], index: CrdIndex, kuber
         messages.extend(_describe(error))
     if kubernetes_version is not None:
         messages += validate_known_type_fields(document, kubernetes_version)
+        messages += _validate_embedded_objects(crd, document, index, kubernetes_version)
     return sorted(set(messages))
+
+
+def _embedded_objects(
+    node: Mapping[str, Any], instance: Any, path: tuple[Any, ...] = ()
+) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """(path, object) of every `x-kubernetes-embedded-resource` value in `instance` (converted schema)."""
+    if node.get("x-kubernetes-embedded-resource") is True and isinstance(instance, Mapping):
+        yield path, instance
+        return
+    if isinstance(instance, Mapping):
+        properties = node.get("properties") or {}
+        additional = node.get("additionalProperties")
+        for key, value in instance.items():
+            child = properties.get(key, additional if isinstance(additional, Mapping) else None)
+            if isinstance(child, Mapping):
+                yield from _embedded_objects(child, value, (*path, key))
+    elif isinstance(instance, list) and isinstance(node.get("items"), Mapping):
+        for index, item in enumerate(instance):
+            yield from _embedded_objects(node["items"], item, (*path, index))
+
+
+def _validate_embedded_objects(
+    crd: CrdVersion, document: Mapping[str, Any], index: CrdIndex, kubernetes_version: str
+) -> list[str]:
+    """A complete object embedded in a custom resource (an AppWrapper's Job, ...) is checked as that object.
+
+    The API server only checks its apiVersion/kind/metadata; the operator creates it later, when a bad
+    field would fail (or be dropped) far from here. Built-in kinds and kinds with a CRD are checked.
+    """
+    messages: list[str] = []
+    for path, embedded in _embedded_objects(crd.validator.schema, document):
+        gvk = GroupVersionKind.of(embedded)
+        if gvk in builtin_kinds(kubernetes_version):
+            found = validate_builtin(embedded, kubernetes_version)
+        elif index.get(gvk) is not None:
+            found = [m for m in validate_custom_resource(embedded, index, kubernetes_version) if not m.startswith("metadata.")]
+        else:
+            continue
+        where = _format_path(path)
+        messages += [f"{where}.{m} (embedded {gvk})" if not m.startswith("(") else f"{where}: {m}" for m in found]
+    return messages
 
 
 # --- Helm values -----------------------------------------------------------------------------------
@@ -965,6 +1025,24 @@ def validate_helm_release(release: HelmRelease, shared_dir: Path, pins: Iterable
 # --- everything ------------------------------------------------------------------------------------
 
 
+def validate_pseudo_document(document: Mapping[str, Any]) -> list[str]:
+    """A document of the offline renderer (`offline.hpcforge.dev/v1`): a known kind that names a pin.
+
+    A HelmChart's values are checked by `helm_releases`/`validate_helm_release`. The objects of a
+    ManifestFile (a release manifest applied by yaml.v2.ConfigFile) are not known offline; only its
+    source is checked against `Manifests.all()`.
+    """
+    kind, spec = document.get("kind"), document.get("spec") or {}
+    if kind == CHART_KIND:
+        return []
+    if kind == MANIFEST_KIND:
+        pinned = {pin.url for pin in Manifests.all()}
+        if spec.get("file") not in pinned:
+            return [f"{MANIFEST_KIND} file {spec.get('file')!r} is not pinned in components/versions.py (Manifests.all())"]
+        return []
+    return [f"{CHART_API_VERSION} {kind} is not a document kind of the offline renderer"]
+
+
 @dataclass
 class SchemaReport:
     errors: list[str] = field(default_factory=list)
@@ -974,6 +1052,8 @@ class SchemaReport:
     """Custom resources validated against a CRD."""
     charts: int = 0
     """Helm releases whose values were checked."""
+    pseudo: int = 0
+    """Documents of the offline renderer itself (HelmChart, ManifestFile): no Kubernetes schema applies."""
     crd_sources: dict[str, str] = field(default_factory=dict)
     """`group/version Kind` -> where its CRD came from, for every custom resource validated."""
     cel_rules_skipped: int = 0
@@ -989,8 +1069,9 @@ def check_documents(documents: Iterable[Document], kubernetes_version: str, shar
     used: dict[GroupVersionKind, CrdVersion] = {}
     for path, document in documents:
         gvk = GroupVersionKind.of(document)
-        if gvk.api_version == CHART_API_VERSION and gvk.kind == CHART_KIND:
-            messages: list[str] = []
+        if gvk.api_version == CHART_API_VERSION:
+            report.pseudo += 1
+            messages: list[str] = validate_pseudo_document(document)
         elif gvk in builtins:
             report.builtin += 1
             messages = validate_builtin(document, kubernetes_version)

@@ -60,7 +60,9 @@ def stack_path(stack: str, root: Path = PROJECT_ROOT) -> Path:
 
 def read_stack_file(path: Path, name: str | None = None) -> StackFile:
     try:
-        document = yaml.safe_load(path.read_text()) or {}
+        # libyaml's loader when available: a 10,000-host stack file is several MB.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        document = yaml.load(path.read_text(), Loader=loader) or {}
     except FileNotFoundError:
         raise StackFileError(f"{path}: no such stack file") from None
     except yaml.YAMLError as exc:

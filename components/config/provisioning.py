@@ -118,7 +118,7 @@ class ProvisioningConfig(StrictModel):
 
     @property
     def prefix_length(self) -> int:
-        return ipaddress.IPv4Network(self.subnet).prefixlen
+        return int(self.subnet.rsplit("/", 1)[1])
 
     @property
     def grendel_ip(self) -> str:

@@ -18,6 +18,7 @@ from ..k8s import Namespace, Port, config_map, container_resources, ingress_from
 from ..renderers.ldif import render_directory_ldif, sssd_bind_dn
 from ..versions import Images
 from .certificates import certificate
+from .chunks import chunked_file
 
 NAMESPACE = "directory"
 APP = "dirsrv"
@@ -219,14 +220,26 @@ class Directory(pulumi.ComponentResource):
 
         ldif = render_directory_ldif(cfg)
         script = SYNC_SCRIPT.read_text()
-        bootstrap_files = config_map(
+        sync_script = config_map(
             ctx,
             "dirsrv-bootstrap",
             NAMESPACE,
-            {"bootstrap.ldif": ldif, "ldap_sync.py": script},
+            {"ldap_sync.py": script},
             component="directory",
             parent=self,
             app=APP,
+            depends_on=namespace.ready,
+        )
+        # The LDIF grows with the users (10,000 users is ~4 MB): gzip-chunked under the 1 MiB limit.
+        ldif_maps, assemble = chunked_file(
+            ctx,
+            self,
+            NAMESPACE,
+            "dirsrv-ldif",
+            {"bootstrap.ldif": ldif},
+            component="directory",
+            app=APP,
+            target_dir="/ldif",
             depends_on=namespace.ready,
         )
         # A Job's pod template is immutable: name it after its content, so a changed LDIF or script
@@ -249,6 +262,7 @@ class Directory(pulumi.ComponentResource):
                             "runAsGroup": 389,
                             "seccompProfile": {"type": "RuntimeDefault"},
                         },
+                        "initContainers": [assemble.container],
                         "containers": [
                             {
                                 "name": "bootstrap",
@@ -261,7 +275,7 @@ class Directory(pulumi.ComponentResource):
                                     "--ca-file",
                                     "/tls/ca.crt",
                                     "--ldif",
-                                    "/bootstrap/bootstrap.ldif",
+                                    "/ldif/bootstrap.ldif",
                                 ],
                                 "env": [
                                     {
@@ -282,17 +296,19 @@ class Directory(pulumi.ComponentResource):
                                 "volumeMounts": [
                                     {"name": "bootstrap", "mountPath": "/bootstrap", "readOnly": True},
                                     {"name": "tls", "mountPath": "/tls", "readOnly": True},
+                                    *assemble.mounts,
                                 ],
                             }
                         ],
                         "volumes": [
                             {"name": "bootstrap", "configMap": {"name": "dirsrv-bootstrap"}},
                             {"name": "tls", "secret": {"secretName": TLS_SECRET, "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                            *assemble.volumes,
                         ],
                     },
                 },
             },
-            opts=ctx.opts(self, depends_on=[server, bootstrap_files, bind_secret], delete_before_replace=True),
+            opts=ctx.opts(self, depends_on=[server, sync_script, *ldif_maps, bind_secret], delete_before_replace=True),
         )
         objects: list[pulumi.Resource] = [server, service, job]
         if args.expose_hostname:

@@ -1,0 +1,103 @@
+"""Generate stack configs of a given size from the prod stack (benchmarks and scale tests).
+
+Sizes grow along the axes that a real site grows on: bare-metal hosts (inventory), Slurm
+nodesets and partitions, and LDAP users.
+"""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+BASE_STACK = PROJECT_ROOT / "Pulumi.prod.yaml"
+SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGNpVwk5GtlYoRcwALqBEhl3uNHSUNDTgkF37upXaE/4 user@hpc"
+
+
+def _mac(prefix: int, index: int) -> str:
+    value = (prefix << 24) | index
+    octets = [0x0C, 0xC4] + [(value >> shift) & 0xFF for shift in (24, 16, 8, 0)]
+    return ":".join(f"{octet:02x}" for octet in octets)
+
+
+def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Path = BASE_STACK) -> dict[str, Any]:
+    """The `config:` mapping of a prod-like stack with the requested sizes."""
+    config: dict[str, Any] = copy.deepcopy(yaml.safe_load(base.read_text())["config"])
+
+    # Inventory: hosts on a /16 (room for 30,000 hosts and their BMCs), half the subnet for BMCs.
+    subnet = ipaddress.IPv4Network("10.64.0.0/16")
+    prov = config["hpcforge:provisioning"]
+    prov.update(
+        address="10.64.0.2/16",
+        subnet=str(subnet),
+        gateway="10.64.0.1",
+        dhcp={"leaseTime": "24h", "mtu": 9000, "range": {"start": "10.64.255.1", "end": "10.64.255.250"}},
+    )
+    first_host = int(ipaddress.IPv4Address("10.64.1.0"))
+    first_bmc = int(ipaddress.IPv4Address("10.64.128.0"))
+    prov["hosts"] = [
+        {
+            "name": f"cn{i:05d}",
+            "mac": _mac(0x10, i),
+            "ip": str(ipaddress.IPv4Address(first_host + i)),
+            "nodeset": "cpu-bm",
+            "bmc": {"mac": _mac(0x20, i), "ip": str(ipaddress.IPv4Address(first_bmc + i))},
+            "tags": ["compute", f"rack{i // 40 + 1}"],
+        }
+        for i in range(1, hosts + 1)
+    ]
+
+    # Nodesets: keep prod's four, add CPU nodesets on one large pool, grouped into partitions of ten.
+    slurm = config["hpcforge:slurm"]
+    extra = max(0, nodesets - len(slurm["nodesets"]))
+    if extra:
+        config["hpcforge:nodePools"].append(
+            {
+                "name": "scale-cpu",
+                "labels": {"hpcforge.io/pool": "scale-cpu"},
+                "nodes": 4 * extra,
+                "cpuPerNode": "64",
+                "memoryPerNode": "256Gi",
+            }
+        )
+    generated = [
+        {"name": f"cpu-{i:03d}", "pool": "scale-cpu", "replicas": 4, "cpu": "60", "memory": "240Gi", "maxUnavailable": 1}
+        for i in range(extra)
+    ]
+    slurm["nodesets"] = slurm["nodesets"] + generated
+    for start in range(0, len(generated), 10):
+        group = generated[start : start + 10]
+        slurm["partitions"].append(
+            {"name": f"scale-{start // 10:03d}", "nodesets": [n["name"] for n in group], "maxTime": "1-00:00:00"}
+        )
+
+    # Users: spread over project groups.
+    directory = config["hpcforge:directory"]
+    projects = max(1, users // 100)
+    directory["groups"] = [{"name": "hpc-users", "gidNumber": 5000}] + [
+        {"name": f"proj{i:04d}", "gidNumber": 20000 + i} for i in range(projects)
+    ]
+    directory["users"] = [
+        {
+            "name": f"u{i:06d}",
+            "uidNumber": 100000 + i,
+            "primaryGroup": "hpc-users",
+            "groups": [f"proj{i % projects:04d}"],
+            "fullName": f"User {i}",
+            **({"sshPublicKeys": [SSH_KEY]} if i % 10 == 0 else {}),
+        }
+        for i in range(users)
+    ]
+    return config
+
+
+def write_site(path: Path, *, hosts: int = 100, nodesets: int = 4, users: int = 6) -> Path:
+    """Write a generated stack file (libyaml's dumper when available: these files are large)."""
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    document = {"config": generate_site(hosts=hosts, nodesets=nodesets, users=users)}
+    path.write_text(yaml.dump(document, Dumper=dumper, sort_keys=False))
+    return path

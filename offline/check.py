@@ -1,0 +1,763 @@
+"""`python -m offline check`: run CrossGuard policy packs against a stack, exactly as the engine does.
+
+    python -m offline check --stack prod [--config FILE] \\
+        --policy-pack policies/gitops-drift --policy-pack-config policies/config/prod.json ...
+
+The program runs under the mock engine (offline/engine.py); then each pack is started the way the
+Pulumi engine starts a Python policy pack (pulumi/pulumi sdk/go/common/resource/plugin/
+analyzer_plugin.go, NewPolicyAnalyzer): `python -u -m pulumi.policy <engine-address> .` with the
+pack directory as working directory and PULUMI_CONFIG / PULUMI_PROJECT / PULUMI_STACK /
+PULUMI_DRY_RUN / PULUMI_ORGANIZATION in the environment; the pack prints its port on the first
+stdout line. The driver then speaks the Analyzer protocol in the engine's order:
+
+1. Handshake (Python packs answer UNIMPLEMENTED, which the engine accepts), ConfigureStack.
+2. GetAnalyzerInfo; the policy config is reconciled like pkg/resource/analyzer/config.go
+   ReconcilePolicyPackConfig: schema defaults and the policies' default levels, then the pack's
+   initial config, then the --policy-pack-config file (`"all"` first, then per policy); each pack
+   policy's properties are validated against its config schema (with `enforcementLevel` injected);
+   errors are reported like the CLI ("validating policy config: <pack> <version>  <policy>: <error>").
+   Entries for policies the pack does not have are NOT rejected: they are passed on to Configure,
+   where the engine requires every entry to carry a valid enforcement level (an entry with only
+   properties fails with `invalid enforcement level ""`).
+3. Configure with the merged config.
+4. For each resource in registration order: Remediate on every pack (applying remediated
+   properties), then Analyze on every pack. Properties are the recorded inputs in wire form with
+   secrets marked, as the engine marshals them (KeepSecrets, KeepUnknowns, SkipInternalKeys); the
+   options are the recorded options; `provider` is the explicit provider resource (URN, type,
+   name, inputs).
+5. AnalyzeStack with every resource (parent, dependencies, propertyDependencies). The engine sends
+   each resource's outputs here; in a preview those are the provider's preview of the inputs, so
+   the driver sends the inputs with `additionalSecretOutputs` marked secret.
+
+One deliberate difference: a remote component such as `kubernetes:helm.sh/v4:Chart` is expanded
+by the provider under the real engine (the component itself is registered without inputs, and each
+rendered object is analyzed as its own resource). The mock engine cannot render charts, so the
+driver passes the chart's declared inputs (chart, version, values) instead. Rules handle both.
+
+Diagnostics are printed like `pulumi preview`'s policy summary; exit 1 on any mandatory
+violation, 2 when packs cannot be started or configured, 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+from google.protobuf import empty_pb2, json_format, struct_pb2
+
+from .engine import SECRET_SIG, SIG_KEY, RecordedResource, RecordedStack, run_program
+from .stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
+
+EXIT_OK = 0
+EXIT_POLICY = 1
+EXIT_ERROR = 2
+
+LEVELS = ("advisory", "mandatory", "remediate", "disabled")
+START_TIMEOUT = float(os.environ.get("HPCFORGE_POLICY_START_TIMEOUT", "60"))
+RPC_TIMEOUT = 120.0
+MAX_MESSAGE = 1024 * 1024 * 400
+ORGANIZATION = "organization"  # what the CLI reports for diy (file/s3) backends
+
+
+class PolicyRunError(Exception):
+    """A pack could not be started, configured or driven (the engine would abort the preview)."""
+
+
+# --- policy config, as pkg/resource/analyzer/config.go ----------------------------------------------
+
+
+@dataclass
+class PolicyConfig:
+    level: str = ""
+    """"" when not set."""
+    properties: dict[str, Any] | None = None
+
+
+def _extract_level(props: dict[str, Any], name: str) -> str:
+    if "enforcementLevel" not in props:
+        return ""
+    value = props.pop("enforcementLevel")
+    if not isinstance(value, str):
+        raise PolicyRunError(
+            f'parsing enforcement level for "{name}": {value!r} is not a valid enforcement level; must be a string'
+        )
+    if value not in LEVELS:
+        raise PolicyRunError(f'parsing enforcement level for "{name}": "{value}" is not a valid enforcement level')
+    return value
+
+
+def parse_policy_config(text: str) -> dict[str, PolicyConfig] | None:
+    """parsePolicyPackConfig: `{"policy": "level"}` or `{"policy": {"enforcementLevel": ..., props...}}`."""
+    if not text.strip():
+        return None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PolicyRunError(f"policy config is not JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise PolicyRunError("policy config must be a JSON object")
+    result: dict[str, PolicyConfig] = {}
+    for name, value in document.items():
+        if isinstance(value, str):
+            if value not in LEVELS:
+                raise PolicyRunError(f'parsing enforcement level for "{name}": "{value}" is not a valid enforcement level')
+            entry = PolicyConfig(value, None)
+        elif isinstance(value, dict):
+            props = dict(value)
+            level = _extract_level(props, name)
+            entry = PolicyConfig(level, props or None)
+        else:
+            raise PolicyRunError(f'parsing "{name}": {value!r} is not a valid value; must be a string or object')
+        if not entry.level and not entry.properties:
+            continue  # empty configs are dropped
+        result[name] = entry
+    return result
+
+
+@dataclass(frozen=True)
+class PolicyInfo:
+    name: str
+    level: str
+    schema: dict[str, Any]
+    """JSON schema properties, with `enforcementLevel` injected (the engine does this)."""
+    required: tuple[str, ...]
+
+
+def _defaults(policies: Sequence[PolicyInfo]) -> dict[str, PolicyConfig]:
+    result: dict[str, PolicyConfig] = {}
+    for policy in policies:
+        props = {k: v["default"] for k, v in policy.schema.items() if isinstance(v, dict) and "default" in v}
+        result[policy.name] = PolicyConfig(policy.level, props or None)
+    return result
+
+
+def _apply(result: dict[str, PolicyConfig], given: Mapping[str, PolicyConfig]) -> None:
+    everything = given.get("all")
+    if everything is not None and everything.level in LEVELS:
+        for name, current in list(result.items()):
+            result[name] = PolicyConfig(everything.level, current.properties)
+    for name, entry in given.items():
+        level, properties = "", None
+        if name in result:
+            level, properties = result[name].level, result[name].properties
+        if entry.level in LEVELS:
+            level = entry.level
+        if entry.properties and properties is None:
+            properties = {}
+        if entry.properties:
+            assert properties is not None
+            properties.update(entry.properties)
+        result[name] = PolicyConfig(level, properties)
+
+
+def _validation_errors(policies: Sequence[PolicyInfo], config: Mapping[str, PolicyConfig]) -> list[str]:
+    import jsonschema
+
+    errors: list[str] = []
+    for policy in policies:
+        props = (config[policy.name].properties if policy.name in config else None) or {}
+        schema: dict[str, Any] = {"type": "object", "properties": policy.schema}
+        if policy.required:
+            schema["required"] = list(policy.required)
+        validator = jsonschema.Draft7Validator(schema)
+        for error in sorted(validator.iter_errors(props), key=lambda e: list(e.path)):
+            where = ".".join(str(p) for p in error.path)
+            message = f"{where}: {error.message}" if where else error.message
+            errors.append(f"{policy.name}: {message}")
+    return errors
+
+
+def reconcile_policy_config(
+    policies: Sequence[PolicyInfo],
+    initial: Mapping[str, PolicyConfig] | None,
+    given: Mapping[str, PolicyConfig] | None,
+) -> tuple[dict[str, PolicyConfig], list[str]]:
+    """ReconcilePolicyPackConfig: (merged config, validation errors)."""
+    result = _defaults(policies)
+    if initial:
+        _apply(result, initial)
+    if given:
+        _apply(result, given)
+    errors = _validation_errors(policies, result)
+    return (result, []) if not errors else ({}, errors)
+
+
+# --- wire form --------------------------------------------------------------------------------------
+
+
+def _skip_internal(value: Any) -> Any:
+    """MarshalProperties(SkipInternalKeys): drop `__`-prefixed keys (never inside a signature object)."""
+    if isinstance(value, dict):
+        if SIG_KEY in value:
+            return {k: (_skip_internal(v) if k == "value" else v) for k, v in value.items()}
+        return {k: _skip_internal(v) for k, v in value.items() if not k.startswith("__")}
+    if isinstance(value, list):
+        return [_skip_internal(v) for v in value]
+    return value
+
+
+def _struct(value: Mapping[str, Any]) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    struct.update(dict(value))
+    return struct
+
+
+def _secret(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict) and value.get(SIG_KEY) == SECRET_SIG:
+        return value
+    return {SIG_KEY: SECRET_SIG, "value": value}
+
+
+def _split_provider_reference(reference: str) -> tuple[str, str]:
+    urn, _, ident = reference.rpartition("::")
+    return (urn, ident) if urn else (reference, "")
+
+
+def _urn_name(urn: str) -> str:
+    return urn.split("::", 3)[-1] if urn.count("::") >= 3 else urn
+
+
+@dataclass
+class _Resource:
+    """A resource as the driver sends it (inputs may be replaced by remediations)."""
+
+    recorded: RecordedResource | None
+    urn: str
+    type: str
+    name: str
+    inputs: dict[str, Any]
+    parent: str = ""
+    custom: bool = False
+    remote: bool = False
+    stack_outputs: dict[str, Any] | None = None
+    """The root Stack's outputs (wire form)."""
+
+    def options(self, proto: Any, *, with_parent: bool = True) -> Any:
+        r = self.recorded
+        return proto.AnalyzerResourceOptions(
+            protect=bool(r.protect) if r else False,
+            ignoreChanges=list(r.ignore_changes) if r else [],
+            deleteBeforeReplace=bool(r.delete_before_replace) if r else False,
+            deleteBeforeReplaceDefined=r is not None and r.delete_before_replace is not None,
+            additionalSecretOutputs=list(r.additional_secret_outputs) if r else [],
+            aliases=[],
+            customTimeouts=proto.AnalyzerResourceOptions.CustomTimeouts(create=0, update=0, delete=0),
+            parent=self.parent if with_parent else "",
+        )
+
+    def outputs(self) -> dict[str, Any]:
+        """What the engine has as outputs in a preview (see the module docstring)."""
+        if self.recorded is None or self.custom:
+            outputs = dict(self.inputs)
+            for key in self.recorded.additional_secret_outputs if self.recorded else []:
+                if key in outputs:
+                    outputs[key] = _secret(outputs[key])
+            return outputs
+        return dict(self.inputs) if self.remote else {}
+
+
+# --- the engine side: a minimal Engine service for the packs' logging ---------------------------------
+
+
+class _EngineService:
+    def __init__(self, root_urn: str, err: TextIO) -> None:
+        self.root_urn = root_urn
+        self.err = err
+        self.lock = threading.Lock()
+
+    def Log(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC method name)
+        from pulumi.runtime.proto import engine_pb2
+
+        severity = engine_pb2.LogSeverity.Name(request.severity).lower()
+        with self.lock:
+            print(f"    {severity}: {request.message}", file=self.err)
+        return empty_pb2.Empty()
+
+    def GetRootResource(self, request: Any, context: Any) -> Any:  # noqa: N802
+        from pulumi.runtime.proto import engine_pb2
+
+        return engine_pb2.GetRootResourceResponse(urn=self.root_urn)
+
+    def SetRootResource(self, request: Any, context: Any) -> Any:  # noqa: N802
+        from pulumi.runtime.proto import engine_pb2
+
+        self.root_urn = request.urn
+        return engine_pb2.SetRootResourceResponse()
+
+
+def _start_engine(root_urn: str, err: TextIO) -> tuple[Any, str]:
+    import grpc
+    from pulumi.runtime.proto import engine_pb2_grpc
+
+    servicer = type("EngineServicer", (_EngineService, engine_pb2_grpc.EngineServicer), {})(root_urn, err)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    engine_pb2_grpc.add_EngineServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    return server, f"127.0.0.1:{port}"
+
+
+# --- packs -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PackSpec:
+    path: Path
+    config: Path | None = None
+
+
+@dataclass
+class Diagnostic:
+    pack: str
+    version: str
+    policy: str
+    level: str
+    description: str
+    message: str
+    urn: str
+
+
+@dataclass
+class _Pack:
+    spec: PackSpec
+    version: str
+    process: subprocess.Popen[bytes]
+    stderr: list[str] = field(default_factory=list)
+    stdout_rest: list[str] = field(default_factory=list)
+    port: int | None = None
+    channel: Any = None
+    stub: Any = None
+    name: str = ""
+    policies: list[PolicyInfo] = field(default_factory=list)
+    initial: dict[str, PolicyConfig] = field(default_factory=dict)
+    supports_config: bool = True
+
+    @property
+    def label(self) -> str:
+        return self.name or str(self.spec.path)
+
+
+def _load_pack_project(path: Path) -> str:
+    project = path / "PulumiPolicy.yaml"
+    try:
+        document = yaml.safe_load(project.read_text())
+    except FileNotFoundError:
+        raise PolicyRunError(f'failed to load Pulumi policy project located at "{path}": no PulumiPolicy.yaml') from None
+    except yaml.YAMLError as error:
+        raise PolicyRunError(f'failed to load Pulumi policy project located at "{path}": {error}') from None
+    if not isinstance(document, dict) or not document.get("runtime"):
+        raise PolicyRunError(f'failed to load Pulumi policy project located at "{path}": missing runtime')
+    runtime = document["runtime"]
+    name = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if name != "python":
+        raise PolicyRunError(f'policy pack at "{path}": only python packs can be run offline (runtime: {name})')
+    return str(document.get("version") or "")
+
+
+def _drain(stream: Any, sink: list[str]) -> None:
+    for raw in iter(stream.readline, b""):
+        sink.append(raw.decode(errors="replace").rstrip("\n"))
+
+
+def _start_pack(spec: PackSpec, engine_address: str, env: Mapping[str, str]) -> _Pack:
+    version = _load_pack_project(spec.path)
+    process = subprocess.Popen(
+        [sys.executable, "-u", "-m", "pulumi.policy", engine_address, "."],
+        cwd=spec.path,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    pack = _Pack(spec, version, process)
+    assert process.stderr is not None
+    threading.Thread(target=_drain, args=(process.stderr, pack.stderr), daemon=True).start()
+    return pack
+
+
+def _read_port(pack: _Pack, timeout: float) -> None:
+    stdout = pack.process.stdout
+    assert stdout is not None
+    first: list[str] = []
+    reader = threading.Thread(target=lambda: first.append(stdout.readline().decode(errors="replace")), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    line = first[0].strip() if first else ""
+    if not line.isdigit():
+        pack.process.kill()
+        time.sleep(0.1)
+        detail = "\n".join(pack.stderr[-20:]) or "(no output)"
+        why = f"printed {line!r}" if first else f"printed no port within {timeout:.0f}s"
+        raise PolicyRunError(f'policy pack "{pack.spec.path}" failed to start: it {why}\n{detail}')
+    pack.port = int(line)
+    threading.Thread(target=_drain, args=(pack.process.stdout, pack.stdout_rest), daemon=True).start()
+
+
+def _stop(pack: _Pack) -> None:
+    if pack.channel is not None:
+        pack.channel.close()
+    if pack.process.poll() is None:
+        pack.process.terminate()
+        try:
+            pack.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pack.process.kill()
+            pack.process.wait(timeout=5)
+
+
+def _level_name(proto: Any, value: int) -> str:
+    return str(proto.EnforcementLevel.Name(value)).lower()
+
+
+def _policy_config_message(proto: Any, config: Mapping[str, PolicyConfig]) -> Any:
+    request = proto.ConfigureAnalyzerRequest()
+    for name, entry in config.items():
+        message = request.policyConfig[name]
+        message.enforcementLevel = proto.EnforcementLevel.Value(entry.level.upper())
+        if entry.properties:
+            message.properties.update(entry.properties)
+    return request
+
+
+def _connect(pack: _Pack, engine_address: str, stack: StackFile, project: str) -> None:
+    import grpc
+    from pulumi.runtime import proto
+    from pulumi.runtime.proto import analyzer_pb2_grpc
+
+    pack.channel = grpc.insecure_channel(
+        f"127.0.0.1:{pack.port}",
+        options=[("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)],
+    )
+    grpc.channel_ready_future(pack.channel).result(timeout=START_TIMEOUT)
+    pack.stub = analyzer_pb2_grpc.AnalyzerStub(pack.channel)
+    directory = str(pack.spec.path.resolve())
+    try:
+        pack.stub.Handshake(
+            proto.AnalyzerHandshakeRequest(engine_address=engine_address, root_directory=directory, program_directory=directory),
+            timeout=RPC_TIMEOUT,
+        )
+    except grpc.RpcError as error:
+        if error.code() != grpc.StatusCode.UNIMPLEMENTED:
+            raise PolicyRunError(f'policy pack "{pack.spec.path}" failed the handshake: {error.details()}') from None
+    try:
+        pack.stub.ConfigureStack(
+            proto.AnalyzerStackConfigureRequest(
+                stack=stack.name,
+                project=project,
+                organization=ORGANIZATION,
+                dry_run=True,
+                config=dict(stack.config),
+                config_secret_keys=list(stack.secret_keys),
+            ),
+            timeout=RPC_TIMEOUT,
+        )
+    except grpc.RpcError as error:
+        if error.code() != grpc.StatusCode.UNIMPLEMENTED:
+            raise PolicyRunError(f'policy pack "{pack.spec.path}": ConfigureStack failed: {error.details()}') from None
+    info = pack.stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=RPC_TIMEOUT)
+    pack.name = info.name
+    pack.version = pack.version or info.version  # PulumiPolicy.yaml wins
+    for policy in info.policies:
+        schema: dict[str, Any] = {}
+        if info.supportsConfig:
+            schema = json_format.MessageToDict(policy.configSchema.properties) if policy.HasField("configSchema") else {}
+            schema["enforcementLevel"] = {"type": "string", "enum": list(LEVELS)}
+        pack.policies.append(
+            PolicyInfo(policy.name, _level_name(proto, policy.enforcementLevel), schema, tuple(policy.configSchema.required))
+        )
+    pack.policies.sort(key=lambda p: p.name)
+    pack.initial = {
+        name: PolicyConfig(_level_name(proto, value.enforcementLevel), json_format.MessageToDict(value.properties) or None)
+        for name, value in info.initialConfig.items()
+    }
+    pack.supports_config = info.supportsConfig
+
+
+def _configure(pack: _Pack, given: Mapping[str, PolicyConfig] | None) -> list[str]:
+    from pulumi.runtime import proto
+
+    if not pack.supports_config:
+        if pack.spec.config is not None:
+            raise PolicyRunError(f'policy pack "{pack.name}" at "{pack.spec.path}" does not support config')
+        return []
+    config, errors = reconcile_policy_config(pack.policies, pack.initial, given)
+    if errors:
+        return [f"validating policy config: {pack.name} {pack.version}  {error}" for error in errors]
+    if not config:
+        return []
+    for entry in config.values():
+        if entry.level not in LEVELS:
+            raise PolicyRunError(
+                f'configuring policy pack "{pack.name}" at "{pack.spec.path}": invalid enforcement level "{entry.level}"'
+            )
+    pack.stub.Configure(_policy_config_message(proto, config), timeout=RPC_TIMEOUT)
+    return []
+
+
+def _diagnostics(pack: _Pack, response: Any, proto: Any, default_urn: str) -> list[Diagnostic]:
+    return [
+        Diagnostic(
+            pack=d.policyPackName or pack.name,
+            version=pack.version or d.policyPackVersion,
+            policy=d.policyName,
+            level=_level_name(proto, d.enforcementLevel),
+            description=d.description,
+            message=d.message,
+            urn=d.urn or default_urn,
+        )
+        for d in response.diagnostics
+    ]
+
+
+def _resources(stack: RecordedStack) -> list[_Resource]:
+    root_urn = f"urn:pulumi:{stack.stack}::{stack.project}::pulumi:pulumi:Stack::{stack.project}-{stack.stack}"
+    outputs: dict[str, Any] = {}
+    for key, value in stack.outputs.items():
+        outputs[key] = _secret(value) if key in stack.secret_outputs else value
+    root = _Resource(None, root_urn, "pulumi:pulumi:Stack", f"{stack.project}-{stack.stack}", {}, stack_outputs=outputs)
+    resources = [root]
+    for r in stack.resources:
+        resources.append(_Resource(r, r.urn, r.type, r.name, json.loads(json.dumps(r.raw_inputs)), r.parent, r.custom, r.remote))
+    return resources
+
+
+def _provider(proto: Any, resource: _Resource, by_urn: Mapping[str, _Resource]) -> Any:
+    r = resource.recorded
+    if r is None or not r.custom or not r.provider:
+        return None
+    urn, _ = _split_provider_reference(r.provider)
+    provider = by_urn.get(urn)
+    inputs = provider.inputs if provider else {}
+    return proto.AnalyzerProviderResource(
+        urn=urn,
+        type=provider.type if provider else urn.split("::")[2].rsplit("$", 1)[-1],
+        name=_urn_name(urn),
+        properties=_struct(_skip_internal(inputs)),
+    )
+
+
+def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[Diagnostic]:
+    from pulumi.runtime import proto
+
+    resources = _resources(stack)
+    by_urn = {r.urn: r for r in resources}
+    diagnostics: list[Diagnostic] = []
+    for resource in resources:
+        provider = _provider(proto, resource, by_urn)
+        for remediate in (True, False):
+            for pack in packs:
+                request = proto.AnalyzeRequest(
+                    urn=resource.urn,
+                    type=resource.type,
+                    name=resource.name,
+                    properties=_struct(resource.inputs if remediate else _skip_internal(resource.inputs)),
+                    options=resource.options(proto),
+                    provider=provider,
+                )
+                if remediate:
+                    response = pack.stub.Remediate(request, timeout=RPC_TIMEOUT)
+                    for remediation in response.remediations:
+                        if remediation.diagnostic:
+                            diagnostics.append(
+                                Diagnostic(
+                                    remediation.policyPackName or pack.name,
+                                    pack.version,
+                                    remediation.policyName,
+                                    "advisory",
+                                    remediation.description,
+                                    remediation.diagnostic,
+                                    resource.urn,
+                                )
+                            )
+                        elif remediation.HasField("properties"):
+                            resource.inputs = json_format.MessageToDict(remediation.properties)
+                            print(f"    remediated {resource.type} {resource.name} ({remediation.policyName})", file=err)
+                else:
+                    response = pack.stub.Analyze(request, timeout=RPC_TIMEOUT)
+                    diagnostics += _diagnostics(pack, response, proto, resource.urn)
+    stack_resources = []
+    for resource in resources:
+        properties = resource.stack_outputs if resource.stack_outputs is not None else resource.outputs()
+        r = resource.recorded
+        stack_resources.append(
+            proto.AnalyzerResource(
+                urn=resource.urn,
+                type=resource.type,
+                name=resource.name,
+                properties=_struct(_skip_internal(properties)),
+                options=resource.options(proto, with_parent=False),
+                provider=_provider(proto, resource, by_urn),
+                parent=resource.parent,
+                dependencies=list(r.depends_on) if r else [],
+                propertyDependencies={
+                    k: proto.AnalyzerPropertyDependencies(urns=list(v))
+                    for k, v in (r.property_dependencies.items() if r else [])
+                    if v
+                },
+            )
+        )
+    for pack in packs:
+        response = pack.stub.AnalyzeStack(proto.AnalyzeStackRequest(resources=stack_resources), timeout=RPC_TIMEOUT)
+        diagnostics += _diagnostics(pack, response, proto, "")
+    return diagnostics
+
+
+# --- running and printing ----------------------------------------------------------------------------
+
+
+@dataclass
+class CheckResult:
+    exit_code: int
+    diagnostics: list[Diagnostic]
+    packs: list[tuple[str, str, Path]]
+    """(name, version, path) of every pack that ran."""
+    errors: list[str]
+    analyzed: int = 0
+
+    def violations(self, policy: str | None = None, level: str | None = None) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if (policy is None or d.policy == policy) and (level is None or d.level == level)]
+
+
+def _supports_emoji(stream: TextIO) -> bool:
+    try:
+        "✅❌⚠️".encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def _describe(urn: str, types: Mapping[str, tuple[str, str]]) -> str:
+    if not urn:
+        return "stack"
+    type_, name = types.get(urn, (urn.split("::")[2].rsplit("$", 1)[-1] if urn.count("::") >= 3 else "?", _urn_name(urn)))
+    return f"{type_}: {name}"
+
+
+def print_report(result: CheckResult, stack: RecordedStack, out: TextIO) -> None:
+    emoji = _supports_emoji(out)
+    ok, failed, warn = ("✅", "❌", "⚠️ ") if emoji else ("[ok]", "[failed]", "[warn]")
+    types = {r.urn: (r.type, r.name) for r in stack.resources}
+    print("Policies:", file=out)
+    for name, version, path in result.packs:
+        mine = [d for d in result.diagnostics if d.pack == name]
+        mandatory = any(d.level == "mandatory" for d in mine)
+        mark = failed if mandatory else warn if mine else ok
+        print(f"    {mark} {name}@v{version} (local: {path})", file=out)
+        for d in sorted(mine, key=lambda d: (d.level != "mandatory", d.policy, d.urn)):
+            print(f"        - [{d.level}]  {d.policy}  ({_describe(d.urn, types)})", file=out)
+            for line in d.message.splitlines():
+                print(f"          {line}", file=out)
+    counts = {level: len(result.violations(level=level)) for level in ("mandatory", "advisory")}
+    print(
+        f"\nPolicy summary: {len(result.packs)} pack(s), {result.analyzed} resources analyzed: "
+        f"{counts['mandatory']} mandatory, {counts['advisory']} advisory violation(s)",
+        file=out,
+    )
+
+
+def check_stack(
+    stack: RecordedStack,
+    stack_file: StackFile,
+    packs: Sequence[PackSpec],
+    *,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> CheckResult:
+    """Run `packs` against a recorded stack over the Analyzer protocol; print like `pulumi preview`."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    given: list[dict[str, PolicyConfig] | None] = []
+    for spec in packs:
+        if spec.config is None:
+            given.append(None)
+            continue
+        try:
+            given.append(parse_policy_config(spec.config.read_text()))
+        except OSError as error:
+            raise PolicyRunError(f"reading policy config {spec.config}: {error.strerror}") from None
+    root_urn = f"urn:pulumi:{stack.stack}::{stack.project}::pulumi:pulumi:Stack::{stack.project}-{stack.stack}"
+    server, engine_address = _start_engine(root_urn, err)
+    env = {
+        **os.environ,
+        "PULUMI_CONFIG": json.dumps(dict(stack_file.config)),
+        "PULUMI_ORGANIZATION": ORGANIZATION,
+        "PULUMI_PROJECT": stack.project,
+        "PULUMI_STACK": stack.stack,
+        "PULUMI_DRY_RUN": "true",
+    }
+    running: list[_Pack] = []
+    try:
+        for spec in packs:
+            running.append(_start_pack(spec, engine_address, env))
+        for pack in running:
+            _read_port(pack, START_TIMEOUT)
+        errors: list[str] = []
+        for pack, pack_config in zip(running, given, strict=True):
+            _connect(pack, engine_address, stack_file, stack.project)
+            errors += _configure(pack, pack_config)
+        if errors:
+            for problem in sorted(errors):
+                print(f"error: {problem}", file=err)
+            print("error: validating policy config", file=err)
+            return CheckResult(EXIT_ERROR, [], [(p.name, p.version, p.spec.path) for p in running], sorted(errors))
+        try:
+            diagnostics = _analyze(running, stack, err)
+        except Exception as error:
+            details = getattr(error, "details", None)
+            message = details() if callable(details) else str(error)
+            raise PolicyRunError(f"failed to run policy: {message}") from None
+        result = CheckResult(
+            exit_code=EXIT_POLICY if any(d.level == "mandatory" for d in diagnostics) else EXIT_OK,
+            diagnostics=diagnostics,
+            packs=[(p.name, p.version, p.spec.path) for p in running],
+            errors=[],
+            analyzed=len(stack.resources) + 1,
+        )
+        print_report(result, stack, out)
+        return result
+    finally:
+        for pack in running:
+            _stop(pack)
+            for line in pack.stderr:
+                print(f"    [{pack.label}] {line}", file=err)
+        server.stop(0)
+
+
+def pack_specs(policy_packs: Sequence[Path], configs: Sequence[Path]) -> list[PackSpec]:
+    """Pair --policy-pack and --policy-pack-config by position, as the Pulumi CLI does."""
+    if configs and len(configs) != len(policy_packs):
+        raise PolicyRunError("the number of --policy-pack-config paths must match the number of --policy-pack paths")
+    return [PackSpec(path, configs[i] if configs else None) for i, path in enumerate(policy_packs)]
+
+
+def run_check(args: argparse.Namespace) -> int:
+    try:
+        specs = pack_specs(list(args.policy_pack), list(args.policy_pack_config or []))
+        for spec in specs:
+            if not spec.path.is_dir():
+                raise PolicyRunError(f'policy pack not found at "{spec.path}"')
+            if spec.config is not None and not spec.config.is_file():
+                raise PolicyRunError(f"policy config {spec.config}: no such file")
+    except PolicyRunError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    path = args.config if args.config else stack_path(args.stack)
+    stack_file = read_stack_file(path, name=args.stack)
+    recorded = run_program(stack_file, PROJECT_ROOT)
+    print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")
+    try:
+        return check_stack(recorded, stack_file, specs).exit_code
+    except PolicyRunError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_ERROR
