@@ -13,10 +13,12 @@ from .config.root import PlatformConfig
 from .context import DeployContext
 from .layers import batch, certificates, database, devops, directory, gitops, network, sealed_secrets, slurm
 from .layers.batch import Batch, BatchArgs
+from .layers.bootstrap import BootstrapArgs, ClusterBootstrap
 from .layers.certificates import Certificates, CertificatesArgs
 from .layers.database import Database, DatabaseArgs
 from .layers.devops import DevOps, DevOpsArgs
 from .layers.directory import Directory, DirectoryArgs
+from .layers.evidence import Evidence, EvidenceArgs
 from .layers.gitops import GitOps, GitOpsArgs
 from .layers.network import Network, NetworkArgs, TcpEntryPoint
 from .layers.provisioning import Provisioning, ProvisioningArgs
@@ -74,9 +76,21 @@ class Platform(pulumi.ComponentResource):
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:platform:Platform", name, None, opts)
         cfg = args.config
+        kubeconfig: pulumi.Output[str] | None = None
+        if cfg.cluster.bootstrap is not None:
+            assert cfg.ssh_private_key is not None  # enforced by config validation
+            cluster = ClusterBootstrap(
+                "cluster",
+                BootstrapArgs(
+                    config=cfg.cluster.bootstrap, ssh_private_key=pulumi.Output.secret(cfg.ssh_private_key.get_secret_value())
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            kubeconfig = cluster.kubeconfig
         provider = k8s.Provider(
             "kubernetes",
             context=cfg.kubernetes.context,
+            kubeconfig=kubeconfig,
             opts=pulumi.ResourceOptions(parent=self),
         )
         ctx = DeployContext(
@@ -190,6 +204,9 @@ class Platform(pulumi.ComponentResource):
             )
             provisioning_address = grendel.address
 
+        layers: list[pulumi.Resource] = [git, net, certs, sealed, db, ldap, hpc]
+        if prov is not None:
+            layers.append(grendel)
         batch_queues: list[str] = []
         if cfg.batch is not None and cfg.batch.enabled:
             Batch(
@@ -216,6 +233,15 @@ class Platform(pulumi.ComponentResource):
             )
             registry = lane.registry_host
 
+        evidence: dict[str, pulumi.Output[str]] = {}
+        if cfg.evidence.enabled:
+            checks = Evidence(
+                "evidence",
+                EvidenceArgs(config=cfg, kube_context=cfg.kubernetes.context, depends_on=layers),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            evidence = checks.results
+
         self.outputs = {
             "environment": cfg.environment,
             "delivery": cfg.delivery,
@@ -236,5 +262,6 @@ class Platform(pulumi.ComponentResource):
             "grendelAddress": provisioning_address,
             "kueueClusterQueues": batch_queues,
             "registry": registry,
+            "evidence": evidence,
         }
         self.register_outputs(self.outputs)

@@ -987,7 +987,7 @@ def validate_helm_values(
         messages.append(f"{label}: values key {_format_path(path)} does not exist in the chart's {where}")
     validator = chart_values.partial_validator
     if validator is not None and check_types:
-        reported = {path for path in unknown}
+        reported = set(unknown)
         for error in _leaf_errors(validator.iter_errors(dict(values))):
             if error.validator == "additionalProperties" and error.validator_value is False:
                 base = tuple(str(p) for p in error.absolute_path)

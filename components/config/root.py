@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from .base import DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
+from .operations import ClusterConfig, EvidenceConfig
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
 from .pools import NodePool
 from .provisioning import ProvisioningConfig
@@ -41,6 +42,11 @@ class PlatformConfig(StrictModel):
     """Kubernetes-native batch beside Slurm: Kueue queues over node pools that Slurm does not use."""
     devops: DevOpsConfig | None = None
     """Build and test lane for the site's software: Argo Workflows, shared software storage, a registry."""
+    evidence: EvidenceConfig = Field(default_factory=EvidenceConfig)
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    ssh_private_key: SecretStr | None = None
+    """Private key for the cluster bootstrap over SSH; set it as a secret:
+    `pulumi config set --secret hpcforge:sshPrivateKey < ~/.ssh/id_ed25519`."""
 
     @field_validator("environment")
     @classmethod
@@ -71,6 +77,7 @@ class PlatformConfig(StrictModel):
         self._check_provisioning(problems)
         self._check_batch(problems)
         self._check_namespaces(problems)
+        self._check_operations(problems)
         self._check_production(problems)
         problems.raise_if_any()
         return self
@@ -252,6 +259,20 @@ class PlatformConfig(StrictModel):
                     problems.add(
                         ["batch", "teams", index, "namespace"], f"{team.namespace!r} is a platform namespace; pick another"
                     )
+
+    def _check_operations(self, problems: ProblemCollector) -> None:
+        if self.cluster.bootstrap is not None and self.ssh_private_key is None:
+            problems.add(
+                ["sshPrivateKey"],
+                "required when cluster.bootstrap is set (pulumi config set --secret hpcforge:sshPrivateKey < KEY)",
+            )
+        if self.cluster.bootstrap is not None and self.kubernetes.context is not None:
+            problems.add(["kubernetes", "context"], "a bootstrapped cluster brings its own kubeconfig: remove kubernetes.context")
+        evidence = self.evidence
+        if evidence.test_partition is not None and evidence.test_partition not in {p.name for p in self.slurm.partitions}:
+            problems.add(["evidence", "testPartition"], f"unknown partition {evidence.test_partition!r}")
+        if evidence.lookup_user is not None and evidence.lookup_user not in {u.name for u in self.directory.users}:
+            problems.add(["evidence", "lookupUser"], f"unknown directory user {evidence.lookup_user!r}")
 
     def _check_production(self, problems: ProblemCollector) -> None:
         if not self.is_production:
