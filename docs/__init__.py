@@ -1,0 +1,1 @@
+"""Documentation of hpcforge; `python -m docs.generate` writes the configuration reference."""
