@@ -40,6 +40,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	for pack in policies/*/__main__.py; do $(VENV)/bin/mypy "$$pack" || exit 1; done
 
 docs: $(STAMP)
 	$(PY) -m docs.generate

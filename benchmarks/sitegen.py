@@ -51,8 +51,21 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
         for i in range(1, hosts + 1)
     ]
 
-    # Nodesets: keep prod's four, add CPU nodesets on one large pool, grouped into partitions of ten.
+    # Nodesets: exactly `nodesets` of them. Below prod's four, keep the bare-metal one first (the
+    # hosts join it); above, add CPU nodesets on one large pool, in partitions of ten.
     slurm = config["hpcforge:slurm"]
+    base_order = ["cpu-bm", "cpu", "gpu-a100", "gpu-h100"]
+    if nodesets < len(base_order):
+        keep = set(base_order[: max(1, nodesets)])
+        slurm["nodesets"] = [ns for ns in slurm["nodesets"] if ns["name"] in keep]
+        partitions = []
+        for partition in slurm["partitions"]:
+            members = [name for name in partition["nodesets"] if name in keep]
+            if members:
+                partitions.append({**partition, "nodesets": members})
+        if not any(p.get("default") for p in partitions):
+            partitions.insert(0, {"name": "all", "nodesets": sorted(keep), "default": True})
+        slurm["partitions"] = partitions
     extra = max(0, nodesets - len(slurm["nodesets"]))
     if extra:
         config["hpcforge:nodePools"].append(
@@ -74,6 +87,10 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
         slurm["partitions"].append(
             {"name": f"scale-{start // 10:03d}", "nodesets": [n["name"] for n in group], "maxTime": "1-00:00:00"}
         )
+    kept = {ns["name"] for ns in slurm["nodesets"]}
+    assert "cpu-bm" in kept
+    # Generated users replace prod's: the evidence check looks up the first one.
+    config.get("hpcforge:evidence", {}).pop("lookupUser", None)
 
     # Users: spread over project groups.
     directory = config["hpcforge:directory"]

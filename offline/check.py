@@ -41,6 +41,7 @@ violation, 2 when packs cannot be started or configured, 0 otherwise.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import subprocess
@@ -625,7 +626,12 @@ class CheckResult:
     errors: list[str]
     analyzed: int = 0
 
-    def violations(self, policy: str | None = None, level: str | None = None) -> list[Diagnostic]:
+    @property
+    def violations(self) -> list[Diagnostic]:
+        """Every diagnostic (all levels)."""
+        return list(self.diagnostics)
+
+    def select(self, policy: str | None = None, level: str | None = None) -> list[Diagnostic]:
         return [d for d in self.diagnostics if (policy is None or d.policy == policy) and (level is None or d.level == level)]
 
 
@@ -658,7 +664,7 @@ def print_report(result: CheckResult, stack: RecordedStack, out: TextIO) -> None
             print(f"        - [{d.level}]  {d.policy}  ({_describe(d.urn, types)})", file=out)
             for line in d.message.splitlines():
                 print(f"          {line}", file=out)
-    counts = {level: len(result.violations(level=level)) for level in ("mandatory", "advisory")}
+    counts = {level: len(result.select(level=level)) for level in ("mandatory", "advisory")}
     print(
         f"\nPolicy summary: {len(result.packs)} pack(s), {result.analyzed} resources analyzed: "
         f"{counts['mandatory']} mandatory, {counts['advisory']} advisory violation(s)",
@@ -666,17 +672,29 @@ def print_report(result: CheckResult, stack: RecordedStack, out: TextIO) -> None
     )
 
 
+def _error_message(error: Exception) -> str:
+    """gRPC errors carry their message in details()."""
+    details = getattr(error, "details", None)
+    return str(details()) if callable(details) else str(error)
+
+
 def check_stack(
     stack: RecordedStack,
-    stack_file: StackFile,
+    stack_file: StackFile | None,
     packs: Sequence[PackSpec],
     *,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> CheckResult:
-    """Run `packs` against a recorded stack over the Analyzer protocol; print like `pulumi preview`."""
+    """Run `packs` against a recorded stack over the Analyzer protocol; print like `pulumi preview`.
+
+    `stack_file` provides the stack config the engine hands the packs (PULUMI_CONFIG, ConfigureStack);
+    None sends an empty config.
+    """
     out = out or sys.stdout
     err = err or sys.stderr
+    if stack_file is None:
+        stack_file = StackFile(name=stack.stack, path=Path(f"Pulumi.{stack.stack}.yaml"), config={})
     given: list[dict[str, PolicyConfig] | None] = []
     for spec in packs:
         if spec.config is None:
@@ -704,8 +722,13 @@ def check_stack(
             _read_port(pack, START_TIMEOUT)
         errors: list[str] = []
         for pack, pack_config in zip(running, given, strict=True):
-            _connect(pack, engine_address, stack_file, stack.project)
-            errors += _configure(pack, pack_config)
+            try:
+                _connect(pack, engine_address, stack_file, stack.project)
+                errors += _configure(pack, pack_config)
+            except PolicyRunError:
+                raise
+            except Exception as error:
+                raise PolicyRunError(f'policy pack "{pack.spec.path}" failed: {_error_message(error)}') from None
         if errors:
             for problem in sorted(errors):
                 print(f"error: {problem}", file=err)
@@ -714,9 +737,7 @@ def check_stack(
         try:
             diagnostics = _analyze(running, stack, err)
         except Exception as error:
-            details = getattr(error, "details", None)
-            message = details() if callable(details) else str(error)
-            raise PolicyRunError(f"failed to run policy: {message}") from None
+            raise PolicyRunError(f"failed to run policy: {_error_message(error)}") from None
         result = CheckResult(
             exit_code=EXIT_POLICY if any(d.level == "mandatory" for d in diagnostics) else EXIT_OK,
             diagnostics=diagnostics,
@@ -732,6 +753,18 @@ def check_stack(
             for line in pack.stderr:
                 print(f"    [{pack.label}] {line}", file=err)
         server.stop(0)
+
+
+def check_recorded_stack(
+    stack: RecordedStack,
+    packs: Sequence[PackSpec],
+    stack_file: StackFile | None = None,
+    *,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> CheckResult:
+    """`check_stack` without the printed report (benchmarks, tools): read `result.violations`."""
+    return check_stack(stack, stack_file, packs, out=out or io.StringIO(), err=err or io.StringIO())
 
 
 def pack_specs(policy_packs: Sequence[Path], configs: Sequence[Path]) -> list[PackSpec]:

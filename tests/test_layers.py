@@ -192,7 +192,7 @@ def test_slurm_custom_resources(prod_stack: RecordedStack) -> None:
     sssd = objects(prod_stack, "Secret")["slurm/slurm-sssd-conf"]
     assert "stringData.sssd.conf" in sssd.secret_paths or "stringData" in sssd.secret_paths
     prolog = one(prod_stack, "ConfigMap", "slurm", "slurm-prolog-scripts")["data"]
-    assert sorted(prolog) == ["00-health.sh", "10-gpu-check.sh"]
+    assert sorted(prolog) == ["00-health.sh", "05-scratch.sh", "10-gpu-check.sh"]
     assert one(prod_stack, "ConfigMap", "slurm", "slurm-config-extra")["data"]["gres.conf"].endswith("AutoDetect=nvidia\n")
 
 

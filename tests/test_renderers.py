@@ -148,9 +148,9 @@ def test_ldif_has_tree_groups_users_and_bind_account(prod: PlatformConfig) -> No
     alice = entries[f"uid=alice,ou=People,{suffix}"]
     assert alice["uidNumber"] == ["10001"] and alice["gidNumber"] == ["5000"]
     assert alice["homeDirectory"] == ["/home/alice"] and alice["loginShell"] == ["/bin/bash"]
-    assert "ldapPublicKey" in alice["objectClass"] and alice["sshPublicKey"][0].startswith("ssh-ed25519 ")
+    assert "nsAccount" in alice["objectClass"] and alice["nsSshPublicKey"][0].startswith("ssh-ed25519 ")
     carol = entries[f"uid=carol,ou=People,{suffix}"]
-    assert "ldapPublicKey" not in carol["objectClass"] and "sshPublicKey" not in carol
+    assert "nsAccount" not in carol["objectClass"] and "nsSshPublicKey" not in carol
     llm = entries[f"cn=proj-llm,ou=Groups,{suffix}"]
     assert llm["memberUid"] == ["dave", "erin"] and llm["gidNumber"] == ["6003"]
     assert entries[f"uid=frank,ou=People,{suffix}"]["loginShell"] == ["/bin/zsh"]

@@ -58,7 +58,7 @@ class TlsConfig(StrictModel):
     renew_before: GoDuration = "360h"
 
 
-_REVISION_PINNED = re.compile(r"^(v?[0-9]+(\.[0-9]+){0,2}([-+][0-9A-Za-z.-]+)?|[0-9a-f]{40})$")
+REVISION_PINNED = re.compile(r"^(v?[0-9]+(\.[0-9]+){0,2}([-+][0-9A-Za-z.-]+)?|[0-9a-f]{40})$")
 
 
 class GitOpsApp(StrictModel):
@@ -79,14 +79,15 @@ class GitOpsApp(StrictModel):
         return value
 
     def revision_is_pinned(self) -> bool:
-        return bool(_REVISION_PINNED.match(self.target_revision))
+        return bool(REVISION_PINNED.match(self.target_revision))
 
 
 class ArgoCd(StrictModel):
     hostname: DnsName | None = None
     """Host name of the Argo CD UI through Traefik (default: `argocd.<domain>`)."""
     ha: bool = False
-    """Run repo-server/server with 2 replicas and redis-ha."""
+    """Run the server, repo-server and applicationset controller with 2 replicas each. Redis stays a
+    single pod: Argo CD uses it only as a cache and rebuilds it after a restart."""
 
 
 class GitOpsConfig(StrictModel):

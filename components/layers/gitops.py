@@ -120,7 +120,7 @@ class GitOps(pulumi.ComponentResource):
             "notifications": {"enabled": False},
             "dex": {"enabled": False},
             "redis": {"resources": container_resources("50m", "64Mi", "256Mi")},
-            "redis-ha": {"enabled": cfg.argocd.ha},
+            "redis-ha": {"enabled": False},
         }
         chart = args.charts.deploy(
             "argocd",

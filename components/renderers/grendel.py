@@ -155,12 +155,12 @@ def _image_record(image: BootImage, name: str, join_url: str | None) -> dict[str
     }
 
 
-def render_join_script(slurm: SlurmConfig, nodeset: str, controller_address: str) -> str:
+def render_join_script(slurm: SlurmConfig, nodeset: str, controller_address: str, port: int = SLURMCTLD_PORT) -> str:
     """The script a bare-metal host of `nodeset` runs after boot: slurmd as a configless dynamic node."""
     spec = slurm.nodeset(nodeset)
     if spec is None:
         raise ValueError(f"unknown nodeset {nodeset!r}")
-    argv = bare_metal_slurmd_argv(spec, f"{controller_address}:{SLURMCTLD_PORT}")
+    argv = bare_metal_slurmd_argv(spec, f"{controller_address}:{port}")
     return (
         "#!/bin/sh\n"
         f"# hpcforge: join Slurm cluster {slurm.cluster_name!r} as a dynamic node of nodeset {nodeset!r}.\n"

@@ -1,8 +1,8 @@
 """Directory renderer (pure): the bootstrap LDIF of the site's 389ds directory.
 
 The LDIF holds the suffix, `ou=People`, `ou=Groups`, `ou=Services`, the POSIX groups and users
-(RFC 2307: posixGroup with memberUid, inetOrgPerson + posixAccount, ldapPublicKey when the user
-has SSH keys), and the read-only bind account that SSSD uses. No password is in it: the bind
+(RFC 2307: posixGroup with memberUid, inetOrgPerson + posixAccount; SSH keys in 389ds's own
+`nsSshPublicKey` of the `nsAccount` class, because 389ds does not ship the OpenSSH-LPK schema), and the read-only bind account that SSSD uses. No password is in it: the bind
 account's `userPassword` is the placeholder `SSSD_BIND_PASSWORD_PLACEHOLDER`, which the bootstrap
 step replaces with the generated secret from its environment just before loading.
 """
@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from ..config.identity import DirectoryConfig, PosixUser
 
 BIND_PASSWORD_PLACEHOLDER = "SSSD_BIND_PASSWORD_PLACEHOLDER"
+SSH_KEY_ATTRIBUTE = "nsSshPublicKey"
+"""389ds's SSH public key attribute (SSSD reads it through `ldap_user_ssh_public_key`)."""
 SSSD_ACCOUNT = "sssd"
 
 
@@ -92,7 +94,7 @@ def _surname(user: PosixUser) -> str:
 def _user_attributes(user: PosixUser, gid_number: int) -> list[tuple[str, str]]:
     classes = ["top", "person", "organizationalPerson", "inetOrgPerson", "posixAccount"]
     if user.ssh_public_keys:
-        classes.append("ldapPublicKey")
+        classes.append("nsAccount")
     attrs = [("objectClass", c) for c in classes]
     attrs += [
         ("uid", user.name),
@@ -107,7 +109,7 @@ def _user_attributes(user: PosixUser, gid_number: int) -> list[tuple[str, str]]:
         attrs.append(("givenName", user.full_name.split()[0]))
     if user.mail:
         attrs.append(("mail", user.mail))
-    attrs += [("sshPublicKey", key) for key in user.ssh_public_keys]
+    attrs += [(SSH_KEY_ATTRIBUTE, key) for key in user.ssh_public_keys]
     return attrs
 
 

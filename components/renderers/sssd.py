@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ldif import groups_dn, people_dn
+from .ldif import SSH_KEY_ATTRIBUTE, groups_dn, people_dn
 
 SSSD_CA_DIR = "/etc/sssd/hpcforge-ca"
 SSSD_CA_FILE = f"{SSSD_CA_DIR}/ca.crt"
@@ -49,7 +49,7 @@ def render_sssd_conf(settings: SssdSettings, bind_password: str) -> str:
         f"ldap_search_base = {suffix}\n"
         f"ldap_user_search_base = {people_dn(suffix)}?subtree?(objectClass=posixAccount)\n"
         f"ldap_group_search_base = {groups_dn(suffix)}?subtree?(objectClass=posixGroup)\n"
-        "ldap_user_ssh_public_key = sshPublicKey\n"
+        f"ldap_user_ssh_public_key = {SSH_KEY_ATTRIBUTE}\n"
         f"ldap_default_bind_dn = {settings.bind_dn}\n"
         "ldap_default_authtok_type = password\n"
         f"ldap_default_authtok = {bind_password}\n"

@@ -65,30 +65,38 @@ def ensure_backend(conn, suffix):
     found = conn.search_s(
         "cn=ldbm database,cn=plugins,cn=config",
         ldap.SCOPE_ONELEVEL,
-        "(nsslapd-suffix={})".format(ldap.filter.escape_filter_chars(suffix)),
+        f"(nsslapd-suffix={ldap.filter.escape_filter_chars(suffix)})",
         ["cn"],
     )
     if found:
         return False
-    names = {entry[1]["cn"][0].decode().lower() for entry in conn.search_s(
-        "cn=ldbm database,cn=plugins,cn=config", ldap.SCOPE_ONELEVEL, "(objectClass=nsBackendInstance)", ["cn"])}
+    names = {
+        entry[1]["cn"][0].decode().lower()
+        for entry in conn.search_s(
+            "cn=ldbm database,cn=plugins,cn=config", ldap.SCOPE_ONELEVEL, "(objectClass=nsBackendInstance)", ["cn"]
+        )
+    }
     backend = "userRoot" if "userroot" not in names else "hpcforgeRoot"
     conn.add_s(
-        "cn={},cn=ldbm database,cn=plugins,cn=config".format(backend),
-        ldap.modlist.addModlist({
-            "objectClass": [b"top", b"extensibleObject", b"nsBackendInstance"],
-            "cn": [backend.encode()],
-            "nsslapd-suffix": [suffix.encode()],
-        }),
+        f"cn={backend},cn=ldbm database,cn=plugins,cn=config",
+        ldap.modlist.addModlist(
+            {
+                "objectClass": [b"top", b"extensibleObject", b"nsBackendInstance"],
+                "cn": [backend.encode()],
+                "nsslapd-suffix": [suffix.encode()],
+            }
+        ),
     )
     conn.add_s(
-        "cn={},cn=mapping tree,cn=config".format(escape_dn_chars(suffix)),
-        ldap.modlist.addModlist({
-            "objectClass": [b"top", b"extensibleObject", b"nsMappingTree"],
-            "cn": [suffix.encode()],
-            "nsslapd-state": [b"backend"],
-            "nsslapd-backend": [backend.encode()],
-        }),
+        f"cn={escape_dn_chars(suffix)},cn=mapping tree,cn=config",
+        ldap.modlist.addModlist(
+            {
+                "objectClass": [b"top", b"extensibleObject", b"nsMappingTree"],
+                "cn": [suffix.encode()],
+                "nsslapd-state": [b"backend"],
+                "nsslapd-backend": [backend.encode()],
+            }
+        ),
     )
     return True
 
@@ -160,8 +168,14 @@ def main(argv=None):
     suffix = records.all_records[0][0]
 
     conn = connect(args.uri, bind_dn, bind_password, args.ca_file, args.wait)
-    summary = {"backendCreated": ensure_backend(conn, suffix), "anonymousReadsTurnedOff": ensure_no_anonymous_reads(conn),
-               "added": 0, "modified": 0, "unchanged": 0, "passwordsSet": 0}
+    summary = {
+        "backendCreated": ensure_backend(conn, suffix),
+        "anonymousReadsTurnedOff": ensure_no_anonymous_reads(conn),
+        "added": 0,
+        "modified": 0,
+        "unchanged": 0,
+        "passwordsSet": 0,
+    }
     password_entries = []
     for dn, attributes in records.all_records:
         wanted = {}

@@ -3,16 +3,12 @@
 # slurmctld drain the node (and requeue the job), so a broken node stops taking work.
 set -u
 
-min_free_tmp_mb="${HPCFORGE_MIN_FREE_TMP_MB:-1024}"
-tmp_dir="${TMPDIR:-/tmp}"
+min_free_tmp_mb=1024
+tmp_dir=/tmp
 
 free_mb=$(df -Pm "$tmp_dir" | awk 'NR == 2 { print $4 }')
 if [ -z "$free_mb" ] || [ "$free_mb" -lt "$min_free_tmp_mb" ]; then
   echo "prolog: only ${free_mb:-?} MB free in $tmp_dir (need $min_free_tmp_mb MB)" >&2
   exit 1
-fi
-
-if [ -n "${HPCFORGE_PROLOG_EVIDENCE:-}" ]; then
-  printf 'prolog job=%s user=%s node=%s\n' "${SLURM_JOB_ID:-?}" "${SLURM_JOB_USER:-?}" "$(hostname)" >>"$HPCFORGE_PROLOG_EVIDENCE"
 fi
 exit 0

@@ -1,0 +1,173 @@
+"""How the packs turn rule functions (policies/rules) into CrossGuard policies, and the secret shim.
+
+A pack's `__main__.py` calls `serve(pack_name, rules)`. For each rule:
+
+- a `ResourceRule` becomes a `ResourceValidationPolicy`, a `StackRule` a `StackValidationPolicy`;
+- the rule's typed config (`RuleConfig` dataclass) becomes the policy's `PolicyConfigSchema`, with a
+  `default` on every property, so the engine's merged config is always complete; the policy parses
+  it back into the dataclass and calls the rule;
+- every message a rule returns is reported as a violation (stack rules report with the URN of the
+  offending resource).
+
+The secret shim
+---------------
+The engine sends resource properties to analyzers with secrets marked (it marshals with
+`KeepSecrets: true`, sdk/go/common/resource/plugin/analyzer_plugin.go), but pulumi_policy's
+`Analyze` and `AnalyzeStack` unwrap them: they call `deserialize_properties(...)` without
+`proxy_secrets`, which returns the plain value of every secret. A rule could then not tell a
+literal from a Pulumi secret.
+
+`install_secret_shim()` replaces the module-level name `pulumi_policy.policy.deserialize_properties`
+(the name the servicer looks up at call time) with `_deserialize_with_markers`, which returns the
+same plain tree except that every leaf that was inside a secret is a `SecretStr` / `SecretInt` /
+`SecretFloat` (subclasses of str/int/float, so other rules see ordinary values), and unknown
+sentinels become `Unknown` markers instead of making the whole policy "can't run during preview".
+`Remediate` (which passes `proxy_secrets=True` and must round-trip secrets) keeps the original.
+The shim sits inside the pack process, so it behaves identically under the real Pulumi engine and
+under `python -m offline check`, which sends exactly the engine's wire form. If pulumi_policy's
+internals change so that the shim cannot be installed, the pack refuses to start (fail closed).
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .rules.common import ResourceRule, ResourceView, Rule, StackRule, StackView, from_wire, to_plain
+
+_SHIM_MARK = "_hpcforge_secret_shim"
+
+
+def _deserialize_with_markers(props: dict[str, Any], proxy_secrets: bool = False) -> dict[str, Any]:
+    from pulumi_policy import deserialize
+
+    if proxy_secrets:
+        return deserialize.deserialize_properties(props, proxy_secrets)
+
+    def special(value: dict[str, Any]) -> Any:
+        # Assets and archives: pulumi_policy's own conversion.
+        return deserialize._deserialize_property(value, False)
+
+    result: dict[str, Any] = from_wire(props, special=special)
+    return result
+
+
+setattr(_deserialize_with_markers, _SHIM_MARK, True)
+
+
+def install_secret_shim() -> None:
+    """Make pulumi_policy hand rules secret-marked values (see the module docstring)."""
+    import pulumi_policy.policy as policy_module
+    from pulumi_policy import deserialize
+
+    current = getattr(policy_module, "deserialize_properties", None)
+    if getattr(current, _SHIM_MARK, False):
+        return
+    if current is not deserialize.deserialize_properties or not hasattr(deserialize, "_deserialize_property"):
+        raise RuntimeError(
+            "hpcforge policies: cannot install the secret shim: pulumi_policy.policy no longer uses "
+            "pulumi_policy.deserialize.deserialize_properties (pulumi-policy changed its internals; "
+            "check requirements.txt pins pulumi-policy>=1.20,<2)"
+        )
+    policy_module.deserialize_properties = _deserialize_with_markers
+
+
+def view_from_args(args: Any) -> ResourceView:
+    """A ResourceView from pulumi_policy's ResourceValidationArgs or PolicyResource."""
+    opts = getattr(args, "opts", None)
+    parent = getattr(args, "parent", None)
+    parent_urn = getattr(parent, "urn", None) or (getattr(opts, "parent", None) or "")
+    dependencies = tuple(getattr(d, "urn", "") for d in getattr(args, "dependencies", []) or [])
+    return ResourceView(
+        type=args.resource_type,
+        name=args.name,
+        urn=args.urn,
+        props=to_plain(args.props),
+        protect=bool(getattr(opts, "protect", False)),
+        ignore_changes=tuple(getattr(opts, "ignore_changes", None) or ()),
+        parent=parent_urn,
+        dependencies=dependencies,
+    )
+
+
+def _config(args: Any) -> Mapping[str, Any]:
+    return dict(args.get_config() or {})
+
+
+def _guarded(name: str, run: Callable[[], list[tuple[str, str | None]]], report: Callable[..., None]) -> None:
+    from pulumi_policy.proxy import UnknownValueError
+
+    try:
+        results = run()
+    except UnknownValueError:
+        raise  # pulumi_policy reports "can't run policy ... during preview" (only without the shim)
+    except Exception as error:  # a rule bug must not pass silently, nor abort the whole preview
+        if type(error).__name__ == "_NotApplicableError":
+            raise
+        report(f"internal error in policy {name}: {error!r}\n{traceback.format_exc(limit=3)}")
+        return
+    for message, urn in results:
+        if urn:
+            report(message, urn)
+        else:
+            report(message)
+
+
+def to_policy(rule: Rule) -> Any:
+    """The pulumi_policy policy object for a rule."""
+    from pulumi_policy import PolicyConfigSchema, ResourceValidationPolicy, StackValidationPolicy
+
+    schema = PolicyConfigSchema(properties=rule.config.schema())
+    if isinstance(rule, ResourceRule):
+        resource_rule = rule
+
+        def validate_resource(args: Any, report: Callable[..., None]) -> None:
+            def run() -> list[tuple[str, str | None]]:
+                config = resource_rule.config.from_config(_config(args))
+                return [(m, None) for m in resource_rule.check(view_from_args(args), config)]
+
+            _guarded(resource_rule.name, run, report)
+
+        return ResourceValidationPolicy(
+            name=rule.name,
+            description=rule.description,
+            validate=validate_resource,
+            config_schema=schema,
+            remediation_steps=rule.remediation or None,
+        )
+    assert isinstance(rule, StackRule)
+    stack_rule = rule
+
+    def validate_stack(args: Any, report: Callable[..., None]) -> None:
+        def run() -> list[tuple[str, str | None]]:
+            config = stack_rule.config.from_config(_config(args))
+            stack = StackView(tuple(view_from_args(r) for r in args.resources))
+            return [(v.message, v.urn) for v in stack_rule.check(stack, config)]
+
+        _guarded(stack_rule.name, run, report)
+
+    return StackValidationPolicy(
+        name=rule.name,
+        description=rule.description,
+        validate=validate_stack,
+        config_schema=schema,
+        remediation_steps=rule.remediation or None,
+    )
+
+
+def serve(name: str, rules: Iterable[Rule], *, description: str, enforcement_level: str = "mandatory") -> None:
+    """Start the policy pack's gRPC server (blocks; prints the port, as the engine expects).
+
+    The default enforcement level is mandatory (fail closed): policies/config/<stack>.json chooses
+    per environment (dev: advisory, prod: mandatory).
+    """
+    from pulumi_policy import EnforcementLevel, PolicyPack
+
+    install_secret_shim()
+    PolicyPack(
+        name=name,
+        policies=[to_policy(rule) for rule in rules],
+        enforcement_level=EnforcementLevel(enforcement_level),
+        description=description,
+    )
