@@ -18,6 +18,7 @@ from .base import (
     K8sName,
     ProblemCollector,
     StrictModel,
+    ipv4_int,
 )
 from .identity import Storage, validate_ssh_public_key
 
@@ -38,10 +39,13 @@ Mac = Annotated[str, BeforeValidator(_mac)]
 
 class BootImage(StrictModel):
     name: K8sName
+    """Image name; hosts and `defaultImage` refer to it."""
     kernel: str
     """URL or path (under Grendel's repo_dir) of the kernel."""
     initrd: tuple[str, ...] = ()
+    """URLs or paths (under Grendel's repo_dir) of the initrds."""
     liveimg: str | None = None
+    """URL or path (under Grendel's repo_dir) of the root filesystem image."""
     cmdline: str = ""
     """Kernel command line; Grendel expands Go templates such as `{{ $.nic.MAC }}`."""
     joins_slurm: bool = True
@@ -50,12 +54,16 @@ class BootImage(StrictModel):
 
 class Bmc(StrictModel):
     mac: Mac
+    """MAC address of the BMC."""
     ip: IPv4
+    """Address of the BMC on the provisioning network (DNS name `<host>-bmc`)."""
 
 
 class Host(StrictModel):
     name: Hostname
+    """Host name; DNS records `<name>.<domain>` (site DNS and Grendel) are made from it."""
     mac: Mac
+    """MAC address of the boot NIC."""
     ip: IPv4
     """Address on the provisioning network (the prefix comes from `provisioning.subnet`)."""
     image: K8sName | None = None
@@ -63,25 +71,35 @@ class Host(StrictModel):
     nodeset: str | None = None
     """Slurm nodeset this host joins as a bare-metal dynamic node (its features and GRES)."""
     provision: bool = True
+    """Whether Grendel provisions (network-boots) the host."""
     bmc: Bmc | None = None
+    """The host's BMC: an inventory interface and a DNS record (hpcforge configures no BMC credentials)."""
     vlan: int | None = Field(default=None, ge=1, le=4094)
+    """VLAN id of the boot interface."""
     mtu: int | None = Field(default=None, ge=576, le=9216)
+    """MTU of the boot interface."""
     tags: tuple[str, ...] = ()
+    """Grendel tags (hosts in a nodeset also get `nodeset:<name>`)."""
     ifname: str = ""
+    """Interface name of the boot NIC in Grendel's inventory (empty: not set)."""
 
 
 class DhcpRange(StrictModel):
     start: IPv4
+    """First address of the dynamic range."""
     end: IPv4
+    """Last address of the dynamic range."""
 
 
 class Dhcp(StrictModel):
     lease_time: GoDuration = "24h"
+    """DHCP lease time."""
     dns_servers: tuple[IPv4, ...] = ()
     """Default: Grendel's own address (it answers DNS for the inventory)."""
     domain_search: tuple[DnsName, ...] = ()
     """Default: the site domain."""
     mtu: int = Field(default=1500, ge=576, le=9216)
+    """MTU handed out by DHCP."""
     range: DhcpRange | None = None
     """Dynamic range handed to unknown machines (discovery); inventory addresses must be outside it."""
 
@@ -90,11 +108,14 @@ class GrendelApi(StrictModel):
     expose: bool = False
     """Publish Grendel's HTTP API through Traefik (TLS from the internal CA)."""
     hostname: DnsName | None = None
+    """Host name of that Ingress; without it nothing is published."""
 
 
 class ProvisioningConfig(StrictModel):
     enabled: bool = True
+    """Deploy Grendel (false keeps the settings but deploys nothing)."""
     namespace: K8sName = "provisioning"
+    """Namespace of Grendel; the attachment must be in it."""
     attachment: K8sName
     """Name of the IPVLAN network attachment (hpcforge:network.attachments) on the provisioning network."""
     node: str = Field(min_length=1)
@@ -102,14 +123,23 @@ class ProvisioningConfig(StrictModel):
     address: IPv4Interface
     """Grendel's static address on the provisioning network, with prefix (e.g. 10.10.2.2/24)."""
     subnet: IPv4Network
+    """The provisioning network (CIDR); host addresses, the gateway and the DHCP range lie in it."""
     gateway: IPv4
+    """Default gateway handed out by DHCP."""
     dhcp: Dhcp = Field(default_factory=Dhcp)
+    """DHCP settings of Grendel."""
     storage: Storage = Field(default_factory=lambda: Storage(size="50Gi"))
+    """Volume of Grendel's database and boot images (`/var/lib/grendel`)."""
     api: GrendelApi = Field(default_factory=GrendelApi)
+    """Publishing Grendel's HTTP endpoint through Traefik."""
     admin_ssh_public_keys: tuple[str, ...] = ()
+    """OpenSSH public keys for Grendel's `admin_ssh_pubkeys`."""
     images: tuple[BootImage, ...] = Field(min_length=1)
+    """Boot images: kernel, initrds, root image and kernel command line."""
     default_image: K8sName | None = None
+    """Image of hosts that name none."""
     hosts: tuple[Host, ...] = ()
+    """The bare-metal inventory."""
 
     @field_validator("admin_ssh_public_keys")
     @classmethod
@@ -140,7 +170,8 @@ class ProvisioningConfig(StrictModel):
         gateway = ipaddress.IPv4Address(self.gateway)
         if gateway not in subnet:
             problems.add(["gateway"], f"{self.gateway} is not in the provisioning subnet {self.subnet}")
-        dyn: tuple[ipaddress.IPv4Address, ipaddress.IPv4Address] | None = None
+        subnet_first, subnet_last = int(subnet.network_address), int(subnet.broadcast_address)
+        dyn: tuple[int, int] | None = None
         if self.dhcp.range is not None:
             first, last = ipaddress.IPv4Address(self.dhcp.range.start), ipaddress.IPv4Address(self.dhcp.range.end)
             if last < first:
@@ -148,7 +179,7 @@ class ProvisioningConfig(StrictModel):
             for end_name, address in (("start", first), ("end", last)):
                 if address not in subnet:
                     problems.add(["dhcp", "range", end_name], f"{address} is not in the provisioning subnet {self.subnet}")
-            dyn = (first, last)
+            dyn = (int(first), int(last))
         image_names = [image.name for image in self.images]
         for index, image in enumerate(self.images):
             if image.name in image_names[:index]:
@@ -179,18 +210,18 @@ class ProvisioningConfig(StrictModel):
                 if mac in macs and macs[mac] != owner:
                     problems.add([*where, *mac_key.split(".")], f"{label}: MAC {mac} is already used by {macs[mac]}")
                 macs.setdefault(mac, owner)
-                ip = ipaddress.IPv4Address(ip_text)
-                if ip not in subnet or ip in (subnet.network_address, subnet.broadcast_address):
+                ip = ipv4_int(ip_text)
+                if not subnet_first < ip < subnet_last:
                     problems.add(
-                        [*where, *ip_key.split(".")], f"{label}: IP {ip} is outside the provisioning subnet {self.subnet}"
+                        [*where, *ip_key.split(".")], f"{label}: IP {ip_text} is outside the provisioning subnet {self.subnet}"
                     )
                 elif dyn is not None and dyn[0] <= ip <= dyn[1]:
                     problems.add(
                         [*where, *ip_key.split(".")],
-                        f"{label}: IP {ip} is inside the DHCP dynamic range {dyn[0]}-{dyn[1]}",
+                        f"{label}: IP {ip_text} is inside the DHCP dynamic range {self.dhcp.range.start}-{self.dhcp.range.end}",  # type: ignore[union-attr]
                     )
                 if ip_text in ips and ips[ip_text] != owner:
-                    problems.add([*where, *ip_key.split(".")], f"{label}: IP {ip} is already used by {ips[ip_text]}")
+                    problems.add([*where, *ip_key.split(".")], f"{label}: IP {ip_text} is already used by {ips[ip_text]}")
                 ips.setdefault(ip_text, owner)
             image_name = self.image_of(host)
             if image_name is None:

@@ -10,6 +10,7 @@ step replaces with the generated secret from its environment just before loading
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Iterable
 
 from ..config.identity import DirectoryConfig, PosixUser
@@ -44,12 +45,15 @@ def group_dn(suffix: str, name: str) -> str:
     return f"cn={name},{groups_dn(suffix)}"
 
 
+# RFC 2849 SAFE-STRING (restricted to printable ASCII), not ending in a space: written as is.
+_SAFE_STRING = re.compile(r"(?![ :<])[^\r\n\x00\x7f-\U0010ffff]*(?<! )")
+
+
 def _value(attribute: str, value: str) -> str:
     """One `attr: value` line, base64 (`attr:: ...`) when LDIF requires it (RFC 2849)."""
-    unsafe_start = value[:1] in (" ", ":", "<")
-    if unsafe_start or value.endswith(" ") or any(ord(c) > 126 or c in "\r\n\0" for c in value):
-        return f"{attribute}:: {base64.b64encode(value.encode()).decode()}"
-    return f"{attribute}: {value}"
+    if _SAFE_STRING.fullmatch(value):
+        return f"{attribute}: {value}"
+    return f"{attribute}:: {base64.b64encode(value.encode()).decode()}"
 
 
 def _entry(dn: str, attributes: Iterable[tuple[str, str]]) -> str:
