@@ -71,9 +71,10 @@ class DeployContext:
         """The one place where stateful resources get `protect` or `retainOnDelete`.
 
         - protect (prod default): Pulumi refuses to delete or replace volumes, the database, the
-          directory and Slurm's state; a human must `pulumi state unprotect` first. Key material is
-          retained instead, because replacing a key is a legitimate rotation that protect would block,
-          while the old Secret must survive in the cluster until every daemon has the new one.
+          directory and Slurm's state; a human must `pulumi state unprotect` first. Key material
+          (Secrets of generated keys and passwords) is retained instead: renaming or moving such a
+          Secret is a legitimate replace that protect would block, while the old Secret must stay
+          in the cluster until every daemon reads the new one.
         - retain: everything stateful is left in the cluster when Pulumi deletes or replaces it.
         - none: lab use only (refused for prod by config validation).
         """

@@ -176,6 +176,9 @@ class Platform(pulumi.ComponentResource):
                 database=db.endpoint,
                 directory=ldap.endpoint,
                 node_selectors=node_selectors(cfg),
+                pool_taints={
+                    ns.name: pool.taints for ns in cfg.slurm.nodesets if ns.pool and (pool := cfg.node_pool(ns.pool)) is not None
+                },
                 ca_issuer=certs.ca_issuer,
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
@@ -237,7 +240,7 @@ class Platform(pulumi.ComponentResource):
         if cfg.evidence.enabled:
             checks = Evidence(
                 "evidence",
-                EvidenceArgs(config=cfg, kube_context=cfg.kubernetes.context, depends_on=layers),
+                EvidenceArgs(config=cfg, kube_context=cfg.kubernetes.context, depends_on=layers, kubeconfig=kubeconfig),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             evidence = checks.results

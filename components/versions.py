@@ -29,7 +29,8 @@ class ChartPin:
 
     @property
     def argocd_repo_url(self) -> str:
-        """Argo CD takes OCI Helm repositories without the scheme (plus a repository Secret with enableOCI)."""
+        """Argo CD takes OCI Helm repositories without the scheme; public registries need no repository
+        Secret (Argo CD 3.x treats a scheme-less repoURL as OCI)."""
         return self.repository.removeprefix("oci://") if self.is_oci else self.repository
 
 

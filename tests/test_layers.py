@@ -310,6 +310,34 @@ def test_unpinned_pipeline_image_is_refused(tmp_path: Path) -> None:
     assert any("hpcforge:devops.pipeline.build.image" in m and "'latest'" in m for m in messages), messages
 
 
+def test_join_needs_the_controller_address(tmp_path: Path) -> None:
+    messages = _refused(tmp_path, lambda v: v["hpcforge:slurm"]["controller"]["service"].pop("address"))
+    assert any(
+        m.startswith("hpcforge:slurm.controller.service.address: required when bare-metal hosts join Slurm") for m in messages
+    )
+
+
+def test_exposing_grendel_needs_a_hostname(tmp_path: Path) -> None:
+    messages = _refused(tmp_path, lambda v: v["hpcforge:provisioning"]["api"].pop("hostname"))
+    assert messages == ["hpcforge:provisioning.api: hostname is required when expose is true"]
+
+
+def test_restarts_follow_secret_config_changes(prod_stack: RecordedStack) -> None:
+    grendel = objects(prod_stack, "Deployment")["provisioning/grendel"]
+    assert "spec.template.metadata.annotations.hpcforge.io/config-checksum" in grendel.secret_paths or any(
+        "config-checksum" in p for p in grendel.secret_paths
+    )
+    job = next(r for r in objects(prod_stack, "Job").values() if r.inputs["metadata"]["namespace"] == "directory")
+    assert any("bind-password-checksum" in p for p in job.secret_paths)
+    assert "ttlSecondsAfterFinished" not in job.inputs["spec"]  # a self-deleting Job would look like drift
+
+
+def test_builds_may_reach_the_registry(prod_stack: RecordedStack) -> None:
+    egress = one(prod_stack, "NetworkPolicy", "devops", "allow-egress-registry")["spec"]
+    assert egress["egress"][0]["to"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "registry"}}}]
+    assert egress["egress"][0]["ports"] == [{"port": 5000, "protocol": "TCP"}]
+
+
 def test_missing_script_file_is_refused(tmp_path: Path) -> None:
     messages = _refused(tmp_path, lambda v: v["hpcforge:slurm"]["epilog"][0].update(file="scripts/nope.sh"))
     assert messages == [

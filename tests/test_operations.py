@@ -98,13 +98,20 @@ def test_slurm_controller(tmp_path: Path) -> None:
 def test_slurm_nodes(tmp_path: Path) -> None:
     rows = "cpu-0|idle|cpu,avx512\ncpu-1|idle|cpu,avx512\ngpu-0|idle|gpu-a100\ngpu-0|idle|gpu-a100\n"
     env = {**SLURM, "SLURM_NODESETS": "cpu:2 gpu-a100:1 cpu-bm:0"}
-    _ok(run_check(tmp_path, "slurm-nodes.sh", [{"match": "sinfo -h -N", "stdout": rows}], env), "slurm-nodes")
+    report = _ok(run_check(tmp_path, "slurm-nodes.sh", [{"match": "sinfo -h -N", "stdout": rows}], env), "slurm-nodes")
+    assert report["detail"] == "cpu 2/2 ready (2 idle); gpu-a100 1/1 ready (1 idle)"
+    busy = "cpu-0|mixed|cpu\ncpu-1|allocated|cpu\n"
+    report = _ok(
+        run_check(tmp_path, "slurm-nodes.sh", [{"match": "sinfo", "stdout": busy}], {**SLURM, "SLURM_NODESETS": "cpu:2"}),
+        "slurm-nodes",
+    )
+    assert report["detail"] == "cpu 2/2 ready (0 idle)"  # a busy cluster is fine
     rows = "cpu-0|idle|cpu\ncpu-1|drained|cpu\n"
     result = run_check(
         tmp_path, "slurm-nodes.sh", [{"match": "sinfo", "stdout": rows}], {**SLURM, "SLURM_NODESETS": "cpu:2 gpu-a100:1"}
     )
     assert result.returncode == 1
-    assert "nodeset cpu has 1 of 2 nodes idle; nodeset gpu-a100 has 0 of 1 nodes idle" in result.stderr
+    assert "nodeset cpu has 1 of 2 nodes ready; nodeset gpu-a100 has 0 of 1 nodes ready" in result.stderr
 
 
 def test_slurm_test_job(tmp_path: Path) -> None:
@@ -138,6 +145,14 @@ def test_grendel_api(tmp_path: Path) -> None:
     few = [{"match": "host list", "stdout": "cn001\n"}]
     result = run_check(tmp_path, "grendel-api.sh", few, env)
     assert result.returncode == 1 and "Grendel lists 1 hosts, expected at least 2" in result.stderr
+
+
+def test_bootstrapped_cluster_kubeconfig_is_used_and_removed(tmp_path: Path) -> None:
+    answers = [{"match": "--kubeconfig /", "stdout": "traefik Synced Healthy\n"}]
+    result = run_check(tmp_path, "argocd-apps.sh", answers, {"HPCFORGE_KUBECONFIG_DATA": "apiVersion: v1\nkind: Config\n"})
+    _ok(result, "argocd-apps")
+    path = (tmp_path / "kubectl.log").read_text().split("--kubeconfig ", 1)[1].split()[0]
+    assert not Path(path).exists()  # the temporary kubeconfig is gone after the check
 
 
 def test_missing_parameter_is_reported(tmp_path: Path) -> None:
@@ -208,6 +223,8 @@ def test_bootstrap_over_ssh(tmp_path: Path) -> None:
     assert "K0S_ROLE=worker" in w2.inputs["create"] and "k0s-remove" not in w2.inputs["create"]
     assert w2.inputs["delete"].startswith("bash -c") or "k0s removed" in w2.inputs["delete"]
     assert "stdin" in w2.inputs  # the join token, not on a command line
+    # A version bump must update in place, never replace (a replace would run k0s-remove on the host).
+    assert "triggers" not in w2.inputs and w2.inputs["update"] == w2.inputs["create"]
     assert "K0S_ROLE=controller " in remote["k0s-cp1"].inputs["create"]
     provider = stack.find("pulumi:providers:kubernetes", "kubernetes")
     assert "kubeconfig" in provider.secret_paths

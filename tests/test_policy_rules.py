@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import yaml
 
 from offline.check import PolicyConfig, PolicyInfo, parse_policy_config, reconcile_policy_config
 from policies.framework import _deserialize_with_markers, install_secret_shim, to_policy
@@ -736,7 +737,8 @@ def test_policy_packs_only_assemble_rules() -> None:
         directory = REPO / "policies" / pack
         main = (directory / "__main__.py").read_text()
         assert "serve(" in main and "def " not in main, pack
-        assert "runtime: python" in (directory / "PulumiPolicy.yaml").read_text()
+        project = yaml.safe_load((directory / "PulumiPolicy.yaml").read_text())
+        assert project["runtime"]["name"] == "python" and project["runtime"]["options"]["virtualenv"] == "../../.venv"
         assert "pulumi-policy>=1.20,<2" in (directory / "requirements.txt").read_text()
         assert rules, pack
 

@@ -245,3 +245,24 @@ def test_the_declared_grant_is_limited_to_the_accounting_database(prod_stack: Re
         assert any("`slurm_acct_db`.*" in row[0] for row in grants) and not any(
             "ON *.*" in row[0] and "ALL" in row[0] for row in grants
         )
+
+
+def test_removed_users_and_keys_lose_access(directory: DirectoryServer, loaded: dict[str, Any], tmp_path: Path) -> None:
+    sync(directory, render_directory_ldif(load_config(raw_config(config_values("prod"))).directory), tmp_path)  # the prod state
+    values = config_values("prod")
+    users = values["hpcforge:directory"]["users"]
+    values["hpcforge:directory"]["users"] = [u for u in users if u["name"] != "erin"]  # erin leaves
+    values["hpcforge:directory"]["users"][0].pop("sshPublicKeys")  # alice's key is revoked
+    changed = load_config(raw_config(values))
+    suffix = changed.directory.suffix
+    summary = sync(directory, render_directory_ldif(changed.directory), tmp_path)
+    # erin's entry goes; proj-llm and proj-genomics drop her; alice loses the key (and nsAccount)
+    assert summary["deleted"] == 1 and summary["modified"] == 3 and summary["added"] == 0, summary
+    assert directory.ldapsearch(suffix, "(uid=erin)", ["uid"]) == []
+    [llm] = directory.ldapsearch(f"ou=Groups,{suffix}", "(cn=proj-llm)", ["memberUid"])
+    assert llm.get("memberUid") == ["dave"]
+    [alice] = directory.ldapsearch(suffix, "(uid=alice)", ["objectClass", SSH_KEY_ATTRIBUTE])
+    assert alice.get(SSH_KEY_ATTRIBUTE) == [] and "nsaccount" not in {c.lower() for c in alice.get("objectClass")}
+    # and loading the original config again brings everything back
+    restored = sync(directory, render_directory_ldif(load_config(raw_config(config_values("prod"))).directory), tmp_path)
+    assert restored["added"] == 1 and restored["deleted"] == 0

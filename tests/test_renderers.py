@@ -323,3 +323,13 @@ def test_chunked_files_reassemble(tmp_path: Path, size: int) -> None:
     assert (target / "hosts.json").read_text() == text
     if len(text) > PLAIN_LIMIT:
         assert len(binary_maps) >= 1 and gzip.decompress(b"".join(base64.b64decode(v) for m in binary_maps for v in m.values()))
+
+
+def test_nodesets_tolerate_their_pool_taints(prod: PlatformConfig) -> None:
+    cpu = prod.slurm.nodeset("cpu")
+    assert cpu is not None
+    spec = nodeset_spec(cpu, node_selector={}, pool_taints=("dedicated",))
+    assert spec["template"]["spec"]["tolerations"] == [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
+    a100 = prod.slurm.nodeset("gpu-a100")
+    assert a100 is not None  # already tolerates nvidia.com/gpu: not added twice
+    assert len(nodeset_spec(a100, node_selector={}, pool_taints=("nvidia.com/gpu",))["template"]["spec"]["tolerations"]) == 1

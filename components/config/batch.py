@@ -37,50 +37,72 @@ class Flavor(StrictModel):
     """A Kueue ResourceFlavor: a node pool (hpcforge:nodePools) given to Kubernetes-native batch."""
 
     name: K8sName
+    """Name of the Kueue ResourceFlavor."""
     pool: K8sName
+    """Node pool the flavor stands for (its labels and taints); never a pool that a Slurm nodeset uses."""
 
 
 class Quota(StrictModel):
     flavor: K8sName
+    """Flavor the quota is on."""
     cpu: Quantity
+    """Nominal CPU quota."""
     memory: Quantity
+    """Nominal memory quota."""
     gpus: int = Field(default=0, ge=0)
     """nvidia.com/gpu quota (never more than the flavor's pool has)."""
     borrowing_limit_gpus: int | None = Field(default=None, ge=0)
+    """GPUs the queue may borrow from the cohort above its quota (null: no limit)."""
 
 
 class ClusterQueue(StrictModel):
     name: K8sName
+    """ClusterQueue name; teams refer to it."""
     quotas: tuple[Quota, ...] = Field(min_length=1)
+    """Nominal quota per flavor; the quotas of all queues together never exceed a pool."""
     in_cohort: bool = True
     """Join the site cohort, so idle quota can be borrowed between queues."""
     preemption: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "LowerPriority"
+    """`preemption.withinClusterQueue` of the ClusterQueue."""
     queueing: Literal["StrictFIFO", "BestEffortFIFO"] = "BestEffortFIFO"
+    """`queueingStrategy` of the ClusterQueue."""
 
 
 class Team(StrictModel):
     """A team namespace with a LocalQueue into a ClusterQueue."""
 
     namespace: K8sName
+    """Team namespace, created with a LocalQueue `default` (not a platform namespace)."""
     cluster_queue: K8sName
+    """ClusterQueue that the team's LocalQueue feeds."""
 
 
 class PriorityClass(StrictModel):
     name: K8sName
+    """Name of the Kueue WorkloadPriorityClass."""
     value: int = Field(ge=-2147483648, le=1000000000)
+    """Priority value (higher goes first, and may preempt lower)."""
     description: str = ""
+    """Description of the class."""
 
 
 class BatchConfig(StrictModel):
     enabled: bool = True
+    """Deploy the batch layer."""
     cohort: K8sName = "site"
+    """Name of the Kueue Cohort in which queues borrow idle quota."""
     flavors: tuple[Flavor, ...] = Field(min_length=1)
+    """ResourceFlavors, one per node pool given to Kueue."""
     cluster_queues: tuple[ClusterQueue, ...] = Field(min_length=1)
+    """Kueue ClusterQueues with their quotas."""
     teams: tuple[Team, ...] = ()
+    """Team namespaces, each with a LocalQueue into a ClusterQueue."""
     priority_classes: tuple[PriorityClass, ...] = ()
+    """Kueue WorkloadPriorityClasses."""
     samples: bool = False
     """Render a sample AppWrapper (a two-pod job) into `sampleNamespace`."""
     sample_namespace: K8sName | None = None
+    """Team namespace of the sample AppWrapper (required with `samples`)."""
 
     def flavor(self, name: str) -> Flavor | None:
         return next((f for f in self.flavors if f.name == name), None)
@@ -133,24 +155,35 @@ class NfsShare(StrictModel):
     """The site's shared software storage, mounted read-only by tests and read-write by builds."""
 
     server: str = Field(min_length=1)
+    """NFS server (name or address)."""
     path: str = Field(pattern=r"^/")
+    """Exported path."""
     size: Quantity = "1Ti"
+    """Capacity written on the PersistentVolumes (NFS does not enforce it)."""
 
 
 class PipelineStep(StrictModel):
     name: K8sName
+    """Step name, unique in the pipeline."""
     image: PinnedImage
+    """Container image, pinned by tag or digest."""
     command: tuple[str, ...] = Field(min_length=1)
+    """Command of the step; the software share is mounted at `/software`."""
     cpu: Quantity = "1"
+    """CPU request of the step."""
     memory: Quantity = "2Gi"
+    """Memory request and limit of the step."""
 
 
 class Pipeline(StrictModel):
     """A WorkflowTemplate: one build step, then test steps that run in parallel."""
 
     name: K8sName = "software-build"
+    """Name of the WorkflowTemplate."""
     build: PipelineStep
+    """The build step (software share mounted read-write)."""
     tests: tuple[PipelineStep, ...] = Field(min_length=1)
+    """Test steps, run in parallel once the build succeeded (software share mounted read-only)."""
 
     @model_validator(mode="after")
     def _unique_steps(self) -> Pipeline:
@@ -162,23 +195,33 @@ class Pipeline(StrictModel):
 
 class Registry(StrictModel):
     enabled: bool = True
+    """Run the registry (namespace `registry`, TLS from the internal CA)."""
     storage: Storage = Field(default_factory=lambda: Storage(size="100Gi"))
+    """Volume of the registry's data."""
     hostname: DnsName | None = None
     """Also publish the registry through Traefik under this name (TLS from the internal CA)."""
 
 
 class WorkflowsUi(StrictModel):
     enabled: bool = False
+    """Run the Argo Workflows server (UI) behind Traefik."""
     hostname: DnsName | None = None
+    """Host name of the UI (required with `enabled`)."""
 
 
 class DevOpsConfig(StrictModel):
     enabled: bool = True
+    """Deploy the DevOps lane."""
     namespace: K8sName = "devops"
+    """Namespace in which the workflows run."""
     software: NfsShare
+    """The shared software storage."""
     pipeline: Pipeline
+    """The build-and-test WorkflowTemplate."""
     registry: Registry = Field(default_factory=Registry)
+    """The in-cluster container registry."""
     ui: WorkflowsUi = Field(default_factory=WorkflowsUi)
+    """The Argo Workflows UI."""
 
     @model_validator(mode="after")
     def _ui_hostname(self) -> DevOpsConfig:

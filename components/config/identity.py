@@ -61,24 +61,32 @@ PosixName = Annotated[str, AfterValidator(_posix_name)]
 
 class PosixGroup(StrictModel):
     name: PosixName
+    """Group name (LDAP `cn`)."""
     gid_number: int = Field(ge=MIN_ID_NUMBER, le=MAX_ID_NUMBER)
+    """gidNumber, unique across groups (from 1000: lower ids belong to the OS images)."""
     description: str | None = None
+    """Free text, stored as the group's LDAP `description`."""
 
 
 class PosixUser(StrictModel):
     name: PosixName
     """The login name (LDAP `uid`)."""
     uid_number: int = Field(ge=MIN_ID_NUMBER, le=MAX_ID_NUMBER)
+    """uidNumber, unique across users (from 1000: lower ids belong to the OS images)."""
     primary_group: str
     """Name of the user's primary group (its gidNumber becomes the user's)."""
     groups: tuple[str, ...] = ()
     """Supplementary groups."""
     full_name: str | None = None
+    """Full name: LDAP `cn` (default: the login name); its first word becomes `givenName`, its last `sn`."""
     mail: str | None = None
+    """E-mail address (LDAP `mail`)."""
     home_directory: str | None = None
     """Default: /home/<name>."""
     login_shell: str = "/bin/bash"
+    """Login shell (an absolute path)."""
     ssh_public_keys: tuple[str, ...] = ()
+    """OpenSSH public keys, stored in 389ds's `nsSshPublicKey`; sshd on the login nodes reads them through SSSD."""
 
     @field_validator("ssh_public_keys")
     @classmethod
@@ -99,6 +107,7 @@ class PosixUser(StrictModel):
 
 class Storage(StrictModel):
     size: Quantity = "10Gi"
+    """Size of the volume."""
     storage_class: str | None = None
     """Null: `hpcforge:kubernetes.storageClass`, else the cluster default."""
 
@@ -109,10 +118,13 @@ class DirectoryConfig(StrictModel):
     suffix: str
     """The directory suffix, e.g. `dc=hpc,dc=example,dc=org`."""
     storage: Storage = Field(default_factory=Storage)
+    """Volume of the directory's data (`/data` of the 389ds StatefulSet)."""
     expose: bool = False
     """Also publish LDAPS outside the cluster through a Traefik TCP route (port 636)."""
     groups: tuple[PosixGroup, ...] = ()
+    """POSIX groups (`posixGroup` entries under `ou=Groups`)."""
     users: tuple[PosixUser, ...] = ()
+    """POSIX users (`inetOrgPerson` + `posixAccount` entries under `ou=People`)."""
 
     @field_validator("suffix")
     @classmethod
@@ -178,14 +190,21 @@ class DatabaseConfig(StrictModel):
     """MariaDB (through mariadb-operator) for slurmdbd."""
 
     storage: Storage = Field(default_factory=lambda: Storage(size="20Gi"))
+    """Volume of the MariaDB data."""
     cpu: Quantity = "1"
+    """CPU request of the MariaDB server."""
     memory: Quantity = "6Gi"
+    """Memory request of the MariaDB server (keep it above `innodbBufferPoolSize`)."""
     memory_limit: Quantity = "8Gi"
+    """Memory limit of the MariaDB server."""
     innodb_buffer_pool_size: str = Field(default="4096M", pattern=r"^[0-9]+[KMG]?$")
     """slurmdbd's recommended InnoDB tuning (SchedMD accounting guide)."""
     innodb_log_file_size: str = Field(default="64M", pattern=r"^[0-9]+[KMG]?$")
+    """`innodb_log_file_size` of the server."""
     innodb_lock_wait_timeout: int = Field(default=900, ge=50, le=3600)
+    """`innodb_lock_wait_timeout` in seconds (SchedMD recommends 900 for slurmdbd)."""
     max_allowed_packet: str = Field(default="16M", pattern=r"^[0-9]+[KMG]?$")
+    """`max_allowed_packet` of the server."""
 
 
 __all__ = [

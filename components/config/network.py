@@ -23,6 +23,7 @@ class AddressPool(StrictModel):
     """A MetalLB IPAddressPool."""
 
     name: K8sName
+    """Pool name; `ingress.pool`, `dns.pool`, `slurm.login.pool` and `slurm.controller.service.pool` refer to it."""
     addresses: tuple[str, ...] = Field(min_length=1)
     """Address ranges: `10.0.0.10-10.0.0.20`, CIDRs or single addresses."""
     auto_assign: bool = False
@@ -50,16 +51,23 @@ class AddressPool(StrictModel):
 
 class BgpPeer(StrictModel):
     name: K8sName
+    """Name of the MetalLB BGPPeer object."""
     address: IPv4
+    """Address of the router (`peerAddress`)."""
     peer_asn: int = Field(ge=1, le=4294967295)
+    """AS number of the router (`peerASN`)."""
     my_asn: int = Field(ge=1, le=4294967295)
+    """AS number MetalLB announces from (`myASN`)."""
     hold_time: str = "90s"
+    """BGP hold time (`holdTime`)."""
 
 
 class Advertisement(StrictModel):
     """How MetalLB announces the pools: layer 2 (ARP) or BGP."""
 
     mode: Literal["l2", "bgp"] = "l2"
+    """`l2`: one L2Advertisement (ARP) of every pool; `bgp`: a BGPPeer per peer and one BGPAdvertisement of every pool
+    (MetalLB's frr-k8s backend is switched on)."""
     interfaces: tuple[str, ...] = ()
     """L2 only: announce only from these node interfaces (empty: all)."""
     peers: tuple[BgpPeer, ...] = ()
@@ -86,56 +94,79 @@ class Ingress(StrictModel):
     address: IPv4 | None = None
     """A fixed address inside that pool (recommended: DNS points at it)."""
     replicas: int = Field(default=1, ge=1, le=10)
+    """Traefik replicas; with more than one, a PodDisruptionBudget keeps one running."""
 
 
 class StaticIpam(StrictModel):
+    """Addresses set per pod, in the `ips` of its network-selection annotation (what Grendel uses)."""
+
     type: Literal["static"] = "static"
+    """Static IPAM: each pod names its own address."""
 
 
 class WhereaboutsIpam(StrictModel):
+    """Addresses allocated from `range` by the whereabouts IPAM plugin (not installed by hpcforge)."""
+
     type: Literal["whereabouts"] = "whereabouts"
+    """whereabouts IPAM: addresses are allocated from `range`."""
     range: IPv4Network
     exclude: tuple[IPv4Network, ...] = ()
+    """Parts of `range` that are never allocated."""
     gateway: IPv4 | None = None
+    """Gateway put into the IPAM result."""
 
 
 class NetworkAttachment(StrictModel):
     """An IPVLAN NetworkAttachmentDefinition (Multus) on a physical network."""
 
     name: K8sName
+    """Name of the NetworkAttachmentDefinition; pods (and `provisioning.attachment`) refer to it."""
     namespace: K8sName
+    """Namespace of the NetworkAttachmentDefinition: the namespace of the pods that use it (for Grendel,
+    `provisioning.namespace`)."""
     master: str = Field(min_length=1, max_length=15, pattern=r"^[A-Za-z0-9_.:-]+$")
     """The host interface the IPVLAN sub-interfaces are created on."""
     mode: Literal["l2", "l3", "l3s"] = "l2"
+    """IPVLAN mode."""
     mtu: int | None = Field(default=None, ge=576, le=9216)
+    """MTU of the IPVLAN interface (null: the master interface's)."""
     ipam: StaticIpam | WhereaboutsIpam = Field(default_factory=StaticIpam, discriminator="type")
+    """How pods get their address on this network; Grendel needs `static`."""
 
 
 class DnsZone(StrictModel):
     """A zone that the site's CoreDNS answers for the compute plane."""
 
     name: DnsName
+    """Zone name. The zone named like `hpcforge:domain` also gets the bare-metal inventory (hosts and BMCs)."""
     hosts: dict[str, IPv4] = Field(default_factory=dict)
     """Extra static records: host label -> address (the provisioning inventory is added automatically)."""
 
 
 class Dns(StrictModel):
     enabled: bool = True
+    """Run the site DNS: a CoreDNS Deployment `site-dns` behind a MetalLB LoadBalancer on port 53."""
     pool: K8sName | None = None
     """MetalLB pool for the DNS service address (default: the ingress pool)."""
     address: IPv4 | None = None
+    """Fixed address of the DNS service inside its pool (null: MetalLB picks a free one)."""
     zones: tuple[DnsZone, ...] = ()
+    """Zones the site DNS answers authoritatively; other names are forwarded to `upstreams`."""
     upstreams: tuple[IPv4, ...] = ("1.1.1.1", "9.9.9.9")
     """Where names outside the site's zones are forwarded."""
     replicas: int = Field(default=2, ge=1, le=10)
+    """CoreDNS replicas (replaced one at a time; a PodDisruptionBudget allows one down)."""
 
 
 class NetworkConfig(StrictModel):
     pools: tuple[AddressPool, ...] = Field(min_length=1)
     advertisement: Advertisement = Field(default_factory=Advertisement)
+    """How MetalLB announces the pools' addresses: layer 2 (ARP) or BGP."""
     ingress: Ingress
     attachments: tuple[NetworkAttachment, ...] = ()
+    """IPVLAN networks that pods join through Multus (e.g. the provisioning network for Grendel)."""
     dns: Dns = Field(default_factory=Dns)
+    """The site DNS (CoreDNS) for the compute plane."""
 
     def pool(self, name: str) -> AddressPool | None:
         return next((pool for pool in self.pools if pool.name == name), None)

@@ -13,6 +13,7 @@ class EvidenceConfig(StrictModel):
     """Checks `pulumi up` runs after the platform is up (results: `pulumi stack output evidence`)."""
 
     enabled: bool = False
+    """Run the checks of scripts/evidence once the platform is up (they need kubectl where `pulumi up` runs)."""
     timeout_seconds: int = Field(default=900, ge=30, le=7200)
     """How long each check waits for the platform to converge before it fails the update."""
     test_partition: str | None = None
@@ -25,17 +26,24 @@ class SshHost(StrictModel):
     host: str = Field(min_length=1)
     """Address or DNS name reachable over SSH from where `pulumi up` runs."""
     user: str = "root"
+    """SSH user; it needs root rights (k0s installs system services)."""
     port: int = Field(default=22, ge=1, le=65535)
+    """SSH port."""
     name: str | None = None
-    """Kubernetes node name (default: the host)."""
+    """Names the host's Pulumi resources (`k0s-<name>`; default: the host). k0s itself names the Kubernetes
+    node after the host's hostname."""
 
 
 class K0sBootstrap(StrictModel):
     """Install k0s on bare hosts over SSH and build the Kubernetes provider from its kubeconfig."""
 
     version: str = "v1.33.4+k0s.0"
+    """k0s release installed on every host."""
     controllers: tuple[SshHost, ...] = Field(min_length=1)
+    """Controller hosts. The first one issues the join tokens and yields the kubeconfig; alone and without workers it also
+    runs workloads."""
     workers: tuple[SshHost, ...] = ()
+    """Worker hosts, joined with a worker token."""
 
     @field_validator("version")
     @classmethod

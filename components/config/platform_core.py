@@ -30,7 +30,9 @@ class KubernetesConfig(StrictModel):
 
 class CertificateAuthority(StrictModel):
     common_name: str = "hpcforge internal CA"
+    """Common name (CN) of the private CA certificate."""
     organization: str = "hpcforge"
+    """Organization (O) in the subject of the private CA certificate."""
     duration: GoDuration = "87600h"
     """Lifetime of the private CA certificate (default 10 years)."""
 
@@ -39,7 +41,9 @@ class Acme(StrictModel):
     """Public certificates from an ACME CA (HTTP-01 through Traefik)."""
 
     email: str = Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+    """Contact address of the ACME account (the CA sends expiry notices there)."""
     server: str = "https://acme-v02.api.letsencrypt.org/directory"
+    """ACME directory URL (default: Let's Encrypt production)."""
 
     @field_validator("server")
     @classmethod
@@ -51,11 +55,14 @@ class Acme(StrictModel):
 
 class TlsConfig(StrictModel):
     ca: CertificateAuthority = Field(default_factory=CertificateAuthority)
+    """The private CA: a self-signed bootstrap issuer signs it, and the `hpcforge-ca` ClusterIssuer issues every internal
+    certificate from it."""
     acme: Acme | None = None
     """When set, ingress hosts may use the public `acme` issuer instead of the internal CA."""
     certificate_duration: GoDuration = "2160h"
     """Lifetime of certificates issued by the internal CA (default 90 days)."""
     renew_before: GoDuration = "360h"
+    """How long before expiry cert-manager renews a certificate of the internal CA (default 15 days)."""
 
 
 REVISION_PINNED = re.compile(r"^(v?[0-9]+(\.[0-9]+){0,2}([-+][0-9A-Za-z.-]+)?|[0-9a-f]{40})$")
@@ -65,11 +72,15 @@ class GitOpsApp(StrictModel):
     """A user application that the app-of-apps root syncs from Git."""
 
     name: K8sName
+    """Name of the Argo CD Application (in namespace `argocd`)."""
     repo_url: str = Field(alias="repoURL")
+    """Git repository of the application (`https://`, `ssh://` or `git@`)."""
     path: str = "."
+    """Directory in the repository that holds the manifests."""
     target_revision: str
     """A tag (`v1.4.0`) or a full commit SHA; branches are allowed only outside prod."""
     namespace: K8sName
+    """Namespace the application deploys into (Argo CD creates it with Pod Security `restricted`)."""
 
     @field_validator("repo_url")
     @classmethod
@@ -92,12 +103,18 @@ class ArgoCd(StrictModel):
 
 class GitOpsConfig(StrictModel):
     argocd: ArgoCd = Field(default_factory=ArgoCd)
+    """Argo CD itself: UI host name and replicas."""
     root_repo_url: str | None = Field(default=None, alias="rootRepoURL")
     """Repository holding the app-of-apps root (null: no root app; only `apps` are created)."""
     root_path: str = "apps"
+    """Directory of the app-of-apps root in `rootRepoURL`."""
     root_revision: str = "main"
+    """Revision of the app-of-apps root: a tag or a full commit SHA (in prod, policy `git-revisions-pinned`
+    refuses a branch such as the default)."""
     apps: tuple[GitOpsApp, ...] = ()
+    """Applications synced from Git into AppProject `site-apps` (namespaced objects only), automated with prune and self-heal."""
     sync_retry_limit: int = Field(default=5, ge=0, le=20)
+    """Sync retries of the site's applications (backoff 5s, doubling, at most 3m)."""
 
     @model_validator(mode="after")
     def _unique(self) -> GitOpsConfig:

@@ -106,9 +106,17 @@ class Dhcp(StrictModel):
 
 class GrendelApi(StrictModel):
     expose: bool = False
-    """Publish Grendel's HTTP API through Traefik (TLS from the internal CA)."""
+    """Publish Grendel's HTTP provisioning endpoint (port 80: iPXE scripts, kernels, images, join
+    scripts) through Traefik with TLS from the internal CA. Grendel's REST API stays on its Unix
+    socket inside the pod (`kubectl exec deploy/grendel -- grendel ...`)."""
     hostname: DnsName | None = None
-    """Host name of that Ingress; without it nothing is published."""
+    """Host name of that Ingress (required when `expose` is true)."""
+
+    @model_validator(mode="after")
+    def _hostname_when_exposed(self) -> GrendelApi:
+        if self.expose and self.hostname is None:
+            raise ValueError("hostname is required when expose is true")
+        return self
 
 
 class ProvisioningConfig(StrictModel):

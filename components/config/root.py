@@ -28,22 +28,36 @@ class PlatformConfig(StrictModel):
     delivery: DeliveryMode = "pulumi"
     """How third-party charts are delivered: `pulumi` (helm.v4.Chart) or `argocd` (Applications)."""
     domain: DnsName
+    """The site's DNS domain: default host names (`argocd.<domain>`, `ldap.<domain>`), the DNS records of the bare-metal
+    inventory, Grendel's DHCP search domain."""
     kubernetes: KubernetesConfig = Field(default_factory=KubernetesConfig)
+    """Kubernetes version, storage class and kubeconfig context."""
     protection: Protection = Field(default_factory=Protection)
+    """Protection of stateful data: `protect` (the prod default), `retain` or `none`."""
     node_pools: tuple[NodePool, ...] = ()
+    """The cluster's node pools, described as hardware; Slurm nodesets and Kueue flavors are placed on them."""
     network: NetworkConfig
+    """Network layer: MetalLB pools and adverts, Traefik, Multus/IPVLAN attachments and the site DNS."""
     tls: TlsConfig = Field(default_factory=TlsConfig)
+    """Certificates layer: the private CA, certificate lifetimes and an optional ACME issuer."""
     gitops: GitOpsConfig = Field(default_factory=GitOpsConfig)
+    """GitOps layer: Argo CD and the site's own Argo CD applications."""
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    """Database layer: the MariaDB server that holds Slurm's accounting."""
     directory: DirectoryConfig
+    """Directory layer: the site's users and groups."""
     slurm: SlurmConfig
+    """Slurm layer (Slinky slurm-operator): controller, accounting, login, nodesets, partitions, prolog and epilog."""
     provisioning: ProvisioningConfig | None = None
+    """Provisioning layer: Grendel on the provisioning network (null: no bare-metal provisioning)."""
     batch: BatchConfig | None = None
     """Kubernetes-native batch beside Slurm: Kueue queues over node pools that Slurm does not use."""
     devops: DevOpsConfig | None = None
     """Build and test lane for the site's software: Argo Workflows, shared software storage, a registry."""
     evidence: EvidenceConfig = Field(default_factory=EvidenceConfig)
+    """Evidence checks at the end of `pulumi up` (off by default)."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    """Where the Kubernetes cluster comes from: an existing one (default) or k0s installed over SSH."""
     ssh_private_key: SecretStr | None = None
     """Private key for the cluster bootstrap over SSH; set it as a secret:
     `pulumi config set --secret hpcforge:sshPrivateKey < ~/.ssh/id_ed25519`."""
@@ -163,6 +177,11 @@ class PlatformConfig(StrictModel):
                 ["slurm", "controller", "service"],
                 f"required when bare-metal hosts join Slurm ({', '.join(joining[:3])}{', ...' if len(joining) > 3 else ''}): "
                 "give a MetalLB pool (and address) for slurmctld",
+            )
+        if joining and service is not None and service.address is None:
+            problems.add(
+                ["slurm", "controller", "service", "address"],
+                "required when bare-metal hosts join Slurm: their join scripts name slurmctld's address",
             )
         if service is not None:
             pool = self.network.pool(service.pool)

@@ -85,27 +85,40 @@ def _config_key(value: str) -> str:
 
 class Scheduler(StrictModel):
     type: Literal["sched/backfill", "sched/builtin"] = "sched/backfill"
+    """`SchedulerType`."""
     parameters: tuple[str, ...] = ("bf_continue", "bf_interval=30", "bf_max_job_test=1000", "bf_window=10080")
+    """`SchedulerParameters` (joined with commas)."""
 
 
 class Select(StrictModel):
     type: Literal["select/cons_tres", "select/linear"] = "select/cons_tres"
+    """`SelectType`."""
     parameters: tuple[str, ...] = ("CR_Core_Memory",)
+    """`SelectTypeParameters` (joined with commas)."""
 
 
 class PriorityWeights(StrictModel):
     age: int = Field(default=1000, ge=0)
+    """`PriorityWeightAge`."""
     fairshare: int = Field(default=10000, ge=0)
+    """`PriorityWeightFairshare`."""
     job_size: int = Field(default=0, ge=0)
+    """`PriorityWeightJobSize`."""
     partition: int = Field(default=1000, ge=0)
+    """`PriorityWeightPartition`."""
     qos: int = Field(default=5000, ge=0)
+    """`PriorityWeightQOS`."""
 
 
 class Priority(StrictModel):
     type: Literal["priority/multifactor", "priority/basic"] = "priority/multifactor"
+    """`PriorityType`; the decay, age and weight settings are written only with `priority/multifactor`."""
     decay_half_life: SlurmTime = "7-0"
+    """`PriorityDecayHalfLife`."""
     max_age: SlurmTime = "7-0"
+    """`PriorityMaxAge`."""
     weights: PriorityWeights = Field(default_factory=PriorityWeights)
+    """The multifactor weights (`PriorityWeight*`)."""
 
 
 AccountingEnforce = Literal["associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys"]
@@ -113,43 +126,64 @@ AccountingEnforce = Literal["associations", "limits", "nojobs", "nosteps", "qos"
 
 class Timeouts(StrictModel):
     slurmctld: int = Field(default=120, ge=10, le=3600)
+    """`SlurmctldTimeout` in seconds."""
     slurmd: int = Field(default=300, ge=10, le=3600)
+    """`SlurmdTimeout` in seconds."""
     message: int = Field(default=10, ge=1, le=100)
+    """`MessageTimeout` in seconds."""
     kill_wait: int = Field(default=30, ge=0, le=600)
+    """`KillWait` in seconds."""
     inactive_limit: int = Field(default=0, ge=0)
+    """`InactiveLimit` in seconds (0: unlimited)."""
     min_job_age: int = Field(default=300, ge=2)
+    """`MinJobAge` in seconds."""
     unkillable_step: int = Field(default=120, ge=10, le=600)
+    """`UnkillableStepTimeout` in seconds."""
 
 
 class ControllerService(StrictModel):
     """A LoadBalancer address for slurmctld, for nodes outside Kubernetes (bare-metal dynamic nodes)."""
 
     pool: K8sName
+    """MetalLB pool of slurmctld's LoadBalancer address."""
     address: IPv4 | None = None
+    """Fixed address inside that pool. Bare-metal join scripts are rendered only when it is set."""
 
 
 class ControllerConfig(StrictModel):
     storage: Storage = Field(default_factory=lambda: Storage(size="4Gi"))
+    """Volume of slurmctld's save state (job queue, node states)."""
     service: ControllerService | None = None
     """Expose slurmctld (6817) on a MetalLB address; required when bare-metal hosts join Slurm."""
     return_to_service: int = Field(default=2, ge=0, le=2)
     """ReturnToService: 2 lets a node that was DOWN only for not responding return on registration."""
     cpu: Quantity = "1"
+    """CPU request of slurmctld."""
     memory: Quantity = "2Gi"
+    """Memory request and limit of slurmctld."""
     scheduler: Scheduler = Field(default_factory=Scheduler)
+    """Scheduler plugin and its parameters."""
     select: Select = Field(default_factory=Select)
+    """Resource selection plugin and its parameters."""
     priority: Priority = Field(default_factory=Priority)
+    """Job priority plugin and its weights."""
     accounting_enforce: tuple[AccountingEnforce, ...] = ("associations", "limits", "qos", "safe")
+    """`AccountingStorageEnforce` (written only when accounting is enabled)."""
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    """Daemon and job timeouts."""
     extra_parameters: dict[Annotated[str, AfterValidator(_config_key)], str] = Field(default_factory=dict)
     """Further slurm.conf parameters (name -> value) that have no typed setting yet."""
 
 
 class CgroupConfig(StrictModel):
     constrain_cores: bool = True
+    """`ConstrainCores` in cgroup.conf."""
     constrain_ram_space: bool = True
+    """`ConstrainRAMSpace` in cgroup.conf."""
     constrain_swap_space: bool = True
+    """`ConstrainSwapSpace` in cgroup.conf."""
     constrain_devices: bool = True
+    """`ConstrainDevices` in cgroup.conf."""
     allowed_ram_space: int = Field(default=100, ge=1, le=100)
     """Percent of the allocated memory a job may use before it is OOM-killed."""
 
@@ -162,6 +196,7 @@ class Script(StrictModel):
     file: str | None = None
     """Path relative to the project root."""
     inline: str | None = None
+    """The script's text; it must start with a shebang line (`#!`)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> Script:
@@ -174,20 +209,30 @@ class Script(StrictModel):
 
 class AccountingConfig(StrictModel):
     enabled: bool = True
+    """Run slurmdbd (Slinky Accounting) on the MariaDB database and point the controller at it."""
     cpu: Quantity = "500m"
+    """CPU request of slurmdbd."""
     memory: Quantity = "1Gi"
+    """Memory request and limit of slurmdbd."""
 
 
 class LoginConfig(StrictModel):
     name: SlurmName = "login"
+    """Name of the LoginSet (and of the Deployment the operator makes of it)."""
     replicas: int = Field(default=1, ge=1, le=20)
+    """Login pods behind the one login address."""
     pool: K8sName
     """MetalLB pool of the login service address."""
     address: IPv4 | None = None
+    """Fixed login address inside the pool: what users `ssh` to (null: MetalLB picks one)."""
     root_ssh_authorized_keys: tuple[str, ...] = ()
+    """OpenSSH public keys that may log in as root on the login pods."""
     cpu: Quantity = "1"
+    """CPU request of a login pod."""
     memory: Quantity = "2Gi"
+    """Memory request of a login pod."""
     memory_limit: Quantity = "4Gi"
+    """Memory limit of a login pod."""
     max_unavailable: int = Field(default=0, ge=0)
     """Login pods taken down at once during an update (users' sessions die with them)."""
 
@@ -212,34 +257,49 @@ class GpuSpec(StrictModel):
     count: int = Field(ge=1, le=16)
     """GPUs per node: the `nvidia.com/gpu` limit AND the GRES count."""
     resource: str = "nvidia.com/gpu"
+    """Device-plugin resource that provides the GPUs."""
 
 
 class Toleration(StrictModel):
     key: str
+    """Taint key to tolerate."""
     operator: Literal["Equal", "Exists"] = "Exists"
+    """`Exists` (any value) or `Equal` (`value` must match)."""
     value: str | None = None
+    """Taint value (with `operator: Equal`)."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    """Taint effect to tolerate (null: every effect)."""
 
 
 class NodeSetConfig(StrictModel):
     name: SlurmName
+    """Name of the NodeSet: the Slurm NodeSet and node feature of its nodes; partitions and bare-metal hosts refer to it."""
     replicas: int = Field(default=1, ge=0, le=10000)
+    """slurmd pods (0: a nodeset only for bare-metal hosts that join it)."""
     pool: K8sName | None = None
     """Node pool (hpcforge:nodePools) the pods run on; its labels become the node selector."""
     cpu: Quantity
+    """CPU request of each slurmd pod."""
     memory: Quantity
+    """Memory request of each slurmd pod; the memory limit becomes the nodes' `RealMemory`."""
     memory_limit: Quantity | None = None
     """Default: equal to the request (guaranteed memory for jobs)."""
     gpus: GpuSpec | None = None
+    """GPUs per slurmd pod: the device-plugin limit and the nodes' `Gres=gpu:<type>:<count>` (null: no GPUs)."""
     gres: tuple[str, ...] = ()
     """Explicit GRES entries (`gpu:a100:8`, `shard:8`); GPU entries must agree with `gpus`."""
     features: tuple[Annotated[str, AfterValidator(_config_key)], ...] = ()
+    """Further Slurm node features (the nodeset's name is always one)."""
     node_selector: dict[str, str] = Field(default_factory=dict)
+    """Node labels the pods must run on, on top of the pool's labels."""
     tolerations: tuple[Toleration, ...] = ()
+    """Tolerations of the slurmd pods (a pool's taints are not tolerated unless listed here)."""
     max_unavailable: MaxUnavailable = "25%"
     """Pods replaced at once in a rolling update; each is drained in Slurm before deletion."""
     workload_disruption_protection: bool = True
+    """Let the operator protect pods that run jobs with a PodDisruptionBudget."""
     scaling_mode: Literal["StatefulSet", "DaemonSet"] = "StatefulSet"
+    """`StatefulSet`: `replicas` pods; `DaemonSet`: one pod on every selected node."""
 
     @field_validator("gres")
     @classmethod
@@ -302,39 +362,53 @@ Oversubscribe = Annotated[str, AfterValidator(_oversubscribe)]
 
 class PartitionConfig(StrictModel):
     name: SlurmName
+    """`PartitionName`."""
     nodesets: tuple[str, ...] = Field(min_length=1)
+    """Nodesets in the partition (`Nodes=`)."""
     default: bool = False
+    """The default partition (`Default=YES`); at most one."""
     max_time: SlurmTime = "UNLIMITED"
+    """`MaxTime`."""
     default_time: SlurmTime | None = None
+    """`DefaultTime` (null: not written, `MaxTime` applies)."""
     oversubscribe: Oversubscribe = "NO"
+    """`OverSubscribe`."""
     qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]+$")
     """Partition QOS (the QOS must exist in slurmdbd)."""
     priority_tier: int = Field(default=1, ge=0, le=65533)
+    """`PriorityTier`."""
 
 
 class RestApiConfig(StrictModel):
     enabled: bool = False
+    """Run slurmrestd (Slinky RestApi)."""
     replicas: int = Field(default=1, ge=1, le=10)
-
-
-class SlurmImages(StrictModel):
-    """Override the pinned Slinky images (rarely needed; see components/versions.py)."""
-
-    tag: str | None = None
+    """slurmrestd replicas."""
 
 
 class SlurmConfig(StrictModel):
     cluster_name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
+    """`ClusterName` of the Slurm cluster (also the SSSD domain on the login nodes)."""
     namespace: K8sName = "slurm"
+    """Namespace of the Slurm custom resources and pods."""
     controller: ControllerConfig = Field(default_factory=ControllerConfig)
+    """slurmctld: its volume, its optional LoadBalancer address and the typed slurm.conf settings."""
     accounting: AccountingConfig = Field(default_factory=AccountingConfig)
+    """slurmdbd (Slinky Accounting)."""
     login: LoginConfig
+    """The login nodes (Slinky LoginSet)."""
     nodesets: tuple[NodeSetConfig, ...] = Field(min_length=1)
+    """Compute nodesets, one Slinky NodeSet each."""
     partitions: tuple[PartitionConfig, ...] = Field(min_length=1)
+    """Partitions, written into the Controller's `extraConf`; every nodeset must be in one."""
     restapi: RestApiConfig = Field(default_factory=RestApiConfig)
+    """slurmrestd (Slinky RestApi)."""
     cgroup: CgroupConfig = Field(default_factory=CgroupConfig)
+    """cgroup.conf (cgroup v2)."""
     prolog: tuple[Script, ...] = ()
+    """Prolog scripts (ConfigMap `slurm-prolog-scripts`); one that fails drains the node."""
     epilog: tuple[Script, ...] = ()
+    """Epilog scripts (ConfigMap `slurm-epilog-scripts`)."""
 
     def nodeset(self, name: str) -> NodeSetConfig | None:
         return next((ns for ns in self.nodesets if ns.name == name), None)

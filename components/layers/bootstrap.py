@@ -8,7 +8,6 @@ scripts/bootstrap are idempotent: re-running them on a converged host changes no
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +25,6 @@ def remote_script(name: str, environment: dict[str, str]) -> str:
     text = (SCRIPTS / name).read_text()
     exports = " ".join(f"{key}={shlex.quote(value)}" for key, value in sorted(environment.items()))
     return f"{exports} bash -c {shlex.quote(text)}"
-
-
-def _digest(*names: str) -> str:
-    return hashlib.sha256("".join((SCRIPTS / name).read_text() for name in names).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -53,12 +48,17 @@ class ClusterBootstrap(pulumi.ComponentResource):
         single = not cfg.workers and not others
         role = "controller+worker" if single else "controller"
         install_env = {"K0S_VERSION": cfg.version, "K0S_ROLE": role}
+        # No `triggers` on the install commands: a trigger change REPLACES the command, and a replace
+        # runs the old resource's `delete` (k0s reset) after the new install. A changed version or
+        # script changes `create`, which is an UPDATE: `update` re-runs the idempotent install, which
+        # upgrades k0s in place. `delete` runs only when a host leaves the config.
+        install = remote_script("k0s-install.sh", install_env)
         leader = command.remote.Command(
             f"k0s-{first.name or first.host}",
             connection=connection(first),
-            create=remote_script("k0s-install.sh", install_env),
+            create=install,
+            update=install,
             delete=remote_script("k0s-remove.sh", {}),
-            triggers=[cfg.version, _digest("k0s-install.sh")],
             opts=pulumi.ResourceOptions(parent=self),
         )
         joined: list[pulumi.Resource] = [leader]
@@ -78,15 +78,16 @@ class ClusterBootstrap(pulumi.ComponentResource):
                     "K0S_ROLE": host_role,
                     **({"K0S_JOIN": "1"} if host_role == "controller" else {}),
                 }
+                join = remote_script("k0s-install.sh", env)
                 joined.append(
                     command.remote.Command(
                         f"k0s-{host.name or host.host}",
                         connection=connection(host),
-                        create=remote_script("k0s-install.sh", env),
+                        create=join,
+                        update=join,
                         delete=remote_script("k0s-remove.sh", {}),
                         # The join token reaches the host on standard input, never on a command line.
                         stdin=token.stdout,
-                        triggers=[cfg.version, _digest("k0s-install.sh")],
                         opts=pulumi.ResourceOptions(parent=self, depends_on=[token]),
                     )
                 )

@@ -26,6 +26,7 @@ from ..k8s import (
     container_resources,
     egress_to_apiserver,
     egress_to_internet,
+    egress_to_namespaces,
     ingress_from_namespaces,
 )
 from ..versions import Charts, Images
@@ -111,8 +112,16 @@ class DevOps(pulumi.ComponentResource):
             parent=self,
             # Build images (e.g. Spack's) run as root; baseline still forbids privilege and host access.
             pod_security="baseline",
-            # Builds fetch sources and packages from the internet.
-            allows=[egress_to_internet(80, 443), egress_to_apiserver()],
+            # Builds fetch sources and packages from the internet and push images to the registry.
+            allows=[
+                egress_to_internet(80, 443),
+                egress_to_apiserver(),
+                *(
+                    [egress_to_namespaces("allow-egress-registry", [REGISTRY_NAMESPACE], Port(5000))]
+                    if cfg.registry.enabled
+                    else []
+                ),
+            ],
             depends_on=args.depends_on,
         )
         server: dict[str, Any] = {"enabled": cfg.ui.enabled, "resources": container_resources("50m", "128Mi", "512Mi")}

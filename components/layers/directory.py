@@ -218,6 +218,7 @@ class Directory(pulumi.ComponentResource):
             opts=ctx.opts(self, depends_on=[dm_secret, tls, service], stateful=Stateful.DIRECTORY),
         )
 
+        bind_checksum: pulumi.Output[str] = bind_password.result.apply(lambda value: hashlib.sha256(value.encode()).hexdigest()[:16])
         ldif = render_directory_ldif(cfg)
         script = SYNC_SCRIPT.read_text()
         sync_script = config_map(
@@ -250,9 +251,15 @@ class Directory(pulumi.ComponentResource):
             metadata=ctx.meta(f"dirsrv-bootstrap-{digest}", "directory", NAMESPACE, app=APP),
             spec={
                 "backoffLimit": 10,
-                "ttlSecondsAfterFinished": 86400,
+                # No ttlSecondsAfterFinished: a Job that deleted itself would show as drift on every
+                # `pulumi preview --refresh --expect-no-changes` a day later.
                 "template": {
-                    "metadata": {"labels": ctx.labels(APP, "directory-bootstrap")},
+                    "metadata": {
+                        "labels": ctx.labels(APP, "directory-bootstrap"),
+                        # Rotating the bind password must re-run the bootstrap (which sets it in the
+                        # directory): the pod template changes, so the Job is replaced.
+                        "annotations": {"hpcforge.io/bind-password-checksum": bind_checksum},
+                    },
                     "spec": {
                         "restartPolicy": "OnFailure",
                         "automountServiceAccountToken": False,

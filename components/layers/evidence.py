@@ -70,6 +70,8 @@ class EvidenceArgs:
     config: PlatformConfig
     kube_context: str | None
     depends_on: Sequence[pulumi.Resource]
+    kubeconfig: pulumi.Output[str] | None = None
+    """A bootstrapped cluster's kubeconfig (secret): kubectl uses it instead of a context."""
 
 
 class Evidence(pulumi.ComponentResource):
@@ -82,17 +84,19 @@ class Evidence(pulumi.ComponentResource):
         previous: list[pulumi.Resource] = []
         for check in evidence_checks(args.config):
             script = SCRIPTS / check.script
-            environment = {**check.environment, "HPCFORGE_EVIDENCE_TIMEOUT": timeout}
+            environment: dict[str, pulumi.Input[str]] = {**check.environment, "HPCFORGE_EVIDENCE_TIMEOUT": timeout}
             if args.kube_context:
                 environment["HPCFORGE_KUBE_CONTEXT"] = args.kube_context
             digest = hashlib.sha256((script.read_text() + (SCRIPTS / "lib.sh").read_text()).encode()).hexdigest()
+            if args.kubeconfig is not None:
+                environment["HPCFORGE_KUBECONFIG_DATA"] = pulumi.Output.secret(args.kubeconfig)
             run = command.local.Command(
                 f"evidence-{check.name}",
                 create=f"bash scripts/evidence/{check.script}",
                 dir=str(SCRIPTS.parents[1]),
                 environment=environment,
                 # Re-run when the script or its parameters change (and on `pulumi up --replace`).
-                triggers=[digest, *sorted(f"{k}={v}" for k, v in environment.items())],
+                triggers=[digest, *sorted(f"{k}={v}" for k, v in environment.items() if isinstance(v, str))],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *previous]),
             )
             # Checks run in order: a broken controller makes the node checks pointless.

@@ -1,5 +1,5 @@
-"""GitOps layer: Argo CD (always Pulumi-delivered), the platform AppProject, OCI repository
-credentials, and the app-of-apps for the site's own applications."""
+"""GitOps layer: Argo CD (always Pulumi-delivered), the platform AppProject that allows exactly the
+planned charts, and the app-of-apps for the site's own applications."""
 
 from __future__ import annotations
 

@@ -136,7 +136,9 @@ class Provisioning(pulumi.ComponentResource):
             opts=ctx.opts(self, depends_on=namespace.ready, stateful=Stateful.VOLUME),
         )
         networks = [{"name": cfg.attachment, "namespace": ns, "ips": [cfg.address], "interface": "prov0"}]
-        checksum = hashlib.sha256((hosts_json + images_json + json.dumps(join_scripts, sort_keys=True)).encode()).hexdigest()[:16]
+        inventory_digest = hashlib.sha256((hosts_json + images_json + json.dumps(join_scripts, sort_keys=True)).encode())
+        # The pod restarts when the inventory, the join scripts or grendel.toml (secrets included) change.
+        checksum = toml.apply(lambda text: hashlib.sha256(inventory_digest.digest() + text.encode()).hexdigest()[:16])
         labels = ctx.labels(APP, "provisioning")
         selector = {"app.kubernetes.io/name": APP, "app.kubernetes.io/component": "provisioning"}
         mounts = [

@@ -9,7 +9,7 @@ drains a Slurm node before deleting its pod; login pods are replaced one at a ti
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -66,16 +66,24 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
     return path.read_text()
 
 
-def nodeset_spec(nodeset: NodeSetConfig, *, node_selector: dict[str, str], controller: str = CONTROLLER) -> dict[str, Any]:
-    """The NodeSet spec of one configured nodeset (pure: tested directly)."""
+def nodeset_spec(
+    nodeset: NodeSetConfig, *, node_selector: dict[str, str], pool_taints: Sequence[str] = (), controller: str = CONTROLLER
+) -> dict[str, Any]:
+    """The NodeSet spec of one configured nodeset (pure: tested directly).
+
+    `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).
+    """
     limits: dict[str, Any] = {"memory": nodeset.memory_limit or nodeset.memory}
     if nodeset.gpus is not None:
         limits[nodeset.gpus.resource] = nodeset.gpus.count
     pod_spec: dict[str, Any] = {}
     if node_selector:
         pod_spec["nodeSelector"] = dict(node_selector)
-    if nodeset.tolerations:
-        pod_spec["tolerations"] = [t.model_dump(exclude_none=True) for t in nodeset.tolerations]
+    tolerations = [t.model_dump(exclude_none=True) for t in nodeset.tolerations]
+    tolerated = {t["key"] for t in tolerations}
+    tolerations += [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints if key not in tolerated]
+    if tolerations:
+        pod_spec["tolerations"] = tolerations
     spec: dict[str, Any] = {
         "controllerRef": {"name": controller},
         "replicas": nodeset.replicas,
@@ -109,6 +117,8 @@ class SlurmArgs:
     ca_issuer: str
     certificate_duration: str
     renew_before: str
+    pool_taints: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Taint keys of each nodeset's node pool, which its pods tolerate."""
     bare_metal_subnets: Sequence[str] = ()
     """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
     depends_on: Sequence[pulumi.Resource] = ()
@@ -384,7 +394,11 @@ class Slurm(pulumi.ComponentResource):
 
         # --- compute -----------------------------------------------------------------------------
         for nodeset in cfg.nodesets:
-            spec = nodeset_spec(nodeset, node_selector=args.node_selectors.get(nodeset.name, {}))
+            spec = nodeset_spec(
+                nodeset,
+                node_selector=args.node_selectors.get(nodeset.name, {}),
+                pool_taints=args.pool_taints.get(nodeset.name, ()),
+            )
             objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller]))
 
         if cfg.restapi.enabled:

@@ -8,8 +8,13 @@ Runs in the 389ds image (python3 + python-ldap), as the directory's bootstrap Jo
    without one);
 2. turns off anonymous reads (only the root DSE stays anonymous);
 3. for each LDIF entry, parents first: adds it when missing, otherwise replaces exactly the
-   attributes whose values differ (nothing is written when nothing differs);
-4. sets the SSSD bind account's password (the LDIF carries a placeholder) only when a bind with
+   attributes whose values differ and removes the optional attributes hpcforge manages that the
+   LDIF no longer has (a revoked SSH key, a dropped group member); nothing is written when
+   nothing differs;
+4. removes entries below the OUs hpcforge owns (ou=People, ou=Groups, ou=Services) that the LDIF
+   no longer has: a user deleted from the config loses access on the next `pulumi up`
+   (--no-prune keeps them);
+5. sets the SSSD bind account's password (the LDIF carries a placeholder) only when a bind with
    the generated password fails.
 
 Environment: LDAP_BIND_DN (default `cn=Directory Manager`), LDAP_BIND_PASSWORD (required),
@@ -31,6 +36,10 @@ from ldif import LDIFRecordList
 PLACEHOLDER = b"SSSD_BIND_PASSWORD_PLACEHOLDER"
 SKIP_COMPARE = {"userpassword"}
 CASE_INSENSITIVE = {"objectclass"}
+# Optional attributes hpcforge renders for some entries only: present in the directory but absent
+# from an entry's LDIF means "removed from the config", so they are deleted.
+MANAGED_OPTIONAL = ("nsSshPublicKey", "memberUid", "mail", "givenName", "description")
+OWNED_OUS = ("ou=People", "ou=Groups", "ou=Services")
 
 
 def connect(uri, bind_dn, password, ca_file, wait_seconds):
@@ -122,7 +131,7 @@ def _normalise(attribute, values):
 def sync_entry(conn, dn, wanted):
     """Add `dn` or replace its differing attributes; returns 'added', 'modified' or 'unchanged'."""
     try:
-        current = conn.search_s(dn, ldap.SCOPE_BASE, "(objectClass=*)", list(wanted))[0][1]
+        current = conn.search_s(dn, ldap.SCOPE_BASE, "(objectClass=*)", [*wanted, *MANAGED_OPTIONAL])[0][1]
     except ldap.NO_SUCH_OBJECT:
         conn.add_s(dn, ldap.modlist.addModlist(wanted))
         return "added"
@@ -134,10 +143,31 @@ def sync_entry(conn, dn, wanted):
         have = current_lower.get(attribute.lower(), [])
         if _normalise(attribute, have) != _normalise(attribute, values):
             changes.append((ldap.MOD_REPLACE, attribute, values))
+    wanted_lower = {name.lower() for name in wanted}
+    for attribute in MANAGED_OPTIONAL:
+        if attribute.lower() not in wanted_lower and current_lower.get(attribute.lower()):
+            changes.append((ldap.MOD_DELETE, attribute, None))
     if changes:
+        # One modify: the entry is valid only after all changes (e.g. objectClass and its attributes).
         conn.modify_s(dn, changes)
         return "modified"
     return "unchanged"
+
+
+def prune(conn, suffix, wanted_dns):
+    """Delete entries below the OUs hpcforge owns that the LDIF does not have; returns how many."""
+    deleted = 0
+    for ou in OWNED_OUS:
+        base = f"{ou},{suffix}"
+        try:
+            found = conn.search_s(base, ldap.SCOPE_ONELEVEL, "(objectClass=*)", ["1.1"])
+        except ldap.NO_SUCH_OBJECT:
+            continue
+        for dn, _ in found:
+            if dn.lower() not in wanted_dns:
+                conn.delete_s(dn)
+                deleted += 1
+    return deleted
 
 
 def password_works(uri, dn, password, ca_file):
@@ -155,6 +185,7 @@ def main(argv=None):
     parser.add_argument("--ldif", required=True)
     parser.add_argument("--ca-file")
     parser.add_argument("--wait", type=int, default=300, help="seconds to wait for the server")
+    parser.add_argument("--no-prune", action="store_true", help="keep entries the LDIF no longer has")
     args = parser.parse_args(argv)
     bind_dn = os.environ.get("LDAP_BIND_DN", "cn=Directory Manager")
     bind_password = os.environ["LDAP_BIND_PASSWORD"]
@@ -175,6 +206,7 @@ def main(argv=None):
         "modified": 0,
         "unchanged": 0,
         "passwordsSet": 0,
+        "deleted": 0,
     }
     password_entries = []
     for dn, attributes in records.all_records:
@@ -184,6 +216,8 @@ def main(argv=None):
             if name.lower() == "userpassword":
                 password_entries.append((dn, wanted[name][0]))
         summary[sync_entry(conn, dn, wanted)] += 1
+    if not args.no_prune:
+        summary["deleted"] = prune(conn, suffix, {dn.lower() for dn, _ in records.all_records})
     for dn, password in password_entries:
         if not password_works(args.uri, dn, password.decode(), args.ca_file):
             conn.modify_s(dn, [(ldap.MOD_REPLACE, "userPassword", [password])])

@@ -15,6 +15,14 @@ CONTEXT_ARGS=()
 if [ -n "${HPCFORGE_KUBE_CONTEXT:-}" ]; then
   CONTEXT_ARGS=(--context "$HPCFORGE_KUBE_CONTEXT")
 fi
+# A bootstrapped cluster's kubeconfig arrives as data (a Pulumi secret): a private temporary file.
+if [ -n "${HPCFORGE_KUBECONFIG_DATA:-}" ]; then
+  HPCFORGE_KUBECONFIG_FILE=$(mktemp)
+  trap 'rm -f "$HPCFORGE_KUBECONFIG_FILE"' EXIT
+  chmod 600 "$HPCFORGE_KUBECONFIG_FILE"
+  printf '%s\n' "$HPCFORGE_KUBECONFIG_DATA" >"$HPCFORGE_KUBECONFIG_FILE"
+  CONTEXT_ARGS+=(--kubeconfig "$HPCFORGE_KUBECONFIG_FILE")
+fi
 
 # kubectl with the stack's context.
 k() {
