@@ -255,6 +255,7 @@ case "$1" in
   status) [ -f "$state/running" ] ;;
   install) echo "$*" >"$state/installed" ;;
   start) touch "$state/running" ;;
+  stop) rm -f "$state/running" ;;
   token) echo "fake-token" ;;
   *) exit 0 ;;
 esac
@@ -302,6 +303,26 @@ def test_k0s_install_is_idempotent(tmp_path: Path, role: str) -> None:
     )
     assert second.returncode == 0 and "already running: nothing to do" in second.stdout
     assert "install" not in (tmp_path / "state" / "calls").read_text()
+
+
+def test_k0s_upgrade_stops_the_old_release_and_starts_the_new(tmp_path: Path) -> None:
+    env = {**_fake_host(tmp_path), "K0S_ROLE": "controller"}
+    state = tmp_path / "state"
+    (state / "version").write_text("v1.32.9+k0s.0")
+    (state / "running").touch()
+    result = subprocess.run(
+        ["bash", str(BOOTSTRAP / "k0s-install.sh")], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    calls = (state / "calls").read_text().splitlines()
+    assert "upgrading k0s v1.32.9+k0s.0 to v1.33.4+k0s.0" in result.stdout
+    stop, fetch, start = (
+        calls.index("k0s stop"),
+        next(i for i, c in enumerate(calls) if c.startswith("curl")),
+        calls.index("k0s start"),
+    )
+    assert stop < fetch < start
+    assert (state / "version").read_text() == "v1.33.4+k0s.0"
 
 
 def test_k0s_install_refuses_worker_without_token(tmp_path: Path) -> None:

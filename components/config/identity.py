@@ -86,7 +86,8 @@ class PosixUser(StrictModel):
     login_shell: str = "/bin/bash"
     """Login shell (an absolute path)."""
     ssh_public_keys: tuple[str, ...] = ()
-    """OpenSSH public keys, stored in 389ds's `nsSshPublicKey`; sshd on the login nodes reads them through SSSD."""
+    """OpenSSH public keys, stored in 389ds's `nsSshPublicKey`; sshd on the login nodes reads them through SSSD. A key
+    removed here is removed from the directory."""
 
     @field_validator("ssh_public_keys")
     @classmethod
@@ -122,9 +123,10 @@ class DirectoryConfig(StrictModel):
     expose: bool = False
     """Also publish LDAPS outside the cluster through a Traefik TCP route (port 636)."""
     groups: tuple[PosixGroup, ...] = ()
-    """POSIX groups (`posixGroup` entries under `ou=Groups`)."""
+    """POSIX groups (`posixGroup` entries under `ou=Groups`); a group removed here is deleted from the directory."""
     users: tuple[PosixUser, ...] = ()
-    """POSIX users (`inetOrgPerson` + `posixAccount` entries under `ou=People`)."""
+    """POSIX users (`inetOrgPerson` + `posixAccount` entries under `ou=People`); a user removed here is deleted from the
+    directory."""
 
     @field_validator("suffix")
     @classmethod

@@ -30,15 +30,16 @@ class SshHost(StrictModel):
     port: int = Field(default=22, ge=1, le=65535)
     """SSH port."""
     name: str | None = None
-    """Names the host's Pulumi resources (`k0s-<name>`; default: the host). k0s itself names the Kubernetes
-    node after the host's hostname."""
+    """Names the host's Pulumi resources (`k0s-<name>`; default: the host). Changing it deletes the old resource, which
+    resets k0s on the host. k0s itself names the Kubernetes node after the host's hostname."""
 
 
 class K0sBootstrap(StrictModel):
     """Install k0s on bare hosts over SSH and build the Kubernetes provider from its kubeconfig."""
 
     version: str = "v1.33.4+k0s.0"
-    """k0s release installed on every host."""
+    """k0s release installed on every host. A change is an in-place update that re-runs the install on
+    every host (never a reset); a k0s that is already running keeps the old release until it is restarted."""
     controllers: tuple[SshHost, ...] = Field(min_length=1)
     """Controller hosts. The first one issues the join tokens and yields the kubeconfig; alone and without workers it also
     runs workloads."""

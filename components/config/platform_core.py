@@ -97,8 +97,9 @@ class ArgoCd(StrictModel):
     hostname: DnsName | None = None
     """Host name of the Argo CD UI through Traefik (default: `argocd.<domain>`)."""
     ha: bool = False
-    """Run the server, repo-server and applicationset controller with 2 replicas each. Redis stays a
-    single pod: Argo CD uses it only as a cache and rebuilds it after a restart."""
+    """Run the server, repo-server and applicationset controller with 2 replicas each. The application
+    controller and Redis stay single pods (Argo CD uses Redis only as a cache and rebuilds it after a
+    restart)."""
 
 
 class GitOpsConfig(StrictModel):

@@ -25,4 +25,5 @@ class NodePool(StrictModel):
     gpus_per_node: GpuSpec | None = None
     """GPUs of one node; the GPU requests of nodesets and Kueue quotas on the pool are checked against it."""
     taints: tuple[str, ...] = ()
-    """Taint keys on the pool's nodes that workloads must tolerate (e.g. nvidia.com/gpu)."""
+    """Taint keys on the pool's nodes that workloads must tolerate (e.g. nvidia.com/gpu); the pool's nodesets and
+    Kueue flavors tolerate them automatically (`NoSchedule`)."""

@@ -147,7 +147,7 @@ class ControllerService(StrictModel):
     pool: K8sName
     """MetalLB pool of slurmctld's LoadBalancer address."""
     address: IPv4 | None = None
-    """Fixed address inside that pool. Bare-metal join scripts are rendered only when it is set."""
+    """Fixed address inside that pool; required when bare-metal hosts join Slurm (their join scripts name it)."""
 
 
 class ControllerConfig(StrictModel):
@@ -293,7 +293,8 @@ class NodeSetConfig(StrictModel):
     node_selector: dict[str, str] = Field(default_factory=dict)
     """Node labels the pods must run on, on top of the pool's labels."""
     tolerations: tuple[Toleration, ...] = ()
-    """Tolerations of the slurmd pods (a pool's taints are not tolerated unless listed here)."""
+    """Tolerations of the slurmd pods. The taints of the nodeset's `pool` are tolerated automatically
+    (`operator: Exists`, effect `NoSchedule`), except a key that is already listed here."""
     max_unavailable: MaxUnavailable = "25%"
     """Pods replaced at once in a rolling update; each is drained in Slurm before deletion."""
     workload_disruption_protection: bool = True

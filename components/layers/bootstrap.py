@@ -51,7 +51,8 @@ class ClusterBootstrap(pulumi.ComponentResource):
         # No `triggers` on the install commands: a trigger change REPLACES the command, and a replace
         # runs the old resource's `delete` (k0s reset) after the new install. A changed version or
         # script changes `create`, which is an UPDATE: `update` re-runs the idempotent install, which
-        # upgrades k0s in place. `delete` runs only when a host leaves the config.
+        # stops the old release, installs the new one and starts it (the leader first, then the joined
+        # hosts, which depend on it). `delete` runs only when a host leaves the config.
         install = remote_script("k0s-install.sh", install_env)
         leader = command.remote.Command(
             f"k0s-{first.name or first.host}",

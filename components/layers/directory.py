@@ -218,7 +218,9 @@ class Directory(pulumi.ComponentResource):
             opts=ctx.opts(self, depends_on=[dm_secret, tls, service], stateful=Stateful.DIRECTORY),
         )
 
-        bind_checksum: pulumi.Output[str] = bind_password.result.apply(lambda value: hashlib.sha256(value.encode()).hexdigest()[:16])
+        bind_checksum: pulumi.Output[str] = bind_password.result.apply(
+            lambda value: hashlib.sha256(value.encode()).hexdigest()[:16]
+        )
         ldif = render_directory_ldif(cfg)
         script = SYNC_SCRIPT.read_text()
         sync_script = config_map(

@@ -1,6 +1,6 @@
 """Deployment evidence: checks that `pulumi up` runs once the platform is up, for what the control
 plane alone cannot tell (Argo CD synced and healthy, slurmctld answering, every NodeSet's nodes
-registered and idle, a test job through a login node, an LDAP user through SSSD, Grendel's API).
+registered and ready (idle, or busy with jobs), a test job through a login node, an LDAP user through SSSD, Grendel's API).
 
 Each check is a shell script in scripts/evidence, run by a `command.local.Command` where `pulumi
 up` runs (with kubectl and the stack's context). A check polls until the platform converges or

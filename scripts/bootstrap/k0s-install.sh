@@ -25,12 +25,19 @@ case "$K0S_ROLE" in
   *) echo "k0s-install: unknown role $K0S_ROLE" >&2; exit 2 ;;
 esac
 
-if [ "$(installed_version)" = "$K0S_VERSION" ] && running; then
+current="$(installed_version)"
+if [ "$current" = "$K0S_VERSION" ] && running; then
   echo "k0s $K0S_VERSION ($K0S_ROLE) already running: nothing to do"
   exit 0
 fi
 
-if [ "$(installed_version)" != "$K0S_VERSION" ]; then
+if [ -n "$current" ] && [ "$current" != "$K0S_VERSION" ] && running; then
+  # An upgrade: stop the old release first, so its binary can be replaced and the new one runs.
+  echo "upgrading k0s $current to $K0S_VERSION"
+  "$K0S_BIN" stop
+fi
+
+if [ "$current" != "$K0S_VERSION" ]; then
   # The official installer, pinned to the release.
   curl -sSfL https://get.k0s.sh | K0S_VERSION="$K0S_VERSION" sh
 fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Idempotent bootstrap of the site directory (389ds) from hpcforge's rendered LDIF.
 
-Runs in the 389ds image (python3 + python-ldap), as the directory's bootstrap Job, on every
-`pulumi up`: safe to run again and again.
+Runs in the 389ds image (python3 + python-ldap) as the directory's bootstrap Job, whenever the
+LDIF, this script or the SSSD bind password changes; safe to run again and again.
 
 1. waits for the server, then makes sure a backend serves the suffix (389ds containers start
    without one);
