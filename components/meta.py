@@ -24,11 +24,6 @@ def labels(name: str, component: str, environment: str, **extra: str) -> dict[st
     return result
 
 
-def selector_labels(name: str, component: str) -> dict[str, str]:
-    """The stable subset used in selectors (selectors are immutable: keep them small)."""
-    return {"app.kubernetes.io/name": name, "app.kubernetes.io/component": component}
-
-
 def object_meta(
     name: str,
     component: str,

@@ -168,6 +168,11 @@ class ProvisioningConfig(StrictModel):
     def image_of(self, host: Host) -> str | None:
         return host.image or self.default_image
 
+    def joins_slurm(self, host: Host) -> bool:
+        """Whether `host` boots an image that starts slurmd as a dynamic node of its nodeset."""
+        image = self.image(self.image_of(host) or "")
+        return host.nodeset is not None and image is not None and image.joins_slurm
+
     @model_validator(mode="after")
     def _inventory(self) -> ProvisioningConfig:
         # One pass over the inventory with dictionaries: a 10,000-host site validates in milliseconds.

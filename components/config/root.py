@@ -168,8 +168,7 @@ class PlatformConfig(StrictModel):
                     ["provisioning", "hosts", index, "nodeset"],
                     f"host {host.name!r}: unknown nodeset {host.nodeset!r} (known: {known})",
                 )
-            image = prov.image(prov.image_of(host) or "")
-            if host.nodeset is not None and image is not None and image.joins_slurm:
+            if prov.joins_slurm(host):
                 joining.append(host.name)
         service = self.slurm.controller.service
         if joining and service is None:

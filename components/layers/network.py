@@ -15,6 +15,7 @@ from ..charts import ChartDeployer, ChartUse
 from ..config.network import NetworkAttachment, NetworkConfig
 from ..context import DeployContext
 from ..k8s import (
+    ANYWHERE,
     RESTRICTED_CONTAINER_SECURITY,
     Allow,
     Namespace,
@@ -22,7 +23,6 @@ from ..k8s import (
     config_map,
     container_resources,
     egress_to_apiserver,
-    egress_to_internet,
     ingress_from_anywhere,
 )
 from ..renderers.dns import render_corefile, render_hosts_file
@@ -278,8 +278,7 @@ class Network(pulumi.ComponentResource):
             allows=[
                 ingress_from_anywhere("allow-ingress-dns", Port(1053, "UDP"), Port(1053, "TCP")),
                 Allow("allow-ingress-health", "ingress", (Port(8080), Port(8181))),
-                egress_to_internet(53),
-                Allow("allow-egress-upstream-udp", "egress", (Port(53, "UDP"),), cidrs=("0.0.0.0/0",)),
+                Allow("allow-egress-upstream-dns", "egress", (Port(53, "UDP"), Port(53)), cidrs=(ANYWHERE,)),
             ],
         )
         zones: dict[str, dict[str, str]] = {}

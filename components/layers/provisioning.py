@@ -102,9 +102,7 @@ class Provisioning(pulumi.ComponentResource):
             target_dir="/config",
             depends_on=namespace.ready,
         )
-        joining = sorted(
-            {h.nodeset for h in cfg.hosts if h.nodeset and (img := cfg.image(cfg.image_of(h) or "")) and img.joins_slurm}
-        )
+        joining = sorted({h.nodeset for h in cfg.hosts if h.nodeset and cfg.joins_slurm(h)})
         join_scripts: dict[str, str] = {}
         if args.controller_address:
             join_scripts = {

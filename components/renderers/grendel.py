@@ -3,7 +3,6 @@ formats), and the join script that makes a bare-metal host a Slurm dynamic node.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -115,10 +114,6 @@ def host_record(host: Host, config: ProvisioningConfig, domain: str, boot_image:
     return {"name": host.name, "provision": host.provision, "boot_image": boot_image, "tags": tags, "interfaces": interfaces}
 
 
-def _joins(host: Host, image: BootImage) -> bool:
-    return host.nodeset is not None and image.joins_slurm
-
-
 def render_inventory(config: ProvisioningConfig, domain: str, join_base_url: str | None) -> tuple[str, str]:
     """(hosts.json, images.json) in Grendel's formats.
 
@@ -134,7 +129,7 @@ def render_inventory(config: ProvisioningConfig, domain: str, join_base_url: str
     for host in config.hosts:
         base = images[config.image_of(host) or ""]
         boot = base.name
-        if _joins(host, base) and join_base_url is not None and host.nodeset is not None:
+        if join_base_url is not None and host.nodeset is not None and config.joins_slurm(host):
             boot = join_image_name(base.name, host.nodeset)
             if boot not in image_records:
                 image_records[boot] = _image_record(base, boot, f"{join_base_url}/{join_script_name(host.nodeset)}")
@@ -169,7 +164,3 @@ def render_join_script(slurm: SlurmConfig, nodeset: str, controller_address: str
         "set -eu\n"
         f'exec {shell_command(argv)} "$@"\n'
     )
-
-
-def subnet_of(config: ProvisioningConfig) -> str:
-    return str(ipaddress.IPv4Network(config.subnet))

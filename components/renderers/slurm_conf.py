@@ -9,7 +9,7 @@ referenced ConfigMaps) and appends the Controller's `extraConf`: everything here
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ..config.base import quantity_value
 from ..config.slurm import NodeSetConfig, PartitionConfig, SlurmConfig
@@ -155,9 +155,3 @@ def bare_metal_slurmd_argv(nodeset: NodeSetConfig, controller: str, *, node_name
 
 def shell_command(argv: Sequence[str]) -> str:
     return " ".join(shlex.quote(part) for part in argv)
-
-
-def static_node_line(name: str, parameters: Iterable[tuple[str, str]], **extra: str) -> str:
-    """A static `NodeName=` line (used to load partitions into Slurm versions without NodeSet=)."""
-    fields = [f"NodeName={name}"] + [f"{k}={v}" for k, v in extra.items()] + [f"{k}={v}" for k, v in parameters]
-    return " ".join(fields)
