@@ -41,7 +41,10 @@ def parse_config_values(raw: Mapping[str, Any]) -> dict[str, Any]:
         if namespace != NAMESPACE or not name:
             continue
         decoded = value
-        if isinstance(value, str) and value[:1] in ("{", "["):
+        if value == "null":
+            # The CLI hands an empty or null YAML value over as JSON `null` (object.go MarshalString).
+            decoded = None
+        elif isinstance(value, str) and value[:1] in ("{", "["):
             try:
                 decoded = json.loads(value)
             except json.JSONDecodeError as exc:
