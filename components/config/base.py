@@ -11,9 +11,11 @@ import ipaddress
 import re
 import socket
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Any
+import types
+import typing
+from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
 PathPart = str | int
@@ -46,8 +48,67 @@ class ProblemCollector:
             raise ConfigProblems(self._problems)
 
 
+MULTILINE = {"multiline": True}
+"""`json_schema_extra` of a string field that may hold line breaks (scripts, command arguments)."""
+
+# Control characters end a line or a record in every file hpcforge writes (slurm.conf, gres.conf,
+# sssd.conf, LDIF, grendel.toml, kernel command lines, shell scripts): refused in every string,
+# tab included, except in fields marked MULTILINE, where only NUL is refused.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\u0085]")
+_NUL = re.compile(r"\x00")
+
+
+def describe_value(value: Any) -> str:
+    """A value as the user wrote it in YAML, with its type in the user's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{'true' if value else 'false'}, a boolean"
+    if isinstance(value, int | float):
+        return f"{value}, a number"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _plain_type(annotation: Any) -> set[Any]:
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _plain_type(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        found: set[Any] = set()
+        for arg in typing.get_args(annotation):
+            found |= _plain_type(arg)
+        return found
+    return {annotation}
+
+
+def _strings(value: Any, path: tuple[PathPart, ...]) -> Iterable[tuple[tuple[PathPart, ...], str]]:
+    """Strings directly in a field's value: the value itself, list items, mapping keys and values."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                yield (*path, index), item
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield (*path, key), key
+            if isinstance(item, str):
+                yield (*path, key), item
+
+
 class StrictModel(BaseModel):
-    """Frozen, closed model with camelCase keys in the stack file."""
+    """Frozen, closed model with camelCase keys in the stack file.
+
+    Before any field is validated, every string given to the model is checked for control
+    characters (line breaks, NUL, tab), which would change the structure of a generated file, and
+    every integer field refuses a boolean (`true` is not 1 to a reader of the stack file).
+    """
 
     model_config = ConfigDict(
         frozen=True,
@@ -58,6 +119,52 @@ class StrictModel(BaseModel):
         serialize_by_alias=True,
         use_attribute_docstrings=True,
     )
+
+    _guard_cache: ClassVar[dict[type, tuple[dict[str, bool], set[str]]]] = {}
+
+    @classmethod
+    def _guards(cls) -> tuple[dict[str, bool], set[str]]:
+        cached = StrictModel._guard_cache.get(cls)
+        if cached is None:
+            multiline: dict[str, bool] = {}
+            integers: set[str] = set()
+            for name, info in cls.model_fields.items():
+                key = info.alias or name
+                extra = info.json_schema_extra
+                multiline[key] = isinstance(extra, dict) and bool(extra.get("multiline"))
+                kinds = _plain_type(info.annotation)
+                if int in kinds and bool not in kinds:
+                    integers.add(key)
+            cached = (multiline, integers)
+            StrictModel._guard_cache[cls] = cached
+        return cached
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_structure_breaking_input(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        multiline, integers = cls._guards()
+        problems = ProblemCollector()
+        for key, value in data.items():
+            if not isinstance(key, str) or key not in multiline:
+                continue
+            if key in integers and isinstance(value, bool):
+                problems.add([key], f"expected an integer (got {describe_value(value)})")
+                continue
+            pattern = _NUL if multiline[key] else _CONTROL
+            for path, text in _strings(value, (key,)):
+                found = pattern.search(text)
+                if found:
+                    what = {"\n": "a line break", "\r": "a carriage return", "\x00": "a NUL character", "\t": "a tab"}
+                    char = found.group(0)
+                    problems.add(
+                        path,
+                        f"{describe_value(text)} contains {what.get(char, f'the control character U+{ord(char):04X}')}; "
+                        "a value must stay on one line (it is written into configuration files)",
+                    )
+        problems.raise_if_any()
+        return data
 
 
 def duplicates(values: Iterable[Any]) -> list[Any]:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from .base import DnsName, K8sName, ProblemCollector, Quantity, StrictModel, duplicates, quantity_value
+from .base import MULTILINE, DnsName, K8sName, ProblemCollector, Quantity, StrictModel, duplicates, quantity_value
 from .identity import Storage
 from .pools import NodePool
 
@@ -167,8 +167,8 @@ class PipelineStep(StrictModel):
     """Step name, unique in the pipeline."""
     image: PinnedImage
     """Container image, pinned by tag or digest."""
-    command: tuple[str, ...] = Field(min_length=1)
-    """Command of the step; the software share is mounted at `/software`."""
+    command: tuple[str, ...] = Field(min_length=1, json_schema_extra=MULTILINE)
+    """Command of the step (arguments may span lines); the software share is mounted at `/software`."""
     cpu: Quantity = "1"
     """CPU request of the step."""
     memory: Quantity = "2Gi"

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from .base import ConfigProblems
+from .base import ConfigProblems, describe_value
 from .root import PlatformConfig
 
 NAMESPACE = "hpcforge"
@@ -133,16 +133,38 @@ def _message(error: ErrorDetails, parts: list[str | int]) -> str:
     if kind == "string_pattern_mismatch":
         pattern = (error.get("ctx") or {}).get("pattern", "")
         return f"{value!r} is not in the expected form (pattern {pattern})"
+    if kind in _EXPECTED:
+        hint = ""
+        if kind == "string_type" and isinstance(value, bool | int | float):
+            hint = "; put it in quotes to keep it as text"
+        return f"expected {_EXPECTED[kind]} (got {describe_value(value)}{hint})"
     message = error["msg"]
     message = message.replace("Input should be", "expected").replace("Input should have", "expected")
     return f"{message[0].lower()}{message[1:]}{_got(value)}"
 
 
+# Pydantic error types in the user's words (no Python type names).
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "set_type": "a list",
+    "none_required": "null",
+}
+
+
 def _got(value: Any) -> str:
-    if isinstance(value, dict | list | tuple):
-        return f" (got a {'mapping' if isinstance(value, dict) else 'list'})"
-    text = repr(value)
-    return f" (got {text if len(text) <= 60 else text[:57] + '...'})"
+    return f" (got {describe_value(value)})"
 
 
 def _unknown_key(parts: list[str | int]) -> str:

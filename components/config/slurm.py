@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from .base import (
+    MULTILINE,
     IPv4,
     K8sName,
     ProblemCollector,
@@ -195,7 +196,7 @@ class Script(StrictModel):
     """File name on the node, e.g. `00-health.sh` (scripts run in name order)."""
     file: str | None = None
     """Path relative to the project root."""
-    inline: str | None = None
+    inline: str | None = Field(default=None, json_schema_extra=MULTILINE)
     """The script's text; it must start with a shebang line (`#!`)."""
 
     @model_validator(mode="after")
