@@ -8,6 +8,7 @@ every problem names the full key path that is wrong, not just the model it was f
 from __future__ import annotations
 
 import ipaddress
+from decimal import Decimal
 import re
 import socket
 from collections.abc import Iterable, Sequence
@@ -218,34 +219,66 @@ Hostname = Annotated[str, AfterValidator(_hostname)]
 
 # --- Kubernetes quantities -----------------------------------------------------------------------
 
-_QUANTITY = re.compile(r"^([0-9]+(\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+# Kubernetes' quantity grammar (k8s.io/apimachinery/pkg/api/resource/quantity.go):
+#   <quantity> ::= <signedNumber><suffix>;  <number> ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
+#   <suffix> ::= <binarySI> (Ki..Ei) | <decimalExponent> ("e"/"E" <signedNumber>) | <decimalSI> (m, "", k, M, G, T, P, E)
+# so `1e3` and `1.5E2` are quantities, `1e3Mi` is not. Resource amounts are never negative here, and a
+# quantity must fit Kubernetes' int64 milli-units (9.2e15 units), so `1e30` is refused as too large.
+_QUANTITY = re.compile(r"^\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>[eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$")
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_DECIMAL = {"m": Decimal("1e-3"), "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
+            "P": Decimal("1e15"), "E": Decimal("1e18")}  # fmt: skip
+_QUANTITY_MAX = Decimal(2**63 - 1) / 1000
+
+
+def _quantity_decimal(text: str) -> Decimal | None:
+    match = _QUANTITY.match(text)
+    if not match:
+        return None
+    number, suffix = Decimal(match.group("number")), match.group("suffix") or ""
+    if suffix[:1] in ("e", "E"):
+        exponent = int(suffix[1:]) if len(suffix) < 8 else 10**6 * (-1 if suffix[1] == "-" else 1)
+        if exponent > 40:
+            return Decimal("Infinity")
+        if exponent < -40:
+            return Decimal(0)
+        return number.scaleb(exponent)
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    return number * _DECIMAL.get(suffix, Decimal(1))
 
 
 def _quantity(value: Any) -> str:
     if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a Kubernetes quantity")
-    if isinstance(value, int | float):
+        raise ValueError(f"{'true' if value else 'false'} is not a Kubernetes quantity (e.g. 500m, 2, 4Gi)")
+    if isinstance(value, int):
         value = str(value)
-    if not isinstance(value, str) or not _QUANTITY.match(value):
-        raise ValueError(f"{value!r} is not a Kubernetes quantity (e.g. 500m, 2, 4Gi)")
+    elif isinstance(value, float):
+        value = repr(value) if value != int(value) or abs(value) >= 1e16 else str(int(value))
+    if not isinstance(value, str):
+        raise ValueError("expected a Kubernetes quantity such as 500m, 2 or 4Gi (got a list or mapping)")
+    amount = _quantity_decimal(value)
+    if amount is None:
+        raise ValueError(
+            f"{value!r} is not a Kubernetes quantity (a number with an optional suffix: m, k, M, G, T, P, E, "
+            "Ki, Mi, Gi, Ti, Pi, Ei, or an exponent such as 1e3; e.g. 500m, 2, 4Gi)"
+        )
+    if amount > _QUANTITY_MAX:
+        raise ValueError(f"{value!r} is too large for a Kubernetes quantity (at most about 9.2e15)")
     return value
 
 
 def quantity_value(quantity: str) -> float:
     """The numeric value of a quantity in base units (cores or bytes)."""
-    match = _QUANTITY.match(quantity)
-    if not match:
+    amount = _quantity_decimal(quantity)
+    if amount is None:
         raise ValueError(f"{quantity!r} is not a Kubernetes quantity")
-    number, suffix = float(match.group(1)), match.group(3) or ""
-    if suffix in _BINARY:
-        return number * _BINARY[suffix]
-    return number * _DECIMAL.get(suffix, 1.0)
+    return float(amount)
 
 
 Quantity = Annotated[str, BeforeValidator(_quantity)]
-"""A Kubernetes resource quantity such as `500m` or `4Gi` (numbers are accepted and kept as text)."""
+"""A Kubernetes resource quantity: a non-negative number with an optional suffix (`m k M G T P E`, `Ki Mi Gi Ti Pi Ei`)
+or exponent (`1e3`), e.g. `500m`, `2`, `4Gi`; at most about 9.2e15 (numbers are accepted and kept as text)."""
 
 
 # --- addresses -----------------------------------------------------------------------------------

@@ -49,9 +49,9 @@ class Quota(StrictModel):
     """Nominal CPU quota."""
     memory: Quantity
     """Nominal memory quota."""
-    gpus: int = Field(default=0, ge=0)
+    gpus: int = Field(default=0, ge=0, le=1_000_000)
     """nvidia.com/gpu quota (never more than the flavor's pool has)."""
-    borrowing_limit_gpus: int | None = Field(default=None, ge=0)
+    borrowing_limit_gpus: int | None = Field(default=None, ge=0, le=1_000_000)
     """GPUs the queue may borrow from the cohort above its quota (null: no limit)."""
 
 
