@@ -24,12 +24,16 @@ OUT ?= out/$(STACK)
 render: $(STAMP)
 	$(PY) -m offline render --stack $(STACK) --out $(OUT)
 
-## Run every policy pack against a stack offline, over the gRPC Analyzer protocol.
+## Run every policy pack against a stack offline, over the gRPC Analyzer protocol; the policy
+## configuration follows the stack's hpcforge:environmentKind. Any stack file: make check STACK_FILE=path
+STACK_FILE ?= Pulumi.$(STACK).yaml
 check: $(STAMP)
-	$(PY) -m offline check --stack $(STACK) \
-		--policy-pack policies/gitops-drift --policy-pack-config policies/config/$(STACK).json \
-		--policy-pack policies/security --policy-pack-config policies/config/$(STACK).json \
-		--policy-pack policies/slurm-contract --policy-pack-config policies/config/$(STACK).json
+	@policy=$$($(PY) -m offline policy-config --config $(STACK_FILE)) || exit 2; \
+	echo "policy configuration: $$policy"; \
+	$(PY) -m offline check --stack $(STACK) --config $(STACK_FILE) \
+		--policy-pack policies/gitops-drift --policy-pack-config $$policy \
+		--policy-pack policies/security --policy-pack-config $$policy \
+		--policy-pack policies/slurm-contract --policy-pack-config $$policy
 
 ## The whole test suite (tiers whose daemons or ../shared data are missing skip with the reason).
 test: $(STAMP)

@@ -292,7 +292,7 @@ MUTATORS: dict[str, Callable[[str, PathT, Any, Callable[[Any], Any]], Mutation]]
 
 
 def _leaf_filter(kind: str) -> Callable[[PathT, Any], bool]:
-    if kind == "line-break" or kind == "separator":
+    if kind in {"line-break", "separator"}:
         return lambda path, value: isinstance(value, str)
     if kind == "bad-name":
         return lambda path, value: isinstance(value, str) and _key_of(path) in NAME_KEYS and "." not in str(value)
@@ -398,11 +398,11 @@ def judge(mutation: Mutation) -> Outcome:
         try:
             with tempfile.TemporaryDirectory() as out:
                 write_render(recorded, Path(out))
-        except Exception as error:  # noqa: BLE001 - classifying every failure is the point
+        except Exception as error:
             return Outcome(mutation, "crash-after-preview", time.perf_counter() - started, f"{type(error).__name__}: {error}")
         if mutation.expect == "reject":
             verdict, detail = "wrongly-accepted", mutation.why
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         verdict, detail = "traceback", f"{type(error).__name__}: {error}"
     return Outcome(mutation, verdict, time.perf_counter() - started, detail)
 

@@ -72,11 +72,11 @@ def _check_json(value: Any, path: tuple[PathPart, ...], problems: list[str]) -> 
     if isinstance(value, Timestamp):
         problems.append(
             f"{render_path(path)}: {value.text} is an unquoted date, which the Pulumi CLI passes on as "
-            f"{value.go_string()!r}; quote it (\"{value.text}\") to keep it as written"
+            f'{value.go_string()!r}; quote it ("{value.text}") to keep it as written'
         )
     elif isinstance(value, float) and not math.isfinite(value):
         problems.append(
-            f"{render_path(path)}: {'.nan' if value != value else ('-.inf' if value < 0 else '.inf')} is not a number JSON can carry (the Pulumi CLI refuses it); "
+            f"{render_path(path)}: {'.nan' if math.isnan(value) else ('-.inf' if value < 0 else '.inf')} is not a number JSON can carry (the Pulumi CLI refuses it); "
             "give a finite number or quote it"
         )
     elif isinstance(value, dict):

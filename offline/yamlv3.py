@@ -53,7 +53,7 @@ MAX_EXPANDED_NODES = 5_000_000
 PathPart = str | int
 
 
-class YamlProblem(Exception):
+class YamlProblem(Exception):  # noqa: N818 (a problem in a document, reported by name)
     """A document that the CLI would refuse, or read as something the user did not mean.
 
     `path` is the key path inside the document (possibly empty); `line` is 1-based (0: unknown).
@@ -265,7 +265,7 @@ def _allowed_alias_ratio(decode_count: int) -> float:
 
 
 class _Frame:
-    __slots__ = ("kind", "value", "path", "anchor", "size", "key", "key_line", "keys", "merges", "line")
+    __slots__ = ("anchor", "key", "key_line", "keys", "kind", "line", "merges", "path", "size", "value")
 
     def __init__(self, kind: str, path: tuple[PathPart, ...], anchor: str | None, line: int) -> None:
         self.kind = kind
@@ -388,9 +388,7 @@ def load_document(text: str, source: str = "<string>") -> Any:
             if isinstance(event, yaml.DocumentStartEvent):
                 documents += 1
                 if documents > 1:
-                    raise YamlProblem(
-                        "a second YAML document ('---'): the Pulumi CLI reads only the first; remove it", (), line
-                    )
+                    raise YamlProblem("a second YAML document ('---'): the Pulumi CLI reads only the first; remove it", (), line)
                 continue
             if isinstance(event, yaml.StreamStartEvent | yaml.StreamEndEvent | yaml.DocumentEndEvent):
                 continue

@@ -8,12 +8,12 @@ every problem names the full key path that is wrong, not just the model it was f
 from __future__ import annotations
 
 import ipaddress
-from decimal import Decimal
 import re
 import socket
-from collections.abc import Iterable, Sequence
 import types
 import typing
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator

@@ -90,9 +90,7 @@ _SLURM_OPTION = re.compile(r"[A-Za-z0-9_.:=/+-]+")
 
 def _slurm_value(value: str) -> str:
     if not _SLURM_VALUE.fullmatch(value):
-        raise ValueError(
-            f"{value!r} is not a slurm.conf value (one word: no spaces, '#', quotes or backslashes, not empty)"
-        )
+        raise ValueError(f"{value!r} is not a slurm.conf value (one word: no spaces, '#', quotes or backslashes, not empty)")
     return value
 
 
