@@ -217,6 +217,53 @@ Hostname = Annotated[str, AfterValidator(_hostname)]
 """A single host name label."""
 
 
+# Label keys and values, taint keys (Kubernetes apimachinery validation IsQualifiedName and
+# IsValidLabelValue): `[prefix/]name`, the prefix a DNS subdomain of at most 253 characters, the name
+# at most 63 characters of letters, digits, '-', '_' and '.', starting and ending with a letter or digit.
+_QUALIFIED_PART = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def _label_key(value: str) -> str:
+    prefix, _, name = value.rpartition("/")
+    if (
+        not name
+        or len(name) > 63
+        or not _QUALIFIED_PART.match(name)
+        or ("/" in value and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)))
+    ):
+        raise ValueError(
+            f"{value!r} is not a Kubernetes label or taint key ([prefix/]name: the name at most 63 letters, digits, "
+            "'-', '_' or '.', starting and ending with a letter or digit; the prefix a lowercase DNS name)"
+        )
+    return value
+
+
+def _label_value(value: str) -> str:
+    if value and (len(value) > 63 or not _QUALIFIED_PART.match(value)):
+        raise ValueError(
+            f"{value!r} is not a Kubernetes label value (empty, or at most 63 letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit)"
+        )
+    return value
+
+
+LabelKey = Annotated[str, AfterValidator(_label_key)]
+"""A Kubernetes label (or taint) key: `[prefix/]name`, e.g. `hpcforge.io/pool` or `nvidia.com/gpu`."""
+LabelValue = Annotated[str, AfterValidator(_label_value)]
+"""A Kubernetes label value: empty or at most 63 letters, digits, `-`, `_`, `.`."""
+
+
+def _linux_ifname(value: str) -> str:
+    # Linux dev_valid_name (net/core/dev.c): 1 to 15 bytes (IFNAMSIZ 16), not "." or "..", no '/', ':' or space.
+    if not 1 <= len(value) <= 15 or value in (".", "..") or re.search(r"[/:\s]", value) or not value.isascii():
+        raise ValueError(f"{value!r} is not a Linux interface name (1 to 15 characters, no '/', ':' or spaces)")
+    return value
+
+
+InterfaceName = Annotated[str, AfterValidator(_linux_ifname)]
+"""A Linux network interface name such as `eth1` or `bond0.20` (1 to 15 characters, no `/`, `:` or spaces)."""
+
+
 # --- Kubernetes quantities -----------------------------------------------------------------------
 
 # Kubernetes' quantity grammar (k8s.io/apimachinery/pkg/api/resource/quantity.go):

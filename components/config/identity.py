@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from .base import ProblemCollector, Quantity, StrictModel
+from .base import DnsName, ProblemCollector, Quantity, StrictModel
 
 _POSIX_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 _SSH_KEY_TYPES = (
@@ -109,8 +109,8 @@ class PosixUser(StrictModel):
 class Storage(StrictModel):
     size: Quantity = "10Gi"
     """Size of the volume."""
-    storage_class: str | None = None
-    """Null: `hpcforge:kubernetes.storageClass`, else the cluster default."""
+    storage_class: DnsName | None = None
+    """A storage class name (lowercase DNS name); null: `hpcforge:kubernetes.storageClass`, else the cluster default."""
 
 
 class DirectoryConfig(StrictModel):

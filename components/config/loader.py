@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import types
 import typing
 from collections.abc import Iterator, Mapping
@@ -74,14 +75,47 @@ def load_config_from_pulumi() -> PlatformConfig:
 # --- error formatting --------------------------------------------------------------------------
 
 
+MAX_MESSAGES = 25
+"""Problems listed at most; the rest are counted."""
+SAME_CAUSE_SHOWN = 3
+"""Problems of one kind (same key in list items, same message apart from names) listed before they are counted."""
+
+
 def format_errors(exc: ValidationError) -> list[str]:
-    messages: list[str] = []
+    pairs: list[tuple[str, str]] = []
     for error in exc.errors(include_url=False):
         for path, message in _expand(error):
-            line = f"{NAMESPACE}:{path}: {message}" if path else f"{NAMESPACE}: {message}"
-            if line not in messages:
-                messages.append(line)
-    return messages
+            if (path, message) not in pairs:
+                pairs.append((path, message))
+    return summarize(pairs)
+
+
+_INDEX = re.compile(r"\[[0-9]+\]")
+_QUOTED = re.compile(r"'[^']*'|\b[0-9][0-9.:/]*\b")
+
+
+def summarize(pairs: list[tuple[str, str]]) -> list[str]:
+    """One line per problem, with repeats of one cause counted instead of listed, and a cap.
+
+    Problems are of one kind when their keys differ only in list indexes and their messages only in
+    quoted names and numbers (e.g. 97 hosts naming one missing image): the first few are listed and
+    the rest counted on one line, with the keys of the first ones they concern.
+    """
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for path, message in pairs:
+        groups.setdefault((_INDEX.sub("[*]", path), _QUOTED.sub("_", message)), []).append((path, message))
+    lines: list[str] = []
+    for members in groups.values():
+        for path, message in members[:SAME_CAUSE_SHOWN]:
+            lines.append(f"{NAMESPACE}:{path}: {message}" if path else f"{NAMESPACE}: {message}")
+        rest = members[SAME_CAUSE_SHOWN:]
+        if rest:
+            where = ", ".join(path for path, _ in rest[:3]) + (", ..." if len(rest) > 3 else "")
+            lines.append(f"{NAMESPACE}:{_INDEX.sub('[*]', members[0][0])}: ... and {len(rest)} more like these ({where})")
+    if len(lines) > MAX_MESSAGES:
+        hidden = len(lines) - MAX_MESSAGES
+        lines = [*lines[:MAX_MESSAGES], f"{NAMESPACE}: ... and {hidden} more problems (fix the ones above first)"]
+    return lines
 
 
 def _expand(error: ErrorDetails) -> Iterator[tuple[str, str]]:

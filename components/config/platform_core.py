@@ -15,8 +15,8 @@ class KubernetesConfig(StrictModel):
 
     version: str = "1.33"
     """Kubernetes minor version the objects are validated against (`1.33`)."""
-    storage_class: str | None = None
-    """Storage class for every volume hpcforge claims (null: the cluster's default class)."""
+    storage_class: DnsName | None = None
+    """Storage class for every volume hpcforge claims, a lowercase DNS name (null: the cluster's default class)."""
     context: str | None = None
     """kubeconfig context to use (null: the current context, or `kubernetes:context`)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
@@ -12,6 +12,7 @@ from .base import (
     DnsName,
     GoDuration,
     Hostname,
+    InterfaceName,
     IPv4,
     IPv4Interface,
     IPv4Network,
@@ -80,8 +81,8 @@ class Host(StrictModel):
     """MTU of the boot interface."""
     tags: tuple[str, ...] = ()
     """Grendel tags (hosts in a nodeset also get `nodeset:<name>`)."""
-    ifname: str = ""
-    """Interface name of the boot NIC in Grendel's inventory (empty: not set)."""
+    ifname: InterfaceName | Literal[""] = ""
+    """Interface name of the boot NIC in Grendel's inventory: a Linux interface name (empty: not set)."""
 
 
 class DhcpRange(StrictModel):
@@ -126,8 +127,8 @@ class ProvisioningConfig(StrictModel):
     """Namespace of Grendel; the attachment must be in it."""
     attachment: K8sName
     """Name of the IPVLAN network attachment (hpcforge:network.attachments) on the provisioning network."""
-    node: str = Field(min_length=1)
-    """Kubernetes node (kubernetes.io/hostname) that has the provisioning NIC."""
+    node: DnsName
+    """Kubernetes node (kubernetes.io/hostname) that has the provisioning NIC: a lowercase DNS name."""
     address: IPv4Interface
     """Grendel's static address on the provisioning network, with prefix (e.g. 10.10.2.2/24)."""
     subnet: IPv4Network
@@ -239,7 +240,8 @@ class ProvisioningConfig(StrictModel):
             image_name = self.image_of(host)
             if image_name is None:
                 problems.add([*where, "image"], f"{label}: no image and no provisioning.defaultImage")
-            elif image_name not in image_names:
+            elif image_name not in image_names and host.image is not None:
+                # A host without its own image whose default is unknown: reported once, at defaultImage.
                 problems.add([*where, "image"], f"{label}: unknown image {image_name!r} (known: {known_images})")
         problems.raise_if_any()
         return self

@@ -11,6 +11,8 @@ from .base import (
     MULTILINE,
     IPv4,
     K8sName,
+    LabelKey,
+    LabelValue,
     ProblemCollector,
     Quantity,
     StrictModel,
@@ -303,12 +305,12 @@ class GpuSpec(StrictModel):
 
 
 class Toleration(StrictModel):
-    key: str
-    """Taint key to tolerate."""
+    key: LabelKey
+    """Taint key to tolerate (a Kubernetes label-style key, e.g. `nvidia.com/gpu`)."""
     operator: Literal["Equal", "Exists"] = "Exists"
     """`Exists` (any value) or `Equal` (`value` must match)."""
-    value: str | None = None
-    """Taint value (with `operator: Equal`)."""
+    value: LabelValue | None = None
+    """Taint value (with `operator: Equal`; a Kubernetes label value)."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
     """Taint effect to tolerate (null: every effect)."""
 
@@ -332,8 +334,8 @@ class NodeSetConfig(StrictModel):
     """Explicit GRES entries (`gpu:a100:8`, `shard:8`); GPU entries must agree with `gpus`."""
     features: tuple[Annotated[str, AfterValidator(_config_key)], ...] = ()
     """Further Slurm node features (the nodeset's name is always one)."""
-    node_selector: dict[str, str] = Field(default_factory=dict)
-    """Node labels the pods must run on, on top of the pool's labels."""
+    node_selector: dict[LabelKey, LabelValue] = Field(default_factory=dict)
+    """Node labels the pods must run on, on top of the pool's labels (Kubernetes label keys and values)."""
     tolerations: tuple[Toleration, ...] = ()
     """Tolerations of the slurmd pods. The taints of the nodeset's `pool` are tolerated automatically
     (`operator: Exists`, effect `NoSchedule`), except a key that is already listed here."""
