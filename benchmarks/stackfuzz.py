@@ -182,6 +182,24 @@ def _key_of(path: PathT) -> str:
     return ""
 
 
+def _single_owner(path: PathT) -> bool:
+    """Addresses that belong to exactly one machine or service: a second user of one is always wrong.
+
+    DNS records and upstream resolvers may name any address (two names for one host, a gateway that
+    also resolves), and a DHCP range's ends are judged by the range rules, so those are `either`.
+    """
+    text = _render(path)
+    return not any(part in text for part in ("dns.zones", "dns.upstreams", "dhcp.range"))
+
+
+def _namespace_kind(path: PathT) -> str:
+    """layer (a layer's own namespace), app (a site app's), or other (team, sample, attachment)."""
+    text = _render(path)
+    if text in ("hpcforge:slurm.namespace", "hpcforge:provisioning.namespace", "hpcforge:devops.namespace"):
+        return "layer"
+    return "app" if text.startswith("hpcforge:gitops.apps") else "other"
+
+
 def _is_secure(value: Any) -> bool:
     return isinstance(value, dict) and set(value) == {"secure"}
 
@@ -324,8 +342,14 @@ def mutations(draw: Callable[[Any], Any]) -> Mutation:
         if not targets:
             return Mutation(stack, "delete", source[0], None, "either")
         target = draw(st.sampled_from(targets))
-        why = "two things at one address" if kind == "copy-address" else "two owners of one namespace"
-        return Mutation(stack, kind, target[0], source[1], "reject", why, other=source[0])
+        if kind == "copy-address":
+            expect = "reject" if _single_owner(source[0]) and _single_owner(target[0]) else "either"
+            why = "two services at one address"
+        else:
+            kinds = {_namespace_kind(source[0]), _namespace_kind(target[0])}
+            expect = "reject" if kinds <= {"layer", "app"} and kinds != {"app"} else "either"
+            why = "two owners of one namespace"
+        return Mutation(stack, kind, target[0], source[1], expect, why, other=source[0])
     keep = _leaf_filter(kind)
     candidates = [(p, v) for p, v in leaves(config) if keep(p, v) and not _is_secure(v)]
     path, value = draw(st.sampled_from(candidates))

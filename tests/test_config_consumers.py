@@ -259,5 +259,17 @@ def test_unknown_default_image_reported_once() -> None:
 
 @pytest.mark.parametrize("value", ["a b", "a#b", "a\nb", "", "'a'"])
 def test_slurm_renderer_refuses_unsafe_token(value: str) -> None:
-    with pytest.raises(ValueError, match="slurm.conf value"):
+    with pytest.raises(ValueError, match=r"slurm\.conf value"):
         conf_token("SchedulerParameters", value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("domain", "hpc]\n[x"), ("suffix", "dc=x\nldap_uri = ldap://evil"), ("bind_dn", "cn=a\x00")],
+)
+def test_sssd_renderer_refuses_structure_breaking_value(field: str, value: str) -> None:
+    from components.renderers.sssd import SssdSettings, render_sssd_conf
+
+    settings = {"domain": "hpc", "ldap_uri": "ldaps://ldap", "suffix": "dc=x", "bind_dn": "cn=sssd,dc=x", field: value}
+    with pytest.raises(ValueError, match=r"sssd\.conf"):
+        render_sssd_conf(SssdSettings(**settings), "secret")
