@@ -46,6 +46,8 @@ NAMED_VALIDATORS: dict[str, str] = {
     "components.config.base._quantity": "Kubernetes quantity (e.g. 500m, 2, 4Gi, 1e3; not negative, at most 9.2e15)",
     "components.config.base._label_key": "Kubernetes label or taint key ([prefix/]name, e.g. nvidia.com/gpu)",
     "components.config.base._label_value": "Kubernetes label value (empty or at most 63 letters, digits, '-', '_', '.')",
+    "components.config.base._kernel_cmdline": "kernel command line (printable ASCII, one line, balanced {{ }})",
+    "components.config.base._no_space": "path or URL (no spaces)",
     "components.config.base._linux_ifname": "Linux interface name (1 to 15 characters, no '/', ':' or spaces)",
     "components.config.base._ipv4": "IPv4 address",
     "components.config.base._ipv4_network": "IPv4 network (CIDR)",

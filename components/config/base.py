@@ -264,6 +264,32 @@ InterfaceName = Annotated[str, AfterValidator(_linux_ifname)]
 """A Linux network interface name such as `eth1` or `bond0.20` (1 to 15 characters, no `/`, `:` or spaces)."""
 
 
+def _kernel_cmdline(value: str) -> str:
+    # The kernel reads one line of space-separated parameters, at most COMMAND_LINE_SIZE (2048 on x86)
+    # bytes; Grendel expands it as a Go text/template, so `{{` and `}}` must pair up.
+    if len(value) > 2047 or not all(" " <= char <= "~" for char in value):
+        raise ValueError(f"{value[:60]!r} is not a kernel command line (printable ASCII on one line, at most 2047 characters)")
+    braces = [match.group(0) for match in re.finditer(r"{{|}}", value)]
+    if braces[0::2] != ["{{"] * len(braces[0::2]) or braces[1::2] != ["}}"] * len(braces[1::2]) or len(braces) % 2:
+        raise ValueError(f"{value[:60]!r}: unbalanced Go template braces ({{{{ ... }}}}), which Grendel would fail to expand")
+    return value
+
+
+KernelCmdline = Annotated[str, AfterValidator(_kernel_cmdline)]
+"""A kernel command line: printable ASCII on one line, at most 2047 characters; Go template actions
+`{{ ... }}` (expanded by Grendel) must be balanced."""
+
+
+def _no_space(value: str) -> str:
+    if not value or re.search(r"\s", value):
+        raise ValueError(f"{value!r} is not a path or URL (not empty, no spaces)")
+    return value
+
+
+PathOrUrl = Annotated[str, AfterValidator(_no_space)]
+"""A path or URL: not empty, no white space."""
+
+
 # --- Kubernetes quantities -----------------------------------------------------------------------
 
 # Kubernetes' quantity grammar (k8s.io/apimachinery/pkg/api/resource/quantity.go):

@@ -17,6 +17,8 @@ from .base import (
     IPv4Interface,
     IPv4Network,
     K8sName,
+    KernelCmdline,
+    PathOrUrl,
     ProblemCollector,
     StrictModel,
     ipv4_int,
@@ -41,14 +43,15 @@ Mac = Annotated[str, BeforeValidator(_mac)]
 class BootImage(StrictModel):
     name: K8sName
     """Image name; hosts and `defaultImage` refer to it."""
-    kernel: str
-    """URL or path (under Grendel's repo_dir) of the kernel."""
-    initrd: tuple[str, ...] = ()
-    """URLs or paths (under Grendel's repo_dir) of the initrds."""
-    liveimg: str | None = None
-    """URL or path (under Grendel's repo_dir) of the root filesystem image."""
-    cmdline: str = ""
-    """Kernel command line; Grendel expands Go templates such as `{{ $.nic.MAC }}`."""
+    kernel: PathOrUrl
+    """URL or path (under Grendel's repo_dir) of the kernel (no spaces)."""
+    initrd: tuple[PathOrUrl, ...] = ()
+    """URLs or paths (under Grendel's repo_dir) of the initrds (no spaces)."""
+    liveimg: PathOrUrl | None = None
+    """URL or path (under Grendel's repo_dir) of the root filesystem image (no spaces)."""
+    cmdline: KernelCmdline = ""
+    """Kernel command line: printable ASCII on one line, at most 2047 characters; Grendel expands Go templates
+    such as `{{ $.nic.MAC }}` (balanced braces)."""
     joins_slurm: bool = True
     """Compute hosts booting this image start slurmd as a dynamic node (the post-boot script)."""
 
