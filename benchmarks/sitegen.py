@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from offline.yamlv3 import load_document
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BASE_STACK = PROJECT_ROOT / "Pulumi.prod.yaml"
 SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGNpVwk5GtlYoRcwALqBEhl3uNHSUNDTgkF37upXaE/4 user@hpc"
@@ -26,7 +28,8 @@ def _mac(prefix: int, index: int) -> str:
 
 def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Path = BASE_STACK) -> dict[str, Any]:
     """The `config:` mapping of a prod-like stack with the requested sizes."""
-    config: dict[str, Any] = copy.deepcopy(yaml.safe_load(base.read_text())["config"])
+    # Read as the Pulumi CLI reads stack files (yaml.v3 rules), like every stack file in hpcforge.
+    config: dict[str, Any] = copy.deepcopy(load_document(base.read_text())["config"])
 
     # Inventory: hosts on a /16 (room for 30,000 hosts and their BMCs), half the subnet for BMCs.
     subnet = ipaddress.IPv4Network("10.64.0.0/16")

@@ -2,7 +2,8 @@
 
     python -m benchmarks.stackfuzz [--cases 2000] [--seed 14] [--show 5]
 
-Each case takes one of the project's stack files (`Pulumi.dev.yaml`, `Pulumi.prod.yaml`), applies
+Each case takes one of the project's stack files (`Pulumi.dev.yaml`, `Pulumi.prod.yaml`) or a
+generated example site (benchmarks/sitegen.py), applies
 one mutation (a value of the wrong type, a line break or separator injected into a string, an
 out-of-range number or quantity, raw YAML the CLI reads differently, a duplicated list item, an
 address or namespace copied onto another key, a deleted key), reads the text with the stack-file
@@ -39,7 +40,8 @@ from hypothesis import strategies as st
 from offline.stackfile import PROJECT_ROOT, StackFileError, parse_stack_text
 from offline.yamlv3 import load_document, resolve_plain
 
-STACKS = ("dev", "prod")
+STACKS = ("dev", "prod", "site")
+"""The two stack files, and a generated example site (benchmarks/sitegen.py: 6 nodesets, 20 hosts, 10 users)."""
 CLASSES = ("rejected-by-name", "valid", "rejected-unnamed", "wrongly-accepted", "traceback", "crash-after-preview")
 BAD_CLASSES = ("rejected-unnamed", "wrongly-accepted", "traceback", "crash-after-preview")
 
@@ -120,6 +122,10 @@ def _render(path: PathT | None) -> str:
 
 
 def base_config(stack: str) -> dict[str, Any]:
+    if stack == "site":
+        from .sitegen import generate_site
+
+        return generate_site(hosts=20, nodesets=6, users=10)
     document = load_document((PROJECT_ROOT / f"Pulumi.{stack}.yaml").read_text())
     config: dict[str, Any] = document["config"]
     return config
@@ -167,7 +173,7 @@ def containers(value: Any, path: PathT = ()) -> list[tuple[PathT, Any]]:
 NAME_KEYS = {
     "name", "namespace", "pool", "nodeset", "nodesets", "attachment", "master", "storageClass", "node",
     "clusterName", "primaryGroup", "groups", "flavor", "clusterQueue", "sampleNamespace", "defaultImage",
-    "lookupUser", "testPartition", "interfaces", "context", "features", "domain", "hostname", "qos",
+    "lookupUser", "testPartition", "interfaces", "features", "domain", "hostname", "qos",
 }  # fmt: skip
 # Strings that may legitimately hold a line break: command arguments and inline scripts.
 MULTILINE_KEYS = {"command", "inline", "args"}

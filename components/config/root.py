@@ -37,7 +37,7 @@ class PlatformConfig(StrictModel):
     delivery: DeliveryMode = "pulumi"
     """How third-party charts are delivered: `pulumi` (helm.v4.Chart) or `argocd` (Applications)."""
     domain: DnsName
-    """The site's DNS domain: default host names (`argocd.<domain>`, `ldap.<domain>`), the DNS records of the bare-metal
+    """The site's DNS domain, at least two labels (e.g. `hpc.example.org`): default host names (`argocd.<domain>`, `ldap.<domain>`), the DNS records of the bare-metal
     inventory, Grendel's DHCP search domain."""
     kubernetes: KubernetesConfig = Field(default_factory=KubernetesConfig)
     """Kubernetes version, storage class and kubeconfig context."""
@@ -78,6 +78,13 @@ class PlatformConfig(StrictModel):
             raise ValueError(f"{value!r} is not an environment name (lowercase letters, digits, '-')")
         if value in ("true", "false", "null"):
             raise ValueError(f"{value!r} is a YAML keyword, not an environment name (e.g. dev, staging, prod)")
+        return value
+
+    @field_validator("domain")
+    @classmethod
+    def _site_domain(cls, value: str) -> str:
+        if "." not in value:
+            raise ValueError(f"{value!r} is not a site domain (at least two labels, e.g. hpc.example.org)")
         return value
 
     @property
