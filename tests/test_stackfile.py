@@ -162,3 +162,24 @@ def test_secure_values_become_placeholders() -> None:
 def test_project_stack_files_read(stack: str) -> None:
     stack_file = read_stack_file(Path(__file__).parent.parent / f"Pulumi.{stack}.yaml")
     assert stack_file.config["hpcforge:environment"] == stack
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "policy"),
+    [("production", "development", "policies/config/dev.json"), ("lab", "production", "policies/config/prod.json")],
+)
+def test_policy_configuration_follows_environment_kind_not_name(tmp_path: Path, name: str, kind: str, policy: str) -> None:
+    from offline.cli import policy_config_for
+
+    path = tmp_path / "Pulumi.any.yaml"
+    path.write_text(f"config:\n  hpcforge:environment: {name}\n  hpcforge:environmentKind: {kind}\n")
+    assert policy_config_for(path) == policy
+
+
+def test_policy_configuration_without_kind_refused_by_name(tmp_path: Path) -> None:
+    from offline.cli import policy_config_for
+
+    path = tmp_path / "Pulumi.any.yaml"
+    path.write_text("config:\n  hpcforge:environment: production\n")
+    with pytest.raises(StackFileError, match="hpcforge:environmentKind: missing"):
+        policy_config_for(path)
