@@ -239,7 +239,7 @@ def resolve_scalar(tag: str | None, text: str, style: str | None, path: tuple[Pa
         value = resolve_plain(text) if text else None
         kind = _kind_of(value)
         if tag == _FLOAT_TAG and kind == _INT_TAG:  # resolve.go lines 136-147: an int is accepted as !!float
-            return float(value)
+            return float(value)  # type: ignore[arg-type]
         if kind != tag:
             raise YamlProblem(f"cannot decode {_short(kind)} `{text}` as a {_short(tag)} (the Pulumi CLI refuses it)", path, line)
         return value

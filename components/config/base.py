@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, JsonValue, model_validator
 from pydantic.alias_generators import to_camel
 
 PathPart = str | int
@@ -49,7 +49,7 @@ class ProblemCollector:
             raise ConfigProblems(self._problems)
 
 
-MULTILINE = {"multiline": True}
+MULTILINE: dict[str, JsonValue] = {"multiline": True}
 """`json_schema_extra` of a string field that may hold line breaks (scripts, command arguments)."""
 
 # Control characters end a line or a record in every file hpcforge writes (slurm.conf, gres.conf,

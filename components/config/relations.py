@@ -114,12 +114,13 @@ def _check_addresses(cfg: PlatformConfig, problems: ProblemCollector) -> None:
                 )
     services = {address: what for path, address, what in _service_addresses(cfg) if path[0] != "provisioning"}
     for index, host in enumerate(prov.hosts):
-        for key, address in (("ip", host.ip), ("bmc", host.bmc.ip if host.bmc else None)):
-            if address is not None and address in services:
+        addresses: list[tuple[str, str | None]] = [("ip", host.ip), ("bmc", host.bmc.ip if host.bmc else None)]
+        for key, host_address in addresses:
+            if host_address is not None and host_address in services:
                 where: list[PathPart] = (
                     ["provisioning", "hosts", index, key] if key == "ip" else ["provisioning", "hosts", index, "bmc", "ip"]
                 )
-                problems.add(where, f"host {host.name!r}: {address} is already {services[address]}'s address")
+                problems.add(where, f"host {host.name!r}: {host_address} is already {services[host_address]}'s address")
 
 
 # --- DNS names -------------------------------------------------------------------------------------------
