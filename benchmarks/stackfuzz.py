@@ -303,6 +303,44 @@ def _delete(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) -> 
     return Mutation(stack, "delete", path, None, "either", "key deleted")
 
 
+# Targeted edits for what the issue lists (injection into files, consumer ranges, relations between
+# values, YAML the CLI reads its own way), each with the verdict it must get. Paths exist in every base.
+TARGETED: list[tuple[PathT, Any, str, str]] = [
+    (("hpcforge:slurm", "controller", "extraParameters"), {"MaxJobCount": "1\nSlurmUser=root"}, "reject", "slurm.conf line injected"),
+    (("hpcforge:slurm", "controller", "extraParameters"), {"MaxJobCount": "10000 #x"}, "reject", "slurm.conf comment"),
+    (("hpcforge:slurm", "controller", "extraParameters"), {"MaxJobCount": "10000"}, "either", "a plain extra parameter"),
+    (("hpcforge:slurm", "controller", "scheduler"), {"parameters": ["bf_continue,x y"]}, "reject", "list separator in an item"),
+    (("hpcforge:slurm", "controller", "timeouts"), {"inactiveLimit": 65534}, "reject", "InactiveLimit over 65533"),
+    (("hpcforge:slurm", "controller", "timeouts"), {"inactiveLimit": 65533}, "either", "InactiveLimit at its maximum"),
+    (("hpcforge:slurm", "controller", "priority"), {"weights": {"age": 2**32}}, "reject", "weight over 32 bits"),
+    (("hpcforge:slurm", "controller", "priority"), {"weights": {"age": True}}, "reject", "boolean for an integer"),
+    (("hpcforge:slurm", "nodesets", 0, "tolerations"), [{"key": "a b"}], "reject", "toleration key Kubernetes refuses"),
+    (("hpcforge:slurm", "nodesets", 0, "nodeSelector"), {"zone": "eu west"}, "reject", "label value Kubernetes refuses"),
+    (("hpcforge:slurm", "nodesets", 0, "features"), ["avx512,gpu"], "reject", "feature list separator"),
+    (("hpcforge:slurm", "login", "memoryLimit"), "1Mi", "reject", "limit below request"),
+    (("hpcforge:slurm", "partitions", 0, "oversubscribe"), Raw("NO"), "either", "YAML 1.2: NO is a string"),
+    (("hpcforge:slurm", "partitions", 0, "oversubscribe"), Raw("false"), "reject", "a boolean for a string"),
+    (("hpcforge:slurm", "partitions", 0, "maxTime"), Raw("30:00"), "either", "YAML 1.2: 30:00 is a string"),
+    (("hpcforge:database", "memoryLimit"), "1Mi", "reject", "limit below request and InnoDB pool"),
+    (("hpcforge:database", "innodbBufferPoolSize"), "64G", "reject", "InnoDB pool above the memory limit"),
+    (("hpcforge:tls", "renewBefore"), "100000h", "reject", "renewBefore longer than the duration"),
+    (("hpcforge:kubernetes", "storageClass"), "Fast SSD", "reject", "storage class Kubernetes refuses"),
+    (("hpcforge:network", "dns", "zones", 0, "hosts"), {"bad name": "10.99.0.1"}, "reject", "hosts-file name with a space"),
+    (("hpcforge:provisioning", "images", 0, "cmdline"), "console=ttyS0 {{ .x", "reject", "unbalanced Grendel template"),
+    (("hpcforge:provisioning", "images", 0, "cmdline"), "console=ttyS0\nroot=/dev/evil", "reject", "kernel cmdline line break"),
+    (("hpcforge:directory", "users", 0, "fullName"), "Alice\ndn: cn=evil", "reject", "LDIF line injected"),
+    (("hpcforge:directory", "groups", 0, "gidNumber"), Raw("010000"), "either", "yaml.v3: octal 4096"),
+    (("hpcforge:environment",), "production", "either", "a name only; the kind decides"),
+    (("hpcforge:environmentKind",), "prod", "reject", "kind is production or development"),
+    (("hpcforge:domain",), Raw("true"), "reject", "a boolean for the domain"),
+]  # fmt: skip
+
+
+def _targeted(stack: str, draw: Callable[[Any], Any]) -> Mutation:
+    path, value, expect, why = draw(st.sampled_from(TARGETED))
+    return Mutation(stack, "targeted", path, value, expect, why)
+
+
 MUTATORS: dict[str, Callable[[str, PathT, Any, Callable[[Any], Any]], Mutation]] = {
     "type-swap": _type_swap,
     "line-break": _inject,
@@ -331,7 +369,9 @@ def _leaf_filter(kind: str) -> Callable[[PathT, Any], bool]:
 def mutations(draw: Callable[[Any], Any]) -> Mutation:
     stack = draw(st.sampled_from(STACKS))
     config = _base(stack)
-    kind = draw(st.sampled_from([*MUTATORS, "duplicate-item", "copy-address", "copy-namespace"]))
+    kind = draw(st.sampled_from([*MUTATORS, "duplicate-item", "copy-address", "copy-namespace", "targeted", "targeted"]))
+    if kind == "targeted":
+        return _targeted(stack, draw)
     if kind == "duplicate-item":
         lists = [(p, v) for p, v in containers(config) if isinstance(v, list) and v and isinstance(v[0], dict) and "name" in v[0]]
         path, items = draw(st.sampled_from(lists))

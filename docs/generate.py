@@ -57,6 +57,7 @@ NAMED_VALIDATORS: dict[str, str] = {
     "components.config.slurm._slurm_time": "Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)",
     "components.config.slurm._max_unavailable": "count or percentage (e.g. 2 or 25%)",
     "components.config.slurm._config_key": "slurm.conf parameter name (letters and digits)",
+    "components.config.slurm._node_feature": "Slurm node feature (letters and digits, starting with a letter)",
     "components.config.slurm._slurm_value": "slurm.conf value (one word: no spaces, '#', quotes or backslashes)",
     "components.config.slurm._slurm_option": "slurm.conf list item (letters, digits and _ . : = / + -)",
     "components.config.slurm._oversubscribe": "Slurm OverSubscribe value (NO, EXCLUSIVE, YES[:n] or FORCE[:n])",

@@ -262,6 +262,8 @@ def _resolve_loc(loc: tuple[str | int, ...]) -> list[str | int]:
     parts: list[str | int] = []
     current: Any = PlatformConfig
     for part in loc:
+        if part == "[key]":  # pydantic's marker for a mapping key that failed (the key is the part before)
+            continue
         current, is_key = _step(current, part) if current is not None else (None, True)
         if is_key:
             parts.append(part)

@@ -111,6 +111,14 @@ SlurmOption = Annotated[str, AfterValidator(_slurm_option)]
 """One item of a comma-separated slurm.conf list such as `bf_interval=30`."""
 
 
+def _node_feature(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
+        raise ValueError(
+            f"{value!r} is not a Slurm node feature (letters and digits, starting with a letter; one feature per entry)"
+        )
+    return value
+
+
 # --- controller -----------------------------------------------------------------------------------
 
 
@@ -332,7 +340,7 @@ class NodeSetConfig(StrictModel):
     """GPUs per slurmd pod: the device-plugin limit and the nodes' `Gres=gpu:<type>:<count>` (null: no GPUs)."""
     gres: tuple[str, ...] = ()
     """Explicit GRES entries (`gpu:a100:8`, `shard:8`); GPU entries must agree with `gpus`."""
-    features: tuple[Annotated[str, AfterValidator(_config_key)], ...] = ()
+    features: tuple[Annotated[str, AfterValidator(_node_feature)], ...] = ()
     """Further Slurm node features (the nodeset's name is always one)."""
     node_selector: dict[LabelKey, LabelValue] = Field(default_factory=dict)
     """Node labels the pods must run on, on top of the pool's labels (Kubernetes label keys and values)."""
