@@ -13,7 +13,8 @@ is classified:
 - `rejected-by-name`: refused before any resource was registered, every message naming a key;
 - `rejected-unnamed`: refused, but some message names no key;
 - `valid`: accepted, and the oracle has no objection;
-- `wrongly-accepted`: accepted although the oracle says the mutation makes the file wrong;
+- `wrongly-accepted`: accepted although the oracle says the mutation makes the file wrong, or although
+  a rendered object fails the Kubernetes schema, an upstream CRD or a chart's values schema (../shared);
 - `traceback`: any other exception while reading or running;
 - `crash-after-preview`: the program ran but rendering its objects failed.
 
@@ -468,13 +469,48 @@ def judge(mutation: Mutation) -> Outcome:
         try:
             with tempfile.TemporaryDirectory() as out:
                 write_render(recorded, Path(out))
-        except Exception as error:
+        except Exception as error:  # classifying every failure is the point
             return Outcome(mutation, "crash-after-preview", time.perf_counter() - started, f"{type(error).__name__}: {error}")
         if mutation.expect == "reject":
             verdict, detail = "wrongly-accepted", mutation.why
-    except Exception as error:
+        else:
+            # The consumer's own rules as a second oracle: every object must pass the Kubernetes
+            # schema, the upstream CRDs and the charts' values schemas (offline/schema.py).
+            errors = _schema_errors(recorded, values)
+            if errors:
+                verdict, detail = "wrongly-accepted", f"Kubernetes/CRD/chart schema refuses it: {errors[0]}"
+    except Exception as error:  # likewise
         verdict, detail = "traceback", f"{type(error).__name__}: {error}"
     return Outcome(mutation, verdict, time.perf_counter() - started, detail)
+
+
+def _shared_dir() -> Path | None:
+    import os
+
+    shared = Path(os.environ.get("HPCFORGE_SHARED", PROJECT_ROOT.parent / "shared")).resolve()
+    return shared if (shared / "crds").is_dir() else None
+
+
+def _schema_errors(recorded: Any, values: dict[str, str]) -> list[str]:
+    import json
+
+    from offline import schema
+    from offline.render import render_documents
+
+    shared = _shared_dir()
+    if shared is None:
+        return []
+    version = json.loads(values.get("hpcforge:kubernetes", "{}") or "{}").get("version", "1.33")
+    return list(schema.check_documents(render_documents(recorded), str(version), shared).errors)
+
+
+def _warm_up() -> None:
+    """Load the schemas once (tens of seconds cold), outside any case's time."""
+    from offline.engine import run_program
+    from offline.stackfile import read_stack_file
+
+    stack = read_stack_file(PROJECT_ROOT / "Pulumi.prod.yaml")
+    _schema_errors(run_program(stack, PROJECT_ROOT), stack.config)
 
 
 def run(cases: int, seed: int) -> Tally:
@@ -482,6 +518,7 @@ def run(cases: int, seed: int) -> Tally:
     from hypothesis import seed as hypothesis_seed
 
     tally = Tally()
+    _warm_up()
 
     @hypothesis_seed(seed)
     @settings(
