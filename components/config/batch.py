@@ -213,7 +213,7 @@ class DevOpsConfig(StrictModel):
     enabled: bool = True
     """Deploy the DevOps lane."""
     namespace: K8sName = "devops"
-    """Namespace in which the workflows run."""
+    """Namespace in which the workflows run; no other layer's or site app's namespace."""
     software: NfsShare
     """The shared software storage."""
     pipeline: Pipeline

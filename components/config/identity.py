@@ -198,9 +198,11 @@ class DatabaseConfig(StrictModel):
     memory: Quantity = "6Gi"
     """Memory request of the MariaDB server (keep it above `innodbBufferPoolSize`)."""
     memory_limit: Quantity = "8Gi"
-    """Memory limit of the MariaDB server."""
+    """Memory limit of the MariaDB server: at least `memory`, and above `innodbBufferPoolSize` (else MariaDB is
+    OOM-killed once the pool fills)."""
     innodb_buffer_pool_size: str = Field(default="4096M", pattern=r"^[0-9]+[KMG]?$")
-    """slurmdbd's recommended InnoDB tuning (SchedMD accounting guide)."""
+    """`innodb_buffer_pool_size` (bytes, or K/M/G, powers of 1024), slurmdbd's recommended InnoDB tuning (SchedMD
+    accounting guide); below `memoryLimit`."""
     innodb_log_file_size: str = Field(default="64M", pattern=r"^[0-9]+[KMG]?$")
     """`innodb_log_file_size` of the server."""
     innodb_lock_wait_timeout: int = Field(default=900, ge=50, le=3600)

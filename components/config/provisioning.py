@@ -127,7 +127,7 @@ class ProvisioningConfig(StrictModel):
     enabled: bool = True
     """Deploy Grendel (false keeps the settings but deploys nothing)."""
     namespace: K8sName = "provisioning"
-    """Namespace of Grendel; the attachment must be in it."""
+    """Namespace of Grendel; the attachment must be in it. No other layer's or site app's namespace."""
     attachment: K8sName
     """Name of the IPVLAN network attachment (hpcforge:network.attachments) on the provisioning network."""
     node: DnsName

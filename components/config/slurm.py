@@ -284,7 +284,7 @@ class LoginConfig(StrictModel):
     memory: Quantity = "2Gi"
     """Memory request of a login pod."""
     memory_limit: Quantity = "4Gi"
-    """Memory limit of a login pod."""
+    """Memory limit of a login pod (at least `memory`)."""
     max_unavailable: int = Field(default=0, ge=0, le=19)
     """Login pods taken down at once during an update (users' sessions die with them)."""
 
@@ -443,7 +443,7 @@ class SlurmConfig(StrictModel):
     cluster_name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
     """`ClusterName` of the Slurm cluster (also the SSSD domain on the login nodes)."""
     namespace: K8sName = "slurm"
-    """Namespace of the Slurm custom resources and pods."""
+    """Namespace of the Slurm custom resources and pods; no other layer's or site app's namespace."""
     controller: ControllerConfig = Field(default_factory=ControllerConfig)
     """slurmctld: its volume, its optional LoadBalancer address and the typed slurm.conf settings."""
     accounting: AccountingConfig = Field(default_factory=AccountingConfig)
