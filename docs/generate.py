@@ -48,7 +48,7 @@ NAMED_VALIDATORS: dict[str, str] = {
     "components.config.base._label_value": "Kubernetes label value (empty or at most 63 letters, digits, '-', '_', '.')",
     "components.config.base._kernel_cmdline": "kernel command line (printable ASCII, one line, balanced {{ }})",
     "components.config.base._no_space": "path or URL (no spaces)",
-    "components.config.base._linux_ifname": "Linux interface name (1 to 15 characters, no '/', ':' or spaces)",
+    "components.config.base._linux_ifname": "Linux interface name (1 to 15 letters, digits, '_', '.', '-', '@')",
     "components.config.base._ipv4": "IPv4 address",
     "components.config.base._ipv4_network": "IPv4 network (CIDR)",
     "components.config.base._ipv4_interface": "IPv4 address with prefix length (e.g. 10.0.0.5/24)",

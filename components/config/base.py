@@ -254,14 +254,17 @@ LabelValue = Annotated[str, AfterValidator(_label_value)]
 
 
 def _linux_ifname(value: str) -> str:
-    # Linux dev_valid_name (net/core/dev.c): 1 to 15 bytes (IFNAMSIZ 16), not "." or "..", no '/', ':' or space.
-    if not 1 <= len(value) <= 15 or value in (".", "..") or re.search(r"[/:\s]", value) or not value.isascii():
-        raise ValueError(f"{value!r} is not a Linux interface name (1 to 15 characters, no '/', ':' or spaces)")
+    # Linux dev_valid_name (net/core/dev.c): 1 to 15 bytes (IFNAMSIZ 16), not "." or "..", no '/', ':' or
+    # space; hpcforge also keeps to the characters interface names use in practice (udev, systemd, VLANs).
+    if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,15}", value) or value in (".", ".."):
+        raise ValueError(
+            f"{value!r} is not a Linux interface name (1 to 15 letters, digits, '_', '.', '-' or '@', e.g. eth1, bond0.20)"
+        )
     return value
 
 
 InterfaceName = Annotated[str, AfterValidator(_linux_ifname)]
-"""A Linux network interface name such as `eth1` or `bond0.20` (1 to 15 characters, no `/`, `:` or spaces)."""
+"""A Linux network interface name such as `eth1` or `bond0.20` (1 to 15 letters, digits, `_`, `.`, `-`, `@`)."""
 
 
 def _kernel_cmdline(value: str) -> str:

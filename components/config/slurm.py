@@ -61,6 +61,8 @@ def _max_unavailable(value: Any) -> int | str:
     if isinstance(value, int):
         if value < 1:
             raise ValueError(f"{value} must be at least 1 (0 would block every update)")
+        if value > 10000:
+            raise ValueError(f"{value} is more than a nodeset can have (10000 pods); use a percentage such as 25%")
         return value
     if isinstance(value, str):
         match = re.fullmatch(r"([0-9]{1,3})%", value)
