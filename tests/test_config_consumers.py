@@ -207,6 +207,13 @@ CASES: list[tuple[str, str, Edit, str]] = [
         "hpcforge:devops.registry.hostname: argocd.hpc.example.org is already the host name of hpcforge:gitops.argocd.hostname",
     ),
     (
+        "a host name equal to one hpcforge picks itself",
+        "dev",
+        lambda v: v["hpcforge:devops"]["registry"].update(hostname="argocd.dev.hpc.example.org"),
+        "hpcforge:devops.registry.hostname: argocd.dev.hpc.example.org is already the host name of "
+        "hpcforge:gitops.argocd.hostname (default)",
+    ),
+    (
         "environment kind missing",
         "dev",
         lambda v: v.pop("hpcforge:environmentKind"),

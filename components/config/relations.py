@@ -244,8 +244,16 @@ def _hostnames(model: Any, path: list[PathPart]) -> Iterator[tuple[list[PathPart
 
 
 def _check_hostnames(cfg: PlatformConfig, problems: ProblemCollector) -> None:
-    """One host name, one Ingress: Traefik routes a host to one backend only."""
+    """One host name, one Ingress: Traefik routes a host to one backend only.
+
+    The host names hpcforge picks itself (components/platform.py: `argocd.<domain>` when
+    gitops.argocd.hostname is null, `ldap.<domain>` when the directory is exposed) count too.
+    """
     seen: dict[str, list[PathPart]] = {}
+    if cfg.gitops.argocd.hostname is None:
+        seen[f"argocd.{cfg.domain}"] = ["gitops", "argocd", "hostname (default)"]
+    if cfg.directory.expose:
+        seen[f"ldap.{cfg.domain}"] = ["directory", "expose (ldap.<domain>)"]
     for path, hostname in _hostnames(cfg, []):
         if hostname in seen:
             first = ".".join(str(p) for p in seen[hostname])
