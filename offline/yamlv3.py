@@ -31,6 +31,10 @@ did not mean: YAML types that JSON lacks (`!!binary`, `!!set`, `!!omap`, `!!time
 `.inf`/`.nan`), nesting deeper than `MAX_DEPTH` and files over `MAX_BYTES` are named errors.
 The syntax (scanner and parser) is libyaml's, which yaml.v3 is a port of; PyYAML's C binding is used
 for the events when present.
+
+Sources read: go-yaml/yaml branch v3 at f6f7691b1fdeb513f56608cd2c32c51f8194bf51 (resolve.go,
+decode.go, yaml.go `indicatedString`), pulumi/pulumi at 1b5949891b (sdk/go/common/encoding/marshal.go,
+sdk/go/common/workspace/loaders.go and project.go, sdk/go/common/resource/config/object.go, key.go).
 """
 
 from __future__ import annotations
@@ -255,7 +259,7 @@ def resolve_scalar(tag: str | None, text: str, style: str | None, path: tuple[Pa
 
 
 def _allowed_alias_ratio(decode_count: int) -> float:
-    """yaml.v3 decode.go allowedAliasRatio (lines 466-482)."""
+    """yaml.v3 decode.go allowedAliasRatio (lines 455-482)."""
     low, high = 400_000, 4_000_000
     if decode_count <= low:
         return 0.99
