@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install preview render check test lint docs docs-check bench-quick bench clean
+.PHONY: install preview render check test lint docs docs-check bench-quick bench fuzz clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,12 @@ bench-quick: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.scale --json out/bench.json
+
+## Mutated stack files through the reader, the program, the renderer and the schema tier: a table of outcomes.
+CASES ?= 2000
+SEED ?= 14
+fuzz: $(STAMP)
+	$(PY) -m benchmarks.stackfuzz --cases $(CASES) --seed $(SEED)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
