@@ -178,6 +178,8 @@ NAME_KEYS = {
 }  # fmt: skip
 # Strings that may legitimately hold a line break: command arguments and inline scripts.
 MULTILINE_KEYS = {"command", "inline", "args"}
+# Integer keys whose consumer takes negative values.
+SIGNED_KEYS = {"value"}
 _IPV4 = re.compile(r"^(\d{1,3}\.){3}\d{1,3}$")
 _QUANTITY_KEYS = {"cpu", "memory", "memoryLimit", "size", "cpuPerNode", "memoryPerNode"}
 
@@ -224,7 +226,8 @@ def _type_swap(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) 
         return Mutation(stack, "type-swap", path, new, "reject", "not an integer")
     if isinstance(value, str):
         new = draw(st.sampled_from([True, False, [value], {"value": value}, None]))
-        return Mutation(stack, "type-swap", path, new, "reject", "not a string")
+        # null is how a stack file leaves an optional key unset: right or wrong depending on the key.
+        return Mutation(stack, "type-swap", path, new, "either" if new is None else "reject", "not a string")
     return Mutation(stack, "type-swap", path, "text", "either")
 
 
@@ -261,7 +264,9 @@ def _separator(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) 
 def _number(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) -> Mutation:
     """An integer out of any range hpcforge's consumers take: negative, 2^32 and above."""
     new = draw(st.sampled_from([-1, 2**32, 2**63, Raw("18446744073709551616"), Raw("9" * 400), Raw("0x7fffffffffffffff")]))
-    return Mutation(stack, "number", path, new, "reject", "out of range")
+    # Kubernetes PriorityClass values may be negative (int32, at most 1e9 for user classes).
+    expect = "either" if new == -1 and _key_of(path) in SIGNED_KEYS else "reject"
+    return Mutation(stack, "number", path, new, expect, "out of range")
 
 
 def _quantity(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) -> Mutation:

@@ -50,6 +50,7 @@ NAMED_VALIDATORS: dict[str, str] = {
     "components.config.base._no_space": "path or URL (no spaces)",
     "components.config.base._linux_ifname": "Linux interface name (1 to 15 letters, digits, '_', '.', '-', '@')",
     "components.config.base._ipv4": "IPv4 address",
+    "components.config.base._host_or_ipv4": "DNS name or IPv4 address",
     "components.config.base._ipv4_network": "IPv4 network (CIDR)",
     "components.config.base._ipv4_interface": "IPv4 address with prefix length (e.g. 10.0.0.5/24)",
     "components.config.base._go_duration": "duration (e.g. 90s, 15m, 2160h)",

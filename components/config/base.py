@@ -364,6 +364,16 @@ _OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _CANONICAL_IPV4 = re.compile(rf"{_OCTET}(\.{_OCTET}){{3}}")
 
 
+def _host_or_ipv4(value: str) -> str:
+    if not (_CANONICAL_IPV4.fullmatch(value) or (len(value) <= 253 and _DNS_SUBDOMAIN.fullmatch(value))):
+        raise ValueError(f"{value!r} is not a host (a lowercase DNS name or an IPv4 address)")
+    return value
+
+
+HostOrIPv4 = Annotated[str, AfterValidator(_host_or_ipv4)]
+"""A server: a lowercase DNS name or a dotted-quad IPv4 address."""
+
+
 def _ipv4(value: Any) -> str:
     # Fast path for the canonical dotted quad (inventories hold tens of thousands of addresses).
     if isinstance(value, str) and _CANONICAL_IPV4.fullmatch(value):

@@ -7,7 +7,17 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from .base import MULTILINE, DnsName, K8sName, ProblemCollector, Quantity, StrictModel, duplicates, quantity_value
+from .base import (
+    MULTILINE,
+    DnsName,
+    HostOrIPv4,
+    K8sName,
+    ProblemCollector,
+    Quantity,
+    StrictModel,
+    duplicates,
+    quantity_value,
+)
 from .identity import Storage
 from .pools import NodePool
 
@@ -154,8 +164,8 @@ class BatchConfig(StrictModel):
 class NfsShare(StrictModel):
     """The site's shared software storage, mounted read-only by tests and read-write by builds."""
 
-    server: str = Field(min_length=1)
-    """NFS server (name or address)."""
+    server: HostOrIPv4
+    """NFS server: a lowercase DNS name or an IPv4 address."""
     path: str = Field(pattern=r"^/")
     """Exported path."""
     size: Quantity = "1Ti"
