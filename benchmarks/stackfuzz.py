@@ -337,7 +337,7 @@ TARGETED: list[tuple[PathT, Any, str, str]] = [
     (("hpcforge:provisioning", "images", 0, "cmdline"), "console=ttyS0 {{ .x", "reject", "unbalanced Grendel template"),
     (("hpcforge:provisioning", "images", 0, "cmdline"), "console=ttyS0\nroot=/dev/evil", "reject", "kernel cmdline line break"),
     (("hpcforge:directory", "users", 0, "fullName"), "Alice\ndn: cn=evil", "reject", "LDIF line injected"),
-    (("hpcforge:directory", "groups", 0, "gidNumber"), Raw("010000"), "either", "yaml.v3: octal 4096"),
+    (("hpcforge:directory", "groups", 0, "gidNumber"), Raw("010000"), "reject", "yaml.v3 reads it as octal 4096"),
     (("hpcforge:environment",), "production", "either", "a name only; the kind decides"),
     (("hpcforge:environmentKind",), "prod", "reject", "kind is production or development"),
     (("hpcforge:domain",), Raw("true"), "reject", "a boolean for the domain"),

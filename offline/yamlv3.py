@@ -27,7 +27,7 @@ branch, function `resolve`) is YAML 1.2-ish and differs from PyYAML's YAML 1.1 r
   with "expected only string keys".
 
 hpcforge is stricter than the CLI where the CLI would silently pass the program something the user
-did not mean: YAML types that JSON lacks (`!!binary`, `!!set`, `!!omap`, `!!timestamp`, custom `!tags`,
+did not mean: a plain integer with a leading zero (`010000`, which the CLI makes 4096), YAML types that JSON lacks (`!!binary`, `!!set`, `!!omap`, `!!timestamp`, custom `!tags`,
 `.inf`/`.nan`), nesting deeper than `MAX_DEPTH` and files over `MAX_BYTES` are named errors.
 The syntax (scanner and parser) is libyaml's, which yaml.v3 is a port of; PyYAML's C binding is used
 for the events when present.
@@ -117,6 +117,9 @@ _TIMESTAMP = re.compile(
     r"(?:[Tt]([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})"
     r"| ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(\.[0-9]+)?)?$"
 )
+# A plain integer with a leading zero: yaml.v3 (Go's ParseInt base 0) reads `010000` as octal 4096 and
+# `09` as the float 9 (resolve.go line 192); hpcforge refuses both rather than pass on a surprise.
+_LEADING_ZERO = re.compile(r"^[-+]?0[0-9_]+$")
 _DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _DIGITS = {2: "01", 8: "01234567", 10: "0123456789", 16: "0123456789abcdefABCDEF"}
 _INT64_MAX = 2**63 - 1
@@ -405,6 +408,14 @@ def load_document(text: str, source: str = "<string>") -> Any:
                     value: Any = _MERGE  # decode.go isMerge
                 else:
                     value = resolve_scalar(event.tag, text_value, event.style, path, line)
+                    if event.tag is None and not event.style and _LEADING_ZERO.match(text_value):
+                        raise YamlProblem(
+                            f"{text_value} has a leading zero, so the Pulumi CLI reads it as "
+                            f"{'the octal number ' if isinstance(value, int) else ''}{value!r}; write the number "
+                            f'without the zero (or 0o... for octal), or quote it ("{text_value}") to keep the text',
+                            path,
+                            line,
+                        )
                 builder.count(1, alias=False, path=path, line=line)
                 if event.anchor:
                     builder.anchors[event.anchor] = (value, 1)

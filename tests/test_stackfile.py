@@ -69,7 +69,6 @@ def test_plain_scalar_resolves_like_yaml_v3(text: str, expected: object) -> None
 
 # What the program receives: pulumi object.go MarshalString and Go's encoding/json.
 PROGRAM_STRINGS = [
-    ("hpcforge:a: 010000", "4096"),
     ("hpcforge:a: yes", "yes"),
     ("hpcforge:a: '010000'", "010000"),
     ("hpcforge:a: true", "true"),
@@ -96,6 +95,8 @@ def test_go_json_float_switches_to_exponent_at_1e21() -> None:
 
 
 REFUSED = [
+    ("hpcforge:a: 010000", "hpcforge:a: 010000 has a leading zero, so the Pulumi CLI reads it as the octal number 4096"),
+    ("hpcforge:a: {gid: 09}", "hpcforge:a.gid: 09 has a leading zero, so the Pulumi CLI reads it as 9.0"),
     ("hpcforge:a: 2025-03-01", "hpcforge:a: 2025-03-01 is an unquoted date"),
     ("hpcforge:a: {when: 2025-03-01 10:00:00}", "hpcforge:a.when: 2025-03-01 10:00:00 is an unquoted date"),
     ("hpcforge:a: !!binary aGVsbG8=", "hpcforge:a: the YAML tag !!binary has no JSON equivalent"),
