@@ -549,7 +549,7 @@ def render(root: type[BaseModel] | None = None) -> str:
         "refused. `required` keys inside an optional object are required only when that object is given.",
         "",
         "Values are read as the Pulumi CLI reads them (gopkg.in/yaml.v3, see `offline/yamlv3.py`): only",
-        "`true`/`false` (any case style) are booleans, so `yes`, `no`, `on`, `off` and `NO` are strings; `30:00`",
+        "`true`, `True`, `TRUE`, `false`, `False`, `FALSE` are booleans, so `yes`, `no`, `on`, `off` and `NO` are strings; `30:00`",
         "is a string; an integer with a leading zero (`010000`, which the CLI reads as octal 4096), an",
         "unquoted date, `.inf`, `!!binary`, `!!set` or any other YAML tag, a key given twice, a non-string key,",
         "nesting deeper than 64 levels and excessive aliasing are refused, naming the key. No string may hold a",
