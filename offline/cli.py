@@ -3,6 +3,7 @@
     python -m offline preview --stack dev [--config FILE] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] --out DIR
     python -m offline check   --stack prod [--config FILE] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline migrate-inventory --stack prod [--config FILE]
 
 Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
 """
@@ -55,7 +56,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="policy config JSON for the pack at the same position (repeatable)",
     )
+    migrate = commands.add_parser(
+        "migrate-inventory", help="move inline hosts, users and groups from the stack file into inventory/<stack>/"
+    )
+    _add_stack_arguments(migrate)
     return parser
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from .migrate import MigrationError, migrate_inventory
+
+    try:
+        migration = migrate_inventory(args.stack, args.config)
+    except MigrationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    for name in migration.files:
+        print(f"wrote {name}")
+    print(f"rewrote {args.config or stack_path(args.stack)} (the keys now name the files)")
+    return EXIT_OK
 
 
 def load_stack(args: argparse.Namespace) -> RecordedStack:
@@ -79,6 +98,8 @@ def _summary(stack: RecordedStack) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "migrate-inventory":
+            return _migrate(args)
         if args.command == "check":
             from .check import run_check
 

@@ -21,6 +21,7 @@ from .base import (
     ipv4_int,
 )
 from .identity import Storage, validate_ssh_public_key
+from .inventory import InventoryRef
 
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 
@@ -146,8 +147,11 @@ class ProvisioningConfig(StrictModel):
     """Boot images: kernel, initrds, root image and kernel command line."""
     default_image: K8sName | None = None
     """Image of hosts that name none."""
+    inventory: InventoryRef | None = None
+    """The bare-metal inventory: a YAML file with one key, `hosts` (a list of hosts, each with the keys below under
+    `hosts[]`), e.g. `{file: inventory/prod/hosts.yaml}`. Hosts are not accepted inline in the stack config."""
     hosts: tuple[Host, ...] = ()
-    """The bare-metal inventory."""
+    """The hosts of `inventory.file` (the loader fills this from the file; the stack config may not set it)."""
 
     @field_validator("admin_ssh_public_keys")
     @classmethod
