@@ -61,6 +61,15 @@ KINDS = (
 DEFAULT_FILES = {"provisioning": "hosts.yaml", "directory": "users.yaml"}
 
 
+INVENTORY_ANNOTATION = "hpcforge.io/inventory-sha256"
+"""Annotation with the sha256 of the inventory file an object was made from."""
+
+
+def digest_annotations(ref: InventoryRef | None) -> dict[str, str]:
+    """`{hpcforge.io/inventory-sha256: <hex>}` for objects made from an inventory file (empty without one)."""
+    return {INVENTORY_ANNOTATION: ref.sha256} if ref is not None and ref.sha256 else {}
+
+
 class InventoryError(Exception):
     def __init__(self, messages: list[str]) -> None:
         self.messages = messages
@@ -267,6 +276,8 @@ def source_path(parts: list[str | int], sources: Mapping[tuple[str, str], tuple[
 
 
 __all__ = [
+    "INVENTORY_ANNOTATION",
+    "digest_annotations",
     "InventoryError",
     "InventoryRef",
     "Yaml12Dumper",

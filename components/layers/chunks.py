@@ -71,6 +71,7 @@ def chunked_file(
     app: str,
     target_dir: str,
     depends_on: Sequence[pulumi.Resource] = (),
+    annotations: Mapping[str, str] | None = None,
 ) -> tuple[list[k8s.core.v1.ConfigMap], Assembly]:
     data_maps, binary_maps, script = plan_parts(files)
     maps: list[k8s.core.v1.ConfigMap] = []
@@ -89,6 +90,7 @@ def chunked_file(
                 app=app,
                 depends_on=depends_on,
                 binary_data=binary or None,
+                annotations=annotations,
             )
         )
         volumes.append({"name": map_name, "configMap": {"name": map_name}})
