@@ -58,6 +58,7 @@ import yaml
 from google.protobuf import empty_pb2, json_format, struct_pb2
 
 from .engine import SECRET_SIG, SIG_KEY, RecordedResource, RecordedStack, run_program
+from .environ import ArgumentListTooLong, check_exec, policy_pack_environment
 from .stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
 
 EXIT_OK = 0
@@ -373,6 +374,9 @@ def _drain(stream: Any, sink: list[str]) -> None:
 
 def _start_pack(spec: PackSpec, engine_address: str, env: Mapping[str, str]) -> _Pack:
     version = _load_pack_project(spec.path)
+    # The CLI execs its `pulumi-analyzer-policy-python` shim with [engine address, "."] and this
+    # environment; the shim execs Python with the same. Refuse what execve would refuse (E2BIG).
+    check_exec(["pulumi-analyzer-policy-python", engine_address, "."], env, f'policy pack "{spec.path}" failed to start: ')
     process = subprocess.Popen(
         [sys.executable, "-u", "-m", "pulumi.policy", engine_address, "."],
         cwd=spec.path,
@@ -706,14 +710,14 @@ def check_stack(
             raise PolicyRunError(f"reading policy config {spec.config}: {error.strerror}") from None
     root_urn = f"urn:pulumi:{stack.stack}::{stack.project}::pulumi:pulumi:Stack::{stack.project}-{stack.stack}"
     server, engine_address = _start_engine(root_urn, err)
-    env = {
-        **os.environ,
-        "PULUMI_CONFIG": json.dumps(dict(stack_file.config)),
-        "PULUMI_ORGANIZATION": ORGANIZATION,
-        "PULUMI_PROJECT": stack.project,
-        "PULUMI_STACK": stack.stack,
-        "PULUMI_DRY_RUN": "true",
-    }
+    env = policy_pack_environment(
+        os.environ,
+        stack_file.config,
+        organization=ORGANIZATION,
+        project=stack.project,
+        stack=stack.stack,
+        dry_run=True,
+    )
     running: list[_Pack] = []
     try:
         for spec in packs:
@@ -791,6 +795,6 @@ def run_check(args: argparse.Namespace) -> int:
     print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")
     try:
         return check_stack(recorded, stack_file, specs).exit_code
-    except PolicyRunError as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (PolicyRunError, ArgumentListTooLong) as error:
+        print(f"error: {error.strerror if isinstance(error, ArgumentListTooLong) else error}", file=sys.stderr)
         return EXIT_ERROR

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from .engine import ProgramConfigError, RecordedStack, run_program
+from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
 
@@ -107,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         stack = load_stack(args)
     except StackFileError as error:
         print(f"error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    except ArgumentListTooLong as error:
+        print(f"error: {error.strerror}", file=sys.stderr)
         return EXIT_CONFIG
     except ProgramConfigError as error:
         print("error: invalid hpcforge configuration:", file=sys.stderr)

@@ -89,13 +89,13 @@ def _dump(document: dict[str, Any]) -> str:
 def plan_migration(stack: str, stack_text: str) -> Migration:
     """The new stack file and inventory files; MigrationError if the stack file cannot be edited safely."""
     try:
-        document = yaml.load(stack_text, Loader=Yaml12Loader) or {}  # noqa: S506 (a safe loader)
+        document = yaml.load(stack_text, Loader=Yaml12Loader) or {}
     except yaml.YAMLError as error:
         raise MigrationError(f"the stack file is not valid YAML: {error}") from None
     config = document.get("config") or {}
     lines = stack_text.splitlines(keepends=True)
     files: dict[str, str] = {}
-    expected = {key: value for key, value in config.items()}
+    expected = dict(config)
     for kind in KINDS:
         values = config.get(f"hpcforge:{kind.section}")
         if not isinstance(values, dict) or not any(key in values for key in kind.keys):
@@ -116,7 +116,9 @@ def plan_migration(stack: str, stack_text: str) -> Migration:
         if _contains_secure(values):
             raise MigrationError(f"hpcforge:{kind.section}: holds encrypted values; inventories may not hold secrets")
         name = f"inventory/{stack}/{DEFAULT_FILES[kind.section]}"
-        header = f"# {' and '.join(kind.keys)} of stack {stack}, named by hpcforge:{kind.section}.inventory in Pulumi.{stack}.yaml\n"
+        header = (
+            f"# {' and '.join(kind.keys)} of stack {stack}, named by hpcforge:{kind.section}.inventory in Pulumi.{stack}.yaml\n"
+        )
         files[name] = header + _dump({key: values[key] for key in kind.keys if key in values})
         first = min(r[0] for r in ranges)
         replacement = [f"{' ' * indent}inventory:\n", f"{' ' * (indent + 2)}file: {name}\n"]
@@ -127,21 +129,16 @@ def plan_migration(stack: str, stack_text: str) -> Migration:
     if not files:
         raise MigrationError("no inline inventory (provisioning.hosts, directory.users, directory.groups) to move")
     new_text = "".join(lines)
-    reread = (yaml.load(new_text, Loader=Yaml12Loader) or {}).get("config") or {}  # noqa: S506
-    if _normalise(reread) != _normalise(expected):
+    reread = (yaml.load(new_text, Loader=Yaml12Loader) or {}).get("config") or {}
+    if reread != expected:  # mapping equality: key order does not matter
         raise MigrationError("rewriting the stack file as text would change other keys; move the inventory by hand")
     for name, text in files.items():
-        kind_keys = yaml.load(text, Loader=Yaml12Loader)  # noqa: S506
+        kind_keys = yaml.load(text, Loader=Yaml12Loader)
         section = next(k.section for k in KINDS if DEFAULT_FILES[k.section] == Path(name).name)
         original = config[f"hpcforge:{section}"]
         if any(kind_keys[key] != original[key] for key in kind_keys):
             raise MigrationError(f"{name}: writing the inventory would change it; move it by hand")
     return Migration(stack_text=new_text, files=files)
-
-
-def _normalise(value: Any) -> Any:
-    # Key order of mappings does not matter; dict equality already ignores it.
-    return value
 
 
 def _contains_secure(value: Any) -> bool:

@@ -92,9 +92,7 @@ _CORE_RESOLVERS: list[tuple[str, re.Pattern[str], list[str]]] = [
     ),
     (
         "tag:yaml.org,2002:float",
-        re.compile(
-            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-        ),
+        re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
         list("-+.0123456789"),
     ),
 ]
@@ -184,7 +182,7 @@ def read_yaml_file(path: Path, label: str, max_bytes: int = MAX_INVENTORY_BYTES)
     except UnicodeDecodeError as error:
         raise InventoryError([f"{label}: not UTF-8 (byte {error.start})"]) from None
     try:
-        document = yaml.load(text, Loader=Yaml12Loader)  # noqa: S506 (a safe loader)
+        document = yaml.load(text, Loader=Yaml12Loader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
@@ -277,11 +275,11 @@ def source_path(parts: list[str | int], sources: Mapping[tuple[str, str], tuple[
 
 __all__ = [
     "INVENTORY_ANNOTATION",
-    "digest_annotations",
     "InventoryError",
     "InventoryRef",
     "Yaml12Dumper",
     "Yaml12Loader",
+    "digest_annotations",
     "expand_inventories",
     "read_yaml_file",
     "source_path",
