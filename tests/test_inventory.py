@@ -139,9 +139,13 @@ def test_inventory_files_are_read_as_yaml_1_2(tmp_path: Path) -> None:
     # YAML 1.1 (PyYAML's default) reads an unquoted 12:34:56 as the base-60 integer 45296 and `on`
     # as true; YAML 1.2 keeps both strings.
     path = tmp_path / "inventory.yaml"
-    path.write_text("hosts:\n- {name: 'on', mac: 02:00:00:12:34:56, tags: [on, off, yes, 0777, 12:34:56]}\n")
+    path.write_text("hosts:\n- {name: 'on', mac: 02:00:00:12:34:56, tags: [on, off, yes, 0777, 12:34:56, 2024-01-01]}\n")
     document, _ = read_yaml_file(path, "inventory.yaml")
-    assert document["hosts"][0] == {"name": "on", "mac": "02:00:00:12:34:56", "tags": ["on", "off", "yes", 777, "12:34:56"]}
+    assert document["hosts"][0] == {
+        "name": "on",
+        "mac": "02:00:00:12:34:56",
+        "tags": ["on", "off", "yes", 777, "12:34:56", "2024-01-01"],
+    }
 
 
 def test_anchors_and_aliases_are_refused(tmp_path: Path) -> None:
@@ -149,6 +153,13 @@ def test_anchors_and_aliases_are_refused(tmp_path: Path) -> None:
     path.write_text("groups: &g [{name: a, gidNumber: 5000}]\nusers: *g\n")
     with pytest.raises(InventoryError, match="anchors and aliases are not allowed"):
         read_yaml_file(path, "users.yaml")
+
+
+def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    path.write_text("hosts:\n- {name: a, name: b}\n")
+    with pytest.raises(InventoryError, match=r"hosts\.yaml: not valid YAML: duplicate mapping key"):
+        read_yaml_file(path, "hosts.yaml")
 
 
 def test_an_oversized_inventory_file_is_refused(tmp_path: Path) -> None:
