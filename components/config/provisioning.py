@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import cached_property
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -24,9 +25,12 @@ from .identity import Storage, validate_ssh_public_key
 from .inventory import InventoryRef
 
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+_UNICAST_MAC = re.compile(r"[0-9a-f][02468ace](:[0-9a-f]{2}){5}")
 
 
 def _mac(value: Any) -> str:
+    if type(value) is str and _UNICAST_MAC.fullmatch(value):
+        return value  # fast path: canonical and unicast (inventories hold 200,000 of them)
     text = str(value).strip().lower().replace("-", ":")
     if not _MAC.match(text):
         raise ValueError(f"{value!r} is not a MAC address (six hex pairs, e.g. 0c:c4:7a:00:00:01)")
@@ -166,8 +170,12 @@ class ProvisioningConfig(StrictModel):
     def grendel_ip(self) -> str:
         return str(ipaddress.IPv4Interface(self.address).ip)
 
+    @cached_property
+    def _images_by_name(self) -> dict[str, BootImage]:
+        return {image.name: image for image in self.images}
+
     def image(self, name: str) -> BootImage | None:
-        return next((image for image in self.images if image.name == name), None)
+        return self._images_by_name.get(name)
 
     def image_of(self, host: Host) -> str | None:
         return host.image or self.default_image

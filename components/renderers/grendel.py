@@ -99,8 +99,10 @@ def _interface(
     return nic
 
 
-def host_record(host: Host, config: ProvisioningConfig, domain: str, boot_image: str) -> dict[str, Any]:
-    prefix = config.prefix_length
+def host_record(
+    host: Host, config: ProvisioningConfig, domain: str, boot_image: str, prefix: int | None = None
+) -> dict[str, Any]:
+    prefix = config.prefix_length if prefix is None else prefix
     interfaces = [
         _interface(
             host.mac, host.ip, prefix, f"{host.name}.{domain}", bmc=False, vlan=host.vlan, mtu=host.mtu, ifname=host.ifname
@@ -126,14 +128,17 @@ def render_inventory(config: ProvisioningConfig, domain: str, join_base_url: str
     hosts: list[dict[str, Any]] = []
     for image in config.images:
         image_records[image.name] = _image_record(image, image.name, None)
+    prefix = config.prefix_length
+    default_image = config.default_image or ""
     for host in config.hosts:
-        base = images[config.image_of(host) or ""]
+        base = images[host.image or default_image]
         boot = base.name
-        if join_base_url is not None and host.nodeset is not None and config.joins_slurm(host):
+        # `base.joins_slurm and host.nodeset` is ProvisioningConfig.joins_slurm(host), without its lookups.
+        if join_base_url is not None and host.nodeset is not None and base.joins_slurm:
             boot = join_image_name(base.name, host.nodeset)
             if boot not in image_records:
                 image_records[boot] = _image_record(base, boot, f"{join_base_url}/{join_script_name(host.nodeset)}")
-        hosts.append(host_record(host, config, domain, boot))
+        hosts.append(host_record(host, config, domain, boot, prefix))
     return json.dumps(hosts, separators=(",", ":")), json.dumps(list(image_records.values()), indent=1)
 
 
