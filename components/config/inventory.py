@@ -102,7 +102,7 @@ _CORE_RESOLVERS: list[tuple[str, re.Pattern[str], list[str]]] = [
 
 
 def _core_resolvers() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
-    table: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
+    table: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
     for tag, pattern, first in _CORE_RESOLVERS:
         for char in first:
             table.setdefault(char, []).append((tag, pattern))
@@ -112,7 +112,7 @@ def _core_resolvers() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
 _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class Yaml12Loader(_BASE_LOADER):  # type: ignore[misc]
+class Yaml12Loader(_BASE_LOADER):
     """libyaml's safe loader with the YAML 1.2 core schema's implicit tags."""
 
     yaml_implicit_resolvers = _core_resolvers()
