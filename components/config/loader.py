@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from .base import ConfigProblems
-from .inventory import InventoryError, expand_inventories, source_path
+from .inventory import InventoryError, build_items, expand_inventories, source_path
 from .root import PlatformConfig
 
 NAMESPACE = "hpcforge"
@@ -63,6 +63,7 @@ def load_config(raw: Mapping[str, Any], root: Path | None = None) -> PlatformCon
         data, sources = expand_inventories(data, root or PROJECT_DIR)
     except InventoryError as error:
         raise ConfigError(error.messages) from None
+    build_items(data, sources)
     try:
         return PlatformConfig.model_validate(data)
     except ValidationError as exc:
