@@ -558,39 +558,59 @@ def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[
     resources = _resources(stack)
     by_urn = {r.urn: r for r in resources}
     diagnostics: list[Diagnostic] = []
+    # Like the engine, each resource goes to every pack: Remediate (in pack order, each pack seeing the
+    # previous packs' remediations), then Analyze. The packs are separate processes, so the requests
+    # to them are sent together (gRPC futures) and the answers read in pack order; a remediation that
+    # changes the properties re-asks the later packs with the new ones, as the engine would have.
+    # Analyze answers are collected at the end; diagnostics keep resource, then pack order.
+    pending: list[tuple[list[Diagnostic], _Pack, Any, str]] = []
+    per_resource: list[list[Diagnostic]] = []
     for resource in resources:
         provider = _provider(proto, resource, by_urn)
-        for remediate in (True, False):
-            for pack in packs:
-                request = proto.AnalyzeRequest(
-                    urn=resource.urn,
-                    type=resource.type,
-                    name=resource.name,
-                    properties=_struct(resource.inputs if remediate else _skip_internal(resource.inputs)),
-                    options=resource.options(proto),
-                    provider=provider,
-                )
-                if remediate:
-                    response = pack.stub.Remediate(request, timeout=RPC_TIMEOUT)
-                    for remediation in response.remediations:
-                        if remediation.diagnostic:
-                            diagnostics.append(
-                                Diagnostic(
-                                    remediation.policyPackName or pack.name,
-                                    pack.version,
-                                    remediation.policyName,
-                                    "advisory",
-                                    remediation.description,
-                                    remediation.diagnostic,
-                                    resource.urn,
-                                )
-                            )
-                        elif remediation.HasField("properties"):
-                            resource.inputs = json_format.MessageToDict(remediation.properties)
-                            print(f"    remediated {resource.type} {resource.name} ({remediation.policyName})", file=err)
-                else:
-                    response = pack.stub.Analyze(request, timeout=RPC_TIMEOUT)
-                    diagnostics += _diagnostics(pack, response, proto, resource.urn)
+        found: list[Diagnostic] = []
+        per_resource.append(found)
+
+        def request(inputs: dict[str, Any], resource: _Resource = resource, provider: Any = provider) -> Any:
+            return proto.AnalyzeRequest(
+                urn=resource.urn,
+                type=resource.type,
+                name=resource.name,
+                properties=_struct(inputs),
+                options=resource.options(proto),
+                provider=provider,
+            )
+
+        remediate_request = request(resource.inputs)
+        futures_ = [pack.stub.Remediate.future(remediate_request, timeout=RPC_TIMEOUT) for pack in packs]
+        for index, pack in enumerate(packs):
+            response = futures_[index].result()
+            for remediation in response.remediations:
+                if remediation.diagnostic:
+                    found.append(
+                        Diagnostic(
+                            remediation.policyPackName or pack.name,
+                            pack.version,
+                            remediation.policyName,
+                            "advisory",
+                            remediation.description,
+                            remediation.diagnostic,
+                            resource.urn,
+                        )
+                    )
+                elif remediation.HasField("properties"):
+                    resource.inputs = json_format.MessageToDict(remediation.properties)
+                    print(f"    remediated {resource.type} {resource.name} ({remediation.policyName})", file=err)
+                    # Later packs must see the remediated properties: ask them again.
+                    remediate_request = request(resource.inputs)
+                    for later in range(index + 1, len(packs)):
+                        futures_[later] = packs[later].stub.Remediate.future(remediate_request, timeout=RPC_TIMEOUT)
+        analyze_request = request(_skip_internal(resource.inputs))
+        for pack in packs:
+            pending.append((found, pack, pack.stub.Analyze.future(analyze_request, timeout=RPC_TIMEOUT), resource.urn))
+    for slot, pack, future, urn in pending:
+        slot.extend(_diagnostics(pack, future.result(), proto, urn))
+    for found in per_resource:
+        diagnostics += found
     stack_resources = []
     for resource in resources:
         properties = resource.stack_outputs if resource.stack_outputs is not None else resource.outputs()
