@@ -111,3 +111,77 @@ def test_cli_reports_the_refusal(tmp_path: Path) -> None:
     assert completed.returncode == 2
     assert "error: Problem executing program (could not run language executor): fork/exec" in completed.stderr
     assert "(environment variable PULUMI_CONFIG is 13" in completed.stderr and "Linux allows 131,072" in completed.stderr
+
+
+REMEDIATING_PACK = """
+from pulumi_policy import EnforcementLevel, PolicyPack, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+
+
+def remediate(args: ResourceValidationArgs):
+    if args.resource_type != "kubernetes:core/v1:ConfigMap":
+        return None
+    props = dict(args.props)
+    metadata = dict(props.get("metadata") or {})
+    metadata["labels"] = {**(metadata.get("labels") or {}), "remediated": "yes"}
+    props["metadata"] = metadata
+    return props
+
+
+PolicyPack("{name}", [ResourceValidationPolicy("add-label", "adds a label", remediate=remediate)],
+           enforcement_level=EnforcementLevel.REMEDIATE)
+"""
+
+COPYING_PACK = """
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationArgs, ResourceValidationPolicy
+
+
+def remediate(args: ResourceValidationArgs):
+    if args.resource_type != "kubernetes:core/v1:ConfigMap":
+        return None
+    props = dict(args.props)
+    metadata = dict(props.get("metadata") or {})
+    labels = dict(metadata.get("labels") or {})
+    labels["seen"] = labels.get("remediated", "no")
+    metadata["labels"] = labels
+    props["metadata"] = metadata
+    return props
+
+
+PolicyPack("{name}", [ResourceValidationPolicy("copy-label", "copies the label", remediate=remediate)],
+           enforcement_level=EnforcementLevel.REMEDIATE)
+"""
+
+CHECKING_PACK = """
+from pulumi_policy import EnforcementLevel, PolicyPack, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+
+
+def validate(args: ResourceValidationArgs, report: ReportViolation):
+    if args.resource_type == "kubernetes:core/v1:ConfigMap":
+        labels = (args.props.get("metadata") or {}).get("labels") or {}
+        if labels.get("seen") != "yes":
+            report("the copying pack did not see the first remediation")
+
+
+PolicyPack("{name}", [ResourceValidationPolicy("needs-label", "needs the label", validate=validate)],
+           enforcement_level=EnforcementLevel.MANDATORY)
+"""
+
+
+def _pack(tmp_path: Path, name: str, source: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "PulumiPolicy.yaml").write_text(f"runtime: python\nversion: 0.0.1\ndescription: {name}\n")
+    (folder / "__main__.py").write_text(source.replace("{name}", name))
+    return folder
+
+
+def test_a_remediation_is_seen_by_the_packs_after_it(dev_stack: RecordedStack, tmp_path: Path) -> None:
+    # The requests to the packs go out together; a pack that remediates makes the later packs be
+    # asked again with the new properties, as the engine applies remediations in pack order.
+    first = PackSpec(_pack(tmp_path, "remediating", REMEDIATING_PACK), None)
+    copy = PackSpec(_pack(tmp_path, "copying", COPYING_PACK), None)
+    check = PackSpec(_pack(tmp_path, "checking", CHECKING_PACK), None)
+    in_order = check_stack(dev_stack, None, [first, copy, check], out=io.StringIO(), err=io.StringIO())
+    assert [d for d in in_order.diagnostics if d.policy == "needs-label"] == []
+    copy_first = check_stack(dev_stack, None, [copy, first, check], out=io.StringIO(), err=io.StringIO())
+    assert any(d.policy == "needs-label" for d in copy_first.diagnostics)
