@@ -61,6 +61,7 @@ def test_encoded_size_counts_escapes_and_utf8() -> None:
         {"name": "c", "uidNumber": 1002, "primaryGroup": "g", "fullName": "Zoë Ünicode"},
         {"name": "d", "uidNumber": 1003, "primaryGroup": "g", "fullName": ":colon first"},
         {"name": "e", "uidNumber": 1004, "primaryGroup": "g", "fullName": "Single", "loginShell": "/bin/zsh"},
+        {"name": "g", "uidNumber": 1006, "primaryGroup": "g", "fullName": "Trailing Space ", "mail": "<g@example.org>"},
         {
             "name": "f",
             "uidNumber": 1005,
@@ -68,7 +69,7 @@ def test_encoded_size_counts_escapes_and_utf8() -> None:
             "sshPublicKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGNpVwk5GtlYoRcwALqBEhl3uNHSUNDTgkF37upXaE/4 f@hpc"],
         },
     ],
-    ids=["minimal", "full", "non-ascii name", "leading colon", "single word", "ssh key"],
+    ids=["minimal", "full", "non-ascii name", "leading colon", "single word", "trailing space", "ssh key"],
 )
 def test_user_entry_fast_path_writes_the_general_paths_bytes(fields: dict[str, object]) -> None:
     user = PosixUser.model_validate(fields)

@@ -175,6 +175,11 @@ def _plain_text(value: str) -> bool:
     return value.isascii() and value.isprintable() and value[:1] not in _UNSAFE_FIRST and value[-1] != " "
 
 
+# Lines of printable ASCII, none starting with a space, ':' or '<' or ending in a space: one C-level
+# match for all the values of an entry (each a subset of RFC 2849's SAFE-STRING).
+_PLAIN_LINES = re.compile(r"(?:(?![ :<])[\x20-\x7e]*(?<! )\n)*")
+
+
 def _user_entry(people: str, user: PosixUser, gid_number: int) -> str:
     """`_entry(user_dn, _user_attributes(user, gid))`, written in one piece when every value is plain text.
 
@@ -188,7 +193,7 @@ def _user_entry(people: str, user: PosixUser, gid_number: int) -> str:
         values.append(given)
     if user.mail:
         values.append(user.mail)
-    if not all(_plain_text(value) for value in values) or not _plain_text(people):
+    if not _PLAIN_LINES.fullmatch("\n".join(values) + "\n") or not _plain_text(people):
         return _entry(f"uid={user.name},{people}", _user_attributes(user, gid_number))
     text = f"dn: uid={user.name},{people}\n{_PLAIN_CLASSES}"
     if user.ssh_public_keys:
