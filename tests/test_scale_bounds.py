@@ -76,3 +76,36 @@ def test_user_entry_fast_path_writes_the_general_paths_bytes(fields: dict[str, o
     people = "ou=People,dc=hpc,dc=example,dc=org"
     general = ldif._entry(f"uid={user.name},{people}", ldif._user_attributes(user, 5000))
     assert ldif._user_entry(people, user, 5000) == general
+
+
+def test_grendel_host_fast_path_writes_what_json_dumps_writes() -> None:
+    import json as json_module
+
+    from components.config import load_config
+    from components.config.provisioning import Host
+    from components.renderers import grendel
+
+    from .helpers import config_values, raw_config
+
+    prod = load_config(raw_config(config_values("prod")))
+    assert prod.provisioning is not None
+    hosts = [
+        *prod.provisioning.hosts,
+        Host.model_validate(
+            {
+                "name": "odd",
+                "mac": "02:00:00:00:00:09",
+                "ip": "10.20.0.9",
+                "vlan": 12,
+                "mtu": 9000,
+                "ifname": 'e"th\\0',
+                "tags": ["ünï", 'q"uote'],
+                "provision": False,
+            }
+        ),
+    ]
+    for host in hosts:
+        general = json_module.dumps(
+            grendel.host_record(host, prod.provisioning, "hpc.example.org", "img", 22), separators=(",", ":")
+        )
+        assert grendel._host_json(host, "hpc.example.org", "img", 22) == general

@@ -138,8 +138,31 @@ def render_inventory(config: ProvisioningConfig, domain: str, join_base_url: str
             boot = join_image_name(base.name, host.nodeset)
             if boot not in image_records:
                 image_records[boot] = _image_record(base, boot, f"{join_base_url}/{join_script_name(host.nodeset)}")
-        hosts.append(host_record(host, config, domain, boot, prefix))
-    return json.dumps(hosts, separators=(",", ":")), json.dumps(list(image_records.values()), indent=1)
+        hosts.append(_host_json(host, domain, boot, prefix))
+    return "[" + ",".join(hosts) + "]", json.dumps(list(image_records.values()), indent=1)
+
+
+_dump = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _host_json(host: Host, domain: str, boot_image: str, prefix: int) -> str:
+    """`json.dumps(host_record(...), separators=(",", ":"))`, written directly (a test compares them):
+    100,000 hosts without building 300,000 dicts."""
+    tags = [*host.tags, f"{NODESET_TAG_PREFIX}{host.nodeset}"] if host.nodeset else host.tags
+    nic = (
+        f'{{"ifname":{_dump(host.ifname)},"mac":{_dump(host.mac)},"ip":"{host.ip}/{prefix}",'
+        f'"fqdn":{_dump(f"{host.name}.{domain}")},"bmc":false,"vlan":"{host.vlan if host.vlan is not None else ""}"'
+        + (f',"mtu":{host.mtu}}}' if host.mtu is not None else "}")
+    )
+    if host.bmc is not None:
+        nic += (
+            f',{{"ifname":"","mac":{_dump(host.bmc.mac)},"ip":"{host.bmc.ip}/{prefix}",'
+            f'"fqdn":{_dump(f"{host.name}-bmc.{domain}")},"bmc":true,"vlan":""}}'
+        )
+    return (
+        f'{{"name":{_dump(host.name)},"provision":{"true" if host.provision else "false"},"boot_image":{_dump(boot_image)},'
+        f'"tags":{_dump(list(tags))},"interfaces":[{nic}]}}'
+    )
 
 
 def _image_record(image: BootImage, name: str, join_url: str | None) -> dict[str, Any]:
