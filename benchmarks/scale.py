@@ -99,6 +99,7 @@ CHUNKED = ("grendel-inventory-", "site-dns-zones-", "dirsrv-ldif-")
 
 def measure_in_process(config: Path, repeat: int, with_policy: bool) -> dict[str, Any]:
     """Run in a fresh worker process: program `repeat` times, then render sizes and policy time."""
+    from offline.check import peak_rss_mib
     from offline.engine import run_program
     from offline.environ import go_json_string_map
     from offline.render import render_documents
@@ -143,8 +144,10 @@ def measure_in_process(config: Path, repeat: int, with_policy: bool) -> dict[str
         report = check_recorded_stack(stack, specs, stack_file)
         result["policy_seconds"] = time.perf_counter() - started
         result["policy_violations"] = len(report.violations)
-        result["pack_peak_memory_mib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    result["peak_memory_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        result["pack_peak_memory_mib"] = max(report.pack_memory_mib.values(), default=None)
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork and exec, so a worker would report its
+    # parent's peak when that was higher.
+    result["peak_memory_mib"] = peak_rss_mib() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
 
 
@@ -178,7 +181,11 @@ def _cli_times(config: Path, workdir: Path) -> tuple[float, float, int]:
 
 
 def measure(size: Size, repeat: int, with_policy: bool, workdir: Path) -> Measurement:
-    config = write_site(workdir / f"Pulumi.{size.label}.yaml", hosts=size.hosts, nodesets=size.nodesets, users=size.users)
+    # Generated in a separate process, so that this one stays small (its children inherit nothing big).
+    config = workdir / f"Pulumi.{size.label}.yaml"
+    generate = [sys.executable, "-m", "benchmarks.scale", "--generate", str(config)]
+    generate += ["--hosts", str(size.hosts), "--nodesets", str(size.nodesets), "--users", str(size.users)]
+    subprocess.run(generate, cwd=PROJECT_ROOT, check=True, timeout=1800)
     load_before = os.getloadavg()[0]
     command = [sys.executable, "-m", "benchmarks.scale", "--worker", str(config), "--repeat", str(1 if size.large else repeat)]
     if not with_policy:
@@ -328,7 +335,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-policy", action="store_true", help="skip the policy check timing")
     parser.add_argument("--only", action="append", default=[], help="run only these sizes (labels)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--hosts", type=int, default=100, help=argparse.SUPPRESS)
+    parser.add_argument("--nodesets", type=int, default=4, help=argparse.SUPPRESS)
+    parser.add_argument("--users", type=int, default=6, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+
+    if args.generate:
+        write_site(args.generate, hosts=args.hosts, nodesets=args.nodesets, users=args.users)
+        return 0
 
     if args.worker:
         print(json.dumps(measure_in_process(args.worker, args.repeat or 3, not args.no_policy)))

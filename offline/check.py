@@ -409,7 +409,22 @@ def _read_port(pack: _Pack, timeout: float) -> None:
     threading.Thread(target=_drain, args=(pack.process.stdout, pack.stdout_rest), daemon=True).start()
 
 
-def _stop(pack: _Pack) -> None:
+def peak_rss_mib(pid: int | str = "self") -> float | None:
+    """The process's peak resident memory (VmHWM; unlike ru_maxrss, not inherited across fork/exec)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def _stop(pack: _Pack, memory: dict[str, float] | None = None) -> None:
+    if memory is not None and pack.process.poll() is None:
+        peak = peak_rss_mib(pack.process.pid)
+        if peak is not None:
+            memory[pack.label] = peak
     if pack.channel is not None:
         pack.channel.close()
     if pack.process.poll() is None:
@@ -649,6 +664,8 @@ class CheckResult:
     """(name, version, path) of every pack that ran."""
     errors: list[str]
     analyzed: int = 0
+    pack_memory_mib: dict[str, float] = field(default_factory=dict)
+    """Peak resident memory of each pack process (read just before it is stopped)."""
 
     @property
     def violations(self) -> list[Diagnostic]:
@@ -739,6 +756,7 @@ def check_stack(
         dry_run=True,
     )
     running: list[_Pack] = []
+    memory: dict[str, float] = {}
     try:
         for spec in packs:
             running.append(_start_pack(spec, engine_address, env))
@@ -768,12 +786,13 @@ def check_stack(
             packs=[(p.name, p.version, p.spec.path) for p in running],
             errors=[],
             analyzed=len(stack.resources) + 1,
+            pack_memory_mib=memory,
         )
         print_report(result, stack, out)
         return result
     finally:
         for pack in running:
-            _stop(pack)
+            _stop(pack, memory)
             for line in pack.stderr:
                 print(f"    [{pack.label}] {line}", file=err)
         server.stop(0)
