@@ -4,6 +4,7 @@
     python -m offline render  --stack prod [--config FILE] --out DIR
     python -m offline check   --stack prod [--config FILE] --policy-pack DIR [--policy-pack-config FILE] ...
     python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
+    python -m offline migrate-inventory --stack prod [--config FILE]
 
 Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
 """
@@ -17,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from .engine import ProgramConfigError, RecordedStack, run_program
+from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
 
@@ -60,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
         "policy-config", help="print the policy configuration file that the stack's hpcforge:environmentKind selects"
     )
     policy.add_argument("--config", type=Path, required=True, help="stack file")
+    migrate = commands.add_parser(
+        "migrate-inventory", help="move inline hosts, users and groups from the stack file into inventory/<stack>/"
+    )
+    _add_stack_arguments(migrate)
     return parser
 
 
@@ -75,6 +81,20 @@ def policy_config_for(path: Path) -> str:
         shown = "missing" if kind is None else f"{kind!r}"
         raise StackFileError(f"{path}: hpcforge:environmentKind: {shown}; expected production or development")
     return POLICY_CONFIGS[kind]
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from .migrate import MigrationError, migrate_inventory
+
+    try:
+        migration = migrate_inventory(args.stack, args.config)
+    except MigrationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    for name in migration.files:
+        print(f"wrote {name}")
+    print(f"rewrote {args.config or stack_path(args.stack)} (the keys now name the files)")
+    return EXIT_OK
 
 
 def load_stack(args: argparse.Namespace) -> RecordedStack:
@@ -101,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "policy-config":
             print(policy_config_for(args.config))
             return EXIT_OK
+        if args.command == "migrate-inventory":
+            return _migrate(args)
         if args.command == "check":
             from .check import run_check
 
@@ -108,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         stack = load_stack(args)
     except StackFileError as error:
         print(f"error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    except ArgumentListTooLong as error:
+        print(f"error: {error.strerror}", file=sys.stderr)
         return EXIT_CONFIG
     except ProgramConfigError as error:
         print("error: invalid hpcforge configuration:", file=sys.stderr)

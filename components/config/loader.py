@@ -12,12 +12,14 @@ import re
 import types
 import typing
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from .base import ConfigProblems, describe_value
+from .inventory import InventoryError, build_items, expand_inventories, source_path
 from .root import PlatformConfig
 
 NAMESPACE = "hpcforge"
@@ -54,22 +56,31 @@ def parse_config_values(raw: Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
-def load_config(raw: Mapping[str, Any]) -> PlatformConfig:
-    """Validate the stack config; raise ConfigError with every problem found."""
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+def load_config(raw: Mapping[str, Any], root: Path | None = None) -> PlatformConfig:
+    """Validate the stack config and the inventory files it names (relative to `root`, default: this
+    project); raise ConfigError with every problem found."""
     data = parse_config_values(raw)
+    try:
+        data, sources = expand_inventories(data, root or PROJECT_DIR)
+    except InventoryError as error:
+        raise ConfigError(error.messages) from None
+    build_items(data, sources)
     try:
         return PlatformConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_errors(exc)) from None
+        raise ConfigError(format_errors(exc, sources)) from None
 
 
-def load_config_from_pulumi() -> PlatformConfig:
+def load_config_from_pulumi(root: Path | None = None) -> PlatformConfig:
     """Read every `hpcforge:*` key that the Pulumi engine (or the mock engine) provides."""
     from pulumi.runtime import config as runtime_config
 
     raw: dict[str, Any] = dict(runtime_config.get_config_env())
     raw.update(runtime_config.CONFIG.get())
-    return load_config(raw)
+    return load_config(raw, root)
 
 
 # --- error formatting --------------------------------------------------------------------------
@@ -81,12 +92,20 @@ SAME_CAUSE_SHOWN = 3
 """Problems of one kind (same key in list items, same message apart from names) listed before they are counted."""
 
 
-def format_errors(exc: ValidationError) -> list[str]:
+def format_errors(exc: ValidationError, sources: Mapping[tuple[str, str], tuple[str, str]] | None = None) -> list[str]:
     pairs: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
     for error in exc.errors(include_url=False):
-        for path, message in _expand(error):
-            if (path, message) not in pairs:
-                pairs.append((path, message))
+        for parts, message in _expand(error):
+            in_file = source_path(parts, sources or {})
+            path = _render_path(parts)
+            if in_file is not None:
+                where = f"{in_file[0]}: {_render_path(in_file[1])}"
+            else:
+                where = f"{NAMESPACE}:{path}" if path else NAMESPACE
+            if (where, message) not in seen:
+                seen.add((where, message))
+                pairs.append((where, message))
     return summarize(pairs)
 
 
@@ -95,38 +114,37 @@ _QUOTED = re.compile(r"'[^']*'|\b[0-9][0-9.:/]*\b")
 
 
 def summarize(pairs: list[tuple[str, str]]) -> list[str]:
-    """One line per problem, with repeats of one cause counted instead of listed, and a cap.
+    """One line per problem (`<where>: <message>`), repeats of one cause counted instead of listed, and a cap.
 
     Problems are of one kind when their keys differ only in list indexes and their messages only in
     quoted names and numbers (e.g. 97 hosts naming one missing image): the first few are listed and
     the rest counted on one line, with the keys of the first ones they concern.
     """
     groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for path, message in pairs:
-        groups.setdefault((_INDEX.sub("[*]", path), _QUOTED.sub("_", message)), []).append((path, message))
+    for where, message in pairs:
+        groups.setdefault((_INDEX.sub("[*]", where), _QUOTED.sub("_", message)), []).append((where, message))
     lines: list[str] = []
     for members in groups.values():
-        for path, message in members[:SAME_CAUSE_SHOWN]:
-            lines.append(f"{NAMESPACE}:{path}: {message}" if path else f"{NAMESPACE}: {message}")
+        lines += [f"{where}: {message}" for where, message in members[:SAME_CAUSE_SHOWN]]
         rest = members[SAME_CAUSE_SHOWN:]
         if rest:
-            where = ", ".join(path for path, _ in rest[:3]) + (", ..." if len(rest) > 3 else "")
-            lines.append(f"{NAMESPACE}:{_INDEX.sub('[*]', members[0][0])}: ... and {len(rest)} more like these ({where})")
+            shown = ", ".join(where for where, _ in rest[:3]) + (", ..." if len(rest) > 3 else "")
+            lines.append(f"{_INDEX.sub('[*]', members[0][0])}: ... and {len(rest)} more like these ({shown})")
     if len(lines) > MAX_MESSAGES:
         hidden = len(lines) - MAX_MESSAGES
         lines = [*lines[:MAX_MESSAGES], f"{NAMESPACE}: ... and {hidden} more problems (fix the ones above first)"]
     return lines
 
 
-def _expand(error: ErrorDetails) -> Iterator[tuple[str, str]]:
+def _expand(error: ErrorDetails) -> Iterator[tuple[list[str | int], str]]:
     parts = _resolve_loc(error["loc"])
     ctx = error.get("ctx") or {}
     cause = ctx.get("error")
     if isinstance(cause, ConfigProblems):
         for rel_path, message in cause.problems:
-            yield _render_path([*parts, *rel_path]), message
+            yield [*parts, *rel_path], message
         return
-    yield _render_path(parts), _message(error, parts)
+    yield parts, _message(error, parts)
 
 
 def _render_path(parts: list[str | int]) -> str:
