@@ -7,6 +7,7 @@ directly (the program tier in test_config.py shows the same messages come out of
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,14 +17,15 @@ from components.config.base import quantity_value
 from components.config.loader import MAX_MESSAGES
 from components.renderers.slurm_conf import conf_token
 
-from .helpers import config_values, raw_config
+from .helpers import config_values, inline_inventories, outline_inventories, raw_config
 
 Edit = Callable[[dict[str, Any]], None]
 
 
-def _messages(stack: str, edit: Edit) -> list[str]:
-    values = config_values(stack)
+def _messages(stack: str, edit: Edit, tmp_path: Path) -> list[str]:
+    values = inline_inventories(config_values(stack))  # hosts and users editable like config ...
     edit(values)
+    outline_inventories(values, tmp_path)  # ... and back in inventory files
     with pytest.raises(ConfigError) as caught:
         load_config(raw_config(values))
     return caught.value.messages
@@ -63,7 +65,7 @@ CASES: list[tuple[str, str, Edit, str]] = [
         "NUL in a user's full name (LDIF)",
         "dev",
         lambda v: v["hpcforge:directory"]["users"][0].update(fullName="Alice\x00"),
-        "hpcforge:directory.users[0].fullName: 'Alice\\x00' contains a NUL character",
+        "users.yaml: users[0].fullName: 'Alice\\x00' contains a NUL character",  # the inventory file, by name
     ),
     (
         "boolean for a Slurm weight",
@@ -162,13 +164,13 @@ CASES: list[tuple[str, str, Edit, str]] = [
             v["hpcforge:provisioning"]["hosts"][0].update(ip="10.77.0.99", name="vm01")
             or v["hpcforge:devops"]["software"].update(server="10.77.0.99")
         ),
-        "hpcforge:provisioning.hosts[0].ip: host 'vm01': 10.77.0.99 is already the software NFS server's address",
+        "hosts.yaml: hosts[0].ip: host 'vm01': 10.77.0.99 is already the software NFS server's address",
     ),
     (
         "host named like a record hpcforge makes",
         "dev",
         lambda v: v["hpcforge:provisioning"]["hosts"][0].update(name="grendel"),
-        "hpcforge:provisioning.hosts[0].name: host 'grendel': the name is already Grendel's record",
+        "hosts.yaml: hosts[0].name: host 'grendel': the name is already Grendel's record",
     ),
     (
         "memory limit below its request",
@@ -229,17 +231,17 @@ CASES: list[tuple[str, str, Edit, str]] = [
 
 
 @pytest.mark.parametrize(("stack", "edit", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_consumer_rule_refuses_by_name(stack: str, edit: Edit, expected: str) -> None:
-    messages = _messages(stack, edit)
+def test_consumer_rule_refuses_by_name(stack: str, edit: Edit, expected: str, tmp_path: Path) -> None:
+    messages = _messages(stack, edit, tmp_path)
     assert any(expected in message for message in messages), messages
 
 
-def test_environment_named_production_is_as_strict_as_its_kind_says() -> None:
+def test_environment_named_production_is_as_strict_as_its_kind_says(tmp_path: Path) -> None:
     values = config_values("dev")
     values["hpcforge:environment"] = "production"
     assert load_config(raw_config(values)).protection_mode == "none"  # development kind: stated, not guessed
     values["hpcforge:environmentKind"] = "production"
-    messages = _messages("dev", lambda v: v.update(values))
+    messages = _messages("dev", lambda v: v.update(values), tmp_path)
     assert any("targetRevision" in m and "prod needs a tag" in m for m in messages)
 
 
@@ -248,19 +250,19 @@ def test_kubernetes_quantity_forms_accepted(text: str, amount: float) -> None:
     assert quantity_value(text) == amount
 
 
-def test_repeated_cause_counted_not_listed() -> None:
+def test_repeated_cause_counted_not_listed(tmp_path: Path) -> None:
     def edit(values: dict[str, Any]) -> None:
         for host in values["hpcforge:provisioning"]["hosts"]:
             host["image"] = "missing"
 
-    messages = _messages("prod", edit)
+    messages = _messages("prod", edit, tmp_path)
     assert len(messages) <= MAX_MESSAGES + 1
     assert sum("unknown image 'missing'" in m for m in messages) == 3
     assert any("... and" in m and "more like these" in m for m in messages)
 
 
-def test_unknown_default_image_reported_once() -> None:
-    messages = _messages("prod", lambda v: v["hpcforge:provisioning"].update(defaultImage="missing"))
+def test_unknown_default_image_reported_once(tmp_path: Path) -> None:
+    messages = _messages("prod", lambda v: v["hpcforge:provisioning"].update(defaultImage="missing"), tmp_path)
     assert messages == ["hpcforge:provisioning.defaultImage: unknown image 'missing' (known: rocky9-compute, rocky9-service)"]
 
 
