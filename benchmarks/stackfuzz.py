@@ -123,12 +123,21 @@ def _render(path: PathT | None) -> str:
 
 
 def base_config(stack: str) -> dict[str, Any]:
+    """A stack's config with its inventories (hosts, users, groups) inline, so they mutate like config;
+    `apply` writes them back to inventory files."""
     if stack == "site":
         from .sitegen import generate_site
 
         return generate_site(hosts=20, nodesets=6, users=10)
+    from components.config.inventory import KINDS, read_yaml_file
+
     document = load_document((PROJECT_ROOT / f"Pulumi.{stack}.yaml").read_text())
     config: dict[str, Any] = document["config"]
+    for kind in KINDS:
+        section = config.get(f"hpcforge:{kind.section}")
+        if isinstance(section, dict) and "inventory" in section:
+            inventory, _ = read_yaml_file(PROJECT_ROOT / section.pop("inventory")["file"], "inventory")
+            section.update(inventory)
     return config
 
 
@@ -429,8 +438,10 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 _Dumper.add_representer(str, _represent_str)
 
 
-def apply(mutation: Mutation) -> str:
-    """The stack file text after the mutation."""
+def apply(mutation: Mutation, directory: Path) -> str:
+    """The stack file text after the mutation; its inventories are written to files in `directory`."""
+    from components.config.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper
+
     config = copy.deepcopy(_base(mutation.stack))
     *parents, last = mutation.path
     target: Any = config
@@ -442,25 +453,48 @@ def apply(mutation: Mutation) -> str:
         target.append(copy.deepcopy(target[last]))
     else:
         target[last] = _PLACEHOLDER if isinstance(mutation.value, Raw) else mutation.value
+    raw = mutation.value.text if isinstance(mutation.value, Raw) else None
+    for kind in KINDS:
+        section = config.get(f"hpcforge:{kind.section}")
+        if isinstance(section, dict) and any(key in section for key in kind.keys):
+            path = directory / DEFAULT_FILES[kind.section]
+            inventory = {key: section.pop(key) for key in kind.keys if key in section}
+            text = yaml.dump(inventory, Dumper=Yaml12Dumper, sort_keys=False, allow_unicode=True, width=1_000_000)
+            if raw is not None and _PLACEHOLDER in text:
+                text, raw = text.replace(_PLACEHOLDER, raw, 1), None
+            path.write_text(text)
+            section["inventory"] = {"file": str(path)}
     text = yaml.dump({"config": config}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000)
-    if isinstance(mutation.value, Raw):
-        text = text.replace(_PLACEHOLDER, mutation.value.text, 1)
+    if raw is not None:
+        text = text.replace(_PLACEHOLDER, raw, 1)
     return text
 
 
+_NAMED = re.compile(
+    r"^(\S+ \(line \d+\): |\S+: )?hpcforge:"  # a stack key (after the stack file's name)
+    r"|^\S+\.ya?ml: [\w\[\]\"<>.-]+: "  # a path inside an inventory file
+)
+
+
 def _named(messages: list[str]) -> bool:
-    return all(re.match(r"^(\S+: )?(hpcforge:|[\w.-]+:\w)", message) or "hpcforge:" in message for message in messages)
+    """Every message names where the problem is: a stack key or a path inside an inventory file."""
+    return all(_NAMED.match(message) or "hpcforge:" in message for message in messages)
 
 
 def judge(mutation: Mutation) -> Outcome:
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as directory:
+        return _judge(mutation, Path(directory), started)
+
+
+def _judge(mutation: Mutation, directory: Path, started: float) -> Outcome:
     from offline.engine import ProgramConfigError, run_program
     from offline.render import write_render
     from offline.stackfile import StackFile
 
-    started = time.perf_counter()
-    text = apply(mutation)
     verdict, detail = "valid", ""
     try:
+        text = apply(mutation, directory)
         try:
             values, secret_keys = parse_stack_text(text, f"Pulumi.{mutation.stack}.yaml")
         except StackFileError as error:
