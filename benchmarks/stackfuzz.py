@@ -346,7 +346,8 @@ TARGETED: list[tuple[PathT, Any, str, str]] = [
     (("hpcforge:provisioning", "images", 0, "cmdline"), "console=ttyS0 {{ .x", "reject", "unbalanced Grendel template"),
     (("hpcforge:provisioning", "images", 0, "cmdline"), "console=ttyS0\nroot=/dev/evil", "reject", "kernel cmdline line break"),
     (("hpcforge:directory", "users", 0, "fullName"), "Alice\ndn: cn=evil", "reject", "LDIF line injected"),
-    (("hpcforge:directory", "groups", 0, "gidNumber"), Raw("010000"), "reject", "yaml.v3 reads it as octal 4096"),
+    (("hpcforge:directory", "groups", 0, "gidNumber"), Raw("010000"), "either", "an inventory file (YAML 1.2): decimal"),
+    (("hpcforge:slurm", "controller", "timeouts"), Raw("{inactiveLimit: 0100}"), "reject", "yaml.v3 reads it as octal 64"),
     (("hpcforge:environment",), "production", "either", "a name only; the kind decides"),
     (("hpcforge:environmentKind",), "prod", "reject", "kind is production or development"),
     (("hpcforge:domain",), Raw("true"), "reject", "a boolean for the domain"),
@@ -472,7 +473,7 @@ def apply(mutation: Mutation, directory: Path) -> str:
 
 _NAMED = re.compile(
     r"^(\S+ \(line \d+\): |\S+: )?hpcforge:"  # a stack key (after the stack file's name)
-    r"|^\S+\.ya?ml: [\w\[\]\"<>.-]+: "  # a path inside an inventory file
+    r"|^\S+\.ya?ml: [\w\[\]\"<>.*-]+( \(line \d+\))?: "  # a path inside an inventory file
 )
 
 
