@@ -34,7 +34,9 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .rules.common import ResourceRule, ResourceView, Rule, StackRule, StackView, from_wire, to_plain
+from .rules.rule import ResourceRule, Rule, StackRule
+from .rules.view import ResourceView, StackView
+from .rules.wire import from_wire, to_plain
 
 _SHIM_MARK = "_hpcforge_secret_shim"
 

@@ -15,21 +15,11 @@ import yaml
 from offline.check import PolicyConfig, PolicyInfo, parse_policy_config, reconcile_policy_config
 from policies.framework import _deserialize_with_markers, install_secret_shim, to_policy
 from policies.rules import ALL_RULES, FAMILIES, gitops, security, slurm
-from policies.rules.common import (
-    SECRET_SIG,
-    SIG_KEY,
-    ResourceRule,
-    ResourceView,
-    SecretInt,
-    SecretStr,
-    StackRule,
-    StackView,
-    Unknown,
-    containers,
-    from_wire,
-    is_secret,
-    parse_image,
-)
+from policies.rules.images import parse_image
+from policies.rules.rule import ResourceRule, StackRule
+from policies.rules.view import ResourceView, StackView
+from policies.rules.wire import SECRET_SIG, SIG_KEY, SecretInt, SecretStr, Unknown, from_wire, is_secret
+from policies.rules.workloads import containers
 
 from .helpers import REPO
 
