@@ -25,8 +25,10 @@ render: $(STAMP)
 	$(PY) -m offline render --stack $(STACK) --out $(OUT)
 
 ## Run every policy pack against a stack offline, over the gRPC Analyzer protocol.
+## PREVIEW=1: as `pulumi preview` of a new stack (outputs that providers compute are unknown).
+PREVIEW ?=
 check: $(STAMP)
-	$(PY) -m offline check --stack $(STACK) \
+	$(PY) -m offline check --stack $(STACK) $(if $(PREVIEW),--preview) \
 		--policy-pack policies/gitops-drift --policy-pack-config policies/config/$(STACK).json \
 		--policy-pack policies/security --policy-pack-config policies/config/$(STACK).json \
 		--policy-pack policies/slurm-contract --policy-pack-config policies/config/$(STACK).json

@@ -1,8 +1,12 @@
 """Command line of the offline runner.
 
-    python -m offline preview --stack dev [--config FILE] [--json OUT.json]
-    python -m offline render  --stack prod [--config FILE] --out DIR
-    python -m offline check   --stack prod [--config FILE] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
+    python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
+    python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ...
+
+`--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
+create a resource (generated passwords and keys, command output, object status, ids) is unknown, so
+whatever the program builds from it is unknown too (printed and rendered as `<unknown>`).
 
 Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
 """
@@ -27,6 +31,11 @@ EXIT_CONFIG = 2
 def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--config", type=Path, help="read this stack file instead of Pulumi.<stack>.yaml")
+    parser.add_argument(
+        "--preview",
+        action="store_true",
+        help="as `pulumi preview` of a new stack: outputs that providers compute are unknown",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 def load_stack(args: argparse.Namespace) -> RecordedStack:
     path = args.config if args.config else stack_path(args.stack)
     stack = read_stack_file(path, name=args.stack)
-    return run_program(stack, PROJECT_ROOT)
+    return run_program(stack, PROJECT_ROOT, preview=args.preview)
 
 
 def _summary(stack: RecordedStack) -> str:
@@ -94,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG
 
     if args.command == "preview":
-        print(f"Previewing update ({stack.stack}) offline, under Pulumi's mock engine:\n")
+        mode = " with unknown outputs (--preview)" if stack.preview else ""
+        print(f"Previewing update ({stack.stack}) offline, under Pulumi's mock engine{mode}:\n")
         print(resource_tree(stack))
         print()
         print(_summary(stack))
