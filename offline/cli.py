@@ -3,6 +3,7 @@
     python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
     python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline urns    [--stack dev --stack prod] [--update]
 
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
 create a resource (generated passwords and keys, command output, object status, ids) is unknown, so
@@ -64,7 +65,31 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="policy config JSON for the pack at the same position (repeatable)",
     )
+    urns = commands.add_parser("urns", help="compare the stacks' URNs with tests/urns/<stack>.txt (offline/urns.py)")
+    urns.add_argument("--stack", action="append", default=[], help="stack name (repeatable; default: dev and prod)")
+    urns.add_argument("--update", action="store_true", help="rewrite the snapshots (say why in the commit message)")
     return parser
+
+
+def run_urns(args: argparse.Namespace) -> int:
+    from . import urns
+
+    failed = False
+    for name in args.stack or ["dev", "prod"]:
+        stack = run_program(read_stack_file(stack_path(name), name=name), PROJECT_ROOT)
+        path = urns.snapshot_path(name)
+        diff = urns.compare(urns.read_snapshot(path) if path.exists() else [], stack)
+        for line in urns.report(name, diff):
+            print(line)
+        if args.update:
+            urns.write_snapshot(stack, path)
+            print(
+                f"{name}: wrote {path.relative_to(PROJECT_ROOT)} ({len(diff.added)} new, {len(diff.removed) + len(diff.aliased)} gone);"
+                " say in the commit message why URNs were removed"
+            )
+        elif not diff.ok:
+            failed = True
+    return EXIT_POLICY if failed else EXIT_OK
 
 
 def load_stack(args: argparse.Namespace) -> RecordedStack:
@@ -92,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
             from .check import run_check
 
             return run_check(args)
+        if args.command == "urns":
+            return run_urns(args)
         stack = load_stack(args)
     except StackFileError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -54,6 +54,9 @@ class RecordedResource:
     depends_on: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     additional_secret_outputs: list[str] = field(default_factory=list)
+    aliases: list[dict[str, Any]] = field(default_factory=list)
+    """`aliases` option as the SDK sends it (alias specs: name, type, stack, project, parentUrn,
+    noParent; or a full `urn`), for URN-stability checks (offline/urns.py)."""
 
     @property
     def is_kubernetes_object(self) -> bool:
@@ -238,8 +241,8 @@ def _make_mocks(preview: bool = False) -> Any:
                 state["result"] = secret
                 state["bcryptHash"] = "$2a$10$" + hashlib.sha256(secret.encode()).hexdigest()[:53]
             elif args.typ == "random:index/randomBytes:RandomBytes":
-                raw = hashlib.sha256(mock_secret(args.name).encode()).digest() * 4
-                raw = raw[: int(state.get("length", 32))]
+                length = int(state.get("length", 32))
+                raw = (hashlib.sha256(mock_secret(args.name).encode()).digest() * (length // 32 + 1))[:length]
                 state["base64"] = base64.b64encode(raw).decode()
                 state["hex"] = raw.hex()
             elif args.typ == "random:index/randomId:RandomId":
@@ -259,6 +262,9 @@ def _make_monitor(mocks: Any, recorder: _Recorder) -> Any:
     mocks_module = _mocks_module()
 
     class RecordingMonitor(mocks_module.MockMonitor):  # type: ignore[name-defined]
+        def make_urn(self, parent: str, type_: str, name: str) -> str:
+            return engine_urn(self_stack(), PROJECT, parent, type_, name)
+
         def RegisterResource(self, request: Any) -> Any:
             response = super().RegisterResource(request)
             if request.type != "pulumi:pulumi:Stack":
@@ -273,6 +279,33 @@ def _make_monitor(mocks: Any, recorder: _Recorder) -> Any:
             return super().RegisterResourceOutputs(request)
 
     return RecordingMonitor(mocks)
+
+
+def self_stack() -> str:
+    from pulumi.runtime import settings
+
+    return str(settings.get_stack())
+
+
+ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+def qualified_type(urn: str) -> str:
+    """The type part of a URN: the parent chain's types and the resource's, joined by `$`."""
+    parts = urn.split("::")
+    return parts[2] if len(parts) >= 4 else ""
+
+
+def engine_urn(stack: str, project: str, parent: str, type_: str, name: str) -> str:
+    """A resource's URN as the engine computes it (pulumi/pulumi sdk/go/common/resource/urn.go
+    `NewURN`, called with the parent's `QualifiedType()`; the Python SDK's `create_urn` does the same:
+    `parent_urn[: parent_urn.rfind("::")] + "$" + type`): the parent's whole qualified type, not only
+    its last segment as `pulumi.runtime.mocks.MockMonitor.make_urn` has it, and nothing for the root
+    Stack."""
+    parent_type = qualified_type(parent) if parent else ""
+    if parent_type and parent_type != ROOT_STACK_TYPE:
+        type_ = f"{parent_type}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{type_}::{name}"
 
 
 def _mark_secret(struct: struct_pb2.Struct, key: str) -> None:
@@ -314,6 +347,7 @@ class _Recorder:
                 depends_on=list(request.dependencies),
                 property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
                 additional_secret_outputs=list(request.additionalSecretOutputs),
+                aliases=[json_format.MessageToDict(alias) for alias in request.aliases],
             )
         )
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_random as random
 
 from ..config.provisioning import ProvisioningConfig
 from ..config.slurm import SlurmConfig
 from ..context import DeployContext, Stateful
+from ..generated import generated_password
 from ..k8s import Namespace, Port, config_map, container_resources, ingress_from_namespaces, secret
 from ..renderers.grendel import (
     JOIN_DIR,
@@ -71,8 +71,8 @@ class Provisioning(pulumi.ComponentResource):
             allows=[ingress_from_namespaces("allow-ingress-http", ["traefik"], Port(80))] if cfg.api.expose else [],
             depends_on=args.depends_on,
         )
-        api_secret = random.RandomPassword("grendel-api", length=48, special=False, opts=pulumi.ResourceOptions(parent=self))
-        root_password = random.RandomPassword("grendel-root", length=24, special=False, opts=pulumi.ResourceOptions(parent=self))
+        api_secret = generated_password(ctx, "grendel-api", length=48, parent=self)
+        root_password = generated_password(ctx, "grendel-root", length=24, parent=self)
         toml = pulumi.Output.all(api_secret.result, root_password.bcrypt_hash).apply(
             lambda values: render_grendel_toml(
                 cfg, args.domain, GrendelSecrets(api_secret=values[0], root_password_hash=values[1])
