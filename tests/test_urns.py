@@ -85,14 +85,17 @@ def test_a_renamed_component_fails_without_an_alias(tmp_path: Path, snapshot: li
 def test_a_renamed_component_with_an_alias_passes(tmp_path: Path, snapshot: list[str]) -> None:
     diff = compare(snapshot, _run(tmp_path, 'Layer("new", aliases=[pulumi.Alias(name="old")])'))
     assert diff.ok
-    assert diff.aliased == {"urn:pulumi:dev::hpcforge::hpcforge:test:Layer::old": "urn:pulumi:dev::hpcforge::hpcforge:test:Layer::new"}
+    assert diff.aliased == {
+        "urn:pulumi:dev::hpcforge::hpcforge:test:Layer::old": "urn:pulumi:dev::hpcforge::hpcforge:test:Layer::new"
+    }
 
 
 def test_a_changed_component_type_moves_its_children_unless_aliased(tmp_path: Path, snapshot: list[str]) -> None:
     moved = compare(snapshot, _run(tmp_path, 'Layer("old", type_="hpcforge:test:Renamed")'))
     assert moved.removed == sorted(snapshot)  # the child's URN carries its parent's type
     aliased = compare(
-        snapshot, _run(tmp_path, 'Layer("old", type_="hpcforge:test:Renamed", aliases=[pulumi.Alias(type_="hpcforge:test:Layer")])')
+        snapshot,
+        _run(tmp_path, 'Layer("old", type_="hpcforge:test:Renamed", aliases=[pulumi.Alias(type_="hpcforge:test:Layer")])'),
     )
     assert aliased.ok, aliased  # the child inherits its parent's alias, as in the engine
     assert set(aliased.aliased) == set(snapshot)
