@@ -51,6 +51,8 @@ class ProvisioningArgs:
     certificate_duration: str
     renew_before: str
     depends_on: Sequence[pulumi.Resource] = ()
+    issuer_ready: Sequence[pulumi.Resource] = ()
+    """cert-manager and the ClusterIssuer `issuer` (Certificates.ready): the API certificate waits for them."""
 
 
 class Provisioning(pulumi.ComponentResource):
@@ -217,12 +219,18 @@ class Provisioning(pulumi.ComponentResource):
         self.address = ip
         objects: list[pulumi.Resource] = [deployment, volume, config_secret]
         if cfg.api.expose and cfg.api.hostname:
-            objects += self._expose(ctx, args, ns, selector, deployment)
+            objects += self._expose(ctx, args, ns, selector, deployment, namespace.ready)
         self.ready = objects
         self.register_outputs({"address": ip, "hosts": len(cfg.hosts), "joinScripts": sorted(join_scripts)})
 
     def _expose(
-        self, ctx: DeployContext, args: ProvisioningArgs, ns: str, selector: dict[str, str], deployment: pulumi.Resource
+        self,
+        ctx: DeployContext,
+        args: ProvisioningArgs,
+        ns: str,
+        selector: dict[str, str],
+        deployment: pulumi.Resource,
+        namespace_ready: Sequence[pulumi.Resource],
     ) -> list[pulumi.Resource]:
         hostname = args.config.api.hostname
         assert hostname is not None
@@ -243,6 +251,8 @@ class Provisioning(pulumi.ComponentResource):
             renew_before=args.renew_before,
             component="provisioning",
             app=APP,
+            # The issuer must exist (cert-manager and its ClusterIssuer) and so must the namespace.
+            depends_on=[*namespace_ready, *args.issuer_ready],
         )
         ingress = k8s.networking.v1.Ingress(
             f"{ns}/{APP}",
