@@ -267,3 +267,22 @@ def test_a_pack_that_cannot_start_is_an_error(prod_stack: RecordedStack, tmp_pat
     (broken / "__main__.py").write_text("raise SystemExit('no policies here')\n")
     with pytest.raises(PolicyRunError, match="failed to start"):
         run(prod_stack, stack_file("prod"), [PackSpec(broken), *packs("prod", names=("security",))])
+
+
+def test_a_rule_that_reads_an_unknown_cannot_run_during_preview(prod_preview_stack: RecordedStack) -> None:
+    """A Namespace whose labels are unknown (built from another resource's output): the label rules
+    cannot decide. As under the engine, where reading an unknown raises UnknownValueError, the policy
+    is reported as "can't run ... during preview" (advisory), not as a violation and not as a pass."""
+    target = next(r for r in prod_preview_stack.resources if r.type == "kubernetes:core/v1:Namespace" and k8s_name(r) == "slurm")
+
+    def unknown_labels(inputs: dict[str, Any]) -> None:
+        inputs["metadata"]["labels"] = UNKNOWN
+
+    recorded = edited(prod_preview_stack, lambda r: r.urn == target.urn, unknown_labels)
+    result, output, _ = run(recorded, stack_file("prod"), packs("prod", names=("security",)))
+    assert result.exit_code == EXIT_OK, output
+    assert result.select(level="mandatory") == [], output
+    cant = [d for d in result.diagnostics if "during preview" in d.message]
+    assert cant and all(d.level == "advisory" for d in cant), output
+    assert "[advisory]  namespace-pod-security  (kubernetes:core/v1:Namespace: slurm)" in output
+    assert "can't run policy 'namespace-pod-security' from policy pack 'hpcforge-security@" in output
