@@ -8,6 +8,8 @@ warn, so branches that add resources merge without touching the snapshot.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 import warnings
 from pathlib import Path
@@ -17,6 +19,8 @@ import pytest
 from offline.engine import RecordedStack, engine_urn, run_program
 from offline.stackfile import StackFile
 from offline.urns import compare, read_snapshot, report, snapshot_path, stack_urns, write_snapshot
+
+from .helpers import REPO
 
 pytestmark = pytest.mark.program
 
@@ -110,3 +114,11 @@ def test_the_snapshot_lists_every_urn_once(dev_stack: RecordedStack) -> None:
     urns = read_snapshot(snapshot_path("dev"))
     assert urns == sorted(set(urns))
     assert len(stack_urns(dev_stack)) == len(dev_stack.resources)
+
+
+def test_cli_compares_both_stacks_with_their_snapshots() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "offline", "urns"], check=False, cwd=REPO, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "removed without an alias" not in result.stdout
