@@ -813,6 +813,7 @@ def test_pull_requests_from_forks_are_checked_offline() -> None:
         for flag, value in (("policy-pack", pack), ("policy-pack-config", '"policies/config/$STACK.json"'))
     ]
     assert '--stack "$STACK"' in check and offline["env"]["STACK"] == "${{ matrix.stack }}"
+    assert "--preview" in check  # as the preview job's `pulumi preview` sees the program
     render = next(run for run in runs if "-m offline render" in run)
     assert '--out "out/$STACK"' in render
     upload = next(s for s in offline["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
