@@ -766,9 +766,10 @@ def test_pull_request_checks_the_charts_rendered_like_the_engine() -> None:
     assert charts["strategy"]["matrix"]["stack"] == STACKS and "test" in charts["needs"]
     steps = charts["steps"]
     cache = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache@"))
-    assert cache["with"]["path"] == "${{ env.CHARTS_CACHE }}"
+    assert cache["with"]["path"] == "${{ env.HPCFORGE_CHARTS_CACHE }}"
+    assert charts["env"]["HPCFORGE_CHARTS_CACHE"].startswith("${{ github.workspace }}")
     check = next(str(s["run"]) for s in steps if "-m offline check" in str(s.get("run", "")))
-    assert "--render-charts" in check and '--charts-cache "$CHARTS_CACHE"' in check and '--stack "$STACK"' in check
+    assert "--render-charts --pull-charts" in check and '--stack "$STACK"' in check
     arguments = re.findall(r"--(policy-pack(?:-config)?) (\S+)", check)
     assert [value for flag, value in arguments if flag == "policy-pack"] == POLICY_PACKS
 
