@@ -78,3 +78,13 @@ def test_sample_appwrapper_waits_for_its_own_namespace_and_local_queue(tmp_path:
         r for r in stack.resources if r.inputs.get("kind") == "LocalQueue" and r.inputs["metadata"]["namespace"] != namespace
     ]
     assert other_queues and not any(q.urn in sample.depends_on for q in other_queues)
+
+
+def test_slurm_controller_waits_for_accounting_and_its_keys(any_stack: RecordedStack) -> None:
+    controller = next(r for r in any_stack.resources if r.inputs.get("kind") == "Controller")
+    namespace = controller.inputs["metadata"]["namespace"]
+    before = _before(any_stack, controller)
+    for kind, name in (("Secret", "slurm-auth-slurm"), ("Secret", "slurm-auth-jwt")):
+        assert _object(any_stack, kind, name, namespace).urn in before, name
+    accounting = [r for r in any_stack.resources if r.inputs.get("kind") == "Accounting"]
+    assert all(a.urn in controller.depends_on for a in accounting)

@@ -304,28 +304,27 @@ class Slurm(pulumi.ComponentResource):
                 depends_on=ready_ns,
                 stateful=Stateful.KEY_MATERIAL,
             )
-            objects.append(
-                cr(
-                    "Accounting",
-                    CONTROLLER,
-                    {
-                        **keys,
-                        "slurmdbd": {
-                            "image": Images.SLURMDBD.ref,
-                            "resources": container_resources(cfg.accounting.cpu, cfg.accounting.memory),
-                        },
-                        "storageConfig": {
-                            "host": db.host,
-                            "port": db.port,
-                            "database": db.database,
-                            "username": db.user,
-                            "passwordKeyRef": {"name": DB_PASSWORD_SECRET, "key": "password"},
-                        },
+            accounting = cr(
+                "Accounting",
+                CONTROLLER,
+                {
+                    **keys,
+                    "slurmdbd": {
+                        "image": Images.SLURMDBD.ref,
+                        "resources": container_resources(cfg.accounting.cpu, cfg.accounting.memory),
                     },
-                    [operator, key_secret, jwt_secret, db_secret],
-                )
+                    "storageConfig": {
+                        "host": db.host,
+                        "port": db.port,
+                        "database": db.database,
+                        "username": db.user,
+                        "passwordKeyRef": {"name": DB_PASSWORD_SECRET, "key": "password"},
+                    },
+                },
+                [operator, key_secret, jwt_secret, db_secret],
             )
-            pre_controller.append(objects[-1])
+            objects.append(accounting)
+            pre_controller.append(accounting)
         controller = cr("Controller", CONTROLLER, controller_spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
         self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
