@@ -9,7 +9,8 @@
 create a resource (generated passwords and keys, command output, object status, ids) is unknown, so
 whatever the program builds from it is unknown too (printed and rendered as `<unknown>`).
 
-Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
+Exit codes: 0 success; 1 mandatory policy violations (check) or a URN removed without an alias (urns);
+2 invalid configuration or usage.
 """
 
 from __future__ import annotations
