@@ -263,7 +263,7 @@ def _make_monitor(mocks: Any, recorder: _Recorder) -> Any:
 
     class RecordingMonitor(mocks_module.MockMonitor):  # type: ignore[name-defined]
         def make_urn(self, parent: str, type_: str, name: str) -> str:
-            return engine_urn(self_stack(), PROJECT, parent, type_, name)
+            return engine_urn(_current_stack(), PROJECT, parent, type_, name)
 
         def RegisterResource(self, request: Any) -> Any:
             response = super().RegisterResource(request)
@@ -281,7 +281,7 @@ def _make_monitor(mocks: Any, recorder: _Recorder) -> Any:
     return RecordingMonitor(mocks)
 
 
-def self_stack() -> str:
+def _current_stack() -> str:
     from pulumi.runtime import settings
 
     return str(settings.get_stack())
