@@ -18,7 +18,8 @@ import pytest
 
 from offline.engine import UNKNOWN, UNKNOWN_TEXT, RecordedStack, mock_secret, preview_outputs
 
-from .helpers import REPO
+from .helpers import REPO, run_stack_file, write_variant
+from .test_operations import _with_bootstrap
 
 pytestmark = pytest.mark.program
 
@@ -86,6 +87,22 @@ def test_preview_values_differ_only_where_unknown_inside_secrets_or_annotations(
             )
     # Generated key material does flow into the program: a preview that knew it would be wrong.
     assert unknown > 0
+
+
+def test_preview_of_a_bootstrapped_cluster_keeps_every_known_value(tmp_path: Path) -> None:
+    """With cluster.bootstrap the Kubernetes provider's kubeconfig is a command's stdout, unknown
+    in a preview of a new stack: every object must still be registered with its known values."""
+    path = write_variant(tmp_path, "dev", _with_bootstrap)
+    up, preview = run_stack_file(path, "dev"), run_stack_file(path, "dev", preview=True)
+    by_urn = {r.urn: r for r in preview.resources}
+    assert set(by_urn) == {r.urn for r in up.resources}
+    provider = by_urn[up.find("pulumi:providers:kubernetes", "kubernetes").urn]
+    assert provider.inputs["kubeconfig"] == UNKNOWN_TEXT and "kubeconfig" in provider.secret_paths
+    for a in up.resources:
+        b = by_urn[a.urn]
+        for what, where in _differences(a.inputs, b.inputs):
+            inside_secret = any(where == p or where.startswith((f"{p}.", f"{p}[")) for p in b.secret_paths)
+            assert what == "unknown" and (inside_secret or ".annotations." in f".{where}"), (a.urn, where, what)
 
 
 def test_preview_never_shows_a_generated_value(both: tuple[RecordedStack, RecordedStack]) -> None:
