@@ -3,6 +3,7 @@
     python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
     python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline migrate-inventory --stack prod [--config FILE]
     python -m offline urns    [--stack dev --stack prod] [--update]
 
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
@@ -22,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from .engine import ProgramConfigError, RecordedStack, run_program
+from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
 
@@ -33,6 +35,9 @@ EXIT_CONFIG = 2
 def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--config", type=Path, help="read this stack file instead of Pulumi.<stack>.yaml")
+
+
+def _add_preview_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--preview",
         action="store_true",
@@ -48,14 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     preview = commands.add_parser("preview", help="print the resource tree, like `pulumi preview`")
     _add_stack_arguments(preview)
+    _add_preview_argument(preview)
     preview.add_argument("--json", type=Path, help="also write every recorded resource to this JSON file")
 
     render = commands.add_parser("render", help="write every Kubernetes object and chart as YAML")
     _add_stack_arguments(render)
+    _add_preview_argument(render)
     render.add_argument("--out", type=Path, required=True, help="output directory")
 
     check = commands.add_parser("check", help="run policy packs over the gRPC Analyzer protocol")
     _add_stack_arguments(check)
+    _add_preview_argument(check)
     check.add_argument(
         "--policy-pack", action="append", type=Path, default=[], required=True, help="policy pack directory (repeatable)"
     )
@@ -66,10 +74,29 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="policy config JSON for the pack at the same position (repeatable)",
     )
+    migrate = commands.add_parser(
+        "migrate-inventory", help="move inline hosts, users and groups from the stack file into inventory/<stack>/"
+    )
+    _add_stack_arguments(migrate)
+
     urns = commands.add_parser("urns", help="compare the stacks' URNs with tests/urns/<stack>.txt (offline/urns.py)")
     urns.add_argument("--stack", action="append", default=[], help="stack name (repeatable; default: dev and prod)")
     urns.add_argument("--update", action="store_true", help="rewrite the snapshots (say why in the commit message)")
     return parser
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from .migrate import MigrationError, migrate_inventory
+
+    try:
+        migration = migrate_inventory(args.stack, args.config)
+    except MigrationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    for name in migration.files:
+        print(f"wrote {name}")
+    print(f"rewrote {args.config or stack_path(args.stack)} (the keys now name the files)")
+    return EXIT_OK
 
 
 def run_urns(args: argparse.Namespace) -> int:
@@ -114,6 +141,8 @@ def _summary(stack: RecordedStack) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "migrate-inventory":
+            return _migrate(args)
         if args.command == "check":
             from .check import run_check
 
@@ -123,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         stack = load_stack(args)
     except StackFileError as error:
         print(f"error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    except ArgumentListTooLong as error:
+        print(f"error: {error.strerror}", file=sys.stderr)
         return EXIT_CONFIG
     except ProgramConfigError as error:
         print("error: invalid hpcforge configuration:", file=sys.stderr)
