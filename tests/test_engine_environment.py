@@ -185,3 +185,17 @@ def test_a_remediation_is_seen_by_the_packs_after_it(dev_stack: RecordedStack, t
     assert [d for d in in_order.diagnostics if d.policy == "needs-label"] == []
     copy_first = check_stack(dev_stack, None, [copy, first, check], out=io.StringIO(), err=io.StringIO())
     assert any(d.policy == "needs-label" for d in copy_first.diagnostics)
+
+
+def test_policies_judge_the_resources_not_the_stack_config(prod_stack: RecordedStack) -> None:
+    # Inventory facts reach the packs through the resources (the Grendel inventory, DNS zones, LDIF,
+    # NodeSets), never through PULUMI_CONFIG: the same diagnostics with the config and without it.
+    specs = [PackSpec(REPO / "policies" / pack, REPO / "policies" / "config" / "prod.json") for pack in PACKS]
+    with_config = check_stack(
+        prod_stack, read_stack_file(REPO / "Pulumi.prod.yaml", name="prod"), specs, out=io.StringIO(), err=io.StringIO()
+    )
+    empty = StackFile(name="prod", path=REPO / "Pulumi.prod.yaml", config={})
+    without = check_stack(prod_stack, empty, specs, out=io.StringIO(), err=io.StringIO())
+    key = [(d.policy, d.urn, d.message) for d in with_config.diagnostics]
+    assert key == [(d.policy, d.urn, d.message) for d in without.diagnostics]
+    assert with_config.analyzed == without.analyzed > 0
