@@ -199,3 +199,56 @@ def test_policies_judge_the_resources_not_the_stack_config(prod_stack: RecordedS
     key = [(d.policy, d.urn, d.message) for d in with_config.diagnostics]
     assert key == [(d.policy, d.urn, d.message) for d in without.diagnostics]
     assert with_config.analyzed == without.analyzed > 0
+
+
+GO_MARSHAL = """package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+)
+
+func main() {
+	input, _ := io.ReadAll(os.Stdin)
+	config := map[string]string{}
+	if err := json.Unmarshal(input, &config); err != nil {
+		panic(err)
+	}
+	out, err := json.Marshal(config)
+	if err != nil {
+		panic(err)
+	}
+	os.Stdout.Write(out)
+}
+"""
+
+
+def test_config_json_matches_go_encoding_json(tmp_path: Path) -> None:
+    # The CLI builds PULUMI_CONFIG with Go's json.Marshal of a map[string]string; compare with Go
+    # itself (Debian's golang-go). Without \\b and \\f: Go writes those as \\u0008/\\u000c before 1.22.
+    import json as json_module
+    import os as os_module
+
+    from .helpers import require_binaries
+
+    go = require_binaries("go")["go"]
+    config = {
+        "hpcforge:b": "<script>&amp;</script>",
+        "hpcforge:A": 'quote " backslash \\ newline \n tab \t ctrl \x01 del \x7f',
+        "hpcforge:é": "unicode é 漢字 😀 line\u2028para\u2029end",
+        "Z:last": "",
+        "hpcforge:json": json_module.dumps({"hosts": [{"name": "cn001", "ip": "10.0.0.1"}]}),
+    }
+    (tmp_path / "main.go").write_text(GO_MARSHAL)
+    env = {**os_module.environ, "GOCACHE": str(tmp_path / "cache"), "GOPATH": str(tmp_path / "gopath"), "GOFLAGS": "-mod=mod"}
+    completed = subprocess.run(
+        [go, "run", "main.go"],
+        cwd=tmp_path,
+        input=json_module.dumps(config).encode(),
+        capture_output=True,
+        env=env,
+        check=True,
+        timeout=300,
+    )
+    assert go_json_string_map(config).encode() == completed.stdout
