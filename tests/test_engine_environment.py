@@ -23,6 +23,8 @@ from offline.stackfile import StackFile, read_stack_file
 
 from .helpers import REPO
 
+pytestmark = pytest.mark.policy_protocol
+
 PACKS = ("gitops-drift", "security", "slurm-contract")
 
 
