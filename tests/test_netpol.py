@@ -94,7 +94,7 @@ def test_host_with_unknown_address_needs_a_block_covering_every_address() -> Non
 
 
 def test_selectors_do_not_select_hosts() -> None:
-    rule = {"from": [{"namespaceSelector": {}}]}
+    rule: dict[str, Any] = {"from": [{"namespaceSelector": {}}]}
     objects = [netpol("a", "r", {"podSelector": {}, "ingress": [rule]})]
     assert not can_reach(objects, API_SERVER, WEB, "a", 443)
     assert can_reach(objects, Pod("b", {"app": "x"}), WEB, "a", 443)
