@@ -29,7 +29,6 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from .common import get, items, mapping, text
@@ -84,9 +83,18 @@ def is_namespaced(group: str, kind: str) -> bool:
 # --- globs ----------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=512)
+_COMPILED: dict[tuple[str, str], re.Pattern[str] | None] = {}
+
+
 def _glob_regex(pattern: str, separator: str) -> re.Pattern[str] | None:
-    """gobwas/glob syntax as a regular expression (None when the pattern does not compile)."""
+    """gobwas/glob syntax as a regular expression (None when the pattern does not compile), cached."""
+    key = (pattern, separator)
+    if key not in _COMPILED:
+        _COMPILED[key] = _compile_glob(pattern, separator)
+    return _COMPILED[key]
+
+
+def _compile_glob(pattern: str, separator: str) -> re.Pattern[str] | None:
     sep = re.escape(separator) if separator else ""
     out: list[str] = []
     i = 0

@@ -9,6 +9,8 @@ down and every route is TLS from cert-manager.
 - namespace-default-deny (stack): every namespace hpcforge creates has a default-deny NetworkPolicy.
 - ingress-tls-cert-manager (stack): every Ingress, Traefik IngressRoute(TCP) and chart ingress has TLS
   whose certificate comes from a cert-manager issuer.
+- pod-security-admission, argocd-appproject-admission, apiserver-reachability (stack): admission as the
+  API server and Argo CD decide it (policies/rules/admission_rules.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .admission_rules import RULES as ADMISSION_RULES
 from .common import (
     STRING_LIST,
     ObjectSelector,
@@ -582,4 +585,5 @@ RULES = (
     NAMESPACE_POD_SECURITY,
     NAMESPACE_DEFAULT_DENY,
     INGRESS_TLS,
+    *ADMISSION_RULES,
 )
