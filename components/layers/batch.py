@@ -139,6 +139,9 @@ class Batch(pulumi.ComponentResource):
                 egress_to_apiserver(),
                 ingress_from_anywhere("allow-ingress-webhook", Port(9443)),
                 ingress_from_anywhere("allow-ingress-metrics", Port(8443)),
+                # The visibility APIServices (v1beta1/v1beta2.visibility.kueue.x-k8s.io) route to the
+                # controller's visibility server on 8082 (chart: kueue-visibility-server Service).
+                ingress_from_anywhere("allow-ingress-visibility", Port(8082)),
             ],
             depends_on=args.depends_on,
         )

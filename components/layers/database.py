@@ -26,6 +26,7 @@ from ..k8s import (
     egress_to_namespaces,
     ingress_from_anywhere,
     ingress_from_namespaces,
+    restricted_chart_security,
     secret,
 )
 from ..versions import Charts, Images
@@ -123,11 +124,13 @@ class Database(pulumi.ComponentResource):
             parent=self,
             depends_on=operator_ns.ready,
         )
+        # The chart renders no securityContext unless given one: its namespace enforces `restricted`.
         operator_values: dict[str, Any] = {
             "crds": {"enabled": False},
             "resources": container_resources("50m", "128Mi", "512Mi"),
-            "webhook": {"resources": container_resources("20m", "64Mi", "256Mi")},
-            "certController": {"resources": container_resources("20m", "64Mi", "256Mi")},
+            **restricted_chart_security(),
+            "webhook": {"resources": container_resources("20m", "64Mi", "256Mi"), **restricted_chart_security()},
+            "certController": {"resources": container_resources("20m", "64Mi", "256Mi"), **restricted_chart_security()},
             "metrics": {"enabled": False},
         }
         operator = args.charts.deploy(

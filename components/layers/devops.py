@@ -20,6 +20,7 @@ from ..config.batch import DevOpsConfig, PipelineStep
 from ..context import DeployContext, Stateful
 from ..k8s import (
     RESTRICTED_CONTAINER_SECURITY,
+    RESTRICTED_POD_SECURITY,
     Allow,
     Namespace,
     Port,
@@ -38,6 +39,12 @@ WORKFLOW_ACCOUNT = "argo-workflow"
 SOFTWARE_MOUNT = "/software"
 
 CHARTS = (ChartUse("argo-workflows", Charts.ARGO_WORKFLOWS, WORKFLOWS_NAMESPACE),)
+
+
+def chart_uses(config: DevOpsConfig) -> tuple[ChartUse, ...]:
+    """The planned charts: the chart also writes a Role, RoleBinding and ServiceAccount into the lane
+    namespace (`controller.workflowNamespaces`, `workflow.serviceAccount`), which the AppProject must allow."""
+    return tuple(ChartUse(use.release, use.pin, use.namespace, (config.namespace,)) for use in CHARTS)
 
 
 def _step_template(step: PipelineStep, claim: str, read_only: bool) -> dict[str, Any]:
@@ -124,7 +131,11 @@ class DevOps(pulumi.ComponentResource):
             ],
             depends_on=args.depends_on,
         )
-        server: dict[str, Any] = {"enabled": cfg.ui.enabled, "resources": container_resources("50m", "128Mi", "512Mi")}
+        server: dict[str, Any] = {
+            "enabled": cfg.ui.enabled,
+            "resources": container_resources("50m", "128Mi", "512Mi"),
+            "podSecurityContext": dict(RESTRICTED_POD_SECURITY),
+        }
         if cfg.ui.enabled and cfg.ui.hostname:
             server["ingress"] = {
                 "enabled": True,
@@ -142,7 +153,12 @@ class DevOps(pulumi.ComponentResource):
                 # minimal CRDs, which Helm (and helm.v4.Chart) install as ordinary objects.
                 "crds": {"install": True, "full": False, "keep": True},
                 "images": {"pullPolicy": "IfNotPresent"},
-                "controller": {"workflowNamespaces": [ns], "resources": container_resources("100m", "256Mi", "1Gi")},
+                # The chart's container securityContext has no seccompProfile, which `restricted` requires.
+                "controller": {
+                    "workflowNamespaces": [ns],
+                    "resources": container_resources("100m", "256Mi", "1Gi"),
+                    "podSecurityContext": dict(RESTRICTED_POD_SECURITY),
+                },
                 "workflow": {"serviceAccount": {"create": True, "name": WORKFLOW_ACCOUNT}, "rbac": {"create": True}},
                 "executor": {"resources": container_resources("10m", "64Mi", "256Mi")},
                 "server": server,

@@ -29,6 +29,7 @@ from ..k8s import (
     egress_to_apiserver,
     egress_to_namespaces,
     ingress_from_anywhere,
+    restricted_chart_security,
     secret,
 )
 from ..renderers.slurm_conf import SLURMCTLD_PORT, cgroup_conf, controller_extra_conf, gres_conf, nodeset_extra_conf
@@ -177,9 +178,10 @@ class Slurm(pulumi.ComponentResource):
             OPERATOR_NAMESPACE,
             {
                 "crds": {"enabled": False},
-                "operator": {"resources": container_resources("100m", "128Mi", "512Mi")},
+                # The chart renders no securityContext unless given one: its namespace enforces `restricted`.
+                "operator": {"resources": container_resources("100m", "128Mi", "512Mi"), **restricted_chart_security()},
                 # The webhook's serving certificate comes from cert-manager.
-                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi")},
+                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi"), **restricted_chart_security()},
             },
             parent=self,
             depends_on=[crds],
