@@ -3,8 +3,9 @@
     python -m offline preview --stack dev [--config FILE] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] --out DIR
     python -m offline check   --stack prod [--config FILE] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline admission --stack prod [--config FILE] [--objects DIR]
 
-Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
+Exit codes: 0 success; 1 mandatory policy violations (admission: anything refused); 2 invalid configuration or usage.
 """
 
 from __future__ import annotations
@@ -55,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="policy config JSON for the pack at the same position (repeatable)",
     )
+
+    admission = commands.add_parser(
+        "admission", help="per-object verdicts of Pod Security, Argo CD AppProjects and API server reachability"
+    )
+    _add_stack_arguments(admission)
+    admission.add_argument("--objects", type=Path, help="also judge the objects in the YAML files under DIR (rendered charts)")
     return parser
 
 
@@ -113,6 +120,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"\nwrote {len(stack.resources)} resources to {args.json}")
         return EXIT_OK
+
+    if args.command == "admission":
+        from .admission import run_admission
+
+        return run_admission(stack, args)
 
     if args.command == "render":
         paths = write_render(stack, args.out)
