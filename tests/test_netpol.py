@@ -12,8 +12,10 @@ from policies.rules.netpol import (
     Pod,
     api_server_calls,
     can_reach,
+    connection_allowed,
     judge_api_server_calls,
     selector_matches,
+    workload_pod,
 )
 
 
@@ -247,3 +249,20 @@ def test_call_without_backend_objects_is_not_judged() -> None:
 def test_cluster_is_reusable() -> None:
     cluster = Cluster.of([netpol("a", "deny", DENY_ALL)])
     assert not can_reach(cluster, API_SERVER, WEB, "a", 443)
+
+
+def test_workload_pod_between_two_workloads() -> None:
+    labels = {"app": "db"}
+    objects = [
+        netpol("s", "default-deny", DENY_ALL),
+        _deployment("s", labels, [{"name": "mysql", "containerPort": 3306}]),
+        netpol(
+            "s", "allow-mysql", {"podSelector": {}, "ingress": [{"from": [{"podSelector": {}}], "ports": [{"port": "mysql"}]}]}
+        ),
+        netpol("s", "allow-egress", {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{"to": [{"podSelector": {}}]}]}),
+    ]
+    db = workload_pod(objects, "Deployment", "s", "controller")
+    cluster = Cluster.of(objects)
+    assert connection_allowed(cluster, Pod("s", {"app": "client"}), db, 3306)
+    assert not connection_allowed(cluster, Pod("s", {"app": "client"}), db, 3307)
+    assert not connection_allowed(cluster, Pod("other", {}), db, 3306)

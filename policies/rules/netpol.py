@@ -289,6 +289,21 @@ def pod_of(template: PodTemplate, ip: str | None = None) -> Pod:
     return Pod(template.namespace, dict(template.labels), ip, tuple(template.container_ports()), template.where)
 
 
+def workload_pod(
+    objects: Iterable[Mapping[str, Any]], kind: str, namespace: str, name: str, extra_labels: Mapping[str, str] | None = None
+) -> Pod:
+    """The pod of workload `kind namespace/name` among `objects` (labels and named ports from its
+    template), for tests of other layers: `connection_allowed(Cluster.of(objects), workload_pod(...),
+    workload_pod(...), port)`. `extra_labels`: labels an operator adds to the pods it makes (Slinky's,
+    for instance), which the template does not show."""
+    for obj in objects:
+        if kind_of(obj) == kind and namespace_of(obj) == namespace and name_of(obj) == name:
+            for template in pod_templates(obj):
+                pod = pod_of(template)
+                return Pod(pod.namespace, {**pod.labels, **dict(extra_labels or {})}, None, pod.ports, pod.name)
+    raise KeyError(f"no {kind} {namespace}/{name} with a pod template among the objects")
+
+
 # --- Services and the API server's callers ---------------------------------------------------------
 
 
