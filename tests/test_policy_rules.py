@@ -850,6 +850,9 @@ def test_pod_security_admission() -> None:
     assert rule(stack(k8s("Namespace", "ops"), bare)) == []  # no enforce label: privileged
     exempt = rule.config.from_config({"exempt": [{"namespace": "ops", "kind": "Deployment", "name": "op"}]})
     assert rule(stack(namespace, bare), exempt) == []
+    # During a preview a securityContext that is not known yet is not judged.
+    unknown = _deployment({"allowPrivilegeEscalation": UNKNOWN_STRING})
+    assert rule(stack(namespace, unknown)) == []
 
 
 def test_argocd_appproject_admission() -> None:

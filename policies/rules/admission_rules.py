@@ -28,6 +28,7 @@ from .common import (
     RuleConfig,
     StackRule,
     StackView,
+    Unknown,
     Violation,
     glob,
     knob,
@@ -48,6 +49,17 @@ def stack_objects(stack: StackView) -> tuple[list[Mapping[str, Any]], dict[int, 
         objects.append(resource.props)
         origin[id(resource.props)] = resource
     return objects, origin
+
+
+def has_unknown(value: Any) -> bool:
+    """Whether a value not known during a preview is anywhere in `value` (the rule cannot judge it)."""
+    if isinstance(value, Unknown):
+        return True
+    if isinstance(value, Mapping):
+        return any(has_unknown(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(has_unknown(v) for v in value)
+    return False
 
 
 def _selected(selectors: tuple[ObjectSelector, ...], obj: Mapping[str, Any]) -> bool:
@@ -85,6 +97,8 @@ def check_pod_security_admission(stack: StackView, config: PodSecurityAdmissionC
         owner = verdict.template.owner
         if verdict.admitted or _selected(config.exempt, owner):
             continue
+        if has_unknown(verdict.template.spec) or any(has_unknown(c.body) for c in verdict.template.containers):
+            continue  # during a preview: decided once the values are known
         resource = origin.get(id(owner))
         violations.append(
             Violation(
@@ -136,6 +150,8 @@ def check_argocd_appproject_admission(stack: StackView, config: AppProjectAdmiss
     for verdict in admission.appproject_verdicts(objects, synced_objects(stack)):
         if verdict.permitted or _selected(config.exempt, verdict.application):
             continue
+        if has_unknown(verdict.application.get("spec")):
+            continue  # during a preview: decided once the values are known
         resource = origin.get(id(verdict.application))
         reasons = "; ".join(str(r) for r in verdict.refusals)
         violations.append(
