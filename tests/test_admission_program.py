@@ -155,25 +155,36 @@ def _application(objects: Sequence[Mapping[str, Any]], name: str) -> Mapping[str
     return next(o for o in objects if kind_of(o) == "Application" and name_of(o) == name)
 
 
-def test_argo_workflows_sync_into_lane_namespace_is_permitted(prod_stack: RecordedStack) -> None:
+def chart_writes_lane(stack: RecordedStack) -> bool:
+    """Whether the values make the chart write into the lane namespace (`controller.workflowNamespaces`)."""
+    values = chart_values(stack, "argo-workflows")
+    return "devops" in ((values.get("controller") or {}).get("workflowNamespaces") or [])
+
+
+def test_argo_workflows_sync_is_permitted(prod_stack: RecordedStack) -> None:
+    objects, _ = stack_objects(prod_stack)
+    lane = LANE_OBJECTS if chart_writes_lane(prod_stack) else []
+    verdicts = appproject_verdicts(objects, {"argocd/argo-workflows": lane})
+    assert all(v.permitted for v in verdicts), [v.refusals for v in verdicts if not v.permitted]
+    if lane:
+        project = next(o for o in objects if kind_of(o) == "AppProject" and name_of(o) == "hpcforge-platform")
+        assert {"server": IN_CLUSTER, "namespace": "devops"} in project["spec"]["destinations"]
+
+
+def test_chart_objects_outside_the_projects_destinations_refuse_the_sync(prod_stack: RecordedStack) -> None:
     objects, _ = stack_objects(prod_stack)
     app = _application(objects, "argo-workflows")
-    verdicts = appproject_verdicts(objects, {"argocd/argo-workflows": LANE_OBJECTS})
-    assert all(v.permitted for v in verdicts), [v.refusals for v in verdicts if not v.permitted]
-    # The AppProject as it was before ChartUse.also_namespaces: Argo CD refuses the whole sync.
     project = next(o for o in objects if kind_of(o) == "AppProject" and name_of(o) == "hpcforge-platform")
     narrowed = copy.deepcopy(project)
     narrowed["spec"]["destinations"] = [d for d in narrowed["spec"]["destinations"] if d["namespace"] != "devops"]
     others = [o for o in objects if o is not project]
-    [refused] = [v for v in appproject_verdicts([*others, narrowed], {"argocd/argo-workflows": LANE_OBJECTS}) if not v.permitted]
+    verdicts = appproject_verdicts([*others, narrowed], {"argocd/argo-workflows": LANE_OBJECTS})
+    [refused] = [v for v in verdicts if not v.permitted]
     assert refused.application is app
     assert "namespace devops is not permitted in project 'hpcforge-platform'" in str(refused.refusals[0])
 
 
-def test_platform_project_lists_the_lane_namespace(prod_stack: RecordedStack) -> None:
-    objects, _ = stack_objects(prod_stack)
-    project = next(o for o in objects if kind_of(o) == "AppProject" and name_of(o) == "hpcforge-platform")
-    assert {"server": IN_CLUSTER, "namespace": "devops"} in project["spec"]["destinations"]
+def test_chart_use_namespaces_reach_the_project() -> None:
     [use] = devops.CHARTS
     spec = project_spec([ChartUse(use.release, use.pin, use.namespace, ("lane",))], "d")
     assert {"server": IN_CLUSTER, "namespace": "lane"} in spec["destinations"]
