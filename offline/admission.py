@@ -3,8 +3,9 @@
 Runs the program under the mock engine, takes every Kubernetes object it declares (plus, with
 `--objects DIR`, the YAML documents under DIR, e.g. charts rendered by `offline render
 --render-charts`), and prints per object: Pod Security verdicts per pod template, AppProject
-verdicts per Application (with the objects it would sync: its children, or objects under DIR
-labelled with its Helm release), and API server reachability per APIService/webhook.
+verdicts per Application (with the objects it would sync: its children, the files under
+`charts/<its release>/`, or objects labelled with its Helm release), and API server reachability
+per APIService/webhook.
 Exit status 1 when anything is refused.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,45 +54,74 @@ def stack_objects(stack: RecordedStack) -> tuple[list[dict[str, Any]], dict[str,
     return objects, synced
 
 
-def read_objects(directory: Path) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class FileObject:
+    document: dict[str, Any]
+    release: str | None
+    """The chart release the file belongs to: `charts/<release>/...` (the layout `offline render
+    --render-charts` writes), else None."""
+    hook: bool
+    """Under `charts/<release>/hooks/`: a Helm hook, which Argo CD runs and helm.v4.Chart does not."""
+
+
+def read_objects(directory: Path) -> list[FileObject]:
     """Every Kubernetes object in the YAML files under `directory` (sorted by path)."""
-    found: list[dict[str, Any]] = []
+    found: list[FileObject] = []
     for path in sorted(directory.rglob("*.y*ml")):
+        parts = path.relative_to(directory).parts
+        release = parts[parts.index("charts") + 1] if "charts" in parts[:-2] else None
+        hook = release is not None and "hooks" in parts[parts.index("charts") + 2 : -1]
         for document in yaml.safe_load_all(path.read_text()):
             if isinstance(document, dict) and isinstance(document.get("kind"), str) and document.get("apiVersion"):
-                found.append(document)
+                found.append(FileObject(document, release, hook))
     return found
 
 
-def attribute_by_release(
-    applications: Sequence[Mapping[str, Any]], objects: Sequence[dict[str, Any]]
-) -> dict[str, list[dict[str, Any]]]:
-    """Objects labelled with an Application's Helm release name (charts label their objects with
-    `app.kubernetes.io/instance` or `release`), given the destination namespace when namespaced
-    and without one."""
+def _release(app: Mapping[str, Any]) -> str:
+    return text(get(app, "spec", "source", "helm", "releaseName")) or text(get(app, "metadata", "name")) or ""
+
+
+def attribute(
+    applications: Sequence[Mapping[str, Any]], files: Sequence[FileObject]
+) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """Objects an Application would sync (its release's directory, or its Helm release label:
+    `app.kubernetes.io/instance` or `release`), placed in its destination namespace when namespaced
+    and without one; and every object the cluster would get (hooks only where Argo CD runs them)."""
     synced: dict[str, list[dict[str, Any]]] = {}
-    for app in applications:
-        release = text(get(app, "spec", "source", "helm", "releaseName")) or text(get(app, "metadata", "name"))
-        destination = text(get(app, "spec", "destination", "namespace")) or ""
-        for obj in objects:
-            labels = get(obj, "metadata", "labels") or {}
-            if not any(labels.get(key) == release for key in RELEASE_LABELS):
-                continue
-            placed = obj
-            if is_namespaced(group_of(obj), kind_of(obj)) and not namespace_of(obj):
-                placed = {**obj, "metadata": {**obj["metadata"], "namespace": destination}}
-            synced.setdefault(application_key(app), []).append(placed)
-    return synced
+    applied: list[dict[str, Any]] = []
+    for item in files:
+        obj = item.document
+        labels = get(obj, "metadata", "labels") or {}
+        owner = next(
+            (
+                app
+                for app in applications
+                if (item.release is not None and item.release == _release(app))
+                or (item.release is None and any(labels.get(key) == _release(app) for key in RELEASE_LABELS))
+            ),
+            None,
+        )
+        if owner is None:
+            if not item.hook:
+                applied.append(obj)
+            continue
+        destination = text(get(owner, "spec", "destination", "namespace")) or ""
+        placed = obj
+        if is_namespaced(group_of(obj), kind_of(obj)) and not namespace_of(obj):
+            placed = {**obj, "metadata": {**(obj.get("metadata") or {}), "namespace": destination}}
+        synced.setdefault(application_key(owner), []).append(placed)
+        applied.append(placed)
+    return synced, applied
 
 
 def run_admission(stack: RecordedStack, args: argparse.Namespace) -> int:
     objects, synced = stack_objects(stack)
     if args.objects:
-        extra = read_objects(args.objects)
         applications = [o for o in objects if kind_of(o) == "Application" and group_of(o) == "argoproj.io"]
-        for key, found in attribute_by_release(applications, extra).items():
-            synced.setdefault(key, []).extend(found)
-        objects = [*objects, *extra]
+        found, applied = attribute(applications, read_objects(args.objects))
+        for key, documents in found.items():
+            synced.setdefault(key, []).extend(documents)
+        objects = [*objects, *applied]
     report = admission_report(objects, synced)
     print(f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies):\n")
     print("\n".join(report.lines()))

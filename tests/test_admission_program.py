@@ -314,3 +314,35 @@ def test_offline_admission_report(tmp_path: Path) -> None:
         'DENY Deployment mariadb-system/mariadb-operator spec.template.spec [mariadb-system]: violates PodSecurity "restricted:v1.33"'
         in refused.stdout
     )
+
+
+def test_rendered_files_are_attributed_to_their_application(tmp_path: Path) -> None:
+    from offline.admission import attribute, read_objects
+
+    app = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "wf", "namespace": "argocd"},
+        "spec": {"source": {"helm": {"releaseName": "argo-workflows"}}, "destination": {"namespace": "argo"}},
+    }
+    layout = tmp_path / "charts" / "argo-workflows"
+    (layout / "devops").mkdir(parents=True)
+    (layout / "hooks").mkdir()
+    (layout / "devops" / "Role-r.yaml").write_text(yaml.safe_dump(LANE_OBJECTS[1]))
+    (layout / "hooks" / "Job-j.yaml").write_text(
+        yaml.safe_dump({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}})
+    )
+    labelled = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"release": "argo-workflows"}}}
+    (tmp_path / "loose.yaml").write_text(yaml.safe_dump(labelled))
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "o", "namespace": "x"}}
+    (tmp_path / "other.yaml").write_text(yaml.safe_dump(other))
+    synced, applied = attribute([app], read_objects(tmp_path))
+    assert sorted((kind_of(o), namespace_of(o)) for o in synced["argocd/wf"]) == [
+        ("ConfigMap", "argo"),
+        ("Job", "argo"),
+        ("Role", "devops"),
+    ]
+    assert ("ConfigMap", "x") in [(kind_of(o), namespace_of(o)) for o in applied]
+    # A hook of a chart no Application delivers is not applied (helm.v4.Chart drops hooks).
+    synced, applied = attribute([], read_objects(tmp_path))
+    assert synced == {} and "Job" not in [kind_of(o) for o in applied]
