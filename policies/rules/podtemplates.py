@@ -34,6 +34,33 @@ SLINKY_ROLES: Mapping[str, tuple[str, ...]] = {
     "RestApi": ("slurmrestd",),
 }
 SLINKY_INIT_ROLES = frozenset({"initconf"})
+_SLURM_USER = {"runAsNonRoot": True, "runAsUser": 401, "runAsGroup": 401}  # internal/builder/common/const.go SlurmUserUid
+_SLURMRESTD_USER = {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534}  # restapibuilder/restapi_app.go
+# What slurm-operator v1.2.1 puts in the pods it builds before merging the CR over it
+# (internal/builder/*builder/*_app.go; common/container.go BuildContainer: a strategic merge of the
+# CR's container over this base, so a field the CR sets wins and one it leaves out stays).
+SLINKY_POD_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "Controller": {"securityContext": {**_SLURM_USER, "fsGroup": 401}},  # controller_app.go
+    "Accounting": {"securityContext": {**_SLURM_USER, "fsGroup": 401}},  # accounting_app.go
+    "RestApi": {"securityContext": {**_SLURMRESTD_USER, "fsGroup": 65534}},  # restapi_app.go
+}
+SLINKY_CONTAINER_DEFAULTS: Mapping[tuple[str, str], Mapping[str, Any]] = {
+    # workerbuilder/worker_app.go: slurmd runs privileged with these capabilities.
+    ("NodeSet", "slurmd"): {
+        "securityContext": {"privileged": True, "capabilities": {"add": ["BPF", "NET_ADMIN", "SYS_ADMIN", "SYS_NICE"]}}
+    },
+    ("Controller", "slurmctld"): {"securityContext": dict(_SLURM_USER)},
+    ("Accounting", "slurmdbd"): {"securityContext": dict(_SLURM_USER)},
+    ("RestApi", "slurmrestd"): {"securityContext": dict(_SLURMRESTD_USER)},
+}
+
+
+def merge_over(base: Any, patch: Any) -> Any:
+    """A strategic merge of `patch` over `base` for the fields that matter here: maps merged key by
+    key, anything else (lists included) replaced."""
+    if isinstance(base, Mapping) and isinstance(patch, Mapping):
+        return {**base, **{k: merge_over(base.get(k), v) for k, v in patch.items()}}
+    return patch if patch is not None else base
 MARIADB_GROUP = "k8s.mariadb.com"
 APPWRAPPER_GROUP = "workload.codeflare.dev"
 
@@ -143,8 +170,10 @@ def _slinky(obj: Mapping[str, Any], namespace: str) -> PodTemplate:
             continue  # optional sidecar not configured
         template = by_name.get(role)
         merged = {**(template.body if template else {}), "name": role, **mapping(body)}
+        merged = merge_over(SLINKY_CONTAINER_DEFAULTS.get((kind_of(obj), role), {}), merged)
         roles.append(Container(f"spec.{role}", merged, "initContainers" if role in SLINKY_INIT_ROLES else "containers"))
-    return PodTemplate(obj, base.path, namespace, base.labels, base.annotations, base.spec, (*kept, *roles))
+    pod_spec = merge_over(SLINKY_POD_DEFAULTS.get(kind_of(obj), {}), dict(base.spec))
+    return PodTemplate(obj, base.path, namespace, base.labels, base.annotations, pod_spec, (*kept, *roles))
 
 
 def _mariadb(obj: Mapping[str, Any], namespace: str) -> PodTemplate:

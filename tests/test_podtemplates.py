@@ -1,0 +1,74 @@
+"""The pods that objects make (policies/rules/podtemplates.py): workloads, and operator custom
+resources with what the operator adds (slurm-operator v1.2.1 builders)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from policies.rules.admission import pod_security_verdicts
+from policies.rules.podtemplates import pod_templates
+
+
+def nodeset(slurmd: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"template": {"metadata": {"labels": {"pool": "cpu"}}, "spec": {"nodeSelector": {"a": "b"}}}}
+    if slurmd is not None:
+        spec["slurmd"] = slurmd
+    return {
+        "apiVersion": "slinky.slurm.net/v1beta1",
+        "kind": "NodeSet",
+        "metadata": {"name": "cpu", "namespace": "slurm"},
+        "spec": spec,
+    }
+
+
+def namespace(level: str) -> dict[str, Any]:
+    labels = {"pod-security.kubernetes.io/enforce": level}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "slurm", "labels": labels}}
+
+
+def test_slurmd_is_privileged_unless_the_nodeset_says_otherwise() -> None:
+    [template] = pod_templates(nodeset({"image": "slurmd:26.05"}))
+    [slurmd] = [c for c in template.containers if c.name == "slurmd"]
+    assert slurmd.body["securityContext"]["privileged"] is True
+    assert slurmd.body["image"] == "slurmd:26.05"
+    [template] = pod_templates(nodeset({"securityContext": {"privileged": False, "capabilities": {"add": ["SYS_NICE"]}}}))
+    [slurmd] = [c for c in template.containers if c.name == "slurmd"]
+    assert slurmd.body["securityContext"] == {"privileged": False, "capabilities": {"add": ["SYS_NICE"]}}
+
+
+def test_nodeset_in_a_baseline_namespace_is_refused_for_what_the_operator_adds() -> None:
+    [verdict] = pod_security_verdicts([namespace("baseline"), nodeset()])
+    assert [f.check for f in verdict.failures] == ["privileged", "capabilities_baseline"]
+    [allowed] = pod_security_verdicts([namespace("privileged"), nodeset()])
+    assert allowed.admitted
+
+
+def test_controller_pods_run_as_the_slurm_user() -> None:
+    controller = {
+        "apiVersion": "slinky.slurm.net/v1beta1",
+        "kind": "Controller",
+        "metadata": {"name": "slurm", "namespace": "slurm"},
+        "spec": {"template": {"spec": {}}},
+    }
+    [template] = pod_templates(controller)
+    assert template.spec["securityContext"]["runAsUser"] == 401
+    [verdict] = pod_security_verdicts([namespace("restricted"), controller])
+    assert "runAsNonRoot" not in [f.check for f in verdict.failures]
+
+
+def test_appwrapper_components_and_cronjobs() -> None:
+    job = {"apiVersion": "batch/v1", "kind": "Job", "spec": {"template": {"spec": {"containers": [{"name": "x"}]}}}}
+    wrapper = {
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "metadata": {"name": "w", "namespace": "team"},
+        "spec": {"components": [{"template": job}]},
+    }
+    [template] = pod_templates(wrapper)
+    assert (
+        template.namespace == "team"
+        and template.containers[0].path == "spec.components[0].template.spec.template.spec.containers[x]"
+    )
+    cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"namespace": "n"}, "spec": {"jobTemplate": job}}
+    [template] = pod_templates(cron)
+    assert template.path == "spec.jobTemplate.spec.template.spec"
