@@ -18,6 +18,7 @@ from policies.rules.admission_argocd import (
     is_destination_matched,
     is_group_kind_name_permitted,
     is_source_permitted,
+    scopes_from,
 )
 
 SOURCES = [
@@ -195,3 +196,18 @@ def test_cluster_scoped_object_needs_the_whitelist() -> None:
     objects = [obj("ClusterRole", "argo-view", None, "rbac.authorization.k8s.io/v1")]
     [refusal] = check_application_sync(project, APPLICATION, objects)
     assert refusal.message == "resource rbac.authorization.k8s.io:ClusterRole is not permitted in project hpcforge-platform"
+
+
+def test_scope_of_custom_kinds_comes_from_their_crd() -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.dev"},
+        "spec": {"group": "example.dev", "names": {"kind": "Widget"}, "scope": "Cluster"},
+    }
+    namespaced = scopes_from([crd])
+    assert not namespaced("example.dev", "Widget")
+    assert namespaced("example.dev", "Gadget") and not namespaced("", "Namespace")
+    project = {**PROJECT, "spec": {**PROJECT["spec"], "clusterResourceWhitelist": []}}
+    [refusal] = check_application_sync(project, APPLICATION, [obj("Widget", "w", None, "example.dev/v1")], namespaced)
+    assert refusal.message == "resource example.dev:Widget is not permitted in project hpcforge-platform"

@@ -114,10 +114,13 @@ def _default_project() -> dict[str, Any]:
 def appproject_verdicts(
     objects: Sequence[Mapping[str, Any]],
     synced: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    namespaced: Callable[[str, str], bool] = argocd.is_namespaced,
+    namespaced: Callable[[str, str], bool] | None = None,
 ) -> list[ApplicationVerdict]:
     """Every Argo CD Application of `objects` against its AppProject; `synced` maps an Application
-    (`namespace/name`) to the objects its sync would apply (the chart rendered), when known."""
+    (`namespace/name`) to the objects its sync would apply (the chart rendered), when known.
+    `namespaced`: which kinds are namespaced (default: Kubernetes' own and the CRDs among the objects)."""
+    if namespaced is None:
+        namespaced = argocd.scopes_from([*objects, *(o for found in (synced or {}).values() for o in found)])
     projects = {
         (namespace_of(o) or ARGOCD_NAMESPACE, name_of(o)): o
         for o in objects

@@ -80,6 +80,17 @@ def is_namespaced(group: str, kind: str) -> bool:
     return (group, kind) not in CLUSTER_SCOPED
 
 
+def scopes_from(objects: Iterable[Mapping[str, Any]]) -> Callable[[str, str], bool]:
+    """`is_namespaced`, told by the CustomResourceDefinitions among `objects` (`spec.scope`)."""
+    declared: dict[tuple[str, str], bool] = {}
+    for obj in objects:
+        if group_of(obj) == "apiextensions.k8s.io" and kind_of(obj) == "CustomResourceDefinition":
+            group, kind = text(get(obj, "spec", "group")), text(get(obj, "spec", "names", "kind"))
+            if group and kind:
+                declared[(group, kind)] = get(obj, "spec", "scope") != "Cluster"
+    return lambda group, kind: declared.get((group, kind), is_namespaced(group, kind))
+
+
 # --- globs ----------------------------------------------------------------------------------------
 
 

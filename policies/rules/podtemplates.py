@@ -61,6 +61,8 @@ def merge_over(base: Any, patch: Any) -> Any:
     if isinstance(base, Mapping) and isinstance(patch, Mapping):
         return {**base, **{k: merge_over(base.get(k), v) for k, v in patch.items()}}
     return patch if patch is not None else base
+
+
 MARIADB_GROUP = "k8s.mariadb.com"
 APPWRAPPER_GROUP = "workload.codeflare.dev"
 
