@@ -72,3 +72,29 @@ def test_appwrapper_components_and_cronjobs() -> None:
     cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"namespace": "n"}, "spec": {"jobTemplate": job}}
     [template] = pod_templates(cron)
     assert template.path == "spec.jobTemplate.spec.template.spec"
+
+
+def test_namespace_argocd_creates_gets_its_managed_labels() -> None:
+    app = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "portal", "namespace": "argocd"},
+        "spec": {
+            "destination": {"namespace": "portal"},
+            "syncPolicy": {
+                "syncOptions": ["CreateNamespace=true"],
+                "managedNamespaceMetadata": {"labels": {"pod-security.kubernetes.io/enforce": "restricted"}},
+            },
+        },
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "portal"},
+        "spec": {"containers": [{"name": "c"}]},
+    }
+    [verdict] = pod_security_verdicts([app, pod])
+    assert verdict.policy.level == "restricted" and not verdict.admitted
+    own = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "portal", "labels": {}}}
+    [verdict] = pod_security_verdicts([own, app, pod])
+    assert verdict.admitted  # managed metadata is only taken for namespaces no object of the stack creates

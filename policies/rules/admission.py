@@ -25,11 +25,22 @@ ARGO_GROUP = "argoproj.io"
 
 
 def namespace_labels(objects: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Labels per namespace, from Namespace objects (and patches of them, merged in order)."""
+    """Labels per namespace, from Namespace objects (and patches of them, merged in order), and for a
+    namespace no object creates, from the `managedNamespaceMetadata` of the Argo CD Application that
+    creates it (`CreateNamespace=true`)."""
     labels: dict[str, dict[str, Any]] = {}
+    managed: dict[str, dict[str, Any]] = {}
     for obj in objects:
         if group_of(obj) == "" and kind_of(obj) == "Namespace":
             labels.setdefault(name_of(obj), {}).update(dict(get(obj, "metadata", "labels") or {}))
+        elif group_of(obj) == ARGO_GROUP and kind_of(obj) == "Application":
+            options = get(obj, "spec", "syncPolicy", "syncOptions") or []
+            destination = text(get(obj, "spec", "destination", "namespace"))
+            if destination and "CreateNamespace=true" in options:
+                metadata = get(obj, "spec", "syncPolicy", "managedNamespaceMetadata", "labels") or {}
+                managed.setdefault(destination, {}).update(dict(metadata))
+    for namespace, found in managed.items():
+        labels.setdefault(namespace, found)
     return labels
 
 
