@@ -37,9 +37,6 @@ class ChartUse:
     release: str
     pin: ChartPin
     namespace: str
-    also_namespaces: tuple[str, ...] = ()
-    """Other namespaces the chart writes objects to (argo-workflows' `workflowNamespaces` get a Role,
-    RoleBinding and ServiceAccount): Argo CD refuses the whole sync unless the AppProject lists them."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +83,7 @@ def project_spec(uses: Iterable[ChartUse], description: str) -> dict[str, Any]:
     """An AppProject that allows exactly the repositories and namespaces of `uses`."""
     uses = list(uses)
     repos = sorted({use.pin.argocd_repo_url for use in uses})
-    namespaces = sorted({ns for use in uses for ns in (use.namespace, *use.also_namespaces)})
+    namespaces = sorted({use.namespace for use in uses})
     return {
         "description": description,
         "sourceRepos": repos,

@@ -44,7 +44,7 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
     if config.batch is not None and config.batch.enabled:
         uses += batch.CHARTS
     if config.devops is not None and config.devops.enabled:
-        uses += devops.chart_uses(config.devops)
+        uses += devops.CHARTS
     return uses
 
 

@@ -23,8 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.charts import IN_CLUSTER, ChartUse, project_spec
-from components.layers import devops
+from components.charts import IN_CLUSTER
 from offline.admission import stack_objects
 from offline.engine import RecordedStack
 from policies.rules.admission import admission_report, appproject_verdicts, pod_security_verdicts, reachability_verdicts
@@ -182,12 +181,6 @@ def test_chart_objects_outside_the_projects_destinations_refuse_the_sync(prod_st
     [refused] = [v for v in verdicts if not v.permitted]
     assert refused.application is app
     assert "namespace devops is not permitted in project 'hpcforge-platform'" in str(refused.refusals[0])
-
-
-def test_chart_use_namespaces_reach_the_project() -> None:
-    [use] = devops.CHARTS
-    spec = project_spec([ChartUse(use.release, use.pin, use.namespace, ("lane",))], "d")
-    assert {"server": IN_CLUSTER, "namespace": "lane"} in spec["destinations"]
 
 
 # --- chart securityContext values -----------------------------------------------------------------

@@ -169,8 +169,8 @@ ARGOCD_APPPROJECT_ADMISSION = StackRule(
     "Every Argo CD Application, and every object it syncs, is permitted by its AppProject (as Argo CD 3.4 computes it).",
     AppProjectAdmissionConfig,
     check_argocd_appproject_admission,
-    "Add the namespace to the chart's ChartUse (components/charts.py) so that the AppProject lists it, or keep the "
-    "chart's objects in its destination namespace through values.",
+    "Keep the chart's objects in its destination namespace through its values (create what it would put elsewhere "
+    "as hpcforge objects), or list the namespace in the AppProject's destinations.",
 )
 
 # --- apiserver-reachability -----------------------------------------------------------------------
