@@ -227,16 +227,6 @@ RESTRICTED_CONTAINER_SECURITY = {
     "runAsNonRoot": True,
     "seccompProfile": {"type": "RuntimeDefault"},
 }
-RESTRICTED_POD_SECURITY = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
-"""Pod-level securityContext that, with RESTRICTED_CONTAINER_SECURITY on every container, passes the
-`restricted` Pod Security Standard (policies/rules/admission_pss.py)."""
-
-
-def restricted_chart_security() -> dict[str, Any]:
-    """Values for charts whose workloads take `podSecurityContext` and `securityContext` keys
-    (mariadb-operator, slurm-operator): without them those charts render no securityContext at all,
-    and a namespace enforcing `restricted` refuses their pods."""
-    return {"podSecurityContext": dict(RESTRICTED_POD_SECURITY), "securityContext": dict(RESTRICTED_CONTAINER_SECURITY)}
 
 
 class KubernetesObject(pulumi.CustomResource):

@@ -26,9 +26,9 @@ from ..k8s import (
     egress_to_namespaces,
     ingress_from_anywhere,
     ingress_from_namespaces,
-    restricted_chart_security,
     secret,
 )
+from ..pod_security import restricted_chart_security
 from ..versions import Charts, Images
 
 OPERATOR_NAMESPACE = "mariadb-system"

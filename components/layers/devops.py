@@ -20,7 +20,6 @@ from ..config.batch import DevOpsConfig, PipelineStep
 from ..context import DeployContext, Stateful
 from ..k8s import (
     RESTRICTED_CONTAINER_SECURITY,
-    RESTRICTED_POD_SECURITY,
     Allow,
     Namespace,
     Port,
@@ -30,6 +29,7 @@ from ..k8s import (
     egress_to_namespaces,
     ingress_from_namespaces,
 )
+from ..pod_security import RESTRICTED_POD_SECURITY
 from ..versions import Charts, Images
 from .certificates import certificate
 

@@ -29,9 +29,9 @@ from ..k8s import (
     egress_to_apiserver,
     egress_to_namespaces,
     ingress_from_anywhere,
-    restricted_chart_security,
     secret,
 )
+from ..pod_security import restricted_chart_security
 from ..renderers.slurm_conf import SLURMCTLD_PORT, cgroup_conf, controller_extra_conf, gres_conf, nodeset_extra_conf
 from ..renderers.sssd import SSSD_CA_DIR, SssdSettings, render_sssd_conf
 from ..versions import Charts, Images

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .admission_rules import RULES as ADMISSION_RULES
 from .common import (
     STRING_LIST,
     ObjectSelector,
@@ -577,6 +576,9 @@ INGRESS_TLS = StackRule(
     "Annotate the Ingress with cert-manager.io/cluster-issuer (components/layers/certificates.py issuers), or give "
     "the IngressRoute a secretName issued by certificate() from the same module.",
 )
+
+# The admission family (policies/rules/admission_rules.py) belongs to this pack.
+from .admission_rules import RULES as ADMISSION_RULES  # noqa: E402
 
 RULES = (
     SECRETS_NOT_PLAINTEXT,
