@@ -266,3 +266,12 @@ def test_workload_pod_between_two_workloads() -> None:
     assert connection_allowed(cluster, Pod("s", {"app": "client"}), db, 3306)
     assert not connection_allowed(cluster, Pod("s", {"app": "client"}), db, 3307)
     assert not connection_allowed(cluster, Pod("other", {}), db, 3306)
+
+
+def test_host_network_backend_is_not_isolated() -> None:
+    labels = {"app": "hook"}
+    deployment = _deployment("s", labels, [{"name": "webhook", "containerPort": 9443}])
+    deployment["spec"]["template"]["spec"]["hostNetwork"] = True
+    objects = [netpol("s", "default-deny", DENY_ALL), deployment, _service("s", "hook", 443, 9443, labels), _webhook("s", "hook")]
+    [verdict] = judge_api_server_calls(objects)
+    assert verdict.reachable is True and "host network" in verdict.reasons[0]

@@ -312,6 +312,9 @@ class Backend:
     pod: Pod
     port: int | None
     """The container port the Service's targetPort resolves to (None: a named port the pod lacks)."""
+    host_network: bool = False
+    """The pod uses the node's network. The NetworkPolicy documentation leaves hostNetwork pods to the
+    network plugin; the common behaviour, taken here, is that policies do not isolate them."""
 
 
 def service_backends(cluster: Cluster, namespace: str, name: str, port: int) -> tuple[list[Backend], str]:
@@ -340,7 +343,7 @@ def service_backends(cluster: Cluster, namespace: str, name: str, port: int) -> 
         number = as_int(target)
         if number is None and isinstance(target, str):
             number = next((n for pname, n, proto in pod.ports if pname == target and proto == protocol), None)
-        backends.append(Backend(pod, number))
+        backends.append(Backend(pod, number, template.spec.get("hostNetwork") is True))
     if not backends:
         return [], f"no pod template in the objects matches Service {namespace}/{name}'s selector {selector}"
     return backends, ""
@@ -420,6 +423,9 @@ def judge_api_server_calls(objects: Sequence[Mapping[str, Any]], source: Host = 
             if backend.port is None:
                 ok = False
                 reasons.append(f"{backend.pod}: the Service's targetPort names no container port of the pod")
+                continue
+            if backend.host_network:
+                reasons.append(f"{backend.pod} port {backend.port}: host network, not isolated by NetworkPolicies")
                 continue
             verdict = ingress_allowed(cluster, source, backend.pod, backend.port)
             ok = ok and verdict.allowed
