@@ -65,9 +65,12 @@ class FileObject:
 
 
 def read_objects(directory: Path) -> list[FileObject]:
-    """Every Kubernetes object in the YAML files under `directory` (sorted by path)."""
+    """Every Kubernetes object in the YAML files under `directory` (sorted by path). When `directory`
+    is an `offline render --render-charts` output, only its `charts/` part: the rest are the stack's
+    own objects, which the program run already gives."""
     found: list[FileObject] = []
-    for path in sorted(directory.rglob("*.y*ml")):
+    root = directory / "charts" if (directory / "charts").is_dir() else directory
+    for path in sorted(root.rglob("*.y*ml")):
         parts = path.relative_to(directory).parts
         release = parts[parts.index("charts") + 1] if "charts" in parts[:-2] else None
         hook = release is not None and "hooks" in parts[parts.index("charts") + 2 : -1]

@@ -318,24 +318,29 @@ def test_rendered_files_are_attributed_to_their_application(tmp_path: Path) -> N
         "metadata": {"name": "wf", "namespace": "argocd"},
         "spec": {"source": {"helm": {"releaseName": "argo-workflows"}}, "destination": {"namespace": "argo"}},
     }
-    layout = tmp_path / "charts" / "argo-workflows"
+    labelled = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"release": "argo-workflows"}}}
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "o", "namespace": "x"}}
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "labelled.yaml").write_text(yaml.safe_dump(labelled))
+    (loose / "other.yaml").write_text(yaml.safe_dump(other))
+    synced, applied = attribute([app], read_objects(loose))
+    assert [(kind_of(o), namespace_of(o)) for o in synced["argocd/wf"]] == [("ConfigMap", "argo")]
+    assert ("ConfigMap", "x") in [(kind_of(o), namespace_of(o)) for o in applied]
+
+    # An `offline render --render-charts` output: charts/<release>/ is the release's; the stack's own
+    # objects beside it are not read again.
+    rendered = tmp_path / "rendered"
+    layout = rendered / "charts" / "argo-workflows"
     (layout / "devops").mkdir(parents=True)
     (layout / "hooks").mkdir()
     (layout / "devops" / "Role-r.yaml").write_text(yaml.safe_dump(LANE_OBJECTS[1]))
-    (layout / "hooks" / "Job-j.yaml").write_text(
-        yaml.safe_dump({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}})
-    )
-    labelled = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"release": "argo-workflows"}}}
-    (tmp_path / "loose.yaml").write_text(yaml.safe_dump(labelled))
-    other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "o", "namespace": "x"}}
-    (tmp_path / "other.yaml").write_text(yaml.safe_dump(other))
-    synced, applied = attribute([app], read_objects(tmp_path))
-    assert sorted((kind_of(o), namespace_of(o)) for o in synced["argocd/wf"]) == [
-        ("ConfigMap", "argo"),
-        ("Job", "argo"),
-        ("Role", "devops"),
-    ]
-    assert ("ConfigMap", "x") in [(kind_of(o), namespace_of(o)) for o in applied]
-    # A hook of a chart no Application delivers is not applied (helm.v4.Chart drops hooks).
-    synced, applied = attribute([], read_objects(tmp_path))
-    assert synced == {} and "Job" not in [kind_of(o) for o in applied]
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}}
+    (layout / "hooks" / "Job-j.yaml").write_text(yaml.safe_dump(job))
+    (rendered / "own.yaml").write_text(yaml.safe_dump(other))
+    synced, applied = attribute([app], read_objects(rendered))
+    assert sorted((kind_of(o), namespace_of(o)) for o in synced["argocd/wf"]) == [("Job", "argo"), ("Role", "devops")]
+    assert "ConfigMap" not in [kind_of(o) for o in applied]
+    # A hook of a chart that no Application delivers is not applied (helm.v4.Chart drops hooks).
+    synced, applied = attribute([], read_objects(rendered))
+    assert synced == {} and [kind_of(o) for o in applied] == ["Role"]
