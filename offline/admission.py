@@ -27,6 +27,16 @@ from policies.rules.podtemplates import group_of, kind_of, namespace_of
 from .engine import RecordedStack
 
 RELEASE_LABELS = ("app.kubernetes.io/instance", "release")
+# Helm hooks Argo CD ignores (argo-cd v3.4.4 docs/user-guide/helm.md "Helm Hooks": "Unsupported hooks
+# are ignored"): test hooks and rollback hooks have no Argo CD equivalent.
+ARGOCD_IGNORED_HOOKS = frozenset({"test", "test-success", "test-failure", "pre-rollback", "post-rollback"})
+
+
+def argocd_runs(document: Mapping[str, Any]) -> bool:
+    """Whether Argo CD applies this Helm hook (at least one of its hook events is supported)."""
+    raw = text(get(document, "metadata", "annotations", "helm.sh/hook")) or ""
+    events = {event.strip() for event in raw.split(",") if event.strip()}
+    return not events or bool(events - ARGOCD_IGNORED_HOOKS)
 
 
 def stack_objects(stack: RecordedStack) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
@@ -107,6 +117,8 @@ def attribute(
         if owner is None:
             if not item.hook:
                 applied.append(obj)
+            continue
+        if item.hook and not argocd_runs(obj):
             continue
         destination = text(get(owner, "spec", "destination", "namespace")) or ""
         placed = obj

@@ -335,8 +335,11 @@ def test_rendered_files_are_attributed_to_their_application(tmp_path: Path) -> N
     (layout / "devops").mkdir(parents=True)
     (layout / "hooks").mkdir()
     (layout / "devops" / "Role-r.yaml").write_text(yaml.safe_dump(LANE_OBJECTS[1]))
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}}
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "annotations": {"helm.sh/hook": "pre-install"}}}
     (layout / "hooks" / "Job-j.yaml").write_text(yaml.safe_dump(job))
+    # Argo CD ignores Helm test hooks (argo-cd docs/user-guide/helm.md): never applied.
+    test_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t", "annotations": {"helm.sh/hook": "test"}}}
+    (layout / "hooks" / "Pod-t.yaml").write_text(yaml.safe_dump(test_pod))
     (rendered / "own.yaml").write_text(yaml.safe_dump(other))
     synced, applied = attribute([app], read_objects(rendered))
     assert sorted((kind_of(o), namespace_of(o)) for o in synced["argocd/wf"]) == [("Job", "argo"), ("Role", "devops")]
