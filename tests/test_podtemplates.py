@@ -98,3 +98,17 @@ def test_namespace_argocd_creates_gets_its_managed_labels() -> None:
     own = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "portal", "labels": {}}}
     [verdict] = pod_security_verdicts([own, app, pod])
     assert verdict.admitted  # managed metadata is only taken for namespaces no object of the stack creates
+
+
+def test_warn_level_stricter_than_enforce_reports_warnings() -> None:
+    labels = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "slurm", "labels": labels}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "slurm"},
+        "spec": {"containers": [{"name": "c"}]},
+    }
+    [verdict] = pod_security_verdicts([ns, pod])
+    assert verdict.admitted and verdict.warn_policy is not None and verdict.warn_policy.level == "restricted"
+    assert "allowPrivilegeEscalation" in [w.check for w in verdict.warnings]

@@ -52,6 +52,9 @@ class PodVerdict:
     template: PodTemplate
     policy: pss.NamespacePolicy
     failures: tuple[pss.Failure, ...]
+    warn_policy: pss.NamespacePolicy | None = None
+    warnings: tuple[pss.Failure, ...] = ()
+    """What the namespace's `warn` level (when stricter than enforce) would tell the client."""
 
     @property
     def admitted(self) -> bool:
@@ -84,9 +87,15 @@ def pod_security_verdicts(
     verdicts: list[PodVerdict] = []
     for obj in objects:
         for template in pod_templates(obj):
-            policy = pss.NamespacePolicy.from_labels(labels.get(template.namespace, {}), cluster_version)
-            failures = pss.evaluate_pod(_pod_meta(template), _pod_spec(template), policy.level, policy.version)
-            verdicts.append(PodVerdict(template, policy, tuple(failures)))
+            namespace = labels.get(template.namespace, {})
+            policy = pss.NamespacePolicy.from_labels(namespace, cluster_version)
+            meta, spec = _pod_meta(template), _pod_spec(template)
+            failures = pss.evaluate_pod(meta, spec, policy.level, policy.version)
+            warn = pss.NamespacePolicy.from_labels(namespace, cluster_version, "warn")
+            warnings: list[pss.Failure] = []
+            if pss.LEVELS.index(warn.level) > pss.LEVELS.index(policy.level):
+                warnings = pss.evaluate_pod(meta, spec, warn.level, warn.version)
+            verdicts.append(PodVerdict(template, policy, tuple(failures), warn, tuple(warnings)))
     return verdicts
 
 
@@ -193,6 +202,9 @@ class Report:
         for pod in self.pods:
             mark = "ok  " if pod.admitted else "DENY"
             out.append(f"  {mark} {pod.template.where} [{pod.template.namespace}]: {pod.message}")
+            if pod.admitted and pod.warnings and pod.warn_policy is not None:
+                warning = pss.forbidden_message(pod.warnings, pod.warn_policy.level, pod.warn_policy.version_label)
+                out.append(f"         warning (warn level): would {warning}")
         out.append("Argo CD AppProjects (per Application, and each object it would sync):")
         for app in self.applications:
             mark = "ok  " if app.permitted else "DENY"

@@ -673,12 +673,15 @@ class NamespacePolicy:
     version_label: str
 
     @classmethod
-    def from_labels(cls, labels: Mapping[str, Any], cluster_version: Version = KUBERNETES_VERSION) -> NamespacePolicy:
-        """Without an enforce label the cluster default applies (privileged, the API server's default
-        AdmissionConfiguration); without enforce-version, `latest` (the cluster's version)."""
-        level = labels.get(LABEL_PREFIX + "enforce")
+    def from_labels(
+        cls, labels: Mapping[str, Any], cluster_version: Version = KUBERNETES_VERSION, mode: str = "enforce"
+    ) -> NamespacePolicy:
+        """Without a `mode` label the cluster default applies (privileged, the API server's default
+        AdmissionConfiguration); without `<mode>-version`, `latest` (the cluster's version). Modes:
+        enforce (refuses the pod), warn (warns the client), audit (annotates the audit event)."""
+        level = labels.get(LABEL_PREFIX + mode)
         level = level if level in LEVELS else "privileged"
-        raw = labels.get(LABEL_PREFIX + "enforce-version")
+        raw = labels.get(f"{LABEL_PREFIX}{mode}-version")
         match = _VERSION_LABEL.match(raw) if isinstance(raw, str) else None
         version = (1, int(match.group(1))) if match else cluster_version
         version = min(version, cluster_version)  # a newer version than the cluster's evaluates as latest
