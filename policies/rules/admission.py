@@ -203,8 +203,8 @@ class Report:
             mark = "ok  " if pod.admitted else "DENY"
             out.append(f"  {mark} {pod.template.where} [{pod.template.namespace}]: {pod.message}")
             if pod.admitted and pod.warnings and pod.warn_policy is not None:
-                warning = pss.forbidden_message(pod.warnings, pod.warn_policy.level, pod.warn_policy.version_label)
-                out.append(f"         warning (warn level): would {warning}")
+                level = f"{pod.warn_policy.level}:{pod.warn_policy.version_label}"
+                out.append(f"         warn ({level}): " + ", ".join(str(w) for w in pod.warnings))
         out.append("Argo CD AppProjects (per Application, and each object it would sync):")
         for app in self.applications:
             mark = "ok  " if app.permitted else "DENY"
