@@ -347,3 +347,16 @@ def test_rendered_files_are_attributed_to_their_application(tmp_path: Path) -> N
     # A hook of a chart that no Application delivers is not applied (helm.v4.Chart drops hooks).
     synced, applied = attribute([], read_objects(rendered))
     assert synced == {} and [kind_of(o) for o in applied] == ["Role"]
+
+
+def test_slurm_accounting_reaches_mariadb_through_hpcforges_policies(prod_stack: RecordedStack) -> None:
+    from policies.rules.netpol import Cluster, Pod, connection_allowed, workload_pod
+
+    objects, _ = stack_objects(prod_stack)
+    cluster = Cluster.of(objects)
+    slurmdbd = workload_pod(objects, "Accounting", "slurm", "slurm")
+    mariadb = workload_pod(objects, "MariaDB", "database", "mariadb")
+    assert ("mariadb", 3306, "TCP") in mariadb.ports
+    assert connection_allowed(cluster, slurmdbd, mariadb, 3306)
+    assert not connection_allowed(cluster, slurmdbd, mariadb, 3307)
+    assert not connection_allowed(cluster, Pod("registry", {}), mariadb, 3306)

@@ -188,7 +188,11 @@ def _mariadb(obj: Mapping[str, Any], namespace: str) -> PodTemplate:
     found: list[Container] = []
     for index, container in enumerate(items(spec.get("initContainers"))):
         found.append(Container(f"spec.initContainers[{index}]", mapping(container), "initContainers"))
-    main = {"name": "mariadb", **{k: spec[k] for k in ("image", "securityContext", "resources", "ports") if k in spec}}
+    main = {"name": "mariadb", **{k: spec[k] for k in ("image", "securityContext", "resources") if k in spec}}
+    # pkg/builder/container_builder.go mariadbPorts: the `mariadb` port is spec.port (default 3306).
+    port = spec.get("port", 3306)
+    if isinstance(port, int) and not isinstance(port, bool):
+        main["ports"] = [{"name": "mariadb", "containerPort": port}]
     found.append(Container("spec", main, "containers"))
     for index, container in enumerate(items(spec.get("sidecarContainers"))):
         found.append(Container(f"spec.sidecarContainers[{index}]", mapping(container), "containers"))
