@@ -210,6 +210,7 @@ def _allow(port: int) -> dict[str, Any]:
 def test_api_server_calls_found_with_default_ports() -> None:
     calls = api_server_calls([_apiservice("s", "api"), _webhook("s", "hook"), _webhook("s", "hook2", 8443)])
     assert [(c.service, c.port) for c in calls] == [("api", 443), ("hook", 443), ("hook2", 8443)]
+    assert calls[1].consequence == "failurePolicy Fail: every request the webhook matches is refused"
 
 
 def test_apiservice_unreachable_when_target_port_not_admitted() -> None:

@@ -205,7 +205,7 @@ def check_apiserver_reachability(stack: StackView, config: ReachabilityConfig) -
         violations.append(
             Violation(
                 f"{call.caller.get('kind')} {name_of(call.caller)} {call.where} -> Service {call.namespace}/{call.service}:"
-                f"{call.port} {what} from the API server: {'; '.join(verdict.reasons)}.",
+                f"{call.port} {what} from the API server ({call.consequence}): {'; '.join(verdict.reasons)}.",
                 resource.urn if resource else None,
             )
         )

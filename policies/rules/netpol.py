@@ -358,6 +358,8 @@ class ApiServerCall:
     namespace: str
     service: str
     port: int
+    consequence: str = ""
+    """What an unreachable backend does (a webhook's failurePolicy decides it)."""
 
 
 def _service_ref(ref: Any) -> tuple[str, str, int] | None:
@@ -375,27 +377,35 @@ def api_server_calls(objects: Iterable[Mapping[str, Any]]) -> list[ApiServerCall
     calls: list[ApiServerCall] = []
     for obj in objects:
         kind, group = kind_of(obj), group_of(obj)
-        refs: list[tuple[str, Any]] = []
+        refs: list[tuple[str, Any, str]] = []
         if group == "apiregistration.k8s.io" and kind == "APIService":
-            refs.append(("spec.service", get(obj, "spec", "service")))
+            refs.append(("spec.service", get(obj, "spec", "service"), "the aggregated API is unavailable"))
         elif group == "admissionregistration.k8s.io" and kind in (
             "ValidatingWebhookConfiguration",
             "MutatingWebhookConfiguration",
         ):
             for index, hook in enumerate(items(obj.get("webhooks"))):
                 label = text(get(hook, "name")) or str(index)
-                refs.append((f"webhooks[{label}].clientConfig.service", get(hook, "clientConfig", "service")))
+                # failurePolicy defaults to Fail in admissionregistration.k8s.io/v1.
+                fail = (text(get(hook, "failurePolicy")) or "Fail") == "Fail"
+                effect = (
+                    "failurePolicy Fail: every request the webhook matches is refused"
+                    if fail
+                    else "failurePolicy Ignore: the webhook is silently skipped"
+                )
+                refs.append((f"webhooks[{label}].clientConfig.service", get(hook, "clientConfig", "service"), effect))
         elif group == "apiextensions.k8s.io" and kind == "CustomResourceDefinition":
             refs.append(
                 (
                     "spec.conversion.webhook.clientConfig.service",
                     get(obj, "spec", "conversion", "webhook", "clientConfig", "service"),
+                    "objects of other versions cannot be read or written",
                 )
             )
-        for where, ref in refs:
+        for where, ref, effect in refs:
             parsed = _service_ref(ref)
             if parsed:
-                calls.append(ApiServerCall(obj, where, *parsed))
+                calls.append(ApiServerCall(obj, where, *parsed, consequence=effect))
     return calls
 
 
