@@ -17,6 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
+from .. import pod_security
 from ..charts import ChartDeployer, ChartUse
 from ..config.slurm import NodeSetConfig, Script, SlurmConfig
 from ..context import DeployContext, Stateful
@@ -31,7 +32,6 @@ from ..k8s import (
     ingress_from_anywhere,
     secret,
 )
-from ..pod_security import restricted_chart_security
 from ..renderers.slurm_conf import SLURMCTLD_PORT, cgroup_conf, controller_extra_conf, gres_conf, nodeset_extra_conf
 from ..renderers.sssd import SSSD_CA_DIR, SssdSettings, render_sssd_conf
 from ..versions import Charts, Images
@@ -179,9 +179,12 @@ class Slurm(pulumi.ComponentResource):
             {
                 "crds": {"enabled": False},
                 # The chart renders no securityContext unless given one: its namespace enforces `restricted`.
-                "operator": {"resources": container_resources("100m", "128Mi", "512Mi"), **restricted_chart_security()},
+                "operator": {
+                    "resources": container_resources("100m", "128Mi", "512Mi"),
+                    **pod_security.restricted_chart_security(),
+                },
                 # The webhook's serving certificate comes from cert-manager.
-                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi"), **restricted_chart_security()},
+                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi"), **pod_security.restricted_chart_security()},
             },
             parent=self,
             depends_on=[crds],
