@@ -687,6 +687,102 @@ def test_every_rule_has_a_unit_test() -> None:
         assert rule.name in tested, f"no unit test named test_{rule.name.replace('-', '_')}"
 
 
+# --- admission (policies/rules/admission_rules.py; the checks themselves: tests/test_admission_*.py) ---
+
+from policies.rules import admission_rules  # noqa: E402
+
+RESTRICTED_NS = {
+    **LABELS,
+    "pod-security.kubernetes.io/enforce": "restricted",
+    "pod-security.kubernetes.io/enforce-version": "v1.33",
+}
+
+
+def _deployment(security: dict[str, Any] | None) -> ResourceView:
+    container: dict[str, Any] = {"name": "manager", "image": "x:1"}
+    if security is not None:
+        container["securityContext"] = security
+    template = {"metadata": {"labels": {"app": "op"}}, "spec": {"containers": [container]}}
+    return k8s("Deployment", "op", "ops", api="apps/v1", spec={"template": template})
+
+
+def test_pod_security_admission() -> None:
+    rule = admission_rules.POD_SECURITY_ADMISSION
+    namespace = k8s("Namespace", "ops", labels=RESTRICTED_NS)
+    bare = _deployment(None)
+    [violation] = rule(stack(namespace, bare))
+    assert violation.urn == bare.urn
+    assert 'violates PodSecurity "restricted:v1.33": allowPrivilegeEscalation != false' in violation.message
+    restricted = {
+        "allowPrivilegeEscalation": False,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert rule(stack(namespace, _deployment(restricted))) == []
+    assert rule(stack(k8s("Namespace", "ops"), bare)) == []  # no enforce label: privileged
+    exempt = rule.config.from_config({"exempt": [{"namespace": "ops", "kind": "Deployment", "name": "op"}]})
+    assert rule(stack(namespace, bare), exempt) == []
+    # During a preview a securityContext that is not known yet is not judged.
+    unknown = _deployment({"allowPrivilegeEscalation": UNKNOWN_STRING})
+    assert rule(stack(namespace, unknown)) == []
+
+
+def test_argocd_appproject_admission() -> None:
+    rule = admission_rules.ARGOCD_APPPROJECT_ADMISSION
+    project = k8s(
+        "AppProject",
+        "p",
+        "argocd",
+        api="argoproj.io/v1alpha1",
+        spec={
+            "sourceRepos": ["https://charts.example"],
+            "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "apps"}],
+            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+        },
+    )
+    app = application({"repoURL": "https://charts.example", "chart": "c", "targetRevision": "1.0.0"})
+    assert rule(stack(project, app)) == []
+    child = k8s("Role", "r", "devops", api="rbac.authorization.k8s.io/v1")
+    child = ResourceView(child.type, child.name, child.urn, child.props, parent=app.urn)
+    [violation] = rule(stack(project, app, child))
+    assert "namespace devops is not permitted in project 'p'" in violation.message and violation.urn == app.urn
+    other = application({"repoURL": "https://elsewhere.example", "chart": "c", "targetRevision": "1.0.0"})
+    assert "is not permitted in project 'p'" in rule(stack(project, other))[0].message
+
+
+def test_apiserver_reachability() -> None:
+    rule = admission_rules.APISERVER_REACHABILITY
+    deny = k8s(
+        "NetworkPolicy",
+        "default-deny",
+        "ops",
+        api="networking.k8s.io/v1",
+        spec={"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
+    )
+    workload = _deployment({})
+    service = k8s("Service", "hook", "ops", spec={"selector": {"app": "op"}, "ports": [{"port": 443, "targetPort": 9443}]})
+    hook = k8s(
+        "ValidatingWebhookConfiguration",
+        "hook",
+        api="admissionregistration.k8s.io/v1",
+        webhooks=[{"name": "v.example", "clientConfig": {"service": {"namespace": "ops", "name": "hook"}}}],
+    )
+    [violation] = rule(stack(deny, workload, service, hook))
+    assert violation.urn == hook.urn and "9443" in violation.message
+    allow = k8s(
+        "NetworkPolicy",
+        "allow-webhook",
+        "ops",
+        api="networking.k8s.io/v1",
+        spec={"podSelector": {}, "ingress": [{"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"port": 9443}]}]},
+    )
+    assert rule(stack(deny, allow, workload, service, hook)) == []
+    assert rule(stack(deny, hook)) == []  # backends unknown: skipped unless requireKnownBackends
+    strict = rule.config.from_config({"requireKnownBackends": True})
+    assert rule(stack(deny, hook), strict)
+
+
 # --- policy config files -----------------------------------------------------------------------------
 
 
@@ -814,99 +910,3 @@ def test_pulumi_policy_servicer_sees_markers_through_the_shim() -> None:
     assert len(diagnostics) == 1 and "stringData.a" in diagnostics[0].message
     diagnostics = analyze(security.SECRETS_NOT_PLAINTEXT, secret_props, "kubernetes:core/v1:Secret")
     assert len(diagnostics) == 1 and "can't run policy" in diagnostics[0].message
-
-
-# --- admission (policies/rules/admission_rules.py; the checks themselves: tests/test_admission_*.py) ---
-
-from policies.rules import admission_rules  # noqa: E402
-
-RESTRICTED_NS = {
-    **LABELS,
-    "pod-security.kubernetes.io/enforce": "restricted",
-    "pod-security.kubernetes.io/enforce-version": "v1.33",
-}
-
-
-def _deployment(security: dict[str, Any] | None) -> ResourceView:
-    container: dict[str, Any] = {"name": "manager", "image": "x:1"}
-    if security is not None:
-        container["securityContext"] = security
-    template = {"metadata": {"labels": {"app": "op"}}, "spec": {"containers": [container]}}
-    return k8s("Deployment", "op", "ops", api="apps/v1", spec={"template": template})
-
-
-def test_pod_security_admission() -> None:
-    rule = admission_rules.POD_SECURITY_ADMISSION
-    namespace = k8s("Namespace", "ops", labels=RESTRICTED_NS)
-    bare = _deployment(None)
-    [violation] = rule(stack(namespace, bare))
-    assert violation.urn == bare.urn
-    assert 'violates PodSecurity "restricted:v1.33": allowPrivilegeEscalation != false' in violation.message
-    restricted = {
-        "allowPrivilegeEscalation": False,
-        "runAsNonRoot": True,
-        "capabilities": {"drop": ["ALL"]},
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
-    assert rule(stack(namespace, _deployment(restricted))) == []
-    assert rule(stack(k8s("Namespace", "ops"), bare)) == []  # no enforce label: privileged
-    exempt = rule.config.from_config({"exempt": [{"namespace": "ops", "kind": "Deployment", "name": "op"}]})
-    assert rule(stack(namespace, bare), exempt) == []
-    # During a preview a securityContext that is not known yet is not judged.
-    unknown = _deployment({"allowPrivilegeEscalation": UNKNOWN_STRING})
-    assert rule(stack(namespace, unknown)) == []
-
-
-def test_argocd_appproject_admission() -> None:
-    rule = admission_rules.ARGOCD_APPPROJECT_ADMISSION
-    project = k8s(
-        "AppProject",
-        "p",
-        "argocd",
-        api="argoproj.io/v1alpha1",
-        spec={
-            "sourceRepos": ["https://charts.example"],
-            "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "apps"}],
-            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
-        },
-    )
-    app = application({"repoURL": "https://charts.example", "chart": "c", "targetRevision": "1.0.0"})
-    assert rule(stack(project, app)) == []
-    child = k8s("Role", "r", "devops", api="rbac.authorization.k8s.io/v1")
-    child = ResourceView(child.type, child.name, child.urn, child.props, parent=app.urn)
-    [violation] = rule(stack(project, app, child))
-    assert "namespace devops is not permitted in project 'p'" in violation.message and violation.urn == app.urn
-    other = application({"repoURL": "https://elsewhere.example", "chart": "c", "targetRevision": "1.0.0"})
-    assert "is not permitted in project 'p'" in rule(stack(project, other))[0].message
-
-
-def test_apiserver_reachability() -> None:
-    rule = admission_rules.APISERVER_REACHABILITY
-    deny = k8s(
-        "NetworkPolicy",
-        "default-deny",
-        "ops",
-        api="networking.k8s.io/v1",
-        spec={"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
-    )
-    workload = _deployment({})
-    service = k8s("Service", "hook", "ops", spec={"selector": {"app": "op"}, "ports": [{"port": 443, "targetPort": 9443}]})
-    hook = k8s(
-        "ValidatingWebhookConfiguration",
-        "hook",
-        api="admissionregistration.k8s.io/v1",
-        webhooks=[{"name": "v.example", "clientConfig": {"service": {"namespace": "ops", "name": "hook"}}}],
-    )
-    [violation] = rule(stack(deny, workload, service, hook))
-    assert violation.urn == hook.urn and "9443" in violation.message
-    allow = k8s(
-        "NetworkPolicy",
-        "allow-webhook",
-        "ops",
-        api="networking.k8s.io/v1",
-        spec={"podSelector": {}, "ingress": [{"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"port": 9443}]}]},
-    )
-    assert rule(stack(deny, allow, workload, service, hook)) == []
-    assert rule(stack(deny, hook)) == []  # backends unknown: skipped unless requireKnownBackends
-    strict = rule.config.from_config({"requireKnownBackends": True})
-    assert rule(stack(deny, hook), strict)
