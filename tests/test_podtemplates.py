@@ -112,3 +112,35 @@ def test_warn_level_stricter_than_enforce_reports_warnings() -> None:
     [verdict] = pod_security_verdicts([ns, pod])
     assert verdict.admitted and verdict.warn_policy is not None and verdict.warn_policy.level == "restricted"
     assert "allowPrivilegeEscalation" in [w.check for w in verdict.warnings]
+
+
+def test_workflow_templates_make_one_pod_per_container_template() -> None:
+    workflow = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "WorkflowTemplate",
+        "metadata": {"name": "build", "namespace": "devops"},
+        "spec": {
+            "volumes": [{"name": "sw", "persistentVolumeClaim": {"claimName": "sw"}}],
+            "templates": [
+                {"name": "pipeline", "dag": {"tasks": []}},
+                {"name": "compile", "container": {"image": "gcc:14", "securityContext": {"privileged": True}}},
+                {"name": "test", "script": {"image": "python:3.13", "source": "print(1)"}},
+            ],
+        },
+    }
+    templates = pod_templates(workflow)
+    assert [t.path for t in templates] == ["spec.templates[compile]", "spec.templates[test]"]
+    assert templates[0].spec["volumes"][0]["name"] == "sw"
+    verdicts = pod_security_verdicts([namespace_named("devops", "baseline"), workflow])
+    assert [(v.template.path, [f.check for f in v.failures]) for v in verdicts] == [
+        ("spec.templates[compile]", ["privileged"]),
+        ("spec.templates[test]", []),
+    ]
+
+
+def namespace_named(name: str, level: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {"pod-security.kubernetes.io/enforce": level}},
+    }

@@ -10,6 +10,8 @@ PodTemplate) and the custom resources that an operator turns into pods:
   `x-kubernetes-preserve-unknown-fields`) and one `corev1.Container` per role (`spec.slurmd`,
   `spec.slurmctld`, ...) that the operator merges into the template's container of the same name.
 - Kueue AppWrapper (`workload.codeflare.dev`): each `spec.components[].template` is a whole object.
+- Argo Workflows (`argoproj.io`): Workflow, WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow,
+  one pod per container template.
 - mariadb-operator MariaDB (`k8s.mariadb.com`): `spec.podSecurityContext`, `spec.securityContext`
   (the mariadb container), `spec.initContainers`, `spec.sidecarContainers`, `spec.volumes`,
   `spec.podMetadata.labels`.
@@ -64,6 +66,8 @@ def merge_over(base: Any, patch: Any) -> Any:
 
 
 MARIADB_GROUP = "k8s.mariadb.com"
+ARGO_GROUP = "argoproj.io"
+WORKFLOW_KINDS = frozenset({"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"})
 APPWRAPPER_GROUP = "workload.codeflare.dev"
 
 
@@ -202,6 +206,45 @@ def _mariadb(obj: Mapping[str, Any], namespace: str) -> PodTemplate:
     )
 
 
+def _workflow(obj: Mapping[str, Any], namespace: str) -> list[PodTemplate]:
+    """Argo Workflows (CRDs in ../shared/crds/argo-workflows-4.0.6): the controller makes one pod per
+    `container`/`script`/`containerSet` template, from the workflow's pod-level fields (`securityContext`,
+    `hostNetwork`, `volumes`, `podMetadata`) and the template's (`securityContext`, `volumes`,
+    `metadata`, `initContainers`, `sidecars`). The executor's own `init`/`wait` containers are injected
+    by the controller from its configuration (not in the object) and are not judged here."""
+    spec = mapping(obj.get("spec"))
+    prefix = "spec"
+    if kind_of(obj) == "CronWorkflow":
+        spec, prefix = mapping(spec.get("workflowSpec")), "spec.workflowSpec"
+    pod_meta = mapping(spec.get("podMetadata"))
+    found: list[PodTemplate] = []
+    for index, template in enumerate(items(spec.get("templates"))):
+        body = mapping(template)
+        where = f"{prefix}.templates[{text(body.get('name')) or index}]"
+        containers: list[Container] = []
+        for position, item in enumerate(items(body.get("initContainers"))):
+            containers.append(Container(f"{where}.initContainers[{position}]", mapping(item), "initContainers"))
+        for key in ("container", "script"):
+            if isinstance(body.get(key), Mapping):
+                containers.append(Container(f"{where}.{key}", {"name": "main", **mapping(body.get(key))}))
+        for position, item in enumerate(items(get(body, "containerSet", "containers"))):
+            containers.append(Container(f"{where}.containerSet.containers[{position}]", mapping(item)))
+        for position, item in enumerate(items(body.get("sidecars"))):
+            containers.append(Container(f"{where}.sidecars[{position}]", mapping(item)))
+        if not any(c.kind == "containers" for c in containers):
+            continue  # steps, dag, resource, suspend, http: no pod of its own
+        pod_spec: dict[str, Any] = {key: spec[key] for key in ("hostNetwork", "securityContext", "volumes") if key in spec}
+        if isinstance(body.get("securityContext"), Mapping):
+            pod_spec["securityContext"] = body["securityContext"]
+        if body.get("volumes"):
+            pod_spec["volumes"] = [*items(pod_spec.get("volumes")), *items(body.get("volumes"))]
+        metadata = mapping(body.get("metadata"))
+        labels = {**_str_map(pod_meta.get("labels")), **_str_map(metadata.get("labels"))}
+        annotations = {**_str_map(pod_meta.get("annotations")), **_str_map(metadata.get("annotations"))}
+        found.append(PodTemplate(obj, where, namespace, labels, annotations, pod_spec, tuple(containers)))
+    return found
+
+
 def pod_templates(obj: Mapping[str, Any]) -> list[PodTemplate]:
     """Every pod (template) that `obj` makes, nested objects (AppWrapper components) included."""
     kind, group = kind_of(obj), group_of(obj)
@@ -232,6 +275,8 @@ def pod_templates(obj: Mapping[str, Any]) -> list[PodTemplate]:
         return [_slinky(obj, namespace)]
     if group == MARIADB_GROUP and kind == "MariaDB":
         return [_mariadb(obj, namespace)]
+    if group == ARGO_GROUP and kind in WORKFLOW_KINDS:
+        return _workflow(obj, namespace)
     if group == APPWRAPPER_GROUP and kind == "AppWrapper":
         found: list[PodTemplate] = []
         for index, component in enumerate(items(spec.get("components"))):
