@@ -129,11 +129,25 @@ def attribute(
     return synced, applied
 
 
-def run_admission(stack: RecordedStack, args: argparse.Namespace) -> int:
+def rendered_objects(documents: Sequence[tuple[str, dict[str, Any]]]) -> list[FileObject]:
+    """Charts rendered in process, as (relative path, object) in the `charts/<release>/...` layout that
+    `offline render --render-charts` writes."""
+    found: list[FileObject] = []
+    for relative, document in documents:
+        parts = Path(relative).parts
+        if len(parts) >= 3 and parts[0] == "charts":
+            found.append(FileObject(document, parts[1], parts[2] == "hooks"))
+    return found
+
+
+def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequence[tuple[str, dict[str, Any]]] = ()) -> int:
+    """The report for `stack`, plus `--objects DIR` and `rendered` (charts rendered in process)."""
     objects, synced = stack_objects(stack)
-    if args.objects:
+    files = [*read_objects(args.objects)] if getattr(args, "objects", None) else []
+    files += rendered_objects(rendered)
+    if files:
         applications = [o for o in objects if kind_of(o) == "Application" and group_of(o) == "argoproj.io"]
-        found, applied = attribute(applications, read_objects(args.objects))
+        found, applied = attribute(applications, files)
         for key, documents in found.items():
             synced.setdefault(key, []).extend(documents)
         objects = [*objects, *applied]

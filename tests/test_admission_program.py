@@ -344,6 +344,11 @@ def test_rendered_files_are_attributed_to_their_application(tmp_path: Path) -> N
     synced, applied = attribute([app], read_objects(rendered))
     assert sorted((kind_of(o), namespace_of(o)) for o in synced["argocd/wf"]) == [("Job", "argo"), ("Role", "devops")]
     assert "ConfigMap" not in [kind_of(o) for o in applied]
+    # The same layout handed over in process.
+    from offline.admission import rendered_objects
+
+    in_process = rendered_objects([("charts/argo-workflows/devops/Role-r.yaml", LANE_OBJECTS[1]), ("other/x.yaml", other)])
+    assert [(f.release, f.hook, kind_of(f.document)) for f in in_process] == [("argo-workflows", False, "Role")]
     # A hook of a chart that no Application delivers is not applied (helm.v4.Chart drops hooks).
     synced, applied = attribute([], read_objects(rendered))
     assert synced == {} and [kind_of(o) for o in applied] == ["Role"]
