@@ -19,9 +19,9 @@ from typing import Any
 
 import yaml
 
+from policies.rules.access import get, text
 from policies.rules.admission import admission_report, application_key
 from policies.rules.admission_argocd import is_namespaced
-from policies.rules.common import get, text
 from policies.rules.podtemplates import group_of, kind_of, namespace_of
 
 from .engine import RecordedStack

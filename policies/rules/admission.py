@@ -16,7 +16,7 @@ from typing import Any
 
 from . import admission_argocd as argocd
 from . import admission_pss as pss
-from .common import get, text
+from .access import get, text
 from .netpol import API_SERVER, CallVerdict, Host, judge_api_server_calls
 from .podtemplates import PodTemplate, display, group_of, kind_of, name_of, namespace_of, pod_templates
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .common import get, items, mapping, text
+from .access import get, items, mapping, text
 from .podtemplates import display, group_of, kind_of, name_of, namespace_of
 
 IN_CLUSTER_SERVER = "https://kubernetes.default.svc"

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .common import get, items, mapping, text
+from .access import get, items, mapping, text
 
 KUBERNETES_VERSION = (1, 33)
 LEVELS = ("privileged", "baseline", "restricted")

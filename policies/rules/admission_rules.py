@@ -22,20 +22,13 @@ from typing import Any
 
 from . import admission
 from . import admission_pss as pss
-from .common import (
-    ObjectSelector,
-    ResourceView,
-    RuleConfig,
-    StackRule,
-    StackView,
-    Unknown,
-    Violation,
-    glob,
-    knob,
-    selector_list_knob,
-)
+from .access import glob
+from .knobs import ObjectSelector, RuleConfig, knob, selector_list_knob
 from .netpol import API_SERVER, Host
 from .podtemplates import kind_of, name_of, namespace_of
+from .rule import StackRule
+from .view import ResourceView, StackView, Violation
+from .wire import Unknown
 
 
 def stack_objects(stack: StackView) -> tuple[list[Mapping[str, Any]], dict[int, ResourceView]]:

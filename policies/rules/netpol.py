@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .common import as_int, get, items, mapping, text
+from .access import as_int, get, items, mapping, text
 from .podtemplates import PodTemplate, group_of, kind_of, name_of, namespace_of, pod_templates
 
 NAME_LABEL = "kubernetes.io/metadata.name"

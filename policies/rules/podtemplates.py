@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .common import get, items, mapping, text
+from .access import get, items, mapping, text
 
 _TEMPLATE_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController"})
 SLINKY_GROUP = "slinky.slurm.net"
