@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         "admission", help="per-object verdicts of Pod Security, Argo CD AppProjects and API server reachability"
     )
     _add_stack_arguments(admission)
+    _add_preview_argument(admission)
     admission.add_argument("--objects", type=Path, help="also judge the objects in the YAML files under DIR (rendered charts)")
     policy = commands.add_parser(
         "policy-config", help="print the policy configuration file that the stack's hpcforge:environmentKind selects"
