@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from policies.rules.access import get, text
+from policies.rules.access import get, mapping, text
 from policies.rules.admission import admission_report, application_key
 from policies.rules.admission_argocd import is_namespaced
 from policies.rules.podtemplates import group_of, kind_of, namespace_of
@@ -104,7 +104,7 @@ def attribute(
     applied: list[dict[str, Any]] = []
     for item in files:
         obj = item.document
-        labels = get(obj, "metadata", "labels") or {}
+        labels = mapping(get(obj, "metadata", "labels"))
         owner = next(
             (
                 app
@@ -123,7 +123,7 @@ def attribute(
         destination = text(get(owner, "spec", "destination", "namespace")) or ""
         placed = obj
         if is_namespaced(group_of(obj), kind_of(obj)) and not namespace_of(obj):
-            placed = {**obj, "metadata": {**(obj.get("metadata") or {}), "namespace": destination}}
+            placed = {**obj, "metadata": {**mapping(obj.get("metadata")), "namespace": destination}}
         synced.setdefault(application_key(owner), []).append(placed)
         applied.append(placed)
     return synced, applied

@@ -144,3 +144,19 @@ def namespace_named(name: str, level: str) -> dict[str, Any]:
         "kind": "Namespace",
         "metadata": {"name": name, "labels": {"pod-security.kubernetes.io/enforce": level}},
     }
+
+
+def test_pods_of_a_namespace_with_unknown_labels_are_not_judged() -> None:
+    from policies.rules.wire import Unknown
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "slurm"},
+        "spec": {"containers": [{"name": "c"}]},
+    }
+    unknown = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "slurm", "labels": Unknown()}}
+    assert pod_security_verdicts([unknown, pod]) == []
+    level = {"pod-security.kubernetes.io/enforce": Unknown()}
+    assert pod_security_verdicts([{**unknown, "metadata": {"name": "slurm", "labels": level}}, pod]) == []
+    assert len(pod_security_verdicts([namespace("restricted"), pod])) == 1

@@ -681,6 +681,8 @@ def test_every_rule_has_a_unit_test() -> None:
 
 from policies.rules import admission_rules  # noqa: E402
 
+UNKNOWN_SPEC: Any = UNKNOWN_STRING
+"""A whole spec not known during a preview."""
 RESTRICTED_NS = {
     **LABELS,
     "pod-security.kubernetes.io/enforce": "restricted",
@@ -737,6 +739,8 @@ def test_argocd_appproject_admission() -> None:
     child = ResourceView(child.type, child.name, child.urn, child.props, parent=app.urn)
     [violation] = rule(stack(project, app, child))
     assert "namespace devops is not permitted in project 'p'" in violation.message and violation.urn == app.urn
+    unknown_project = k8s("AppProject", "p", "argocd", api="argoproj.io/v1alpha1", spec=UNKNOWN_SPEC)
+    assert rule(stack(unknown_project, app, child)) == []  # preview: the project is not known yet
     other = application({"repoURL": "https://elsewhere.example", "chart": "c", "targetRevision": "1.0.0"})
     assert "is not permitted in project 'p'" in rule(stack(project, other))[0].message
 
@@ -768,6 +772,9 @@ def test_apiserver_reachability() -> None:
         spec={"podSelector": {}, "ingress": [{"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"port": 9443}]}]},
     )
     assert rule(stack(deny, allow, workload, service, hook)) == []
+    # During a preview a NetworkPolicy not known yet leaves its namespace unjudged.
+    unknown_policy = k8s("NetworkPolicy", "later", "ops", api="networking.k8s.io/v1", spec=UNKNOWN_SPEC)
+    assert rule(stack(deny, unknown_policy, workload, service, hook)) == []
     assert rule(stack(deny, hook)) == []  # backends unknown: skipped unless requireKnownBackends
     strict = rule.config.from_config({"requireKnownBackends": True})
     assert rule(stack(deny, hook), strict)

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import admission_argocd as argocd
 from . import admission_pss as pss
-from .access import get, text
+from .access import get, items, mapping, text
 from .netpol import API_SERVER, CallVerdict, Host, judge_api_server_calls
 from .podtemplates import PodTemplate, display, group_of, kind_of, name_of, namespace_of, pod_templates
 
@@ -24,24 +24,35 @@ ARGOCD_NAMESPACE = "argocd"
 ARGO_GROUP = "argoproj.io"
 
 
-def namespace_labels(objects: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def namespace_labels(objects: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any] | None]:
     """Labels per namespace, from Namespace objects (and patches of them, merged in order), and for a
     namespace no object creates, from the `managedNamespaceMetadata` of the Argo CD Application that
-    creates it (`CreateNamespace=true`)."""
-    labels: dict[str, dict[str, Any]] = {}
+    creates it (`CreateNamespace=true`). None: labels not known (a preview value), so its pods cannot
+    be judged."""
+    labels: dict[str, dict[str, Any] | None] = {}
     managed: dict[str, dict[str, Any]] = {}
     for obj in objects:
         if group_of(obj) == "" and kind_of(obj) == "Namespace":
-            labels.setdefault(name_of(obj), {}).update(dict(get(obj, "metadata", "labels") or {}))
+            found = get(obj, "metadata", "labels")
+            known = labels.setdefault(name_of(obj), {})
+            if found is not None and not isinstance(found, Mapping):
+                labels[name_of(obj)] = None
+            elif known is not None:
+                known.update(mapping(found))
         elif group_of(obj) == ARGO_GROUP and kind_of(obj) == "Application":
-            options = get(obj, "spec", "syncPolicy", "syncOptions") or []
+            options = items(get(obj, "spec", "syncPolicy", "syncOptions"))
             destination = text(get(obj, "spec", "destination", "namespace"))
             if destination and "CreateNamespace=true" in options:
-                metadata = get(obj, "spec", "syncPolicy", "managedNamespaceMetadata", "labels") or {}
-                managed.setdefault(destination, {}).update(dict(metadata))
+                metadata = mapping(get(obj, "spec", "syncPolicy", "managedNamespaceMetadata", "labels"))
+                managed.setdefault(destination, {}).update(metadata)
     for namespace, found in managed.items():
         labels.setdefault(namespace, found)
     return labels
+
+
+def _known_policy_labels(labels: Mapping[str, Any]) -> bool:
+    """Whether every pod-security label holds a known value."""
+    return all(isinstance(v, str) for k, v in labels.items() if str(k).startswith(pss.LABEL_PREFIX))
 
 
 # --- Pod Security ---------------------------------------------------------------------------------
@@ -82,12 +93,15 @@ def _pod_spec(template: PodTemplate) -> dict[str, Any]:
 def pod_security_verdicts(
     objects: Sequence[Mapping[str, Any]], cluster_version: pss.Version = pss.KUBERNETES_VERSION
 ) -> list[PodVerdict]:
-    """Every pod template of `objects`, judged at its namespace's `enforce` level and version."""
+    """Every pod template of `objects`, judged at its namespace's `enforce` level and version (pods of
+    a namespace whose labels are not known yet are left out)."""
     labels = namespace_labels(objects)
     verdicts: list[PodVerdict] = []
     for obj in objects:
         for template in pod_templates(obj):
             namespace = labels.get(template.namespace, {})
+            if namespace is None or not _known_policy_labels(namespace):
+                continue  # the namespace's level is not known during a preview: not judged
             policy = pss.NamespacePolicy.from_labels(namespace, cluster_version)
             meta, spec = _pod_meta(template), _pod_spec(template)
             failures = pss.evaluate_pod(meta, spec, policy.level, policy.version)

@@ -139,10 +139,13 @@ def synced_objects(stack: StackView) -> dict[str, list[Mapping[str, Any]]]:
 
 def check_argocd_appproject_admission(stack: StackView, config: AppProjectAdmissionConfig) -> list[Violation]:
     objects, origin = stack_objects(stack)
+    unknown_projects = {name_of(o) for o in objects if kind_of(o) == "AppProject" and has_unknown(o.get("spec"))}
     violations: list[Violation] = []
     for verdict in admission.appproject_verdicts(objects, synced_objects(stack)):
         if verdict.permitted or _selected(config.exempt, verdict.application):
             continue
+        if verdict.project in unknown_projects:
+            continue  # during a preview: decided once the project's values are known
         if has_unknown(verdict.application.get("spec")):
             continue  # during a preview: decided once the values are known
         resource = origin.get(id(verdict.application))
@@ -188,9 +191,13 @@ class ReachabilityConfig(RuleConfig):
 def check_apiserver_reachability(stack: StackView, config: ReachabilityConfig) -> list[Violation]:
     objects, origin = stack_objects(stack)
     source = Host(API_SERVER.name, config.api_server_address or None)
+    # A NetworkPolicy not known yet (preview) could select anything: its namespace is not judged.
+    unknown = {namespace_of(o) for o in objects if kind_of(o) == "NetworkPolicy" and has_unknown(o.get("spec"))}
     violations: list[Violation] = []
     for verdict in admission.reachability_verdicts(objects, source):
         if verdict.reachable is True or (verdict.reachable is None and not config.require_known_backends):
+            continue
+        if verdict.call.namespace in unknown:
             continue
         call = verdict.call
         resource = origin.get(id(call.caller))
