@@ -3,6 +3,7 @@
     python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
     python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline admission --stack prod [--config FILE] [--preview] [--objects DIR]
     python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     python -m offline migrate-inventory --stack prod [--config FILE]
     python -m offline urns    [--stack dev --stack prod] [--update]
@@ -11,8 +12,8 @@
 create a resource (generated passwords and keys, command output, object status, ids) is unknown, so
 whatever the program builds from it is unknown too (printed and rendered as `<unknown>`).
 
-Exit codes: 0 success; 1 mandatory policy violations (check) or a URN removed without an alias (urns);
-2 invalid configuration or usage.
+Exit codes: 0 success; 1 mandatory policy violations (check), anything refused (admission) or a URN
+removed without an alias (urns); 2 invalid configuration or usage.
 """
 
 from __future__ import annotations
@@ -75,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="policy config JSON for the pack at the same position (repeatable)",
     )
+
+    admission = commands.add_parser(
+        "admission", help="per-object verdicts of Pod Security, Argo CD AppProjects and API server reachability"
+    )
+    _add_stack_arguments(admission)
+    _add_preview_argument(admission)
+    admission.add_argument("--objects", type=Path, help="also judge the objects in the YAML files under DIR (rendered charts)")
     policy = commands.add_parser(
         "policy-config", help="print the policy configuration file that the stack's hpcforge:environmentKind selects"
     )
@@ -205,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"\nwrote {len(stack.resources)} resources to {args.json}")
         return EXIT_OK
+
+    if args.command == "admission":
+        from .admission import run_admission
+
+        return run_admission(stack, args)
 
     if args.command == "render":
         paths = write_render(stack, args.out)

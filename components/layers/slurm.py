@@ -16,6 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .. import pod_security
 from ..charts import ChartDeployer, ChartUse
 from ..config.slurm import NodeSetConfig, Script, SlurmConfig
 from ..context import DeployContext, Stateful
@@ -177,9 +178,13 @@ class Slurm(pulumi.ComponentResource):
             OPERATOR_NAMESPACE,
             {
                 "crds": {"enabled": False},
-                "operator": {"resources": container_resources("100m", "128Mi", "512Mi")},
+                # The chart renders no securityContext unless given one: its namespace enforces `restricted`.
+                "operator": {
+                    "resources": container_resources("100m", "128Mi", "512Mi"),
+                    **pod_security.restricted_chart_security(),
+                },
                 # The webhook's serving certificate comes from cert-manager.
-                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi")},
+                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi"), **pod_security.restricted_chart_security()},
             },
             parent=self,
             depends_on=[crds],
