@@ -22,6 +22,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .chart_hooks import with_hooks_off
 from .context import DeployContext
 from .versions import ChartPin
 
@@ -142,6 +143,8 @@ class ChartDeployer:
                 f"chart release {release!r} ({pin.chart} {pin.version}) in namespace {namespace!r} was not planned; "
                 "add it to the layer's CHARTS so the AppProject allows it"
             )
+        # Hooks that helm.v4.Chart would drop are switched off here, for every chart (chart_hooks.py).
+        values = with_hooks_off(pin, values)
         if self.mode == "argocd":
             return self._application(use, values, parent, depends_on, ignore_differences, component)
         return self._chart(use, values, parent, depends_on)

@@ -1,8 +1,12 @@
 """Command line of the offline runner.
 
     python -m offline preview --stack dev [--config FILE] [--json OUT.json]
-    python -m offline render  --stack prod [--config FILE] --out DIR
+    python -m offline render  --stack prod [--config FILE] --out DIR [--render-charts [--charts-from DIR] [--pull-charts]]
     python -m offline check   --stack prod [--config FILE] --policy-pack DIR [--policy-pack-config FILE] ...
+                              [--render-charts [--charts-from DIR] [--pull-charts]]
+
+With --render-charts, every chart the stack deploys is rendered like helm.v4.Chart renders it
+(offline/charts.py; charts from --charts-from DIR or $HPCFORGE_CHARTS, `<chart>-<version>/`).
 
 Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
 """
@@ -15,9 +19,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from .chart_objects import chart_documents
+from .charts import ChartRenderError, RenderReport, render_stack
 from .engine import ProgramConfigError, RecordedStack, run_program
 from .render import resource_tree, write_render
-from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
+from .stackfile import PROJECT_ROOT, StackFile, StackFileError, read_stack_file, stack_path
 
 EXIT_OK = 0
 EXIT_POLICY = 1
@@ -27,6 +33,40 @@ EXIT_CONFIG = 2
 def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--config", type=Path, help="read this stack file instead of Pulumi.<stack>.yaml")
+
+
+def add_chart_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--render-charts",
+        action="store_true",
+        help="render every chart like helm.v4.Chart (render: write the objects; check: send them to the packs)",
+    )
+    parser.add_argument(
+        "--charts-from",
+        type=Path,
+        help="directory of unpacked charts, <chart>-<version>/ (default: $HPCFORGE_CHARTS)",
+    )
+    parser.add_argument(
+        "--pull-charts",
+        action="store_true",
+        help="download charts missing from --charts-from from their repositories into the cache ($HPCFORGE_CHARTS_CACHE)",
+    )
+
+
+def render_charts(args: argparse.Namespace, stack: RecordedStack) -> RenderReport | None:
+    """The stack's charts rendered (None without --render-charts); ChartRenderError on any problem."""
+    if not getattr(args, "render_charts", False):
+        return None
+    from .chart_source import ChartSource
+    from .charts import kubernetes_version
+
+    source = ChartSource.from_environment(args.charts_from, pull=args.pull_charts)
+    report = render_stack(stack, source, kubernetes_version(stack_file_of(args)))
+    for release, objects, crds, hooks in report.counts():
+        print(f"rendered chart {release}: {objects} objects, {crds} CRDs, {hooks} hooks", file=sys.stderr)
+    if report.errors:
+        raise ChartRenderError(report.errors)
+    return report
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     render = commands.add_parser("render", help="write every Kubernetes object and chart as YAML")
     _add_stack_arguments(render)
     render.add_argument("--out", type=Path, required=True, help="output directory")
+    add_chart_arguments(render)
 
     check = commands.add_parser("check", help="run policy packs over the gRPC Analyzer protocol")
     _add_stack_arguments(check)
@@ -55,13 +96,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="policy config JSON for the pack at the same position (repeatable)",
     )
+    add_chart_arguments(check)
     return parser
 
 
-def load_stack(args: argparse.Namespace) -> RecordedStack:
+def stack_file_of(args: argparse.Namespace) -> StackFile:
     path = args.config if args.config else stack_path(args.stack)
-    stack = read_stack_file(path, name=args.stack)
-    return run_program(stack, PROJECT_ROOT)
+    return read_stack_file(path, name=args.stack)
+
+
+def load_stack(args: argparse.Namespace) -> RecordedStack:
+    return run_program(stack_file_of(args), PROJECT_ROOT)
 
 
 def _summary(stack: RecordedStack) -> str:
@@ -74,6 +119,13 @@ def _summary(stack: RecordedStack) -> str:
         f"      ({kinds['kubernetes object']} Kubernetes objects, {kinds['chart']} Helm charts, "
         f"{kinds['other'] + 1} components, providers and generated secrets)"
     )
+
+
+def _chart_error(error: ChartRenderError) -> int:
+    print("error: charts could not be rendered as helm.v4.Chart renders them:", file=sys.stderr)
+    for message in error.messages:
+        print(f"  {message}", file=sys.stderr)
+    return EXIT_CONFIG
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,7 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
 
     if args.command == "render":
-        paths = write_render(stack, args.out)
+        try:
+            report = render_charts(args, stack)
+        except ChartRenderError as error:
+            return _chart_error(error)
+        extra = chart_documents(report) if report else []
+        paths = write_render(stack, args.out, extra)
         print(f"wrote {len(paths)} files to {args.out}")
         return EXIT_OK
     return EXIT_CONFIG
