@@ -57,11 +57,12 @@ HOOKS: tuple[HookReplacement, ...] = (
 )
 
 
-def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+def merge_values(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `override` merged in, mapping by mapping (override wins)."""
     merged = dict(base)
     for key, value in override.items():
         if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _merge(merged[key], value)
+            merged[key] = merge_values(merged[key], value)
         else:
             merged[key] = value
     return merged
@@ -75,10 +76,10 @@ def hook_values(pin: ChartPin) -> dict[str, Any]:
     """The values that switch off every known hook of `pin`'s chart (empty for a chart without hooks)."""
     values: dict[str, Any] = {}
     for hook in hooks_of(pin.chart):
-        values = _merge(values, hook.values)
+        values = merge_values(values, hook.values)
     return values
 
 
 def with_hooks_off(pin: ChartPin, values: Mapping[str, Any]) -> dict[str, Any]:
     """`values` with `hook_values(pin)` merged in (the hook switches win)."""
-    return _merge(values, hook_values(pin))
+    return merge_values(values, hook_values(pin))

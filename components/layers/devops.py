@@ -52,6 +52,12 @@ def _step_template(step: PipelineStep, claim: str, read_only: bool) -> dict[str,
     }
 
 
+def workflow_role_rules() -> list[dict[str, Any]]:
+    """What a workflow pod's executor needs (argo-workflows 1.0.18 templates/controller/workflow-role.yaml:
+    report its results as WorkflowTaskResults)."""
+    return [{"apiGroups": ["argoproj.io"], "resources": ["workflowtaskresults"], "verbs": ["create", "patch"]}]
+
+
 def workflow_template_spec(config: DevOpsConfig) -> dict[str, Any]:
     """The pipeline: build (software read-write), then every test step in parallel (read-only)."""
     pipeline = config.pipeline
@@ -142,14 +148,18 @@ class DevOps(pulumi.ComponentResource):
                 # minimal CRDs, which Helm (and helm.v4.Chart) install as ordinary objects.
                 "crds": {"install": True, "full": False, "keep": True},
                 "images": {"pullPolicy": "IfNotPresent"},
-                "controller": {"workflowNamespaces": [ns], "resources": container_resources("100m", "256Mi", "1Gi")},
-                "workflow": {"serviceAccount": {"create": True, "name": WORKFLOW_ACCOUNT}, "rbac": {"create": True}},
+                # No `controller.workflowNamespaces`: the chart would create the workflow ServiceAccount,
+                # Role and RoleBinding in the lane's namespace, which the Argo CD AppProject does not
+                # list as a destination (the sync is refused). hpcforge creates them itself below.
+                "controller": {"resources": container_resources("100m", "256Mi", "1Gi")},
+                "workflow": {"serviceAccount": {"create": False}, "rbac": {"create": False}},
                 "executor": {"resources": container_resources("10m", "64Mi", "256Mi")},
                 "server": server,
             },
             parent=self,
             depends_on=[*controller_ns.ready, *lane_ns.ready],
         )
+        self._workflow_rbac(ctx, ns, lane_ns.ready)
         software = cfg.software
         volumes: list[pulumi.Resource] = []
         for claim, mode, read_only in (("software-ro", "ReadOnlyMany", True), ("software-rw", "ReadWriteMany", False)):
@@ -194,6 +204,21 @@ class DevOps(pulumi.ComponentResource):
             objects += self._registry(ctx, args)
         self.ready = objects
         self.register_outputs({"workflowTemplate": f"{ns}/{cfg.pipeline.name}", "registry": self.registry_host})
+
+    def _workflow_rbac(self, ctx: DeployContext, ns: str, ready: Sequence[pulumi.Resource]) -> None:
+        """The workflow pods' ServiceAccount, Role and RoleBinding in the lane (what the chart would create there)."""
+        meta = ctx.meta(WORKFLOW_ACCOUNT, "devops", ns, app="argo-workflows")
+        account = k8s.core.v1.ServiceAccount(f"{ns}/{WORKFLOW_ACCOUNT}", metadata=meta, opts=ctx.opts(self, depends_on=list(ready)))
+        role = k8s.rbac.v1.Role(
+            f"{ns}/{WORKFLOW_ACCOUNT}", metadata=meta, rules=workflow_role_rules(), opts=ctx.opts(self, depends_on=list(ready))
+        )
+        k8s.rbac.v1.RoleBinding(
+            f"{ns}/{WORKFLOW_ACCOUNT}",
+            metadata=meta,
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": WORKFLOW_ACCOUNT},
+            subjects=[{"kind": "ServiceAccount", "name": WORKFLOW_ACCOUNT, "namespace": ns}],
+            opts=ctx.opts(self, depends_on=[account, role]),
+        )
 
     def _registry(self, ctx: DeployContext, args: DevOpsArgs) -> list[pulumi.Resource]:
         cfg = args.config.registry
