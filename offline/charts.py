@@ -159,8 +159,8 @@ class RenderReport:
 # --- which releases a stack declares ----------------------------------------------------------------
 
 
-def find_pin(chart: str, version: str) -> ChartPin | None:
-    for pin in Charts.all():
+def find_pin(chart: str, version: str, pins: Iterable[ChartPin] | None = None) -> ChartPin | None:
+    for pin in Charts.all() if pins is None else pins:
         if pin.chart == chart and pin.version == version:
             return pin
     return None
@@ -170,8 +170,11 @@ def _chart_name(reference: str) -> str:
     return reference.rstrip("/").rsplit("/", 1)[-1] if reference.startswith("oci://") else reference
 
 
-def chart_releases(stack: RecordedStack) -> list[ChartRelease]:
-    """Every chart release of `stack`, values with secrets redacted, in registration order."""
+def chart_releases(stack: RecordedStack, pins: Iterable[ChartPin] | None = None) -> list[ChartRelease]:
+    """Every chart release of `stack`, values with secrets redacted, in registration order.
+
+    `pins`: the charts that may be deployed (default: components/versions.py); any other is an error."""
+    pins = list(Charts.all() if pins is None else pins)
     releases: list[ChartRelease] = []
     for resource in stack.resources:
         inputs = resource.redacted_inputs()
@@ -190,7 +193,7 @@ def chart_releases(stack: RecordedStack) -> list[ChartRelease]:
             values, delivery = helm.get("valuesObject") or {}, "argocd"
         else:
             continue
-        pin = find_pin(chart, version)
+        pin = find_pin(chart, version, pins)
         if pin is None:
             raise ChartRenderError([f"{resource.urn}: chart {chart} {version} is not pinned in components/versions.py"])
         releases.append(ChartRelease(release, pin, namespace, values, delivery, resource.urn))
@@ -386,10 +389,10 @@ def render_stack(
     source: ChartSource,
     kubernetes_version: str,
     *,
-    releases: Sequence[ChartRelease] | None = None,
+    pins: Iterable[ChartPin] | None = None,
 ) -> RenderReport:
     """Render every chart release of `stack`; errors (render failures, dropped hooks) are collected."""
-    releases = list(chart_releases(stack) if releases is None else releases)
+    releases = chart_releases(stack, pins)
     errors: list[str] = []
     located: list[tuple[ChartRelease, Path]] = []
     for release in releases:

@@ -1,0 +1,284 @@
+"""The chart renderer (offline/charts.py) on the test chart under tests/charts.
+
+The test chart holds one defect per template (tests/charts/README.md); each is reported by name
+here, as far as the renderer's side goes: hooks, CRDs kept apart, every object a resource of its
+own type under the Chart, `:latest` set through values caught by the policy packs on the rendered
+Deployment. The upstream charts hpcforge deploys are rendered by the `charts` tier
+(tests/test_charts_tier.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.chart_hooks import HOOKS
+from components.versions import ChartPin
+from offline.chart_objects import chart_documents, engine_view
+from offline.chart_source import ChartSource, ChartSourceError
+from offline.charts import RenderReport, chart_releases, hook_errors, render_stack
+from offline.check import PackSpec, check_recorded_stack
+from offline.engine import RecordedStack, run_program
+from offline.stackfile import StackFile
+
+from .helpers import REPO
+
+CHARTS = REPO / "tests" / "charts"
+PROGRAM = CHARTS / "program"
+TEST_PIN = ChartPin("hpcforge-test", "0.1.0", "https://charts.example.org")
+KUBERNETES = "1.33"
+
+
+def run_test_program(values: dict[str, Any] | None = None) -> RecordedStack:
+    config = {"test:values": json.dumps(values or {})}
+    return run_program(StackFile(name="dev", path=PROGRAM / "Pulumi.dev.yaml", config=config), PROGRAM)
+
+
+def render(stack: RecordedStack, source: ChartSource | None = None) -> RenderReport:
+    return render_stack(stack, source or ChartSource(charts_from=CHARTS), KUBERNETES, pins=[TEST_PIN])
+
+
+@pytest.fixture(scope="module")
+def default_stack() -> RecordedStack:
+    return run_test_program({"hook": {"enabled": False}})
+
+
+@pytest.fixture(scope="module")
+def default_render(default_stack: RecordedStack) -> RenderReport:
+    return render(default_stack)
+
+
+def objects_by_kind(report: RenderReport) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {}
+    for document in report.charts[0].objects:
+        found.setdefault(document["kind"], []).append(document)
+    return found
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+
+
+def test_release_is_read_from_the_chart_resource(default_stack: RecordedStack) -> None:
+    [release] = chart_releases(default_stack, [TEST_PIN])
+    assert (release.release, release.namespace, release.delivery) == ("demo", "demo", "pulumi")
+    assert release.values == {"hook": {"enabled": False}}
+
+
+def test_an_unpinned_chart_is_refused(default_stack: RecordedStack) -> None:
+    with pytest.raises(Exception, match="hpcforge-test 0.1.0 is not pinned"):
+        chart_releases(default_stack, [])
+
+
+def test_crds_are_separate_from_the_templates(default_render: RenderReport) -> None:
+    chart = default_render.charts[0]
+    assert [c["metadata"]["name"] for c in chart.crds] == ["widgets.example.org"]
+    assert all(o["kind"] != "CustomResourceDefinition" for o in chart.objects)
+    assert chart.installed[0]["kind"] == "CustomResourceDefinition"
+
+
+def test_capabilities_are_the_target_kubernetes_and_installed_apis(default_render: RenderReport) -> None:
+    [config_map] = objects_by_kind(default_render)["ConfigMap"]
+    assert config_map["data"] == {
+        "kubeVersion": "v1.33.0",
+        "hasWidgets": "true",  # the chart's own CRD is installed, so its API is listed
+        "hasMonitoring": "false",  # nothing installs prometheus-operator's CRDs
+        "lookupEmpty": "true",  # a first install: lookup finds nothing
+        "isInstall": "true",
+    }
+
+
+def test_namespaced_objects_get_the_release_namespace(default_render: RenderReport) -> None:
+    kinds = objects_by_kind(default_render)
+    assert kinds["Deployment"][0]["metadata"]["namespace"] == "demo"
+    assert kinds["Role"][0]["metadata"]["namespace"] == "forbidden"  # set by the template: kept
+    assert "namespace" not in kinds["ValidatingWebhookConfiguration"][0]["metadata"]  # cluster-scoped
+
+
+def test_defect_objects_are_rendered_for_the_admission_checks(default_render: RenderReport) -> None:
+    kinds = objects_by_kind(default_render)
+    [deployment] = kinds["Deployment"]
+    assert "securityContext" not in deployment["spec"]["template"]["spec"]
+    [policy] = kinds["NetworkPolicy"]
+    assert policy["spec"]["ingress"] == [{"ports": [{"port": 8080, "protocol": "TCP"}]}]
+    [service] = kinds["Service"]
+    assert service["spec"]["ports"][0]["targetPort"] == 9443
+    webhook = kinds["ValidatingWebhookConfiguration"][0]["webhooks"][0]
+    assert webhook["clientConfig"]["service"] == {"name": "demo-webhook", "namespace": "demo", "path": "/validate"}
+
+
+# --- hooks -------------------------------------------------------------------------------------------
+
+
+def test_a_hook_that_helm_v4_chart_drops_is_an_error_naming_chart_and_hook() -> None:
+    report = render(run_test_program())
+    chart = report.charts[0]
+    assert sorted(h.kind for h in chart.hooks) == ["Job", "Pod"]
+    assert all(o["metadata"]["name"] != "demo-migrate" for o in chart.objects)
+    [error] = report.errors
+    assert "chart hpcforge-test 0.1.0 (release 'demo'" in error
+    assert "hook Job demo-migrate (pre-install,pre-upgrade; hpcforge-test/templates/hook-job.yaml)" in error
+    assert "dropped by helm.v4.Chart" in error
+
+
+def test_test_hooks_are_counted_never_errors(default_render: RenderReport) -> None:
+    chart = default_render.charts[0]
+    assert [(h.kind, h.events) for h in chart.hooks] == [("Pod", ("test",))]
+    assert default_render.errors == []
+
+
+def test_hooks_are_not_errors_when_argo_cd_delivers(default_stack: RecordedStack) -> None:
+    import dataclasses
+
+    report = render(run_test_program())
+    argocd = dataclasses.replace(report.charts[0], release=dataclasses.replace(report.charts[0].release, delivery="argocd"))
+    assert hook_errors(argocd) == []
+
+
+def test_every_known_hook_names_values_that_switch_it_off() -> None:
+    assert {h.chart for h in HOOKS} == {"argo-cd", "cert-manager", "argo-workflows"}
+    assert all(h.values and h.replaced_by for h in HOOKS)
+
+
+def test_deployed_values_switch_off_every_known_hook(dev_stack: RecordedStack) -> None:
+    def contains(values: Any, wanted: Any) -> bool:
+        if isinstance(wanted, dict):
+            return isinstance(values, dict) and all(contains(values.get(k), v) for k, v in wanted.items())
+        return bool(values == wanted)
+
+    releases = {r.pin.chart: r for r in chart_releases(dev_stack)}
+    for hook in HOOKS:
+        assert contains(releases[hook.chart].values, hook.values), hook.hook
+
+
+# --- as the engine registers them ---------------------------------------------------------------------
+
+
+def test_engine_view_registers_each_object_under_a_chart_without_inputs(
+    default_stack: RecordedStack, default_render: RenderReport
+) -> None:
+    view = engine_view(default_stack, default_render)
+    [chart] = [r for r in view.resources if r.is_chart]
+    assert chart.inputs == {} and chart.raw_inputs == {}
+    children = [r for r in view.resources if r.parent == chart.urn]
+    types = {r.type for r in children}
+    assert {
+        "kubernetes:apps/v1:Deployment",
+        "kubernetes:core/v1:Service",
+        "kubernetes:rbac.authorization.k8s.io/v1:Role",
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+        "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration",
+    } <= types
+    deployment = next(r for r in children if r.type == "kubernetes:apps/v1:Deployment")
+    assert deployment.name == "demo:demo/demo-app"
+    assert deployment.urn.endswith("kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:Deployment::demo:demo/demo-app")
+    crd = next(r for r in children if r.type.endswith(":CustomResourceDefinition"))
+    assert crd.name == "demo:widgets.example.org"
+    assert all(r.custom and not r.remote for r in children)
+    assert len(children) == len(default_render.charts[0].installed)
+
+
+def test_render_documents_put_crds_hooks_and_objects_apart() -> None:
+    report = render(run_test_program())
+    paths = dict(chart_documents(report))
+    assert "charts/demo/crds/CustomResourceDefinition-widgets.example.org.yaml" in paths
+    assert "charts/demo/hooks/Job-demo-migrate.yaml" in paths
+    assert "charts/demo/demo/Deployment-demo-app.yaml" in paths
+    assert "charts/demo/forbidden/Role-demo-reader.yaml" in paths
+
+
+@pytest.mark.policy_protocol
+def test_latest_set_through_chart_values_is_caught_on_the_rendered_deployment() -> None:
+    # Only the tag is overridden: the declared values carry no image reference, so a check of the
+    # Chart's values cannot see it; the rendered Deployment's image is `...:latest`.
+    stack = run_test_program({"hook": {"enabled": False}, "image": {"tag": "latest"}})
+    packs = [PackSpec(REPO / "policies" / "gitops-drift", REPO / "policies" / "config" / "prod.json")]
+    declared = check_recorded_stack(stack, packs)
+    assert declared.select(policy="images-pinned") == []
+    rendered = check_recorded_stack(engine_view(stack, render(stack)), packs)
+    [finding] = rendered.select(policy="images-pinned")
+    assert finding.level == "mandatory"
+    assert finding.urn.endswith("$kubernetes:apps/v1:Deployment::demo:demo/demo-app")
+    assert "registry.example.org/demo/app:latest" in finding.message
+
+
+# --- sources -----------------------------------------------------------------------------------------
+
+
+def test_a_missing_chart_names_where_it_was_looked_for(tmp_path: Path, default_stack: RecordedStack) -> None:
+    report = render(default_stack, ChartSource(charts_from=tmp_path))
+    [error] = report.errors
+    assert f"{tmp_path}/hpcforge-test-0.1.0" in error and "--pull-charts" in error
+
+
+def test_a_chart_of_another_version_is_refused(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(CHARTS / "hpcforge-test-0.1.0", tmp_path / "hpcforge-test-0.1.0")
+    chart_yaml = tmp_path / "hpcforge-test-0.1.0" / "Chart.yaml"
+    chart_yaml.write_text(chart_yaml.read_text().replace("version: 0.1.0", "version: 0.0.0"))
+    with pytest.raises(ChartSourceError, match="says chart 'hpcforge-test' version '0.0.0', expected"):
+        ChartSource(charts_from=tmp_path).locate(TEST_PIN)
+
+
+@pytest.fixture
+def chart_repository(tmp_path: Path) -> Iterator[str]:
+    """A classic Helm repository on 127.0.0.1: the packaged test chart and its index.yaml."""
+    import helm_python as helm
+
+    served = tmp_path / "repo"
+    served.mkdir()
+    helm.package(CHARTS / "hpcforge-test-0.1.0", destination=served)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.RequestHandlerClass.log_message = lambda *args: None  # type: ignore[assignment]
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    helm.repo_index_generate(served, base_url=url)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield url
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_pull_downloads_from_the_repository_into_the_cache(
+    tmp_path: Path, chart_repository: str, default_stack: RecordedStack
+) -> None:
+    pin = ChartPin("hpcforge-test", "0.1.0", chart_repository)
+    cache = tmp_path / "cache"
+    source = ChartSource(charts_from=tmp_path / "empty", cache_dir=cache, pull=True)
+    located = source.locate(pin)
+    assert located == cache / "hpcforge-test-0.1.0"
+    assert (located / "crds" / "widgets.yaml").is_file()
+    # The cache is used from then on, offline.
+    assert ChartSource(cache_dir=cache).locate(pin) == located
+    report = render_stack(default_stack, ChartSource(cache_dir=cache), KUBERNETES, pins=[TEST_PIN])
+    assert report.errors == []
+    assert {o["kind"] for o in report.charts[0].objects} >= {"Deployment", "Role", "NetworkPolicy"}
+
+
+def test_pull_of_a_version_the_repository_lacks_is_an_error(tmp_path: Path, chart_repository: str) -> None:
+    pin = ChartPin("hpcforge-test", "9.9.9", chart_repository)
+    with pytest.raises(ChartSourceError, match=r"pulling chart hpcforge-test 9\.9\.9 from http://127\.0\.0\.1"):
+        ChartSource(cache_dir=tmp_path / "cache", pull=True).locate(pin)
+
+
+def test_cli_without_charts_exits_with_the_missing_chart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from offline.cli import main
+
+    monkeypatch.setenv("HPCFORGE_CHARTS_CACHE", str(tmp_path / "cache"))
+    code = main(["render", "--stack", "dev", "--out", str(tmp_path / "out"), "--render-charts", "--charts-from", str(tmp_path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "charts could not be rendered" in err and "chart argo-cd 10.1.1" in err and "not found" in err
+
