@@ -105,16 +105,16 @@ def chart_documents(report: RenderReport) -> list[tuple[str, dict[str, Any]]]:
     documents: list[tuple[str, dict[str, Any]]] = []
     for chart in report.charts:
         base = f"charts/{_safe(chart.release.release)}"
-
-        def path(folder: str, document: dict[str, Any]) -> str:
-            name = (document.get("metadata") or {}).get("name") or "unnamed"
-            return f"{base}/{folder}/{_safe(str(document.get('kind')))}-{_safe(str(name))}.yaml"
-
         for document in chart.crds:
-            documents.append((path("crds", document), document))
+            documents.append((_document_path(base, "crds", document), document))
         for document in chart.objects:
             namespace = (document.get("metadata") or {}).get("namespace") or "_cluster"
-            documents.append((path(_safe(namespace), document), document))
+            documents.append((_document_path(base, _safe(namespace), document), document))
         for hook in chart.hooks:
-            documents.append((path("hooks", dict(hook.document)), dict(hook.document)))
+            documents.append((_document_path(base, "hooks", dict(hook.document)), dict(hook.document)))
     return documents
+
+
+def _document_path(base: str, folder: str, document: dict[str, Any]) -> str:
+    name = (document.get("metadata") or {}).get("name") or "unnamed"
+    return f"{base}/{folder}/{_safe(str(document.get('kind')))}-{_safe(str(name))}.yaml"

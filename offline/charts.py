@@ -372,11 +372,7 @@ def render_release(
 def hook_errors(rendered: RenderedChart) -> list[str]:
     """One error per hook `helm.v4.Chart` would drop, naming the chart and the hook."""
     known = [h for h in HOOKS if h.chart == rendered.release.pin.chart]
-    hint = (
-        "; hpcforge switches off " + "; ".join(h.hook.split(":", 1)[0] for h in known) + " by values"
-        if known
-        else ""
-    )
+    hint = "; hpcforge switches off " + "; ".join(h.hook.split(":", 1)[0] for h in known) + " by values" if known else ""
     return [
         f"{rendered.release.label}: hook {hook.describe()} would be dropped by helm.v4.Chart: switch it off by values "
         f"or replace it, and list it in components/chart_hooks.py{hint}"

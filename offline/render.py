@@ -107,9 +107,7 @@ def render_documents(stack: RecordedStack) -> list[tuple[str, dict[str, Any]]]:
     return documents
 
 
-def write_render(
-    stack: RecordedStack, out_dir: Path, extra: list[tuple[str, dict[str, Any]]] | None = None
-) -> list[Path]:
+def write_render(stack: RecordedStack, out_dir: Path, extra: list[tuple[str, dict[str, Any]]] | None = None) -> list[Path]:
     """Write `render_documents(stack)` (and `extra` documents, e.g. rendered chart objects) under `out_dir`."""
     paths: list[Path] = []
     seen: set[str] = set()

@@ -72,7 +72,7 @@ def test_release_is_read_from_the_chart_resource(default_stack: RecordedStack) -
 
 
 def test_an_unpinned_chart_is_refused(default_stack: RecordedStack) -> None:
-    with pytest.raises(Exception, match="hpcforge-test 0.1.0 is not pinned"):
+    with pytest.raises(Exception, match=r"hpcforge-test 0\.1\.0 is not pinned"):
         chart_releases(default_stack, [])
 
 
@@ -223,7 +223,7 @@ def test_a_chart_of_another_version_is_refused(tmp_path: Path) -> None:
     shutil.copytree(CHARTS / "hpcforge-test-0.1.0", tmp_path / "hpcforge-test-0.1.0")
     chart_yaml = tmp_path / "hpcforge-test-0.1.0" / "Chart.yaml"
     chart_yaml.write_text(chart_yaml.read_text().replace("version: 0.1.0", "version: 0.0.0"))
-    with pytest.raises(ChartSourceError, match="says chart 'hpcforge-test' version '0.0.0', expected"):
+    with pytest.raises(ChartSourceError, match=r"says chart 'hpcforge-test' version '0\.0\.0', expected"):
         ChartSource(charts_from=tmp_path).locate(TEST_PIN)
 
 
@@ -281,4 +281,3 @@ def test_cli_without_charts_exits_with_the_missing_chart(
     assert code == 2
     err = capsys.readouterr().err
     assert "charts could not be rendered" in err and "chart argo-cd 10.1.1" in err and "not found" in err
-

@@ -85,8 +85,10 @@ def test_rendered_objects_validate_against_the_kubernetes_schema_and_crds(
     shared = require_shared("crds").parent
     name, _, report = rendered
     result = schema.check_documents(chart_documents(report), KUBERNETES, shared)
-    print(f"[charts tier] {name}: schema: {result.builtin} built-in objects, {result.custom} custom resources, "
-          f"{len(result.errors)} errors")
+    print(
+        f"[charts tier] {name}: schema: {result.builtin} built-in objects, {result.custom} custom resources, "
+        f"{len(result.errors)} errors"
+    )
     assert result.errors == []
 
 
@@ -133,7 +135,9 @@ def test_operator_deployments_pass_restricted(rendered: tuple[str, RecordedStack
 
 def test_argo_cd_delivered_objects_stay_in_the_project_destinations(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
     _, stack, report = rendered
-    projects = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in stack.kubernetes_objects() if r.inputs["kind"] == "AppProject"}
+    projects = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"] for r in stack.kubernetes_objects() if r.inputs["kind"] == "AppProject"
+    }
     applications = {r.urn: r.inputs for r in stack.kubernetes_objects() if r.inputs["kind"] == "Application"}
     outside = []
     for chart in report.charts:
@@ -154,7 +158,9 @@ def test_kueue_visibility_port_is_admitted(rendered: tuple[str, RecordedStack, R
     if not any(c.release.release == "kueue" for c in report.charts):
         assert not any(r.type == "hpcforge:batch:Batch" for r in stack.resources)  # no Kueue: nothing to admit
         return
-    service = next(o for o in _objects(report, "kueue") if o["kind"] == "Service" and o["metadata"]["name"] == "kueue-visibility-server")
+    service = next(
+        o for o in _objects(report, "kueue") if o["kind"] == "Service" and o["metadata"]["name"] == "kueue-visibility-server"
+    )
     target = service["spec"]["ports"][0]["targetPort"]
     admitted = {
         port.get("port")
@@ -164,3 +170,27 @@ def test_kueue_visibility_port_is_admitted(rendered: tuple[str, RecordedStack, R
         for port in rule.get("ports") or []
     }
     assert target in admitted
+
+
+def test_each_known_hook_renders_when_its_values_are_not_set(charts_dir: Path) -> None:
+    """components/chart_hooks.py is load-bearing: without its values each chart renders its hook, which
+    the renderer then names as an error."""
+    import dataclasses
+
+    from components.chart_hooks import HOOKS, hook_values
+    from offline.charts import chart_releases, hook_errors, render_release
+
+    def without(values: Any, switch: Any) -> Any:
+        if not isinstance(values, dict) or not isinstance(switch, dict):
+            return values
+        return {k: without(v, switch.get(k)) for k, v in values.items() if k not in switch or isinstance(switch[k], dict)}
+
+    releases = {r.pin.chart: r for r in chart_releases(run_stack("prod"))}
+    for chart in sorted({h.chart for h in HOOKS}):
+        release = releases[chart]
+        bare = dataclasses.replace(release, values=without(dict(release.values), hook_values(release.pin)), delivery="pulumi")
+        source = ChartSource(charts_from=charts_dir).locate(release.pin)
+        rendered = render_release(bare, source, kubernetes_version=KUBERNETES, api_versions=[])
+        errors = hook_errors(rendered)
+        print(f"[charts tier] {chart} without hpcforge's hook values: {len(rendered.hooks)} hooks, e.g. {errors[0][:160]}")
+        assert errors and all(f"chart {chart} {release.pin.version}" in e for e in errors)

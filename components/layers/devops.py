@@ -208,7 +208,9 @@ class DevOps(pulumi.ComponentResource):
     def _workflow_rbac(self, ctx: DeployContext, ns: str, ready: Sequence[pulumi.Resource]) -> None:
         """The workflow pods' ServiceAccount, Role and RoleBinding in the lane (what the chart would create there)."""
         meta = ctx.meta(WORKFLOW_ACCOUNT, "devops", ns, app="argo-workflows")
-        account = k8s.core.v1.ServiceAccount(f"{ns}/{WORKFLOW_ACCOUNT}", metadata=meta, opts=ctx.opts(self, depends_on=list(ready)))
+        account = k8s.core.v1.ServiceAccount(
+            f"{ns}/{WORKFLOW_ACCOUNT}", metadata=meta, opts=ctx.opts(self, depends_on=list(ready))
+        )
         role = k8s.rbac.v1.Role(
             f"{ns}/{WORKFLOW_ACCOUNT}", metadata=meta, rules=workflow_role_rules(), opts=ctx.opts(self, depends_on=list(ready))
         )
