@@ -217,11 +217,18 @@ def crd_api_versions(crds: Iterable[Mapping[str, Any]]) -> set[str]:
 
 
 def builtin_api_versions(kubernetes_version: str) -> set[str]:
-    """What API discovery of that Kubernetes release lists (from kubernetes-validate's OpenAPI data)."""
-    from .schema import builtin_kinds
+    """What API discovery of a default cluster of that release lists: its GA group/versions and kinds
+    (from kubernetes-validate's OpenAPI data for that release)."""
+    from .schema import _kv_definitions, kubernetes_schema_version
 
     found: set[str] = set()
-    for gvk in builtin_kinds(kubernetes_version):
+    for gvk, definition in _kv_definitions(kubernetes_schema_version(kubernetes_version))[1].items():
+        if definition.startswith("io.k8s.apimachinery."):
+            continue  # DeleteOptions, WatchEvent: listed under every group ever served, not resources
+        if "alpha" in gvk.version or "beta" in gvk.version:
+            # Off unless a feature gate enables them: alpha APIs always, beta APIs since 1.24 (KEP-3136),
+            # and every beta API older than that is removed by 1.33. The OpenAPI data lists them all.
+            continue
         found.add(gvk.api_version)
         found.add(f"{gvk.api_version}/{gvk.kind}")
     return found
