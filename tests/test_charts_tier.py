@@ -194,3 +194,15 @@ def test_each_known_hook_renders_when_its_values_are_not_set(charts_dir: Path) -
         errors = hook_errors(rendered)
         print(f"[charts tier] {chart} without hpcforge's hook values: {len(rendered.hooks)} hooks, e.g. {errors[0][:160]}")
         assert errors and all(f"chart {chart} {release.pin.version}" in e for e in errors)
+
+
+def test_no_generated_secret_reaches_the_rendered_objects(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
+    """Secret values (RandomPassword results in the values) render as `[secret]`; the mock engine's
+    stand-ins (`MOCKSECRET...`) must appear in no rendered file."""
+    from offline.engine import REDACTED
+
+    _, stack, report = rendered
+    dumped = yaml.safe_dump([document for _, document in chart_documents(report)])
+    assert "MOCKSECRET" not in dumped
+    argocd_values = next(c.release.values for c in report.charts if c.release.release == "argocd")
+    assert argocd_values["configs"]["secret"]["argocdServerAdminPassword"] == REDACTED
