@@ -793,12 +793,12 @@ def run_check(args: argparse.Namespace) -> int:
     if getattr(args, "render_charts", False):
         from .chart_objects import engine_view
         from .charts import ChartRenderError
-        from .cli import _chart_error, render_charts
+        from .cli import report_chart_error, render_charts
 
         try:
             report = render_charts(args, recorded)
         except ChartRenderError as error:
-            return _chart_error(error)
+            return report_chart_error(error)
         assert report is not None
         recorded = engine_view(recorded, report)
     print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")

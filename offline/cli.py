@@ -121,7 +121,7 @@ def _summary(stack: RecordedStack) -> str:
     )
 
 
-def _chart_error(error: ChartRenderError) -> int:
+def report_chart_error(error: ChartRenderError) -> int:
     print("error: charts could not be rendered as helm.v4.Chart renders them:", file=sys.stderr)
     for message in error.messages:
         print(f"  {message}", file=sys.stderr)
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             report = render_charts(args, stack)
         except ChartRenderError as error:
-            return _chart_error(error)
+            return report_chart_error(error)
         extra = chart_documents(report) if report else []
         paths = write_render(stack, args.out, extra)
         print(f"wrote {len(paths)} files to {args.out}")
