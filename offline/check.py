@@ -793,7 +793,7 @@ def run_check(args: argparse.Namespace) -> int:
     if getattr(args, "render_charts", False):
         from .chart_objects import engine_view
         from .charts import ChartRenderError
-        from .cli import report_chart_error, render_charts
+        from .cli import render_charts, report_chart_error
 
         try:
             report = render_charts(args, recorded)

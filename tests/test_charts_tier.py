@@ -201,7 +201,7 @@ def test_no_generated_secret_reaches_the_rendered_objects(rendered: tuple[str, R
     stand-ins (`MOCKSECRET...`) must appear in no rendered file."""
     from offline.engine import REDACTED
 
-    _, stack, report = rendered
+    _, _, report = rendered
     dumped = yaml.safe_dump([document for _, document in chart_documents(report)])
     assert "MOCKSECRET" not in dumped
     argocd_values = next(c.release.values for c in report.charts if c.release.release == "argocd")
