@@ -206,3 +206,32 @@ def test_no_generated_secret_reaches_the_rendered_objects(rendered: tuple[str, R
     assert "MOCKSECRET" not in dumped
     argocd_values = next(c.release.values for c in report.charts if c.release.release == "argocd")
     assert argocd_values["configs"]["secret"]["argocdServerAdminPassword"] == REDACTED
+
+
+@pytest.mark.policy_protocol
+def test_latest_through_upstream_chart_values_fails_the_check_only_when_rendered(charts_dir: Path) -> None:
+    """The issue's example: `redis.image.tag: latest` in argo-cd's values passes a check of the Chart's
+    declared values and fails `images-pinned` (mandatory in prod) on the rendered Deployment."""
+    import dataclasses
+
+    from offline.chart_objects import engine_view
+    from offline.check import PackSpec, check_recorded_stack
+
+    stack = run_stack("dev")
+    resources = []
+    for resource in stack.resources:
+        if resource.is_chart and resource.name == "argocd":
+            values = {**resource.raw_inputs["values"], "redis": {"image": {"tag": "latest"}}}
+            resource = dataclasses.replace(
+                resource,
+                inputs={**resource.inputs, "values": {**resource.inputs["values"], "redis": {"image": {"tag": "latest"}}}},
+                raw_inputs={**resource.raw_inputs, "values": values},
+            )
+        resources.append(resource)
+    stack = dataclasses.replace(stack, resources=resources)
+    packs = [PackSpec(REPO / "policies" / "gitops-drift", REPO / "policies" / "config" / "prod.json")]
+    assert check_recorded_stack(stack, packs).select(policy="images-pinned") == []
+    report = render_stack(stack, ChartSource(charts_from=charts_dir), KUBERNETES)
+    findings = check_recorded_stack(engine_view(stack, report), packs).select(policy="images-pinned")
+    assert [(f.level, f.urn.rsplit("::", 1)[-1]) for f in findings] == [("mandatory", "argocd:argocd/argocd-redis")]
+    assert ":latest" in findings[0].message
