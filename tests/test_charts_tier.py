@@ -218,16 +218,18 @@ def test_latest_through_upstream_chart_values_fails_the_check_only_when_rendered
     from offline.check import PackSpec, check_recorded_stack
 
     stack = run_stack("dev")
-    resources = []
-    for resource in stack.resources:
-        if resource.is_chart and resource.name == "argocd":
-            values = {**resource.raw_inputs["values"], "redis": {"image": {"tag": "latest"}}}
-            resource = dataclasses.replace(
-                resource,
-                inputs={**resource.inputs, "values": {**resource.inputs["values"], "redis": {"image": {"tag": "latest"}}}},
-                raw_inputs={**resource.raw_inputs, "values": values},
-            )
-        resources.append(resource)
+    override = {"redis": {"image": {"tag": "latest"}}}
+
+    def with_latest(resource: Any) -> Any:
+        if not (resource.is_chart and resource.name == "argocd"):
+            return resource
+        return dataclasses.replace(
+            resource,
+            inputs={**resource.inputs, "values": {**resource.inputs["values"], **override}},
+            raw_inputs={**resource.raw_inputs, "values": {**resource.raw_inputs["values"], **override}},
+        )
+
+    resources = [with_latest(r) for r in stack.resources]
     stack = dataclasses.replace(stack, resources=resources)
     packs = [PackSpec(REPO / "policies" / "gitops-drift", REPO / "policies" / "config" / "prod.json")]
     assert check_recorded_stack(stack, packs).select(policy="images-pinned") == []
