@@ -281,3 +281,83 @@ def test_cli_without_charts_exits_with_the_missing_chart(
     assert code == 2
     err = capsys.readouterr().err
     assert "charts could not be rendered" in err and "chart argo-cd 10.1.1" in err and "not found" in err
+
+
+@pytest.fixture
+def oci_registry(tmp_path: Path) -> Iterator[str]:
+    """A read-only OCI registry on 127.0.0.1 holding the test chart as `charts/hpcforge-test:0.1.0`.
+
+    Just the two pull endpoints of the OCI distribution spec (GET/HEAD `/v2/<name>/manifests/<ref>`
+    and `/v2/<name>/blobs/<digest>`), serving the manifest Helm pushes: a config of media type
+    `application/vnd.cncf.helm.config.v1+json` and one layer `application/vnd.cncf.helm.chart.content.v1.tar+gzip`
+    holding the packaged chart (helm.sh/docs/topics/registries)."""
+    import hashlib
+
+    import helm_python as helm
+
+    def digest(blob: bytes) -> str:
+        return "sha256:" + hashlib.sha256(blob).hexdigest()
+
+    layer = Path(helm.package(CHARTS / "hpcforge-test-0.1.0", destination=tmp_path)).read_bytes()
+    config = json.dumps({"apiVersion": "v2", "name": "hpcforge-test", "version": "0.1.0"}).encode()
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": "application/vnd.cncf.helm.config.v1+json", "digest": digest(config), "size": len(config)},
+            "layers": [
+                {"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "digest": digest(layer), "size": len(layer)}
+            ],
+        }
+    ).encode()
+    blobs = {digest(config): config, digest(layer): layer}
+    prefix = "/v2/charts/hpcforge-test/"
+
+    class Registry(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _answer(self, head: bool) -> None:
+            path = self.path.split("?", 1)[0]
+            body, media, name = None, "application/octet-stream", path.rsplit("/", 1)[-1]
+            if path.startswith(prefix + "manifests/") and name in ("0.1.0", digest(manifest)):
+                body, media, name = manifest, "application/vnd.oci.image.manifest.v1+json", digest(manifest)
+            elif path.startswith(prefix + "blobs/") and name in blobs:
+                body = blobs[name]
+            if body is None:
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", media)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Docker-Content-Digest", name)
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            self._answer(head=False)
+
+        def do_HEAD(self) -> None:
+            self._answer(head=True)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Registry)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"oci://127.0.0.1:{server.server_address[1]}/charts"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_pull_downloads_an_oci_chart_into_the_cache(tmp_path: Path, oci_registry: str) -> None:
+    pin = ChartPin("hpcforge-test", "0.1.0", oci_registry)
+    cache = tmp_path / "cache"
+    located = ChartSource(cache_dir=cache, pull=True, plain_http=True).locate(pin)
+    assert located == cache / "hpcforge-test-0.1.0"
+    assert (located / "templates" / "deployment.yaml").is_file()
+    with pytest.raises(ChartSourceError, match=r"pulling chart hpcforge-test 0\.2\.0 from oci://127\.0\.0\.1"):
+        ChartSource(cache_dir=cache, pull=True, plain_http=True).locate(ChartPin("hpcforge-test", "0.2.0", oci_registry))
