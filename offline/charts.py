@@ -234,14 +234,24 @@ def builtin_api_versions(kubernetes_version: str) -> set[str]:
     return found
 
 
-def kubernetes_version(stack_file: StackFile) -> str:
-    """`hpcforge:kubernetes.version` of a stack file (the config model's default when it is not set)."""
+def _kubernetes_section(stack_file: StackFile) -> dict[str, Any]:
     raw = stack_file.config.get("hpcforge:kubernetes")
     try:
         section = json.loads(raw) if isinstance(raw, str) else raw
     except json.JSONDecodeError:
         section = None
-    version = section.get("version") if isinstance(section, dict) else None
+    return section if isinstance(section, dict) else {}
+
+
+def extra_api_versions(stack_file: StackFile) -> list[str]:
+    """`hpcforge:kubernetes.extraApiVersions` of a stack file (the program has validated it)."""
+    extra = _kubernetes_section(stack_file).get("extraApiVersions") or []
+    return [str(entry) for entry in extra] if isinstance(extra, list) else []
+
+
+def kubernetes_version(stack_file: StackFile) -> str:
+    """`hpcforge:kubernetes.version` of a stack file (the config model's default when it is not set)."""
+    version = _kubernetes_section(stack_file).get("version")
     if version:
         return str(version)
     from components.config.platform_core import KubernetesConfig
@@ -393,8 +403,12 @@ def render_stack(
     kubernetes_version: str,
     *,
     pins: Iterable[ChartPin] | None = None,
+    extra_api_versions: Iterable[str] = (),
 ) -> RenderReport:
-    """Render every chart release of `stack`; errors (render failures, dropped hooks) are collected."""
+    """Render every chart release of `stack`; errors (render failures, dropped hooks) are collected.
+
+    `extra_api_versions`: what the cluster serves beyond its built-in APIs and the stack's CRDs
+    (`hpcforge:kubernetes.extraApiVersions`)."""
     releases = chart_releases(stack, pins)
     errors: list[str] = []
     located: list[tuple[ChartRelease, Path]] = []
@@ -404,7 +418,7 @@ def render_stack(
         except ChartSourceError as error:
             errors.append(f"{release.label}: {error}")
     program_crds = [r.inputs for r in stack.kubernetes_objects() if _is_crd(r.inputs)]
-    base = builtin_api_versions(kubernetes_version)
+    base = builtin_api_versions(kubernetes_version) | set(extra_api_versions)
 
     parse_cache: dict[str, list[dict[str, Any]]] = {}
 

@@ -58,10 +58,11 @@ def render_charts(args: argparse.Namespace, stack: RecordedStack) -> RenderRepor
     if not getattr(args, "render_charts", False):
         return None
     from .chart_source import ChartSource
-    from .charts import kubernetes_version
+    from .charts import extra_api_versions, kubernetes_version
 
     source = ChartSource.from_environment(args.charts_from, pull=args.pull_charts)
-    report = render_stack(stack, source, kubernetes_version(stack_file_of(args)))
+    stack_file = stack_file_of(args)
+    report = render_stack(stack, source, kubernetes_version(stack_file), extra_api_versions=extra_api_versions(stack_file))
     for release, objects, crds, hooks in report.counts():
         print(f"rendered chart {release}: {objects} objects, {crds} CRDs, {hooks} hooks", file=sys.stderr)
     if report.errors:

@@ -361,3 +361,38 @@ def test_pull_downloads_an_oci_chart_into_the_cache(tmp_path: Path, oci_registry
     assert (located / "templates" / "deployment.yaml").is_file()
     with pytest.raises(ChartSourceError, match=r"pulling chart hpcforge-test 0\.2\.0 from oci://127\.0\.0\.1"):
         ChartSource(cache_dir=cache, pull=True, plain_http=True).locate(ChartPin("hpcforge-test", "0.2.0", oci_registry))
+
+
+def test_extra_api_versions_of_the_cluster_reach_the_capabilities(default_stack: RecordedStack) -> None:
+    report = render_stack(
+        default_stack,
+        ChartSource(charts_from=CHARTS),
+        KUBERNETES,
+        pins=[TEST_PIN],
+        extra_api_versions=["monitoring.coreos.com/v1"],
+    )
+    [config_map] = [o for o in report.charts[0].objects if o["kind"] == "ConfigMap"]
+    assert config_map["data"]["hasMonitoring"] == "true"
+
+
+def test_extra_api_versions_are_read_from_the_stack_config() -> None:
+    from offline.charts import extra_api_versions
+
+    stack = StackFile(
+        "x", PROGRAM / "Pulumi.x.yaml", {"hpcforge:kubernetes": '{"extraApiVersions": ["monitoring.coreos.com/v1"]}'}
+    )
+    assert extra_api_versions(stack) == ["monitoring.coreos.com/v1"]
+
+
+@pytest.mark.parametrize(
+    "entry", ["monitoring.coreos.com", "Monitoring.coreos.com/v1", "monitoring.coreos.com/v1/servicemonitor"]
+)
+def test_extra_api_versions_must_be_api_versions(entry: str) -> None:
+    from pydantic import ValidationError
+
+    from components.config.platform_core import KubernetesConfig
+
+    with pytest.raises(ValidationError, match="is not an API version"):
+        KubernetesConfig.model_validate({"extraApiVersions": [entry]})
+    good = KubernetesConfig.model_validate({"extraApiVersions": ["v1", "monitoring.coreos.com/v1/ServiceMonitor"]})
+    assert good.extra_api_versions == ("v1", "monitoring.coreos.com/v1/ServiceMonitor")
