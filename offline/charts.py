@@ -40,6 +40,7 @@ from components.versions import ChartPin, Charts
 
 from .chart_source import ChartSource, ChartSourceError
 from .engine import RecordedStack
+from .kube_version import KubeVersionError, satisfies
 from .stackfile import StackFile
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -343,6 +344,15 @@ def render_release(
     }
     try:
         with helm.Chart.load(chart_dir) as chart:
+            constraint = chart.metadata.get("kubeVersion")
+            if constraint and not satisfies(str(constraint), kubernetes_version):
+                # Helm's install action refuses it before rendering (pkg/action/install.go).
+                raise ChartRenderError(
+                    [
+                        f"{release.label}: chart requires kubeVersion: {constraint} which is incompatible with "
+                        f"Kubernetes {helm_kube_version(kubernetes_version)}"
+                    ]
+                )
             chart.validate_schema(chart.merge_values(values))
             # Chart.render() does not expose the Kubernetes and API versions; helm_render (the C ABI
             # under it) takes them in its options (helm-c-sdk wrapper renderOptions).
@@ -350,7 +360,7 @@ def render_release(
                 _native.call_string("helm_render", chart._raw(), json.dumps(values), json.dumps(options))
             )
             crd_files = chart.crds
-    except helm.HelmError as error:
+    except (helm.HelmError, KubeVersionError) as error:
         raise ChartRenderError([f"{release.label}: {error}"]) from None
     # NOTES.txt and other non-manifest files are not installed.
     manifests = {path: text for path, text in manifests.items() if path.endswith((".yaml", ".yml", ".tpl", ".json"))}

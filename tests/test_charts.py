@@ -396,3 +396,39 @@ def test_extra_api_versions_must_be_api_versions(entry: str) -> None:
         KubernetesConfig.model_validate({"extraApiVersions": [entry]})
     good = KubernetesConfig.model_validate({"extraApiVersions": ["v1", "monitoring.coreos.com/v1/ServiceMonitor"]})
     assert good.extra_api_versions == ("v1", "monitoring.coreos.com/v1/ServiceMonitor")
+
+
+@pytest.mark.parametrize(
+    ("constraint", "expected"),
+    [
+        (">= 1.19.0-0", True),
+        (">=1.34.0-0", False),
+        ("< 1.34", True),
+        (">= 1.26, < 1.33", False),
+        (">= 1.26 < 1.34", True),
+        ("~1.33.0", True),
+        ("~1.32", False),
+        ("^1.20", True),
+        ("1.33.x", True),
+        ("1.32.x || 1.33.x", True),
+        ("!=1.33", False),
+        (">1.x", False),
+    ],
+)
+def test_kube_version_constraints_as_helm_reads_them(constraint: str, expected: bool) -> None:
+    from offline.kube_version import satisfies
+
+    assert satisfies(constraint, "1.33") is expected
+
+
+def test_a_chart_the_target_kubernetes_does_not_satisfy_is_refused(tmp_path: Path, default_stack: RecordedStack) -> None:
+    import shutil
+
+    shutil.copytree(CHARTS / "hpcforge-test-0.1.0", tmp_path / "hpcforge-test-0.1.0")
+    with (tmp_path / "hpcforge-test-0.1.0" / "Chart.yaml").open("a") as chart_yaml:
+        chart_yaml.write('kubeVersion: ">= 1.34.0-0"\n')
+    report = render(default_stack, ChartSource(charts_from=tmp_path))
+    assert report.errors == [
+        "chart hpcforge-test 0.1.0 (release 'demo' in namespace 'demo'): chart requires kubeVersion: >= 1.34.0-0 "
+        "which is incompatible with Kubernetes v1.33.0"
+    ]
