@@ -21,15 +21,23 @@ from .versions import ChartPin, Charts
 
 @dataclass(frozen=True)
 class HookReplacement:
-    """A hook of `chart`, switched off by `values`, and what hpcforge does instead."""
+    """A hook of `chart`, switched off by `values` (or, where no value can, left to be dropped: `templates`),
+    and what hpcforge does instead."""
 
     chart: str
     hook: str
     """What the hook does upstream (its template)."""
     values: Mapping[str, Any]
-    """The chart values that switch it off."""
+    """The chart values that switch it off (empty when none can)."""
     replaced_by: str
     """What does the hook's work under hpcforge."""
+    templates: tuple[str, ...] = ()
+    """Only for a hook no value switches off: its templates (`<chart>/templates/x.yaml`), whose hook objects
+    helm.v4.Chart may drop because `replaced_by` does their work. Empty: the hook must not render at all."""
+
+    def covers(self, chart: str, template: str) -> bool:
+        """Whether a hook object rendered from `template` of `chart` is replaced (so dropping it is fine)."""
+        return self.chart == chart and template in self.templates
 
 
 HOOKS: tuple[HookReplacement, ...] = (

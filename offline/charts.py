@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from components.chart_hooks import HOOKS
+from components.chart_hooks import HOOKS, HookReplacement
 from components.versions import ChartPin, Charts
 
 from .chart_source import ChartSource, ChartSourceError
@@ -140,7 +140,7 @@ class RenderedChart:
         """What an installer applies: CRDs first, then the templates (hooks excluded)."""
         return [*self.crds, *self.objects]
 
-    def unhandled_hooks(self) -> list[Hook]:
+    def dropped_hooks(self) -> list[Hook]:
         """Hooks `helm.v4.Chart` would drop (test hooks aside), in `pulumi` delivery."""
         if self.release.delivery != "pulumi":
             return []
@@ -396,14 +396,16 @@ def render_release(
     return rendered
 
 
-def hook_errors(rendered: RenderedChart) -> list[str]:
-    """One error per hook `helm.v4.Chart` would drop, naming the chart and the hook."""
-    known = [h for h in HOOKS if h.chart == rendered.release.pin.chart]
-    hint = "; hpcforge switches off " + "; ".join(h.hook.split(":", 1)[0] for h in known) + " by values" if known else ""
+def hook_errors(rendered: RenderedChart, known: Sequence[HookReplacement] = HOOKS) -> list[str]:
+    """One error per hook `helm.v4.Chart` would drop that nothing replaces, naming the chart and the hook."""
+    chart = rendered.release.pin.chart
+    mine = [h for h in known if h.chart == chart]
+    hint = "; hpcforge switches off " + "; ".join(h.hook.split(":", 1)[0] for h in mine) + " by values" if mine else ""
     return [
         f"{rendered.release.label}: hook {hook.describe()} would be dropped by helm.v4.Chart: switch it off by values "
         f"or replace it, and list it in components/chart_hooks.py{hint}"
-        for hook in rendered.unhandled_hooks()
+        for hook in rendered.dropped_hooks()
+        if not any(h.covers(chart, hook.template) for h in mine)
     ]
 
 

@@ -432,3 +432,18 @@ def test_a_chart_the_target_kubernetes_does_not_satisfy_is_refused(tmp_path: Pat
         "chart hpcforge-test 0.1.0 (release 'demo' in namespace 'demo'): chart requires kubeVersion: >= 1.34.0-0 "
         "which is incompatible with Kubernetes v1.33.0"
     ]
+
+
+def test_a_hook_no_value_switches_off_is_fine_once_listed_as_replaced() -> None:
+    from components.chart_hooks import HookReplacement
+
+    report = render(run_test_program())
+    replaced = HookReplacement(
+        "hpcforge-test",
+        "migrate: a pre-install Job",
+        {},
+        "a test's stand-in",
+        templates=("hpcforge-test/templates/hook-job.yaml",),
+    )
+    assert hook_errors(report.charts[0], known=[replaced]) == []
+    assert len(hook_errors(report.charts[0], known=[])) == 1

@@ -22,7 +22,7 @@ import yaml
 from offline import schema
 from offline.chart_objects import chart_documents
 from offline.chart_source import ChartSource
-from offline.charts import RenderReport, render_stack
+from offline.charts import RenderReport, hook_errors, render_stack
 from offline.engine import RecordedStack
 
 from .helpers import REPO, require_charts, require_shared, run_stack, run_stack_file
@@ -55,7 +55,7 @@ def rendered(
     stack = _stack(request.param, tmp_path_factory.mktemp("stack"))
     report = render_stack(stack, ChartSource(charts_from=charts_dir), KUBERNETES)
     hooks = sum(len(c.hooks) for c in report.charts)
-    unhandled = sum(len(c.unhandled_hooks()) for c in report.charts)
+    unhandled = sum(len(hook_errors(c)) for c in report.charts)
     print(f"\n[charts tier] {request.param}: {len(report.charts)} charts, {len(report.errors)} render errors, ")
     print(f"[charts tier] {request.param}: {hooks} hooks rendered, {unhandled} unhandled (dropped by helm.v4.Chart)")
     for release, objects, crds, chart_hooks in report.counts():
@@ -76,7 +76,7 @@ def test_every_chart_renders_without_error_or_unhandled_hook(rendered: tuple[str
     _, _, report = rendered
     assert report.charts
     assert report.errors == []
-    assert [c.release.release for c in report.charts if c.unhandled_hooks()] == []
+    assert [c.release.release for c in report.charts if hook_errors(c)] == []
 
 
 def test_rendered_objects_validate_against_the_kubernetes_schema_and_crds(
@@ -178,7 +178,7 @@ def test_each_known_hook_renders_when_its_values_are_not_set(charts_dir: Path) -
     import dataclasses
 
     from components.chart_hooks import HOOKS, hook_values
-    from offline.charts import chart_releases, hook_errors, render_release
+    from offline.charts import chart_releases, render_release
 
     def without(values: Any, switch: Any) -> Any:
         if not isinstance(values, dict) or not isinstance(switch, dict):
