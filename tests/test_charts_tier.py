@@ -56,7 +56,7 @@ def rendered(
     report = render_stack(stack, ChartSource(charts_from=charts_dir), KUBERNETES)
     hooks = sum(len(c.hooks) for c in report.charts)
     unhandled = sum(len(hook_errors(c)) for c in report.charts)
-    print(f"\n[charts tier] {request.param}: {len(report.charts)} charts, {len(report.errors)} render errors, ")
+    print(f"\n[charts tier] {request.param}: {len(report.charts)} charts, {len(report.errors)} render errors")
     print(f"[charts tier] {request.param}: {hooks} hooks rendered, {unhandled} unhandled (dropped by helm.v4.Chart)")
     for release, objects, crds, chart_hooks in report.counts():
         print(f"[charts tier] {request.param}:   {release}: {objects} objects, {crds} CRDs, {chart_hooks} hooks")
