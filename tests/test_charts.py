@@ -447,3 +447,15 @@ def test_a_hook_no_value_switches_off_is_fine_once_listed_as_replaced() -> None:
     )
     assert hook_errors(report.charts[0], known=[replaced]) == []
     assert len(hook_errors(report.charts[0], known=[])) == 1
+
+
+def test_strict_mode_allows_exactly_the_charts_skip(monkeypatch: pytest.MonkeyPatch) -> None:
+    from .helpers import ALLOWED_STRICT_SKIPS, CHARTS_ENV, require_charts, skip_or_fail
+
+    assert ALLOWED_STRICT_SKIPS == {CHARTS_ENV}
+    monkeypatch.setenv("HPCFORGE_STRICT", "1")
+    monkeypatch.delenv(CHARTS_ENV, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="HPCFORGE_CHARTS is not set"):
+        require_charts()
+    with pytest.raises(pytest.fail.Exception, match="HPCFORGE_STRICT=1 and a prerequisite is missing"):
+        skip_or_fail("slurmctld is not installed")
