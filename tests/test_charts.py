@@ -452,7 +452,7 @@ def test_a_hook_no_value_switches_off_is_fine_once_listed_as_replaced() -> None:
 def test_strict_mode_allows_exactly_the_charts_skip(monkeypatch: pytest.MonkeyPatch) -> None:
     from .helpers import ALLOWED_STRICT_SKIPS, CHARTS_ENV, require_charts, skip_or_fail
 
-    assert ALLOWED_STRICT_SKIPS == {CHARTS_ENV}
+    assert {CHARTS_ENV} == ALLOWED_STRICT_SKIPS
     monkeypatch.setenv("HPCFORGE_STRICT", "1")
     monkeypatch.delenv(CHARTS_ENV, raising=False)
     with pytest.raises(pytest.skip.Exception, match="HPCFORGE_CHARTS is not set"):
