@@ -791,9 +791,9 @@ def run_check(args: argparse.Namespace) -> int:
     stack_file = read_stack_file(path, name=args.stack)
     recorded = run_program(stack_file, PROJECT_ROOT)
     if getattr(args, "render_charts", False):
+        from .chart_cli import render_charts, report_chart_error
         from .chart_objects import engine_view
         from .charts import ChartRenderError
-        from .cli import render_charts, report_chart_error
 
         try:
             report = render_charts(args, recorded)

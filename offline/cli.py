@@ -1,12 +1,9 @@
 """Command line of the offline runner.
 
     python -m offline preview --stack dev [--config FILE] [--json OUT.json]
-    python -m offline render  --stack prod [--config FILE] --out DIR [--render-charts [--charts-from DIR] [--pull-charts]]
+    python -m offline render  --stack prod [--config FILE] --out DIR
     python -m offline check   --stack prod [--config FILE] --policy-pack DIR [--policy-pack-config FILE] ...
-                              [--render-charts [--charts-from DIR] [--pull-charts]]
-
-With --render-charts, every chart the stack deploys is rendered like helm.v4.Chart renders it
-(offline/charts.py; charts from --charts-from DIR or $HPCFORGE_CHARTS, `<chart>-<version>/`).
+    (render and check: [--render-charts [--charts-from DIR] [--pull-charts]], see docs/charts.md)
 
 Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
 """
@@ -19,11 +16,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from .chart_cli import add_chart_arguments, render_charts, report_chart_error
 from .chart_objects import chart_documents
-from .charts import ChartRenderError, RenderReport, render_stack
+from .charts import ChartRenderError
 from .engine import ProgramConfigError, RecordedStack, run_program
 from .render import resource_tree, write_render
-from .stackfile import PROJECT_ROOT, StackFile, StackFileError, read_stack_file, stack_path
+from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
 
 EXIT_OK = 0
 EXIT_POLICY = 1
@@ -33,41 +31,6 @@ EXIT_CONFIG = 2
 def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--config", type=Path, help="read this stack file instead of Pulumi.<stack>.yaml")
-
-
-def add_chart_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--render-charts",
-        action="store_true",
-        help="render every chart like helm.v4.Chart (render: write the objects; check: send them to the packs)",
-    )
-    parser.add_argument(
-        "--charts-from",
-        type=Path,
-        help="directory of unpacked charts, <chart>-<version>/ (default: $HPCFORGE_CHARTS)",
-    )
-    parser.add_argument(
-        "--pull-charts",
-        action="store_true",
-        help="download charts missing from --charts-from from their repositories into the cache ($HPCFORGE_CHARTS_CACHE)",
-    )
-
-
-def render_charts(args: argparse.Namespace, stack: RecordedStack) -> RenderReport | None:
-    """The stack's charts rendered (None without --render-charts); ChartRenderError on any problem."""
-    if not getattr(args, "render_charts", False):
-        return None
-    from .chart_source import ChartSource
-    from .charts import extra_api_versions, kubernetes_version
-
-    source = ChartSource.from_environment(args.charts_from, pull=args.pull_charts)
-    stack_file = stack_file_of(args)
-    report = render_stack(stack, source, kubernetes_version(stack_file), extra_api_versions=extra_api_versions(stack_file))
-    for release, objects, crds, hooks in report.counts():
-        print(f"rendered chart {release}: {objects} objects, {crds} CRDs, {hooks} hooks", file=sys.stderr)
-    if report.errors:
-        raise ChartRenderError(report.errors)
-    return report
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,13 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def stack_file_of(args: argparse.Namespace) -> StackFile:
-    path = args.config if args.config else stack_path(args.stack)
-    return read_stack_file(path, name=args.stack)
-
-
 def load_stack(args: argparse.Namespace) -> RecordedStack:
-    return run_program(stack_file_of(args), PROJECT_ROOT)
+    path = args.config if args.config else stack_path(args.stack)
+    stack = read_stack_file(path, name=args.stack)
+    return run_program(stack, PROJECT_ROOT)
 
 
 def _summary(stack: RecordedStack) -> str:
@@ -120,13 +80,6 @@ def _summary(stack: RecordedStack) -> str:
         f"      ({kinds['kubernetes object']} Kubernetes objects, {kinds['chart']} Helm charts, "
         f"{kinds['other'] + 1} components, providers and generated secrets)"
     )
-
-
-def report_chart_error(error: ChartRenderError) -> int:
-    print("error: charts could not be rendered as helm.v4.Chart renders them:", file=sys.stderr)
-    for message in error.messages:
-        print(f"  {message}", file=sys.stderr)
-    return EXIT_CONFIG
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             report = render_charts(args, stack)
         except ChartRenderError as error:
             return report_chart_error(error)
-        extra = chart_documents(report) if report else []
-        paths = write_render(stack, args.out, extra)
+        paths = write_render(stack, args.out, chart_documents(report) if report else [])
         print(f"wrote {len(paths)} files to {args.out}")
         return EXIT_OK
     return EXIT_CONFIG
