@@ -132,8 +132,6 @@ class RenderedChart:
     objects: list[dict[str, Any]] = field(default_factory=list)
     crds: list[dict[str, Any]] = field(default_factory=list)
     hooks: list[Hook] = field(default_factory=list)
-    sources: dict[int, str] = field(default_factory=dict)
-    """id(object) -> the template (or crds/ file) it came from."""
 
     @property
     def installed(self) -> list[dict[str, Any]]:
@@ -376,7 +374,6 @@ def render_release(
             continue  # the crds/ of a subchart its condition switched off
         for document in _documents(crd_file["data"], parse_cache):
             rendered.crds.append(document)
-            rendered.sources[id(document)] = crd_file["filename"]
     all_scopes = dict(scopes or {})
     all_scopes.update(crd_scopes(rendered.crds))
     all_scopes.update(crd_scopes(d for documents in parsed.values() for d in documents if _is_crd(d)))
@@ -392,7 +389,6 @@ def render_release(
                 rendered.hooks.append(Hook(template, str(document.get("kind")), str(metadata.get("name")), events, document))
                 continue
             rendered.objects.append(document)
-            rendered.sources[id(document)] = template
     return rendered
 
 
