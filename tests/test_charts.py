@@ -9,6 +9,7 @@ Deployment. The upstream charts hpcforge deploys are rendered by the `charts` ti
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
 import json
@@ -459,3 +460,19 @@ def test_strict_mode_allows_exactly_the_charts_skip(monkeypatch: pytest.MonkeyPa
         require_charts()
     with pytest.raises(pytest.fail.Exception, match="HPCFORGE_STRICT=1 and a prerequisite is missing"):
         skip_or_fail("slurmctld is not installed")
+
+
+def test_secret_values_render_as_placeholders_and_secret_data_is_marked() -> None:
+    from offline.engine import REDACTED, SECRET_SIG, SIG_KEY
+
+    stack = run_program(
+        StackFile(name="dev", path=PROGRAM / "Pulumi.dev.yaml", config={"test:values": "{}", "test:secretPassword": "true"}),
+        PROGRAM,
+    )
+    report = render(stack)
+    [secret] = [o for o in report.charts[0].objects if o["kind"] == "Secret"]
+    assert base64.b64decode(secret["data"]["password"]).decode() == REDACTED
+    assert "MOCKSECRET" not in json.dumps([o for c in report.charts for o in c.installed])
+    [resource] = [r for r in engine_view(stack, report).resources if r.type == "kubernetes:core/v1:Secret"]
+    assert resource.raw_inputs["data"][SIG_KEY] == SECRET_SIG
+    assert resource.secret_paths == ["data"]
