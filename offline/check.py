@@ -832,7 +832,7 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     path = args.config if args.config else stack_path(args.stack)
     stack_file = read_stack_file(path, name=args.stack)
-    recorded = run_program(stack_file, PROJECT_ROOT)
+    recorded = run_program(stack_file, PROJECT_ROOT, preview=getattr(args, "preview", False))
     if getattr(args, "render_charts", False):
         from .chart_cli import render_charts, report_chart_error
         from .chart_objects import engine_view
