@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
+from .accounting import check_accounts
 from .base import DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
 from .identity import DatabaseConfig, DirectoryConfig
@@ -93,6 +94,7 @@ class PlatformConfig(StrictModel):
         self._check_namespaces(problems)
         self._check_operations(problems)
         self._check_production(problems)
+        check_accounts(self, problems)
         problems.raise_if_any()
         return self
 
