@@ -24,6 +24,7 @@ from .layers.network import Network, NetworkArgs, TcpEntryPoint
 from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import Slurm, SlurmArgs
+from .renderers.sacct import render_desired_state
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,11 @@ class Platform(pulumi.ComponentResource):
                 renew_before=tls.renew_before,
                 bare_metal_subnets=[prov.subnet] if prov else [],
                 depends_on=[*certs.ready, *net.ready],
+                accounts_state=(
+                    render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
+                    if cfg.slurm.accounts is not None
+                    else None
+                ),
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -66,7 +66,14 @@ def accounts_config(extra_users: list[dict[str, Any]] | None = None) -> SlurmAcc
             ],
             "accounts": [
                 {"name": "science", "description": "Research", "fairshare": 50},
-                {"name": "proja", "parent": "science", "fairshare": 20, "groups": ["proj-a"], "qos": ["debug", "long"], "defaultQos": "debug"},
+                {
+                    "name": "proja",
+                    "parent": "science",
+                    "fairshare": 20,
+                    "groups": ["proj-a"],
+                    "qos": ["debug", "long"],
+                    "defaultQos": "debug",
+                },
                 {"name": "ops", "fairshare": 5, "qos": ["normal", "debug"], "defaultQos": "debug"},
             ],
             "users": extra_users or [],
@@ -93,7 +100,9 @@ class Site:
         return result.returncode, output, summary
 
     def assocs(self) -> set[tuple[str, str, str]]:
-        rows = self.cluster.run("sacctmgr", "-P", "-n", "show", "assoc", f"cluster={CLUSTER}", "format=account,user,parentname", check=True)
+        rows = self.cluster.run(
+            "sacctmgr", "-P", "-n", "show", "assoc", f"cluster={CLUSTER}", "format=account,user,parentname", check=True
+        )
         return {tuple(line.split("|")) for line in rows.stdout.splitlines() if line}  # type: ignore[misc]
 
     def sbatch_as(self, user: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -172,7 +181,9 @@ def test_associations_match_config_and_second_run_writes_nothing(site: Site) -> 
         ("proja", a, ""),  # member of group proj-a
         ("ops", b, ""),  # defaultAccount
     }
-    qos = site.cluster.run("sacctmgr", "-P", "-n", "show", "qos", "format=name,priority,maxtrespu,maxwall,maxjobspu,preempt,preemptmode", check=True)
+    qos = site.cluster.run(
+        "sacctmgr", "-P", "-n", "show", "qos", "format=name,priority,maxtrespu,maxwall,maxjobspu,preempt,preemptmode", check=True
+    )
     rows = {line.split("|")[0]: line.split("|") for line in qos.stdout.splitlines()}
     assert rows["debug"][1:6] == ["10", "cpu=1", "01:00:00", "1", ""]
     assert rows["long"][3] == "2-00:00:00" and rows["long"][5] == "debug" and rows["long"][6] == "requeue"
@@ -229,7 +240,7 @@ def test_removed_user_loses_association_but_not_while_a_job_runs(site: Site) -> 
     without_b = site.desired(accounts_config(), [site.users[0]])
     try:
         site.cluster.wait_job(job, 30, states={"RUNNING"})
-        code, output, summary = site.sync(without_b)
+        code, output, _ = site.sync(without_b)
         assert code == 0, output
         assert f"! user {b}: not declared, kept while 1 job(s) are active" in output
         assert ("ops", b, "") in site.assocs()

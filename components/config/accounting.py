@@ -30,7 +30,9 @@ _TRES = re.compile(r"^(cpu|mem|node|energy|billing|fs/disk|vmem|pages|license/[a
 _TRES_COUNT = re.compile(r"^[0-9]+$")
 _TRES_MEM = re.compile(r"^[0-9]+[KMGT]?$")
 # Slurm's time_str2mins forms (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS).
-_TIME = re.compile(r"^([0-9]+|[0-9]+:[0-9]{2}|[0-9]+:[0-9]{2}:[0-9]{2}|[0-9]+-[0-9]+|[0-9]+-[0-9]+:[0-9]{2}|[0-9]+-[0-9]+:[0-9]{2}:[0-9]{2})$")
+_TIME = re.compile(
+    r"^([0-9]+|[0-9]+:[0-9]{2}|[0-9]+:[0-9]{2}:[0-9]{2}|[0-9]+-[0-9]+|[0-9]+-[0-9]+:[0-9]{2}|[0-9]+-[0-9]+:[0-9]{2}:[0-9]{2})$"
+)
 
 
 def _name(value: str) -> str:
@@ -190,7 +192,9 @@ class SlurmAccountsConfig(StrictModel):
         for index, qos in enumerate(self.qos):
             for p_index, other in enumerate(qos.preempt):
                 if other not in qos_names:
-                    problems.add(["qos", index, "preempt", p_index], f"QOS {qos.name!r}: unknown QOS {other!r} (known: {known_qos})")
+                    problems.add(
+                        ["qos", index, "preempt", p_index], f"QOS {qos.name!r}: unknown QOS {other!r} (known: {known_qos})"
+                    )
                 elif other == qos.name:
                     problems.add(["qos", index, "preempt", p_index], f"QOS {qos.name!r} cannot preempt itself")
         accounts = {a.name for a in self.accounts}
@@ -200,11 +204,15 @@ class SlurmAccountsConfig(StrictModel):
         for index, account in enumerate(self.accounts):
             if account.parent != ROOT_ACCOUNT and account.parent not in accounts:
                 problems.add(
-                    ["accounts", index, "parent"], f"account {account.name!r}: unknown parent {account.parent!r} (known: {known_accounts})"
+                    ["accounts", index, "parent"],
+                    f"account {account.name!r}: unknown parent {account.parent!r} (known: {known_accounts})",
                 )
-            for q_index, qos in enumerate(account.qos):
-                if qos not in qos_names:
-                    problems.add(["accounts", index, "qos", q_index], f"account {account.name!r}: unknown QOS {qos!r} (known: {known_qos})")
+            for q_index, qos_name in enumerate(account.qos):
+                if qos_name not in qos_names:
+                    problems.add(
+                        ["accounts", index, "qos", q_index],
+                        f"account {account.name!r}: unknown QOS {qos_name!r} (known: {known_qos})",
+                    )
             if account.default_qos is not None and account.default_qos not in (account.qos or qos_names):
                 problems.add(
                     ["accounts", index, "defaultQos"],
@@ -217,7 +225,9 @@ class SlurmAccountsConfig(StrictModel):
             current = account.parent
             while current in parents:
                 if current in seen:
-                    problems.add(["accounts", index, "parent"], f"account {account.name!r}: the parent chain loops through {current!r}")
+                    problems.add(
+                        ["accounts", index, "parent"], f"account {account.name!r}: the parent chain loops through {current!r}"
+                    )
                     break
                 seen.add(current)
                 current = parents[current]

@@ -38,6 +38,7 @@ from .certificates import certificate
 from .database import DatabaseEndpoint
 from .directory import DirectoryEndpoint
 from .network import metallb_service_annotations
+from .slurm_accounts import deploy_accounts
 
 OPERATOR_NAMESPACE = "slinky"
 CONTROLLER = "slurm"
@@ -122,6 +123,8 @@ class SlurmArgs:
     bare_metal_subnets: Sequence[str] = ()
     """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
     depends_on: Sequence[pulumi.Resource] = ()
+    accounts_state: str | None = None
+    """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
 
 class Slurm(pulumi.ComponentResource):
@@ -326,6 +329,16 @@ class Slurm(pulumi.ComponentResource):
             pre_controller.append(objects[-1])
         controller = cr("Controller", CONTROLLER, controller_spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
+        if args.accounts_state is not None:
+            objects += deploy_accounts(
+                ctx,
+                self,
+                namespace=ns,
+                controller=CONTROLLER,
+                slurm_key_secret=SLURM_KEY_SECRET,
+                desired=args.accounts_state,
+                depends_on=list(objects),
+            )
         self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
 
         # --- login -------------------------------------------------------------------------------

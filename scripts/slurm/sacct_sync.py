@@ -86,7 +86,7 @@ def minutes(value):
         day_text, text = text.split("-", 1)
         days = int(day_text)
         parts = [int(p) for p in text.split(":")]
-        hours, mins, secs = (parts + [0, 0])[:3]
+        hours, mins, secs = [*parts, 0, 0][:3]
     else:
         parts = [int(p) for p in text.split(":")]
         if len(parts) == 1:
@@ -105,8 +105,8 @@ def tres(value):
     else:
         items = [tuple(part.split("=", 1)) for part in (value or "").split(",") if "=" in part]
     result = {}
-    for key, raw in items:
-        key = key.lower()
+    for name, raw in items:
+        key = name.lower()
         if key == "mem":
             match = re.fullmatch(r"([0-9]+)([KMGT]?)", raw)
             result[key] = str(int(int(match.group(1)) * _MEM_UNITS[match.group(2) or "M"])) if match else raw
@@ -161,7 +161,7 @@ class Slurm:
         for line in self._run(argv).splitlines():
             if line.strip():
                 values = line.split("|")
-                rows.append(dict(zip(fields, values + [""] * (len(fields) - len(values)))))
+                rows.append(dict(zip(fields, [*values[: len(fields)], *[""] * (len(fields) - len(values))], strict=True)))
         return rows
 
     def write(self, *args):
@@ -297,9 +297,13 @@ def make_plan(desired, current, slurm):
         have = current["qos"].get(qos["name"])
         settings, diffs = qos_settings(qos, have)
         if have is None:
-            plan.add("+", f"qos {qos['name']}" + (f" ({', '.join(diffs)})" if diffs else ""), ["add", "qos", qos["name"], *settings])
+            plan.add(
+                "+", f"qos {qos['name']}" + (f" ({', '.join(diffs)})" if diffs else ""), ["add", "qos", qos["name"], *settings]
+            )
         elif settings:
-            plan.add("~", f"qos {qos['name']}: {'; '.join(diffs)}", ["modify", "qos", "where", f"name={qos['name']}", "set", *settings])
+            plan.add(
+                "~", f"qos {qos['name']}: {'; '.join(diffs)}", ["modify", "qos", "where", f"name={qos['name']}", "set", *settings]
+            )
         have_preempt = names(have.get("preempt")) if have else []
         if sorted(qos["preempt"]) != have_preempt:
             preempt_steps.append(
@@ -360,7 +364,9 @@ def make_plan(desired, current, slurm):
                     settings.append(f"{key}={account[key]}")
                     diffs.append(f"{key} {info[key]!r} -> {account[key]!r}")
             if settings:
-                plan.add("~", f"account {name}: {'; '.join(diffs)}", ["modify", "account", "where", f"name={name}", "set", *settings])
+                plan.add(
+                    "~", f"account {name}: {'; '.join(diffs)}", ["modify", "account", "where", f"name={name}", "set", *settings]
+                )
 
     # users' associations
     desired_users = {u["name"]: u for u in desired["users"]}
@@ -375,7 +381,16 @@ def make_plan(desired, current, slurm):
                     plan.add(
                         "~",
                         f"user {name} in {account}: fairshare {have_assoc[account]['share']} -> {user['fairshare']}",
-                        ["modify", "user", "where", f"name={name}", f"account={account}", f"cluster={cluster}", "set", f"fairshare={user['fairshare']}"],
+                        [
+                            "modify",
+                            "user",
+                            "where",
+                            f"name={name}",
+                            f"account={account}",
+                            f"cluster={cluster}",
+                            "set",
+                            f"fairshare={user['fairshare']}",
+                        ],
                     )
                 continue
             args = ["add", "user", name, f"account={account}", f"cluster={cluster}", f"fairshare={user['fairshare']}"]
@@ -389,7 +404,15 @@ def make_plan(desired, current, slurm):
             plan.add(
                 "~",
                 f"user {name}: default account {will_default or 'none'} -> {user['default_account']}",
-                ["modify", "user", "where", f"name={name}", f"cluster={cluster}", "set", f"defaultaccount={user['default_account']}"],
+                [
+                    "modify",
+                    "user",
+                    "where",
+                    f"name={name}",
+                    f"cluster={cluster}",
+                    "set",
+                    f"defaultaccount={user['default_account']}",
+                ],
             )
         have_admin = (have_user or {}).get("admin", "None") or "None"
         if have_admin.lower() != user["admin_level"].lower():
@@ -405,9 +428,17 @@ def make_plan(desired, current, slurm):
         have = set(names(info["coordinators"])) if info else set()
         want = set(account["coordinators"])
         for user in sorted(want - have):
-            plan.add("+", f"coordinator {user} of {account['name']}", ["add", "coordinator", f"account={account['name']}", f"names={user}"])
+            plan.add(
+                "+",
+                f"coordinator {user} of {account['name']}",
+                ["add", "coordinator", f"account={account['name']}", f"names={user}"],
+            )
         for user in sorted(have - want):
-            plan.add("-", f"coordinator {user} of {account['name']}", ["delete", "coordinator", f"account={account['name']}", f"names={user}"])
+            plan.add(
+                "-",
+                f"coordinator {user} of {account['name']}",
+                ["delete", "coordinator", f"account={account['name']}", f"names={user}"],
+            )
 
     if not prune:
         return plan

@@ -58,9 +58,7 @@ class SlurmDBD:
     """slurmdbd on 127.0.0.1:``port`` with its config, pid and log under ``tmp_dir``."""
 
     #: slurm.conf keys the cluster harness owns that a test with accounting must let through.
-    OVERRIDES = frozenset(
-        {"AccountingStorageType", "AccountingStorageHost", "AccountingStoragePort", "AccountingStorageEnforce"}
-    )
+    OVERRIDES = frozenset({"AccountingStorageType", "AccountingStorageHost", "AccountingStoragePort", "AccountingStorageEnforce"})
 
     def __init__(self, tmp_dir: Path, database: MariaDBServer, *, start_timeout: float = 90.0) -> None:
         self.tmp_dir = Path(tmp_dir).resolve()
