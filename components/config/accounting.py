@@ -35,6 +35,14 @@ _TIME = re.compile(
 )
 
 
+def _known(names: set[str] | list[str]) -> str:
+    """A readable "known: ..." list: the first ten names, then how many there are."""
+    ordered = sorted(names)
+    if not ordered:
+        return "none"
+    return ", ".join(ordered[:10]) + (f", ... ({len(ordered)} in all)" if len(ordered) > 10 else "")
+
+
 def _name(value: str) -> str:
     if not _NAME.match(value):
         raise ValueError(
@@ -186,7 +194,7 @@ class SlurmAccountsConfig(StrictModel):
     def _cross_checks(self) -> SlurmAccountsConfig:
         problems = ProblemCollector()
         qos_names = self.qos_names()
-        known_qos = ", ".join(sorted(qos_names))
+        known_qos = _known(qos_names)
         for name in duplicates(q.name for q in self.qos):
             problems.add(["qos"], f"duplicate QOS {name!r}")
         for index, qos in enumerate(self.qos):
@@ -198,7 +206,7 @@ class SlurmAccountsConfig(StrictModel):
                 elif other == qos.name:
                     problems.add(["qos", index, "preempt", p_index], f"QOS {qos.name!r} cannot preempt itself")
         accounts = {a.name for a in self.accounts}
-        known_accounts = ", ".join(sorted(accounts | {ROOT_ACCOUNT}))
+        known_accounts = _known(accounts | {ROOT_ACCOUNT})
         for name in duplicates(a.name for a in self.accounts):
             problems.add(["accounts"], f"duplicate account {name!r}")
         for index, account in enumerate(self.accounts):
@@ -297,7 +305,7 @@ def check_accounts(config: PlatformConfig, problems: ProblemCollector) -> None:
     users = {u.name for u in config.directory.users}
     groups = {g.name for g in config.directory.groups}
     resolved = resolve_associations(accounts, config.directory)
-    known_users = ", ".join(sorted(users)) or "none"
+    known_users = _known(users)
     for index, user in enumerate(accounts.users):
         if user.name not in users:
             problems.add([*base, "users", index, "name"], f"unknown directory user {user.name!r} (known: {known_users})")
@@ -306,7 +314,7 @@ def check_accounts(config: PlatformConfig, problems: ProblemCollector) -> None:
             if group not in groups:
                 problems.add(
                     [*base, "accounts", index, "groups", g_index],
-                    f"account {account.name!r}: unknown directory group {group!r} (known: {', '.join(sorted(groups)) or 'none'})",
+                    f"account {account.name!r}: unknown directory group {group!r} (known: {_known(groups)})",
                 )
         for c_index, coordinator in enumerate(account.coordinators):
             if coordinator not in users:
