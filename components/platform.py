@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 from .charts import ChartDeployer, ChartUse
 from .config.root import PlatformConfig
 from .context import DeployContext
-from .layers import batch, certificates, database, devops, directory, gitops, network, sealed_secrets, slurm
+from .layers import batch, certificates, database, devops, directory, gitops, network, observability, sealed_secrets, slurm
 from .layers.batch import Batch, BatchArgs
 from .layers.bootstrap import BootstrapArgs, ClusterBootstrap
 from .layers.certificates import Certificates, CertificatesArgs
@@ -21,9 +21,11 @@ from .layers.directory import Directory, DirectoryArgs
 from .layers.evidence import Evidence, EvidenceArgs
 from .layers.gitops import GitOps, GitOpsArgs
 from .layers.network import Network, NetworkArgs, TcpEntryPoint
+from .layers.observability import Observability, ObservabilityArgs
 from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import Slurm, SlurmArgs
+from .renderers.alerts import RuleSettings
 from .renderers.sacct import render_desired_state
 
 
@@ -46,6 +48,8 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
         uses += batch.CHARTS
     if config.devops is not None and config.devops.enabled:
         uses += devops.CHARTS
+    if config.observability is not None and config.observability.enabled:
+        uses += observability.CHARTS
     return uses
 
 
@@ -168,6 +172,7 @@ class Platform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         prov = cfg.provisioning if cfg.provisioning is not None and cfg.provisioning.enabled else None
+        monitored = cfg.observability is not None and cfg.observability.enabled
         hpc = Slurm(
             "slurm",
             SlurmArgs(
@@ -185,6 +190,7 @@ class Platform(pulumi.ComponentResource):
                 renew_before=tls.renew_before,
                 bare_metal_subnets=[prov.subnet] if prov else [],
                 depends_on=[*certs.ready, *net.ready],
+                metrics=monitored,
                 accounts_state=(
                     render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
                     if cfg.slurm.accounts is not None
@@ -241,6 +247,27 @@ class Platform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             registry = lane.registry_host
+
+        if cfg.observability is not None and cfg.observability.enabled:
+            Observability(
+                "observability",
+                ObservabilityArgs(
+                    ctx=ctx,
+                    config=cfg.observability,
+                    charts=charts,
+                    ca_issuer=certs.ca_issuer,
+                    rules=RuleSettings(
+                        slurm_namespace=slurm_namespace,
+                        slurm_accounting="slurm-accounting" if cfg.slurm.accounting.enabled else None,
+                        gpus=cfg.slurm.has_gpus,
+                        nodes_unavailable_ratio=cfg.observability.nodes_unavailable_ratio,
+                        backup_max_age_hours=cfg.observability.backup_max_age_hours,
+                    ),
+                    gpus=cfg.slurm.has_gpus,
+                    depends_on=certs.ready,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
 
         evidence: dict[str, pulumi.Output[str]] = {}
         if cfg.evidence.enabled:

@@ -203,7 +203,9 @@ def empty_slurmdbd(cluster: str) -> dict[str, Any]:
     return {
         "clusters": {cluster},
         "qos": {"normal": dict.fromkeys(sacct_sync.QOS_FIELDS, "") | {"name": "normal", "preemptmode": "cluster"}},
-        "accounts": {"root": {"account": "root", "description": "default root account", "organization": "root", "coordinators": ""}},
+        "accounts": {
+            "root": {"account": "root", "description": "default root account", "organization": "root", "coordinators": ""}
+        },
         "account_assoc": {
             "root": {"account": "root", "user": "", "parentname": "", "share": "1", "qos": "normal", "defaultqos": ""}
         },
@@ -229,7 +231,14 @@ def test_reconciler_keeps_an_undeclared_user_with_active_jobs() -> None:
     assert dev.slurm.accounts is not None
     desired = desired_state("devlab", dev.slurm.accounts, dev.directory)
     current = copy.deepcopy(empty_slurmdbd("devlab"))
-    current["account_assoc"]["old"] = {"account": "old", "user": "", "parentname": "root", "share": "1", "qos": "", "defaultqos": ""}
+    current["account_assoc"]["old"] = {
+        "account": "old",
+        "user": "",
+        "parentname": "root",
+        "share": "1",
+        "qos": "",
+        "defaultqos": "",
+    }
     current["user_assoc"]["carol"] = {"old": {"share": "1"}}
     plan = sacct_sync.make_plan(desired, current, JobsOf("carol"))
     assert ("!", "user carol: not declared, kept while 1 job(s) are active (42)", None) in plan.steps

@@ -37,7 +37,12 @@ FIRING: dict[str, tuple[list[dict[str, str]], str, dict[str, str]]] = {
         {"namespace": "slurm", "job": "slurm-controller", "instance": "a"},
     ),
     "SlurmdbdDown": (
-        [{"series": 'kube_statefulset_status_replicas_ready{namespace="slurm", statefulset="slurm-accounting"}', "values": "0x30"}],
+        [
+            {
+                "series": 'kube_statefulset_status_replicas_ready{namespace="slurm", statefulset="slurm-accounting"}',
+                "values": "0x30",
+            }
+        ],
         "15m",
         {"namespace": "slurm", "statefulset": "slurm-accounting"},
     ),
@@ -53,7 +58,12 @@ FIRING: dict[str, tuple[list[dict[str, str]], str, dict[str, str]]] = {
     ),
     "CertificateExpiresSoon": (
         # expires 10 days after the start of the test
-        [{"series": 'certmanager_certificate_expiration_timestamp_seconds{namespace="slurm", name="slurm-ldap-ca"}', "values": "864000x120"}],
+        [
+            {
+                "series": 'certmanager_certificate_expiration_timestamp_seconds{namespace="slurm", name="slurm-ldap-ca"}',
+                "values": "864000x120",
+            }
+        ],
         "90m",
         {"namespace": "slurm", "name": "slurm-ldap-ca"},
     ),
@@ -69,7 +79,12 @@ FIRING: dict[str, tuple[list[dict[str, str]], str, dict[str, str]]] = {
     ),
     "BackupTooOld": (
         # last success at t=0; 27 hours later the alert holds
-        [{"series": 'kube_cronjob_status_last_successful_time{namespace="database", cronjob="slurm-acct-db-backup"}', "values": "0x2000"}],
+        [
+            {
+                "series": 'kube_cronjob_status_last_successful_time{namespace="database", cronjob="slurm-acct-db-backup"}',
+                "values": "0x2000",
+            }
+        ],
         "27h",
         {"namespace": "database", "cronjob": "slurm-acct-db-backup"},
     ),
@@ -100,7 +115,10 @@ HEALTHY = [
     {"series": 'kube_statefulset_status_replicas_ready{namespace="slurm", statefulset="slurm-accounting"}', "values": "1x2000"},
     {"series": 'DCGM_FI_DEV_XID_ERRORS{gpu="3", Hostname="gpu-a100-0"}', "values": "0x2000"},
     {"series": 'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu="0", Hostname="gpu-h100-1"}', "values": "5x2000"},
-    {"series": 'certmanager_certificate_expiration_timestamp_seconds{namespace="slurm", name="slurm-ldap-ca"}', "values": "9000000x2000"},
+    {
+        "series": 'certmanager_certificate_expiration_timestamp_seconds{namespace="slurm", name="slurm-ldap-ca"}',
+        "values": "9000000x2000",
+    },
     {
         "series": 'argocd_app_info{namespace="argocd", name="traefik", sync_status="Synced", health_status="Healthy"}',
         "values": "1x2000",
@@ -193,7 +211,9 @@ def test_no_alert_fires_on_a_healthy_site(tmp_path: Path) -> None:
 def test_a_silent_check_would_catch_a_firing_alert(tmp_path: Path) -> None:
     """The silent test bites: the healthy series with the directory down fails it."""
     broken = [s for s in HEALTHY if "dirsrv" not in s["series"]]
-    broken.append({"series": 'kube_statefulset_status_replicas_ready{namespace="directory", statefulset="dirsrv"}', "values": "0x2000"})
+    broken.append(
+        {"series": 'kube_statefulset_status_replicas_ready{namespace="directory", statefulset="dirsrv"}', "values": "0x2000"}
+    )
     checks = [{"eval_time": "20m", "alertname": "DirectoryUnreachable", "exp_alerts": []}]
     result = _unit_test(tmp_path, [{"interval": "1m", "input_series": broken, "alert_rule_test": checks}])
     assert result.returncode != 0

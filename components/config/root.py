@@ -12,6 +12,7 @@ from .base import DnsName, ProblemCollector, StrictModel, duplicates, quantity_v
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
+from .observability import ObservabilityConfig
 from .operations import ClusterConfig, EvidenceConfig
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
 from .pools import NodePool
@@ -55,6 +56,8 @@ class PlatformConfig(StrictModel):
     """Kubernetes-native batch beside Slurm: Kueue queues over node pools that Slurm does not use."""
     devops: DevOpsConfig | None = None
     """Build and test lane for the site's software: Argo Workflows, shared software storage, a registry."""
+    observability: ObservabilityConfig | None = None
+    """Monitoring (kube-prometheus-stack), alert rules, receivers and dashboards (null: none)."""
     evidence: EvidenceConfig = Field(default_factory=EvidenceConfig)
     """Evidence checks at the end of `pulumi up` (off by default)."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)

@@ -123,6 +123,8 @@ class SlurmArgs:
     bare_metal_subnets: Sequence[str] = ()
     """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
     depends_on: Sequence[pulumi.Resource] = ()
+    metrics: bool = False
+    """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
     accounts_state: str | None = None
     """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
@@ -262,6 +264,10 @@ class Slurm(pulumi.ComponentResource):
                 **({"storageClassName": storage_class} if storage_class else {}),
             },
         }
+        if args.metrics:
+            # The operator sets MetricsType=metrics/openmetrics and makes a ServiceMonitor for
+            # /metrics/{jobs,nodes,partitions,scheduler} on the controller service.
+            controller_spec["metrics"] = {"enabled": True, "serviceMonitor": {"enabled": True}}
         if "prolog" in script_maps:
             controller_spec["prologScriptRefs"] = [{"name": "slurm-prolog-scripts"}]
         if "epilog" in script_maps:

@@ -195,7 +195,7 @@ def alertmanager_config(receivers: tuple[AlertReceiver, ...]) -> str:
             entry["email_configs"] = [email]
         config["receivers"].append(entry)
         config["route"]["routes"].append(
-            {"receiver": receiver.name, "matchers": [f"severity=~\"{'|'.join(receiver.severities)}\""], "continue": True}
+            {"receiver": receiver.name, "matchers": [f'severity=~"{"|".join(receiver.severities)}"'], "continue": True}
         )
     return yaml.safe_dump(config, sort_keys=False)
 
