@@ -37,13 +37,25 @@ EXPORTED: dict[str, frozenset[str]] = {
     # prometheus/node_exporter 1.x collectors (cpu, meminfo, filesystem)
     "node-exporter": frozenset({"node_cpu_seconds_total", "node_memory_MemAvailable_bytes", "node_memory_MemTotal_bytes"}),
     # kubernetes/kube-state-metrics 2.x
-    "kube-state-metrics": frozenset({"kube_pod_status_ready", "kube_statefulset_status_replicas_ready"}),
+    "kube-state-metrics": frozenset(
+        {"kube_pod_status_ready", "kube_statefulset_status_replicas_ready", "kube_cronjob_status_last_successful_time"}
+    ),
     # cert-manager controller metrics
     "cert-manager": frozenset({"certmanager_certificate_expiration_timestamp_seconds"}),
     # Argo CD application controller
     "argocd": frozenset({"argocd_app_info"}),
     # NVIDIA dcgm-exporter default counters
-    "dcgm-exporter": frozenset({"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_GPU_TEMP"}),
+    "dcgm-exporter": frozenset(
+        {
+            "DCGM_FI_DEV_GPU_UTIL",
+            "DCGM_FI_DEV_FB_USED",
+            "DCGM_FI_DEV_XID_ERRORS",
+            "DCGM_FI_DEV_GPU_TEMP",
+            "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        }
+    ),
+    # Prometheus' own per-target series
+    "prometheus": frozenset({"up"}),
 }
 
 _PROMQL_WORDS = frozenset(
