@@ -12,6 +12,7 @@ from .charts import ChartDeployer, ChartUse
 from .config.root import PlatformConfig
 from .context import DeployContext
 from .layers import batch, certificates, database, devops, directory, gitops, network, observability, sealed_secrets, slurm
+from .layers.backups import Backups, BackupsArgs
 from .layers.batch import Batch, BatchArgs
 from .layers.bootstrap import BootstrapArgs, ClusterBootstrap
 from .layers.certificates import Certificates, CertificatesArgs
@@ -248,6 +249,12 @@ class Platform(pulumi.ComponentResource):
             )
             registry = lane.registry_host
 
+        if cfg.backups is not None:
+            Backups(
+                "backups",
+                BackupsArgs(ctx=ctx, config=cfg.backups, mariadb=database.SERVER, depends_on=db.ready),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         if cfg.observability is not None and cfg.observability.enabled:
             Observability(
                 "observability",

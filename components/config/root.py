@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from .accounting import check_accounts
+from .backups import BackupsConfig
 from .base import DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
 from .identity import DatabaseConfig, DirectoryConfig
@@ -56,6 +57,8 @@ class PlatformConfig(StrictModel):
     """Kubernetes-native batch beside Slurm: Kueue queues over node pools that Slurm does not use."""
     devops: DevOpsConfig | None = None
     """Build and test lane for the site's software: Argo Workflows, shared software storage, a registry."""
+    backups: BackupsConfig | None = None
+    """Scheduled backups of the accounting database to S3 or a volume (null: none)."""
     observability: ObservabilityConfig | None = None
     """Monitoring (kube-prometheus-stack), alert rules, receivers and dashboards (null: none)."""
     evidence: EvidenceConfig = Field(default_factory=EvidenceConfig)

@@ -358,6 +358,7 @@ STATEFUL_TYPES = (
     "kubernetes:core/v1:PersistentVolumeClaim",
     "kubernetes:k8s.mariadb.com/v1alpha1:MariaDB",
     "kubernetes:k8s.mariadb.com/v1alpha1:Database",
+    "kubernetes:k8s.mariadb.com/v1alpha1:Backup",
     "kubernetes:slinky.slurm.net/v1beta1:Controller",
 )
 
