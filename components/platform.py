@@ -262,7 +262,6 @@ class Platform(pulumi.ComponentResource):
                     ctx=ctx,
                     config=cfg.observability,
                     charts=charts,
-                    ca_issuer=certs.ca_issuer,
                     rules=RuleSettings(
                         slurm_namespace=slurm_namespace,
                         slurm_accounting="slurm-accounting" if cfg.slurm.accounting.enabled else None,

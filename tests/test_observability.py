@@ -66,19 +66,20 @@ def test_prod_deploys_monitoring_with_rules_and_slurm_metrics(prod_stack: Record
     assert {"SlurmNodesUnavailable", "SlurmctldDown", "SlurmdbdDown", "GpuXidError", "BackupTooOld"} <= names
     controller = kinds(prod_stack, "Controller")["slurm/controller-slurm"]
     assert controller["spec"]["metrics"] == {"enabled": True, "serviceMonitor": {"enabled": True}}  # type: ignore[index]
-    secret = next(r for r in prod_stack.kubernetes_objects() if r.name == "monitoring/alertmanager-hpcforge")
+    secret = next(
+        r for r in prod_stack.kubernetes_objects() if r.name == "monitoring/alertmanager-kube-prometheus-stack-alertmanager"
+    )
     assert "hpc-ops@example.org" in json.dumps(secret.inputs)
 
 
 def test_chart_values_keep_data_and_select_every_monitor() -> None:
-    values = chart_values(
-        ObservabilityConfig.model_validate({"retention": "30d", "retentionSize": "45GB"}), storage_class="fast", ca_issuer="ca"
-    )
+    values = chart_values(ObservabilityConfig.model_validate({"retention": "30d", "retentionSize": "45GB"}), storage_class="fast")
     spec = values["prometheus"]["prometheusSpec"]
     assert spec["retention"] == "30d" and spec["retentionSize"] == "45GB"
     assert spec["storageSpec"]["volumeClaimTemplate"]["spec"]["storageClassName"] == "fast"
     assert not spec["serviceMonitorSelectorNilUsesHelmValues"] and not spec["ruleSelectorNilUsesHelmValues"]
-    assert values["prometheusOperator"]["admissionWebhooks"]["certManager"]["issuerRef"]["name"] == "ca"
+    assert values["prometheusOperator"]["admissionWebhooks"]["certManager"] == {"enabled": True}  # no hook Jobs
+    assert values["alertmanager"]["alertmanagerSpec"]["useExistingSecret"] is True
 
 
 def test_pod_monitor_selects_its_namespace_and_port() -> None:

@@ -6,7 +6,7 @@ ServiceMonitor the Slinky operator makes from the Controller's `spec.metrics` (s
 layer when this layer is on); PodMonitors here for cert-manager, Traefik, Argo CD's application
 controller and the mariadb-operator; dcgm-exporter (GPU operator) only where nodesets have GPUs.
 Prometheus selects every ServiceMonitor, PodMonitor and PrometheusRule (`*SelectorNilUsesHelmValues:
-false`). The chart's admission-webhook certificate comes from cert-manager: helm.v4.Chart drops the
+false`). The chart's admission-webhook certificate comes from cert-manager (the chart's own issuer): helm.v4.Chart drops the
 chart's certificate hook Jobs.
 """
 
@@ -40,7 +40,10 @@ from ..versions import Charts
 
 NAMESPACE = "monitoring"
 RELEASE = "kube-prometheus-stack"
-ALERTMANAGER_SECRET = "alertmanager-hpcforge"
+# With `alertmanagerSpec.useExistingSecret`, prometheus-operator reads `alertmanager-<Alertmanager name>`; the
+# chart names the Alertmanager `<fullname>-alertmanager`, and the fullname of release kube-prometheus-stack is
+# the release name.
+ALERTMANAGER_SECRET = f"alertmanager-{RELEASE}-alertmanager"
 GRAFANA_SECRET = "grafana-admin"
 MONITORING_API = "monitoring.coreos.com/v1"
 
@@ -79,7 +82,7 @@ def pod_monitor_spec(target: PodTarget, interval: str) -> dict[str, Any]:
     }
 
 
-def chart_values(cfg: ObservabilityConfig, *, storage_class: str | None, ca_issuer: str) -> dict[str, Any]:
+def chart_values(cfg: ObservabilityConfig, *, storage_class: str | None) -> dict[str, Any]:
     """kube-prometheus-stack values (pure; every key exists in the chart's values.yaml)."""
 
     def claim(size: str) -> dict[str, Any]:
@@ -103,7 +106,7 @@ def chart_values(cfg: ObservabilityConfig, *, storage_class: str | None, ca_issu
         "prometheus": {"prometheusSpec": prometheus_spec},
         "alertmanager": {
             "alertmanagerSpec": {
-                "configSecret": ALERTMANAGER_SECRET,
+                "useExistingSecret": True,
                 "storage": claim(cfg.alertmanager_storage.size),
                 "resources": container_resources("50m", "128Mi", "256Mi"),
             }
@@ -114,7 +117,8 @@ def chart_values(cfg: ObservabilityConfig, *, storage_class: str | None, ca_issu
         },
         "prometheusOperator": {
             "admissionWebhooks": {
-                "certManager": {"enabled": True, "issuerRef": {"name": ca_issuer, "kind": "ClusterIssuer"}},
+                # the chart's own self-signed issuer through cert-manager, instead of its hook Jobs
+                "certManager": {"enabled": True},
             },
             "resources": container_resources("100m", "128Mi", "512Mi"),
         },
@@ -131,7 +135,6 @@ class ObservabilityArgs:
     ctx: DeployContext
     config: ObservabilityConfig
     charts: ChartDeployer
-    ca_issuer: str
     rules: RuleSettings
     gpus: bool
     depends_on: Sequence[pulumi.Resource] = ()
@@ -180,7 +183,7 @@ class Observability(pulumi.ComponentResource):
             parent=self,
             depends_on=ns.ready,
         )
-        values = chart_values(cfg, storage_class=ctx.storage_class_for(cfg.storage.storage_class), ca_issuer=args.ca_issuer)
+        values = chart_values(cfg, storage_class=ctx.storage_class_for(cfg.storage.storage_class))
         chart = args.charts.deploy(
             RELEASE, Charts.KUBE_PROMETHEUS_STACK, NAMESPACE, values, parent=self, depends_on=[*ns.ready, alerts, grafana]
         )
