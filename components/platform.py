@@ -252,7 +252,14 @@ class Platform(pulumi.ComponentResource):
         if cfg.backups is not None:
             Backups(
                 "backups",
-                BackupsArgs(ctx=ctx, config=cfg.backups, mariadb=database.SERVER, depends_on=db.ready),
+                BackupsArgs(
+                    ctx=ctx,
+                    config=cfg.backups,
+                    mariadb=database.SERVER,
+                    directory_suffix=cfg.directory.suffix,
+                    directory_uri=f"ldaps://{directory.APP}.{directory.NAMESPACE}.svc.cluster.local:{directory.LDAPS_PORT}",
+                    depends_on=[*db.ready, *ldap.ready],
+                ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
         if cfg.observability is not None and cfg.observability.enabled:
