@@ -1,4 +1,5 @@
-"""Backups: the accounting database (mariadb-operator `Backup`) on a schedule, to an S3 bucket or a volume."""
+"""Backups: the accounting database (mariadb-operator `Backup`) on a schedule, to an S3 bucket or a volume; with a
+volume, also the directory (LDIF) and the platform's keys (encrypted)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,20 @@ class BackupsConfig(StrictModel):
     volume: VolumeTarget | None = None
     """Store backups on volumes in the cluster (one per namespace backed up)."""
 
+    key_recipient: str | None = None
+    """PEM certificate that the sealed-secrets keys and the CA key are encrypted to (`openssl cms`) before they are
+    written to the backup volume; keep its private key offline. Null: the keys are not exported (needs `volume`)."""
+
+    @field_validator("key_recipient")
+    @classmethod
+    def _pem(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        text = value.strip()
+        if not (text.startswith("-----BEGIN CERTIFICATE-----") and text.endswith("-----END CERTIFICATE-----")):
+            raise ValueError("not a PEM certificate (-----BEGIN CERTIFICATE----- ... -----END CERTIFICATE-----)")
+        return text + "\n"
+
     @field_validator("schedule")
     @classmethod
     def _cron(cls, value: str) -> str:
@@ -63,6 +78,8 @@ class BackupsConfig(StrictModel):
     def _one_target(self) -> BackupsConfig:
         if (self.s3 is None) == (self.volume is None):
             raise ValueError("give exactly one backup target: 's3' or 'volume'")
+        if self.key_recipient is not None and self.volume is None:
+            raise ValueError("keyRecipient: the key export writes to the backup volume; it needs the 'volume' target")
         return self
 
 

@@ -3,8 +3,9 @@ bucket or the volume from config; with a volume target, also the directory as LD
 scripts/directory/ldif_backup.py in the 389ds image). The target's credentials are Pulumi secrets in a
 Secret; backup volumes are protected in prod like every other volume.
 
-Not here yet: the directory's export to S3, and the encrypted export of the sealed-secrets and CA
-keys (see docs/operations.md, "Back up and restore the accounting database").
+With a volume target and `keyRecipient`, the sealed-secrets keys and the CA key are exported, encrypted
+to that certificate, by a CronJob in namespace `backups` (scripts/backup/export_keys.py). Not here yet:
+the directory's and the keys' export to S3.
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ import pulumi_kubernetes as k8s
 
 from ..config.backups import BackupsConfig
 from ..context import DeployContext, Stateful
-from ..k8s import config_map, container_resources, secret
+from ..k8s import Namespace, config_map, container_resources, egress_to_apiserver, secret
 from ..renderers.backup import S3_SECRET, mariadb_backup_spec
 from ..versions import Images
+from .certificates import CA_SECRET as CA_SECRET_NAME
 
 LDIF_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "directory" / "ldif_backup.py"
+KEYS_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "backup" / "export_keys.py"
+KEYS_NAMESPACE = "backups"
+KEYS_ACCOUNT = "key-export"
 
 DATABASE_NAMESPACE = "database"
 DIRECTORY_NAMESPACE = "directory"
@@ -91,7 +96,10 @@ class Backups(pulumi.ComponentResource):
         )
         self.ready = [*depends[len(args.depends_on) :], backup]
         if cfg.volume is not None:
-            self.ready += self._directory_backup(args, cfg.volume.size, ctx.storage_class_for(cfg.volume.storage_class))
+            storage_class = ctx.storage_class_for(cfg.volume.storage_class)
+            self.ready += self._directory_backup(args, cfg.volume.size, storage_class)
+            if cfg.key_recipient is not None:
+                self.ready += self._key_export(args, cfg.key_recipient, cfg.volume.size, storage_class)
         self.register_outputs({"schedule": cfg.schedule, "target": "s3" if cfg.s3 is not None else "volume"})
 
     def _directory_backup(self, args: BackupsArgs, size: str, storage_class: str | None) -> list[pulumi.Resource]:
@@ -124,6 +132,133 @@ class Backups(pulumi.ComponentResource):
             opts=ctx.opts(self, depends_on=[claim, script]),
         )
         return [claim, script, job]
+
+    def _key_export(self, args: BackupsArgs, recipient: str, size: str, storage_class: str | None) -> list[pulumi.Resource]:
+        ctx = args.ctx
+        ns = Namespace(
+            ctx, KEYS_NAMESPACE, component="backups", parent=self, allows=[egress_to_apiserver()], depends_on=args.depends_on
+        )
+        claim = k8s.core.v1.PersistentVolumeClaim(
+            f"{KEYS_NAMESPACE}/{BACKUP_VOLUME}",
+            metadata=ctx.meta(BACKUP_VOLUME, "backups", KEYS_NAMESPACE, stateful=Stateful.VOLUME),
+            spec={
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": size}},
+                **({"storageClassName": storage_class} if storage_class else {}),
+            },
+            opts=ctx.opts(self, depends_on=ns.ready, stateful=Stateful.VOLUME),
+        )
+        account = k8s.core.v1.ServiceAccount(
+            f"{KEYS_NAMESPACE}/{KEYS_ACCOUNT}",
+            metadata=ctx.meta(KEYS_ACCOUNT, "backups", KEYS_NAMESPACE),
+            opts=ctx.opts(self, depends_on=ns.ready),
+        )
+        objects: list[pulumi.Resource] = [claim, account]
+        # Read access to exactly what is exported: the sealed-secrets keys (generated names: list by label)
+        # and the CA's Secret by name.
+        grants = (("kube-system", ["get", "list"], None), ("cert-manager", ["get"], [CA_SECRET_NAME]))
+        for namespace, verbs, names in grants:
+            rule: dict[str, Any] = {"apiGroups": [""], "resources": ["secrets"], "verbs": verbs}
+            if names:
+                rule["resourceNames"] = names
+            role = k8s.rbac.v1.Role(
+                f"{namespace}/hpcforge-key-export",
+                metadata=ctx.meta("hpcforge-key-export", "backups", namespace),
+                rules=[rule],
+                opts=ctx.opts(self, depends_on=list(args.depends_on)),
+            )
+            objects.append(role)
+            objects.append(
+                k8s.rbac.v1.RoleBinding(
+                    f"{namespace}/hpcforge-key-export",
+                    metadata=ctx.meta("hpcforge-key-export", "backups", namespace),
+                    role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "hpcforge-key-export"},
+                    subjects=[{"kind": "ServiceAccount", "name": KEYS_ACCOUNT, "namespace": KEYS_NAMESPACE}],
+                    opts=ctx.opts(self, depends_on=[role, account]),
+                )
+            )
+        files = config_map(
+            ctx,
+            "key-export",
+            KEYS_NAMESPACE,
+            {"export_keys.py": KEYS_SCRIPT.read_text(), "recipient.pem": recipient},
+            component="backups",
+            parent=self,
+            depends_on=ns.ready,
+        )
+        objects.append(files)
+        objects.append(
+            k8s.batch.v1.CronJob(
+                f"{KEYS_NAMESPACE}/key-export-backup",
+                metadata=ctx.meta("key-export-backup", "backups", KEYS_NAMESPACE),
+                spec=key_export_spec(args.config, labels=ctx.labels("key-export", "backups")),
+                opts=ctx.opts(self, depends_on=[*objects]),
+            )
+        )
+        return objects
+
+
+def key_export_spec(cfg: BackupsConfig, *, labels: dict[str, str]) -> dict[str, Any]:
+    """The key-export CronJob's spec (pure): export_keys.py with the service account's token, onto the volume."""
+    keep_days = max(1, int(cfg.max_retention.removesuffix("h")) // 24)
+    return {
+        "schedule": cfg.schedule,
+        "concurrencyPolicy": "Forbid",
+        "successfulJobsHistoryLimit": 3,
+        "failedJobsHistoryLimit": 3,
+        "jobTemplate": {
+            "spec": {
+                "backoffLimit": 3,
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "restartPolicy": "OnFailure",
+                        "serviceAccountName": KEYS_ACCOUNT,
+                        "securityContext": {
+                            "runAsNonRoot": True,
+                            "runAsUser": 389,
+                            "runAsGroup": 389,
+                            "fsGroup": 389,
+                            "seccompProfile": {"type": "RuntimeDefault"},
+                        },
+                        "containers": [
+                            {
+                                "name": "export",
+                                # python3 and openssl, as in the directory's image
+                                "image": Images.DIRSRV.ref,
+                                "command": [
+                                    "python3",
+                                    "/scripts/export_keys.py",
+                                    "--recipient",
+                                    "/scripts/recipient.pem",
+                                    "--dir",
+                                    "/backup",
+                                    "--keep-days",
+                                    str(keep_days),
+                                    "--ca-secret",
+                                    CA_SECRET_NAME,
+                                ],
+                                "resources": container_resources("50m", "64Mi", "256Mi"),
+                                "securityContext": {
+                                    "allowPrivilegeEscalation": False,
+                                    "capabilities": {"drop": ["ALL"]},
+                                    "readOnlyRootFilesystem": True,
+                                },
+                                "volumeMounts": [
+                                    {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
+                                    {"name": "backup", "mountPath": "/backup"},
+                                ],
+                            }
+                        ],
+                        "volumes": [
+                            {"name": "scripts", "configMap": {"name": "key-export"}},
+                            {"name": "backup", "persistentVolumeClaim": {"claimName": BACKUP_VOLUME}},
+                        ],
+                    },
+                },
+            }
+        },
+    }
 
 
 def directory_backup_spec(cfg: BackupsConfig, *, suffix: str, uri: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -202,4 +337,4 @@ def directory_backup_spec(cfg: BackupsConfig, *, suffix: str, uri: str, labels: 
     }
 
 
-__all__ = ["BACKUP_VOLUME", "Backups", "BackupsArgs", "directory_backup_spec"]
+__all__ = ["BACKUP_VOLUME", "Backups", "BackupsArgs", "directory_backup_spec", "key_export_spec"]

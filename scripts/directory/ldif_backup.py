@@ -57,7 +57,7 @@ def depth(dn):
 def export(conn, suffix, directory, keep_days):
     entries = conn.search_s(suffix, ldap.SCOPE_SUBTREE, "(objectClass=*)", ["*", *KEEP_OPERATIONAL])
     entries.sort(key=lambda item: (depth(item[0]), item[0].lower()))
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")  # noqa: UP017 (image Python may predate 3.11)
     path = os.path.join(directory, f"directory-{stamp}.ldif")
     partial = path + ".partial"
     with open(partial, "w", encoding="utf-8") as handle:
