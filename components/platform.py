@@ -277,7 +277,8 @@ class Platform(pulumi.ComponentResource):
                         backup_max_age_hours=cfg.observability.backup_max_age_hours,
                     ),
                     gpus=cfg.slurm.has_gpus,
-                    depends_on=certs.ready,
+                    # its NetworkPolicies go into the scraped layers' namespaces
+                    depends_on=[*certs.ready, *net.ready, *db.ready, *git.ready],
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

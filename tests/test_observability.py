@@ -101,3 +101,13 @@ def test_bad_receiver_is_refused_naming_the_key(receiver: dict[str, str], messag
     values["hpcforge:observability"]["receivers"] = [receiver]
     with pytest.raises(ConfigError, match=r"hpcforge:observability\.receivers\[0\].*" + re.escape(message)):
         load_config(raw_config(values))
+
+
+def test_scraped_namespaces_admit_prometheus_to_the_metrics_port_only(prod_stack: RecordedStack) -> None:
+    policies = kinds(prod_stack, "NetworkPolicy")
+    for target in SITE_TARGETS:
+        spec = policies[f"{target.namespace}/allow-ingress-prometheus-{target.name}"]["spec"]
+        assert spec["podSelector"] == {"matchLabels": dict(target.labels)}  # type: ignore[index]
+        rule = spec["ingress"][0]  # type: ignore[index]
+        assert rule["ports"] == [{"port": target.port, "protocol": "TCP"}]
+        assert rule["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]

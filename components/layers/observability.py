@@ -82,6 +82,20 @@ def pod_monitor_spec(target: PodTarget, interval: str) -> dict[str, Any]:
     }
 
 
+def scrape_policy_spec(target: PodTarget, monitoring_namespace: str = NAMESPACE) -> dict[str, Any]:
+    """A NetworkPolicy admitting Prometheus (pods in the monitoring namespace) to a target's metrics port (pure)."""
+    return {
+        "podSelector": {"matchLabels": dict(target.labels)},
+        "policyTypes": ["Ingress"],
+        "ingress": [
+            {
+                "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": monitoring_namespace}}}],
+                "ports": [{"port": target.port, "protocol": "TCP"}],
+            }
+        ],
+    }
+
+
 def chart_values(cfg: ObservabilityConfig, *, storage_class: str | None) -> dict[str, Any]:
     """kube-prometheus-stack values (pure; every key exists in the chart's values.yaml)."""
 
@@ -194,6 +208,18 @@ class Observability(pulumi.ComponentResource):
             objects.append(
                 monitoring_object(ctx, self, "PodMonitor", target.name, pod_monitor_spec(target, cfg.scrape_interval), [chart])
             )
+        # The scraped namespaces deny ingress by default: admit Prometheus to the metrics port of the
+        # scraped pods only (NetworkPolicies add up). dcgm-exporter's namespace belongs to the GPU
+        # operator, which may not exist yet: its policy is the GPU layer's.
+        for target in SITE_TARGETS:
+            objects.append(
+                k8s.networking.v1.NetworkPolicy(
+                    f"{target.namespace}/allow-ingress-prometheus-{target.name}",
+                    metadata=ctx.meta(f"allow-ingress-prometheus-{target.name}", "network-policy", target.namespace, app=RELEASE),
+                    spec=scrape_policy_spec(target),
+                    opts=ctx.opts(self, depends_on=list(args.depends_on)),
+                )
+            )
         objects.append(
             config_map(
                 ctx,
@@ -224,4 +250,13 @@ def monitoring_object(
     )
 
 
-__all__ = ["CHARTS", "DCGM_TARGET", "SITE_TARGETS", "Observability", "ObservabilityArgs", "chart_values", "pod_monitor_spec"]
+__all__ = [
+    "CHARTS",
+    "DCGM_TARGET",
+    "SITE_TARGETS",
+    "Observability",
+    "ObservabilityArgs",
+    "chart_values",
+    "pod_monitor_spec",
+    "scrape_policy_spec",
+]
