@@ -274,6 +274,8 @@ class PlatformConfig(StrictModel):
             "appwrapper-system",
             "argo",
             "registry",
+            "monitoring",
+            "backups",
         }
         if self.provisioning is not None:
             reserved.add(self.provisioning.namespace)
