@@ -255,3 +255,24 @@ def test_removed_user_loses_association_but_not_while_a_job_runs(site: Site) -> 
     assert ("proja", a, "") in site.assocs()
     assert site.sync(without_b, "--check")[0] == 0
     assert pwd.getpwnam(b)  # the system user is untouched: only its Slurm association went
+
+
+def test_changed_limits_and_parent_are_applied_then_stable(site: Site) -> None:
+    assert site.sync(site.desired(accounts_config(), site.users))[0] == 0
+    changed = accounts_config().model_dump(by_alias=True)
+    debug = changed["qos"][0]
+    debug.update(maxJobsPerUser=3, maxTresPerUser={}, maxWall=None, grpTres={"cpu": 8})
+    changed["accounts"][1]["parent"] = "root"  # proja moves out of science
+    changed_config = SlurmAccountsConfig.model_validate(changed)
+    desired = site.desired(changed_config, site.users)
+    code, output, summary = site.sync(desired)
+    assert code == 0, output
+    assert "account proja: parent science -> root" in output
+    rows = site.cluster.run(
+        "sacctmgr", "-P", "-n", "show", "qos", "where", "name=debug", "format=maxjobspu,maxtrespu,maxwall,grptres", check=True
+    )
+    assert rows.stdout.strip().split("|") == ["3", "", "", "cpu=8"]  # per-user CPU limit and MaxWall cleared
+    assert ("proja", "", "root") in site.assocs()
+    code, output, summary = site.sync(desired)
+    assert code == 0 and summary["writes"] == 0, output
+    assert site.sync(site.desired(accounts_config(), site.users))[0] == 0  # back to the original
