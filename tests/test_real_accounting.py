@@ -276,3 +276,15 @@ def test_changed_limits_and_parent_are_applied_then_stable(site: Site) -> None:
     code, output, summary = site.sync(desired)
     assert code == 0 and summary["writes"] == 0, output
     assert site.sync(site.desired(accounts_config(), site.users))[0] == 0  # back to the original
+
+
+def test_partition_qos_must_be_a_qos_the_reconciler_created(site: Site) -> None:
+    """Why partitions' `qos` is checked against slurm.accounts.qos: slurmctld takes only a QOS slurmdbd has."""
+    assert site.sync(site.desired(accounts_config(), site.users))[0] == 0
+    refused = site.cluster.run("scontrol", "update", "PartitionName=debug", "QOS=undeclared")
+    assert refused.returncode != 0
+    site.cluster.scontrol("update", "PartitionName=debug", "QOS=long")
+    try:
+        assert site.cluster.partition_info("debug")["QoS"] == "long"
+    finally:
+        site.cluster.scontrol("update", "PartitionName=debug", "QOS=")
