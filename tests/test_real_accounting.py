@@ -288,3 +288,24 @@ def test_partition_qos_must_be_a_qos_the_reconciler_created(site: Site) -> None:
         assert site.cluster.partition_info("debug")["QoS"] == "long"
     finally:
         site.cluster.scontrol("update", "PartitionName=debug", "QOS=")
+
+
+def test_coordinators_are_added_and_removed(site: Site) -> None:
+    a = site.users[0][0]
+    with_coordinator = accounts_config().model_dump(by_alias=True)
+    with_coordinator["accounts"][1]["coordinators"] = [a]
+    desired = site.desired(SlurmAccountsConfig.model_validate(with_coordinator), site.users)
+
+    def coordinators() -> str:
+        shown = site.cluster.run(
+            "sacctmgr", "-P", "-n", "show", "account", "proja", "withcoord", "format=account,coordinators", check=True
+        )
+        return shown.stdout.strip()
+
+    code, output, _ = site.sync(desired)
+    assert code == 0 and f"+ coordinator {a} of proja" in output, output
+    assert coordinators() == f"proja|{a}"
+    assert site.sync(desired)[2]["writes"] == 0
+    code, output, _ = site.sync(site.desired(accounts_config(), site.users))
+    assert code == 0 and f"- coordinator {a} of proja" in output, output
+    assert coordinators() == "proja|"

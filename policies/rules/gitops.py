@@ -369,7 +369,7 @@ class StatefulConfig(RuleConfig):
         "statefulTypes",
         STATEFUL_TYPES,
         STRING_LIST,
-        "Resource type tokens (shell globs) that hold state: volumes, databases, Slurm's controller state.",
+        "Resource type tokens (shell globs) that hold state: volumes, databases, backup schedules, Slurm's controller state.",
     )
     volume_claim_templates: bool = knob(
         "volumeClaimTemplates",
