@@ -161,13 +161,9 @@ def test_export_is_readable_only_with_the_recipients_key(tmp_path: Path, api: tu
     assert wrong.returncode != 0
 
 
-def test_key_export_needs_a_volume_and_a_pem_certificate() -> None:
+def test_key_export_needs_a_pem_certificate() -> None:
     from components.config.backups import BackupsConfig
 
-    cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"
-    s3 = {"bucket": "site-backups", "endpoint": "s3.example.org", "accessKeyId": "a", "secretAccessKey": "b"}
-    with pytest.raises(ValueError, match="needs the 'volume' target"):
-        BackupsConfig.model_validate({"s3": s3, "keyRecipient": cert})
     with pytest.raises(ValueError, match="not a PEM certificate"):
         BackupsConfig.model_validate({"volume": {}, "keyRecipient": "age1qyqszqgpqyqszqgpqyqszqgpqyqszqgp"})
 

@@ -1,5 +1,5 @@
-"""Backups: the accounting database (mariadb-operator `Backup`) on a schedule, to an S3 bucket or a volume; with a
-volume, also the directory (LDIF) and the platform's keys (encrypted)."""
+"""Backups: the accounting database (mariadb-operator `Backup`), the directory (LDIF) and the platform's keys
+(encrypted), on a schedule, to one S3-compatible bucket or to volumes."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class VolumeTarget(StrictModel):
 
 
 class BackupsConfig(StrictModel):
-    """Scheduled backups of the accounting database."""
+    """Scheduled backups of the accounting database, the directory and the keys."""
 
     schedule: str = "15 2 * * *"
     """Cron schedule of every backup (in the cluster's time zone)."""
@@ -54,7 +54,7 @@ class BackupsConfig(StrictModel):
 
     key_recipient: str | None = None
     """PEM certificate that the sealed-secrets keys and the CA key are encrypted to (`openssl cms`) before they are
-    written to the backup volume; keep its private key offline. Null: the keys are not exported (needs `volume`)."""
+    written to the backup target; keep its private key offline. Null: the keys are not exported."""
 
     @field_validator("key_recipient")
     @classmethod
@@ -78,8 +78,6 @@ class BackupsConfig(StrictModel):
     def _one_target(self) -> BackupsConfig:
         if (self.s3 is None) == (self.volume is None):
             raise ValueError("give exactly one backup target: 's3' or 'volume'")
-        if self.key_recipient is not None and self.volume is None:
-            raise ValueError("keyRecipient: the key export writes to the backup volume; it needs the 'volume' target")
         return self
 
 

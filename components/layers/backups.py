@@ -20,13 +20,14 @@ import pulumi_kubernetes as k8s
 
 from ..config.backups import BackupsConfig
 from ..context import DeployContext, Stateful
-from ..k8s import Namespace, config_map, container_resources, egress_to_apiserver, secret
+from ..k8s import Namespace, config_map, container_resources, egress_to_apiserver, egress_to_internet, secret
 from ..renderers.backup import S3_SECRET, mariadb_backup_spec
 from ..versions import Images
 from .certificates import CA_SECRET as CA_SECRET_NAME
 
 LDIF_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "directory" / "ldif_backup.py"
 KEYS_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "backup" / "export_keys.py"
+S3PUT_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "backup" / "s3put.py"
 KEYS_NAMESPACE = "backups"
 KEYS_ACCOUNT = "key-export"
 
@@ -95,59 +96,86 @@ class Backups(pulumi.ComponentResource):
             opts=ctx.opts(self, depends_on=depends, stateful=Stateful.DATABASE),
         )
         self.ready = [*depends[len(args.depends_on) :], backup]
-        if cfg.volume is not None:
-            storage_class = ctx.storage_class_for(cfg.volume.storage_class)
-            self.ready += self._directory_backup(args, cfg.volume.size, storage_class)
-            if cfg.key_recipient is not None:
-                self.ready += self._key_export(args, cfg.key_recipient, cfg.volume.size, storage_class)
+        self.ready += self._directory_backup(args)
+        if cfg.key_recipient is not None:
+            self.ready += self._key_export(args, cfg.key_recipient)
         self.register_outputs({"schedule": cfg.schedule, "target": "s3" if cfg.s3 is not None else "volume"})
 
-    def _directory_backup(self, args: BackupsArgs, size: str, storage_class: str | None) -> list[pulumi.Resource]:
-        ctx = args.ctx
-        claim = k8s.core.v1.PersistentVolumeClaim(
-            f"{DIRECTORY_NAMESPACE}/{BACKUP_VOLUME}",
-            metadata=ctx.meta(BACKUP_VOLUME, "backups", DIRECTORY_NAMESPACE, stateful=Stateful.VOLUME),
+    def _target(self, args: BackupsArgs, namespace: str, depends_on: Sequence[pulumi.Resource]) -> pulumi.Resource:
+        """The backup volume (protected) or the S3 credentials' Secret in `namespace`."""
+        ctx, cfg = args.ctx, args.config
+        if cfg.s3 is not None:
+            return secret(
+                ctx,
+                S3_SECRET,
+                namespace,
+                {
+                    "access-key-id": cfg.s3.access_key_id.get_secret_value(),
+                    "secret-access-key": cfg.s3.secret_access_key.get_secret_value(),
+                },
+                component="backups",
+                parent=self,
+                depends_on=depends_on,
+            )
+        assert cfg.volume is not None
+        storage_class = ctx.storage_class_for(cfg.volume.storage_class)
+        return k8s.core.v1.PersistentVolumeClaim(
+            f"{namespace}/{BACKUP_VOLUME}",
+            metadata=ctx.meta(BACKUP_VOLUME, "backups", namespace, stateful=Stateful.VOLUME),
             spec={
                 "accessModes": ["ReadWriteOnce"],
-                "resources": {"requests": {"storage": size}},
+                "resources": {"requests": {"storage": cfg.volume.size}},
                 **({"storageClassName": storage_class} if storage_class else {}),
             },
-            opts=ctx.opts(self, depends_on=list(args.depends_on), stateful=Stateful.VOLUME),
+            opts=ctx.opts(self, depends_on=list(depends_on), stateful=Stateful.VOLUME),
         )
+
+    def _directory_backup(self, args: BackupsArgs) -> list[pulumi.Resource]:
+        ctx = args.ctx
+        claim = self._target(args, DIRECTORY_NAMESPACE, args.depends_on)
         script = config_map(
             ctx,
             "dirsrv-backup",
             DIRECTORY_NAMESPACE,
-            {"ldif_backup.py": LDIF_SCRIPT.read_text()},
+            {"ldif_backup.py": LDIF_SCRIPT.read_text(), "s3put.py": S3PUT_SCRIPT.read_text()},
             component="backups",
             parent=self,
             depends_on=args.depends_on,
         )
+        extra: list[pulumi.Resource] = []
+        if args.config.s3 is not None:
+            # the directory namespace denies egress by default: let the backup pods reach the S3 endpoint
+            rule = egress_to_internet(443, 80, 9000)
+            extra.append(
+                k8s.networking.v1.NetworkPolicy(
+                    f"{DIRECTORY_NAMESPACE}/allow-egress-backup-s3",
+                    metadata=ctx.meta("allow-egress-backup-s3", "network-policy", DIRECTORY_NAMESPACE),
+                    spec={
+                        **rule.to_spec(),
+                        "podSelector": {
+                            "matchLabels": {"app.kubernetes.io/name": "dirsrv", "app.kubernetes.io/component": "backups"}
+                        },
+                    },
+                    opts=ctx.opts(self, depends_on=list(args.depends_on)),
+                )
+            )
         job = k8s.batch.v1.CronJob(
             f"{DIRECTORY_NAMESPACE}/dirsrv-backup",
             metadata=ctx.meta("dirsrv-backup", "backups", DIRECTORY_NAMESPACE),
             spec=directory_backup_spec(
                 args.config, suffix=args.directory_suffix, uri=args.directory_uri, labels=ctx.labels("dirsrv", "backups")
             ),
-            opts=ctx.opts(self, depends_on=[claim, script]),
+            opts=ctx.opts(self, depends_on=[claim, script, *extra]),
         )
-        return [claim, script, job]
+        return [claim, script, *extra, job]
 
-    def _key_export(self, args: BackupsArgs, recipient: str, size: str, storage_class: str | None) -> list[pulumi.Resource]:
+    def _key_export(self, args: BackupsArgs, recipient: str) -> list[pulumi.Resource]:
         ctx = args.ctx
-        ns = Namespace(
-            ctx, KEYS_NAMESPACE, component="backups", parent=self, allows=[egress_to_apiserver()], depends_on=args.depends_on
-        )
-        claim = k8s.core.v1.PersistentVolumeClaim(
-            f"{KEYS_NAMESPACE}/{BACKUP_VOLUME}",
-            metadata=ctx.meta(BACKUP_VOLUME, "backups", KEYS_NAMESPACE, stateful=Stateful.VOLUME),
-            spec={
-                "accessModes": ["ReadWriteOnce"],
-                "resources": {"requests": {"storage": size}},
-                **({"storageClassName": storage_class} if storage_class else {}),
-            },
-            opts=ctx.opts(self, depends_on=ns.ready, stateful=Stateful.VOLUME),
-        )
+        allows = [egress_to_apiserver()]
+        if args.config.s3 is not None:
+            allows.append(egress_to_internet(443, 80, 9000))  # the S3 endpoint, inside or outside the cluster
+        ns = Namespace(ctx, KEYS_NAMESPACE, component="backups", parent=self, allows=allows, depends_on=args.depends_on)
+        claim = self._target(args, KEYS_NAMESPACE, ns.ready)
         account = k8s.core.v1.ServiceAccount(
             f"{KEYS_NAMESPACE}/{KEYS_ACCOUNT}",
             metadata=ctx.meta(KEYS_ACCOUNT, "backups", KEYS_NAMESPACE),
@@ -181,7 +209,7 @@ class Backups(pulumi.ComponentResource):
             ctx,
             "key-export",
             KEYS_NAMESPACE,
-            {"export_keys.py": KEYS_SCRIPT.read_text(), "recipient.pem": recipient},
+            {"export_keys.py": KEYS_SCRIPT.read_text(), "s3put.py": S3PUT_SCRIPT.read_text(), "recipient.pem": recipient},
             component="backups",
             parent=self,
             depends_on=ns.ready,
@@ -196,6 +224,29 @@ class Backups(pulumi.ComponentResource):
             )
         )
         return objects
+
+
+def backup_volume(cfg: BackupsConfig) -> dict[str, Any]:
+    """Where the exports are written: the backup volume, or scratch space before the S3 upload."""
+    if cfg.s3 is not None:
+        return {"name": "backup", "emptyDir": {}}
+    return {"name": "backup", "persistentVolumeClaim": {"claimName": BACKUP_VOLUME}}
+
+
+def s3_env(cfg: BackupsConfig, what: str) -> list[dict[str, Any]]:
+    """The environment of scripts/backup/s3put.py (empty: no S3 target)."""
+    if cfg.s3 is None:
+        return []
+    s3 = cfg.s3
+    return [
+        {"name": "S3_ENDPOINT", "value": s3.endpoint},
+        {"name": "S3_BUCKET", "value": s3.bucket},
+        {"name": "S3_PREFIX", "value": f"{s3.prefix.strip('/')}/{what}".lstrip("/")},
+        {"name": "S3_REGION", "value": s3.region},
+        {"name": "S3_TLS", "value": "true" if s3.tls else "false"},
+        {"name": "AWS_ACCESS_KEY_ID", "valueFrom": {"secretKeyRef": {"name": S3_SECRET, "key": "access-key-id"}}},
+        {"name": "AWS_SECRET_ACCESS_KEY", "valueFrom": {"secretKeyRef": {"name": S3_SECRET, "key": "secret-access-key"}}},
+    ]
 
 
 def key_export_spec(cfg: BackupsConfig, *, labels: dict[str, str]) -> dict[str, Any]:
@@ -238,6 +289,7 @@ def key_export_spec(cfg: BackupsConfig, *, labels: dict[str, str]) -> dict[str, 
                                     "--ca-secret",
                                     CA_SECRET_NAME,
                                 ],
+                                "env": s3_env(cfg, "keys"),
                                 "resources": container_resources("50m", "64Mi", "256Mi"),
                                 "securityContext": {
                                     "allowPrivilegeEscalation": False,
@@ -252,7 +304,7 @@ def key_export_spec(cfg: BackupsConfig, *, labels: dict[str, str]) -> dict[str, 
                         ],
                         "volumes": [
                             {"name": "scripts", "configMap": {"name": "key-export"}},
-                            {"name": "backup", "persistentVolumeClaim": {"claimName": BACKUP_VOLUME}},
+                            backup_volume(cfg),
                         ],
                     },
                 },
@@ -307,7 +359,8 @@ def directory_backup_spec(cfg: BackupsConfig, *, suffix: str, uri: str, labels: 
                                     {
                                         "name": "LDAP_BIND_PASSWORD",
                                         "valueFrom": {"secretKeyRef": {"name": "dirsrv-dm-password", "key": "password"}},
-                                    }
+                                    },
+                                    *s3_env(cfg, "directory"),
                                 ],
                                 "resources": container_resources("50m", "64Mi", "512Mi"),
                                 "securityContext": {
@@ -328,7 +381,7 @@ def directory_backup_spec(cfg: BackupsConfig, *, suffix: str, uri: str, labels: 
                                 "name": "tls",
                                 "secret": {"secretName": "dirsrv-tls", "items": [{"key": "ca.crt", "path": "ca.crt"}]},
                             },
-                            {"name": "backup", "persistentVolumeClaim": {"claimName": BACKUP_VOLUME}},
+                            backup_volume(cfg),
                         ],
                     },
                 },

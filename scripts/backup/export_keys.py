@@ -9,7 +9,8 @@ Runs as the backups layer's key-export CronJob (Python standard library plus the
 2. writes them as one JSON document (the Secrets' names, namespaces, labels, types and data) to
    `openssl cms -encrypt -aes256 -binary -outform DER -recip RECIPIENT.pem`, whose output becomes
    `<dir>/keys-<UTC time>.cms`; nothing unencrypted touches the disk;
-3. removes exports older than --keep-days.
+3. uploads it to S3 when S3_BUCKET is set (s3put.py, beside this script);
+4. removes local exports older than --keep-days.
 
 Decrypt offline: `openssl cms -decrypt -binary -inform DER -in keys-....cms -inkey recipient.key`.
 Prints a JSON summary on the last line (names only, never key material).
@@ -25,6 +26,9 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import s3put
 
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 SEALED_SECRETS_LABEL = "sealedsecrets.bitnami.com/sealed-secrets-key"
@@ -90,6 +94,7 @@ def main(argv=None):
         print(f"export_keys: openssl failed: {done.stderr.decode(errors='replace').strip()}", file=sys.stderr)
         return 1
     os.replace(partial, path)
+    uploaded = s3put.upload_from_env(path, os.path.basename(path))
     removed = []
     cutoff = time.time() - args.keep_days * 86400
     for name in sorted(os.listdir(args.dir)):
@@ -97,7 +102,12 @@ def main(argv=None):
         if name.startswith("keys-") and name.endswith(".cms") and full != path and os.path.getmtime(full) < cutoff:
             os.remove(full)
             removed.append(name)
-    summary = {"file": path, "secrets": [f"{s['namespace']}/{s['name']}" for s in secrets], "removed": removed}
+    summary = {
+        "file": path,
+        "secrets": [f"{s['namespace']}/{s['name']}" for s in secrets],
+        "removed": removed,
+        "uploaded": uploaded,
+    }
     print(json.dumps(summary, sort_keys=True))
     return 0
 

@@ -6,7 +6,8 @@ runs `export`; the restore runbook (docs/operations.md) runs `import`.
 
 export: every entry of the suffix's subtree, parents first, with its user attributes and `aci`
         (password hashes included: Directory Manager reads them), written to
-        `<dir>/directory-<UTC timestamp>.ldif`; files older than --keep-days are removed.
+        `<dir>/directory-<UTC timestamp>.ldif`, and uploaded to S3 when S3_BUCKET is set (s3put.py);
+        local files older than --keep-days are removed.
 import: adds every entry of an LDIF, parents first; an entry that exists gets the file's values
         (its attributes replaced), so an import onto a partly damaged tree repairs it.
 
@@ -25,6 +26,11 @@ import ldap
 import ldap.dn
 import ldap.modlist
 from ldif import LDIFRecordList, LDIFWriter
+
+# s3put.py is shipped beside this script in the pod; in the repository it is in scripts/backup.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.join(_HERE, "..", "backup")]
+import s3put  # noqa: E402
 
 # Operational attributes the server maintains itself; `aci` is operational too but holds access rules.
 KEEP_OPERATIONAL = ["aci"]
@@ -65,6 +71,7 @@ def export(conn, suffix, directory, keep_days):
         for dn, attrs in entries:
             writer.unparse(dn, attrs)
     os.replace(partial, path)  # a file under its final name is complete
+    uploaded = s3put.upload_from_env(path, os.path.basename(path))
     removed = []
     cutoff = time.time() - keep_days * 86400
     for name in sorted(os.listdir(directory)):
@@ -72,7 +79,7 @@ def export(conn, suffix, directory, keep_days):
         if name.startswith("directory-") and name.endswith(".ldif") and full != path and os.path.getmtime(full) < cutoff:
             os.remove(full)
             removed.append(name)
-    return {"file": path, "entries": len(entries), "removed": removed}
+    return {"file": path, "entries": len(entries), "removed": removed, "uploaded": uploaded}
 
 
 def restore(conn, path):
