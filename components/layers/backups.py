@@ -1,11 +1,8 @@
-"""Backups layer: the accounting database through mariadb-operator's scheduled `Backup`, to the S3
-bucket or the volume from config; with a volume target, also the directory as LDIF (a CronJob running
-scripts/directory/ldif_backup.py in the 389ds image). The target's credentials are Pulumi secrets in a
-Secret; backup volumes are protected in prod like every other volume.
-
-With a volume target and `keyRecipient`, the sealed-secrets keys and the CA key are exported, encrypted
-to that certificate, by a CronJob in namespace `backups` (scripts/backup/export_keys.py). Not here yet:
-the directory's and the keys' export to S3.
+"""Backups layer, all to the one target from config (an S3 bucket, or a protected volume per namespace):
+the accounting database through mariadb-operator's scheduled `Backup`; the directory as LDIF (a CronJob
+running scripts/directory/ldif_backup.py in the 389ds image); with `keyRecipient`, the sealed-secrets
+keys and the CA key, encrypted to that certificate (scripts/backup/export_keys.py in namespace
+`backups`). S3 credentials are Pulumi secrets in a Secret in each namespace that uploads.
 """
 
 from __future__ import annotations
