@@ -16,7 +16,8 @@ script changes; the drift workflow runs it with --check. Python standard library
 4. a second run finds nothing to do and writes nothing.
 
 Exit status: 0 converged (or, with --check, no drift); 1 drift found by --check, or a sacctmgr
-command failed; 2 bad input. The last line of output is a JSON summary.
+write failed; 2 bad input, or slurmdbd/slurmctld could not be read (nothing was checked). The last
+line of output is a JSON summary (not when reading failed).
 """
 
 from __future__ import annotations
@@ -527,8 +528,8 @@ def main(argv=None):
         current = read_current(slurm, desired["cluster"])
         plan = make_plan(desired, current, slurm)
     except CommandError as error:
-        print(f"sacct_sync: {error}", file=sys.stderr)
-        return 1
+        print(f"sacct_sync: cannot read the current state: {error}", file=sys.stderr)
+        return 2
     print(f"plan for cluster {desired['cluster']}: {len(plan.changes)} change(s), {len(plan.kept)} kept")
     for symbol, text, _ in plan.steps:
         print(f"  {symbol} {text}")
