@@ -8,6 +8,7 @@ import importlib.util
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -165,6 +166,7 @@ def test_desired_state_makes_every_default_explicit() -> None:
 
 def test_reconciler_job_runs_the_script_in_the_login_image_with_the_operators_slurm_conf() -> None:
     spec = accounts_job_spec(controller="slurm", slurm_key_secret="slurm-auth-slurm", labels={"app.kubernetes.io/name": "slurm"})
+    assert "initContainers" not in spec["template"]["spec"]
     container = spec["template"]["spec"]["containers"][0]
     assert container["image"] == Images.LOGIN.ref
     assert container["command"] == sync_command()
@@ -247,3 +249,19 @@ def test_reconciler_keeps_an_undeclared_user_with_active_jobs() -> None:
     removals = [args for symbol, _, args in plan.steps if symbol == "-"]
     assert ["delete", "user", "where", "name=carol"] in removals
     assert ["delete", "account", "where", "name=old", "cluster=devlab"] in removals
+
+
+def test_a_large_site_ships_its_desired_state_in_chunks_the_job_reassembles(tmp_path: Path) -> None:
+    from benchmarks.sitegen import write_site
+
+    from .helpers import run_stack_file
+
+    stack = run_stack_file(write_site(tmp_path / "Pulumi.big.yaml", hosts=10, nodesets=4, users=20_000), "big")
+    maps = [r for r in stack.kubernetes_objects() if r.name.startswith("slurm/slurm-accounts-desired-")]
+    assert maps and all(not r.inputs.get("data") and r.inputs.get("binaryData") for r in maps)  # gzip parts
+    job = next(r for r in stack.kubernetes_objects() if r.name == "slurm/slurm-accounts-sync")
+    pod = job.inputs["spec"]["template"]["spec"]
+    assert pod["initContainers"][0]["volumeMounts"][-1]["mountPath"] == "/etc/hpcforge/desired"
+    assert {"name": "slurm-accounts-desired-assembled", "mountPath": "/etc/hpcforge/desired", "readOnly": True} in pod[
+        "containers"
+    ][0]["volumeMounts"]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from components.config import load_config
+from components.layers.chunks import plan_parts
 from components.renderers.sacct import render_desired_state
 
 from .helpers import REPO, config_values, raw_config
@@ -29,8 +30,8 @@ if "--all-namespaces" in argv:
     print(os.environ.get("FAKE_CM_NAMESPACE", ""))
 elif "loginsets.slinky.slurm.net" in line:
     print("login", end="")
-elif "accounts\\\\.json" in line:
-    sys.stdout.write(open(os.environ["FAKE_DESIRED"]).read())
+elif argv[2:] == ["get", "configmap", "-o", "json"]:
+    sys.stdout.write(open(os.environ["FAKE_MAPS"]).read())
 elif "sacct_sync\\\\.py" in line:
     sys.stdout.write(open(os.environ["FAKE_SCRIPT"]).read())
 elif argv[2:5] == ["exec", "-i", "deployment/login"]:
@@ -53,7 +54,9 @@ esac
 """
 
 
-def run_check(tmp_path: Path, *, namespace: str, sacctmgr: str | None = FAKE_SACCTMGR) -> subprocess.CompletedProcess[str]:
+def run_check(
+    tmp_path: Path, *, namespace: str, sacctmgr: str | None = FAKE_SACCTMGR, padding: str = ""
+) -> subprocess.CompletedProcess[str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     for name, text in (("kubectl", FAKE_KUBECTL), ("sacctmgr", sacctmgr), ("squeue", "#!/bin/sh\nexit 0\n")):
@@ -62,21 +65,31 @@ def run_check(tmp_path: Path, *, namespace: str, sacctmgr: str | None = FAKE_SAC
             (bin_dir / name).chmod(0o755)
     dev = load_config(raw_config(config_values("dev")))
     assert dev.slurm.accounts is not None
-    desired = tmp_path / "accounts.json"
-    desired.write_text(render_desired_state(dev.slurm.cluster_name, dev.slurm.accounts, dev.directory))
+    desired = render_desired_state(dev.slurm.cluster_name, dev.slurm.accounts, dev.directory)
+    if padding:  # a site large enough to be shipped in gzip parts
+        desired = desired[:-2] + ',"padding":"' + padding + '"}\n'
+    data_maps, binary_maps, _ = plan_parts({"accounts.json": desired})
+    items = [
+        {"metadata": {"name": f"slurm-accounts-desired-{i:02d}"}, "data": data, "binaryData": binary}
+        for i, (data, binary) in enumerate(zip(data_maps, binary_maps, strict=True))
+    ]
+    items.append({"metadata": {"name": "unrelated"}, "data": {"accounts.json": "{}"}})
+    maps = tmp_path / "maps.json"
+    maps.write_text(json.dumps({"items": items}))
     env = {
         **os.environ,
         "PATH": f"{bin_dir}:/usr/bin:/bin",
         "FAKE_LOG": str(tmp_path / "kubectl.log"),
         "FAKE_CM_NAMESPACE": namespace,
-        "FAKE_DESIRED": str(desired),
+        "FAKE_MAPS": str(maps),
         "FAKE_SCRIPT": str(REPO / "scripts" / "slurm" / "sacct_sync.py"),
     }
     return subprocess.run(["bash", str(CHECK)], env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_drift_is_reported_with_the_plan(tmp_path: Path) -> None:
-    result = run_check(tmp_path, namespace="slurm")
+@pytest.mark.parametrize("padding", ["", "x" * 2_000_000], ids=["plain", "gzip parts"])
+def test_drift_is_reported_with_the_plan(tmp_path: Path, padding: str) -> None:
+    result = run_check(tmp_path, namespace="slurm", padding=padding)
     assert result.returncode == 1, result.stderr
     assert "+ account lab (parent root, fairshare 1)" in result.stdout
     summary = json.loads(result.stdout.strip().splitlines()[-1])

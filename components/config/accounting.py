@@ -255,10 +255,15 @@ def resolve_associations(accounts: SlurmAccountsConfig, directory: DirectoryConf
     """User -> {default_account, accounts (sorted), fairshare, admin_level}, from `users`, accounts' `groups` and
     `default_account`, for the directory's users (pure; the order of accounts in the config breaks ties)."""
     explicit = {u.name: u for u in accounts.users}
+    # group -> indexes of the accounts that name it: one pass over the users, not users x accounts
+    by_group_index: dict[str, list[int]] = {}
+    for index, account in enumerate(accounts.accounts):
+        for group in account.groups:
+            by_group_index.setdefault(group, []).append(index)
     result: dict[str, dict[str, Any]] = {}
     for user in directory.users:
-        member_of = {user.primary_group, *user.groups}
-        by_group = [a.name for a in accounts.accounts if member_of & set(a.groups)]
+        indexes = {i for group in (user.primary_group, *user.groups) for i in by_group_index.get(group, ())}
+        by_group = [accounts.accounts[i].name for i in sorted(indexes)]
         entry = explicit.get(user.name)
         if entry is not None:
             default = entry.default_account

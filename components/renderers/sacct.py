@@ -63,7 +63,7 @@ def desired_state(cluster: str, accounts: SlurmAccountsConfig, directory: Direct
 
 
 def render_desired_state(cluster: str, accounts: SlurmAccountsConfig, directory: DirectoryConfig) -> str:
-    return json.dumps(desired_state(cluster, accounts, directory), indent=2, sort_keys=True) + "\n"
+    return json.dumps(desired_state(cluster, accounts, directory), sort_keys=True, separators=(",", ":")) + "\n"
 
 
 __all__ = ["FORMAT_VERSION", "desired_state", "render_desired_state"]

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Accounting drift: run sacct_sync.py --check inside a login pod against the desired state that is
-# deployed (the ConfigMap slurm-accounts written by the Slurm layer). Exit 0: slurmdbd matches;
+# deployed (the script in the ConfigMap slurm-accounts, the desired state in the ConfigMaps
+# slurm-accounts-desired-NN: plain, or gzip parts, as components/layers/chunks.py writes them,
+# put back together here with python3). Exit 0: slurmdbd matches;
 # 1: drift (the plan is printed); 2: the check could not run. A stack without slurm.accounts has no
 # such ConfigMap: nothing to check (exit 0).
 #
@@ -23,8 +25,25 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-kubectl -n "$namespace" get configmap slurm-accounts -o jsonpath='{.data.accounts\.json}' >"$work/accounts.json"
 kubectl -n "$namespace" get configmap slurm-accounts -o jsonpath='{.data.sacct_sync\.py}' >"$work/sacct_sync.py"
+kubectl -n "$namespace" get configmap -o json | python3 -c '
+import base64, gzip, json, sys
+maps = sorted(
+    (m for m in json.load(sys.stdin)["items"] if m["metadata"]["name"].startswith("slurm-accounts-desired-")),
+    key=lambda m: m["metadata"]["name"],
+)
+plain = [m["data"]["accounts.json"] for m in maps if "accounts.json" in (m.get("data") or {})]
+if plain:
+    sys.stdout.write(plain[0])
+else:
+    parts = sorted((k, v) for m in maps for k, v in (m.get("binaryData") or {}).items() if k.startswith("accounts.json.gz.part"))
+    if not parts:
+        sys.exit("no desired state in the ConfigMaps slurm-accounts-desired-*")
+    sys.stdout.write(gzip.decompress(b"".join(base64.b64decode(v) for _, v in parts)).decode())
+' >"$work/accounts.json" || {
+  echo "::error::cannot read the deployed desired state"
+  exit 2
+}
 
 set +e
 # shellcheck disable=SC2016 # the single-quoted script runs in the pod, where its $ expand
