@@ -181,3 +181,15 @@ def test_key_export_cronjob_runs_the_tested_script_with_its_service_account() ->
     assert command[:2] == ["python3", "/scripts/export_keys.py"]
     assert command[command.index("--recipient") + 1] == "/scripts/recipient.pem"
     assert command[command.index("--ca-secret") + 1] == "hpcforge-ca"
+
+
+def test_only_the_recipient_certificate_may_span_lines() -> None:
+    from components.config import ConfigError, load_config
+
+    from .helpers import config_values, raw_config
+
+    values = config_values("prod")
+    assert load_config(raw_config(values)).backups.key_recipient.count("\n") > 2  # type: ignore[union-attr]
+    values["hpcforge:backups"]["schedule"] = "15 2 * *\n*"
+    with pytest.raises(ConfigError, match=r"hpcforge:backups\.schedule: .* contains a line break"):
+        load_config(raw_config(values))

@@ -7,7 +7,7 @@ import re
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from .base import Quantity, StrictModel
+from .base import MULTILINE, Quantity, StrictModel
 
 _CRON_FIELD = r"(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?(,(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?)*"
 
@@ -52,7 +52,7 @@ class BackupsConfig(StrictModel):
     volume: VolumeTarget | None = None
     """Store backups on volumes in the cluster (one per namespace backed up)."""
 
-    key_recipient: str | None = None
+    key_recipient: str | None = Field(default=None, json_schema_extra=MULTILINE)
     """PEM certificate that the sealed-secrets keys and the CA key are encrypted to (`openssl cms`) before they are
     written to the backup target; keep its private key offline. Null: the keys are not exported."""
 

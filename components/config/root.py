@@ -9,7 +9,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from .accounting import check_accounts
 from .backups import BackupsConfig
-from .base import DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
+from .base import MULTILINE, DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
@@ -66,7 +66,8 @@ class PlatformConfig(StrictModel):
     """Kubernetes-native batch beside Slurm: Kueue queues over node pools that Slurm does not use."""
     devops: DevOpsConfig | None = None
     """Build and test lane for the site's software: Argo Workflows, shared software storage, a registry."""
-    backups: BackupsConfig | None = None
+    # MULTILINE: BackupsConfig guards its own fields; only its keyRecipient (a PEM certificate) may span lines.
+    backups: BackupsConfig | None = Field(default=None, json_schema_extra=MULTILINE)
     """Scheduled backups of the accounting database to S3 or a volume (null: none)."""
     observability: ObservabilityConfig | None = None
     """Monitoring (kube-prometheus-stack), alert rules, receivers and dashboards (null: none)."""
