@@ -24,6 +24,7 @@ from .layers.network import Network, NetworkArgs, TcpEntryPoint
 from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import Slurm, SlurmArgs
+from .renderers.script_settings import gpu_health_settings
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,7 @@ class Platform(pulumi.ComponentResource):
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
                 bare_metal_subnets=[prov.subnet] if prov else [],
+                script_settings=gpu_health_settings(cfg.gpu.health),
                 depends_on=[*certs.ready, *net.ready],
             ),
             opts=pulumi.ResourceOptions(parent=self),

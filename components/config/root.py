@@ -9,6 +9,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from .base import DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
+from .gpu import GpuConfig
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
 from .operations import ClusterConfig, EvidenceConfig
@@ -48,6 +49,8 @@ class PlatformConfig(StrictModel):
     """Directory layer: the site's users and groups."""
     slurm: SlurmConfig
     """Slurm layer (Slinky slurm-operator): controller, accounting, login, nodesets, partitions, prolog and epilog."""
+    gpu: GpuConfig = Field(default_factory=GpuConfig)
+    """GPU data plane: the GPU health checks of the Slurm prolog and epilog."""
     provisioning: ProvisioningConfig | None = None
     """Provisioning layer: Grendel on the provisioning network (null: no bare-metal provisioning)."""
     batch: BatchConfig | None = None

@@ -8,7 +8,7 @@ drains a Slurm node before deleting its pod; login pods are replaced one at a ti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from ..k8s import (
     ingress_from_anywhere,
     secret,
 )
+from ..renderers.script_settings import apply_settings
 from ..renderers.slurm_conf import SLURMCTLD_PORT, cgroup_conf, controller_extra_conf, gres_conf, nodeset_extra_conf
 from ..renderers.sssd import SSSD_CA_DIR, SssdSettings, render_sssd_conf
 from ..versions import Charts, Images
@@ -121,6 +122,8 @@ class SlurmArgs:
     """Taint keys of each nodeset's node pool, which its pods tolerate."""
     bare_metal_subnets: Sequence[str] = ()
     """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
+    script_settings: Mapping[str, str] = field(default_factory=dict)
+    """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
     depends_on: Sequence[pulumi.Resource] = ()
 
 
@@ -231,7 +234,7 @@ class Slurm(pulumi.ComponentResource):
                     ctx,
                     f"slurm-{kind}-scripts",
                     ns,
-                    {s.name: script_text(s) for s in scripts},
+                    {s.name: apply_settings(script_text(s), args.script_settings) for s in scripts},
                     component="slurm",
                     parent=self,
                     app=CONTROLLER,
