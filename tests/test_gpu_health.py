@@ -91,7 +91,10 @@ def test_prolog_fails_for_an_index_that_does_not_exist(tmp_path: Path) -> None:
 def test_prolog_names_the_gpu_with_a_pending_row_remap(tmp_path: Path) -> None:
     result = run_script(PROLOG, "pending-remap.txt", tmp_path, gpus="0,1,2,3")
     assert result.returncode == 1
-    assert result.stderr.strip() == "gpu-check: GPU 3 (00000000:5D:00.0, NVIDIA H100 80GB HBM3): row remapping pending (reset the GPU)"
+    assert (
+        result.stderr.strip()
+        == "gpu-check: GPU 3 (00000000:5D:00.0, NVIDIA H100 80GB HBM3): row remapping pending (reset the GPU)"
+    )
 
 
 def test_pending_row_remap_can_be_tolerated_by_config(tmp_path: Path) -> None:
@@ -124,7 +127,9 @@ def test_pending_page_retirement_fails_where_it_is_reported(tmp_path: Path) -> N
 def test_prolog_reports_nvidia_smi_failing(tmp_path: Path) -> None:
     result = run_script(PROLOG, "driver-failing.txt", tmp_path)
     assert result.returncode == 1
-    assert result.stderr.startswith("gpu-check: nvidia-smi failed (exit 9): NVIDIA-SMI has failed because it couldn't communicate")
+    assert result.stderr.startswith(
+        "gpu-check: nvidia-smi failed (exit 9): NVIDIA-SMI has failed because it couldn't communicate"
+    )
 
 
 def test_missing_nvidia_smi_fails(tmp_path: Path) -> None:
@@ -139,7 +144,7 @@ def test_a_garbled_gpu_list_fails(tmp_path: Path) -> None:
 
 def _fake(tmp_path: Path, name: str, body: str) -> Path:
     path = tmp_path / name
-    path.write_text(f"#!/bin/sh\necho \"$*\" >> {tmp_path}/{name}.log\n{body}\n")
+    path.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/{name}.log\n{body}\n')
     path.chmod(0o755)
     return path
 

@@ -193,7 +193,9 @@ def test_slurm_custom_resources(prod_stack: RecordedStack) -> None:
     assert "stringData.sssd.conf" in sssd.secret_paths or "stringData" in sssd.secret_paths
     prolog = one(prod_stack, "ConfigMap", "slurm", "slurm-prolog-scripts")["data"]
     assert sorted(prolog) == ["00-health.sh", "05-scratch.sh", "10-gpu-check.sh"]
-    assert one(prod_stack, "ConfigMap", "slurm", "slurm-config-extra")["data"]["gres.conf"].endswith("AutoDetect=nvidia\n")
+    assert one(prod_stack, "ConfigMap", "slurm", "slurm-config-extra")["data"]["gres.conf"].startswith(
+        "# hpcforge: GPUs per nodeset"
+    )
 
 
 def test_slurm_keys_are_secret_and_retained(prod_stack: RecordedStack) -> None:

@@ -36,7 +36,7 @@ def _configmap_script(stack: RecordedStack, configmap: str, key: str) -> str:
 def _install(stack: RecordedStack, tmp_path: Path, fixture: str) -> tuple[Path, Path]:
     """The rendered prolog and epilog GPU checks, pointed at a fake nvidia-smi replaying `fixture`."""
     smi = tmp_path / "nvidia-smi"
-    smi.write_text(f"#!/bin/sh\nFAKE_NVIDIA_SMI_FIXTURE={FIXTURES / fixture} exec {REPO / 'tests/fakes/nvidia-smi'} \"$@\"\n")
+    smi.write_text(f'#!/bin/sh\nFAKE_NVIDIA_SMI_FIXTURE={FIXTURES / fixture} exec {REPO / "tests/fakes/nvidia-smi"} "$@"\n')
     smi.chmod(0o755)
     paths = []
     for configmap, name in (("slurm-prolog-scripts", "prolog.sh"), ("slurm-epilog-scripts", "epilog.sh")):

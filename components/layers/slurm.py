@@ -8,6 +8,7 @@ drains a Slurm node before deleting its pod; login pods are replaced one at a ti
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from ..charts import ChartDeployer, ChartUse
+from ..config.base import quantity_value
 from ..config.slurm import NodeSetConfig, Script, SlurmConfig
 from ..context import DeployContext, Stateful
 from ..k8s import (
@@ -32,7 +34,14 @@ from ..k8s import (
     secret,
 )
 from ..renderers.script_settings import apply_settings
-from ..renderers.slurm_conf import SLURMCTLD_PORT, cgroup_conf, controller_extra_conf, gres_conf, nodeset_extra_conf
+from ..renderers.slurm_conf import (
+    SLURMCTLD_PORT,
+    cgroup_conf,
+    controller_extra_conf,
+    gres_conf,
+    mebibytes,
+    nodeset_extra_conf,
+)
 from ..renderers.sssd import SSSD_CA_DIR, SssdSettings, render_sssd_conf
 from ..versions import Charts, Images
 from .certificates import certificate
@@ -74,9 +83,22 @@ def nodeset_spec(
 
     `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).
     """
-    limits: dict[str, Any] = {"memory": nodeset.memory_limit or nodeset.memory}
+    # CPU and memory limits: the slurmd image turns them into CoreSpecCount/MemSpecLimit (host minus pod), so Slurm
+    # schedules what the pod has. Reservations for slurmd itself lower what the image is told the pod has (POD_CPUS,
+    # POD_MEMORY: the operator's env, overridden by name through the container merge).
+    cpu_limit = nodeset.cpu_limit or nodeset.cpu
+    memory_limit = nodeset.memory_limit or nodeset.memory
+    limits: dict[str, Any] = {"cpu": cpu_limit, "memory": memory_limit}
+    requests: dict[str, Any] = {"cpu": nodeset.cpu, "memory": nodeset.memory}
     if nodeset.gpus is not None:
         limits[nodeset.gpus.resource] = nodeset.gpus.count
+        requests[nodeset.gpus.resource] = nodeset.gpus.count
+    env: list[dict[str, str]] = []
+    if nodeset.reserved_cpus:
+        cpus = math.ceil(quantity_value(cpu_limit)) - nodeset.reserved_cpus
+        env.append({"name": "POD_CPUS", "value": str(cpus)})
+    if nodeset.reserved_memory is not None:
+        env.append({"name": "POD_MEMORY", "value": str(mebibytes(memory_limit) - mebibytes(nodeset.reserved_memory))})
     pod_spec: dict[str, Any] = {}
     if node_selector:
         pod_spec["nodeSelector"] = dict(node_selector)
@@ -91,7 +113,8 @@ def nodeset_spec(
         "scalingMode": nodeset.scaling_mode,
         "slurmd": {
             "image": Images.SLURMD.ref,
-            "resources": {"requests": {"cpu": nodeset.cpu, "memory": nodeset.memory}, "limits": limits},
+            "resources": {"requests": requests, "limits": limits},
+            **({"env": env} if env else {}),
         },
         "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
         # Partitions are declared on the Controller (they may span several NodeSets).
