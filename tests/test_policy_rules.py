@@ -235,7 +235,7 @@ def test_every_rule_becomes_a_pulumi_policy_with_a_defaulted_schema() -> None:
     from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
     names = [rule.name for rule in ALL_RULES]
-    assert len(names) == len(set(names)) == 20
+    assert len(names) == len(set(names)) == 22
     for rule in ALL_RULES:
         policy = to_policy(rule)
         expected = ResourceValidationPolicy if isinstance(rule, ResourceRule) else StackValidationPolicy
@@ -611,6 +611,18 @@ def test_nodeset_gres_matches_gpus() -> None:
     assert "no gpu GRES" in rule(nodeset(extra_conf="RealMemory=1", gpus=8))[0]
     assert rule(nodeset(extra_conf="Gres=gpu:a100:8", gpus=None))
     assert rule(deployment(GOOD_CONTAINER)) == []
+
+
+def test_nodeset_extraconf_well_formed() -> None:
+    rule = slurm.NODESET_EXTRA_CONF
+    assert rule(nodeset()) == []
+    # An empty Topology= swallows the next --conf item (slurm-operator#261); more in test_policy_slurm_workarounds.py.
+    assert "slurm-operator#261" in rule(nodeset(extra_conf="Topology= Gres=gpu:a100:8"))[0]
+
+
+def test_nodeset_slurm_sees_pod_resources() -> None:
+    rule = slurm.NODESET_POD_RESOURCES
+    assert "no CPU limit" in rule(nodeset())[0]  # more in test_policy_slurm_workarounds.py
 
 
 def test_slurm_partitions_reference_nodesets() -> None:
