@@ -9,9 +9,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
+from .config.gpu import gpu_operator_enabled
 from .config.root import PlatformConfig
 from .context import DeployContext
-from .layers import batch, certificates, database, devops, directory, gitops, network, sealed_secrets, slurm
+from .layers import batch, certificates, database, devops, directory, gitops, gpu_operator, network, sealed_secrets, slurm
 from .layers.batch import Batch, BatchArgs
 from .layers.bootstrap import BootstrapArgs, ClusterBootstrap
 from .layers.certificates import Certificates, CertificatesArgs
@@ -20,6 +21,7 @@ from .layers.devops import DevOps, DevOpsArgs
 from .layers.directory import Directory, DirectoryArgs
 from .layers.evidence import Evidence, EvidenceArgs
 from .layers.gitops import GitOps, GitOpsArgs
+from .layers.gpu_operator import GpuOperator, GpuOperatorArgs
 from .layers.network import Network, NetworkArgs, TcpEntryPoint
 from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
@@ -42,6 +44,8 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
         *database.CHARTS,
         *slurm.CHARTS,
     ]
+    if gpu_operator_enabled(config):
+        uses += gpu_operator.CHARTS
     if config.batch is not None and config.batch.enabled:
         uses += batch.CHARTS
     if config.devops is not None and config.devops.enabled:
@@ -168,6 +172,13 @@ class Platform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         prov = cfg.provisioning if cfg.provisioning is not None and cfg.provisioning.enabled else None
+        gpus: GpuOperator | None = None
+        if gpu_operator_enabled(cfg):
+            gpus = GpuOperator(
+                "gpu-operator",
+                GpuOperatorArgs(ctx=ctx, config=cfg.gpu.operator, charts=charts, depends_on=net.ready),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         hpc = Slurm(
             "slurm",
             SlurmArgs(
@@ -185,7 +196,7 @@ class Platform(pulumi.ComponentResource):
                 renew_before=tls.renew_before,
                 bare_metal_subnets=[prov.subnet] if prov else [],
                 script_settings=gpu_health_settings(cfg.gpu.health),
-                depends_on=[*certs.ready, *net.ready],
+                depends_on=[*certs.ready, *net.ready, *(gpus.ready if gpus else [])],
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -209,7 +220,7 @@ class Platform(pulumi.ComponentResource):
             )
             provisioning_address = grendel.address
 
-        layers: list[pulumi.Resource] = [git, net, certs, sealed, db, ldap, hpc]
+        layers: list[pulumi.Resource] = [git, net, certs, sealed, db, ldap, hpc, *([gpus] if gpus else [])]
         if prov is not None:
             layers.append(grendel)
         batch_queues: list[str] = []

@@ -54,6 +54,7 @@ class ManifestPin:
 
 
 ARGO_HELM = "https://argoproj.github.io/argo-helm"
+NVIDIA_HELM = "https://helm.ngc.nvidia.com/nvidia"
 
 
 class Charts:
@@ -72,6 +73,7 @@ class Charts:
     SLURM_OPERATOR = ChartPin("slurm-operator", "1.2.1", "oci://ghcr.io/slinkyproject/charts", "slurm-operator-1.2.1")
     KUEUE = ChartPin("kueue", "0.19.2", "oci://registry.k8s.io/kueue/charts", "kueue-0.19.2")
     ARGO_WORKFLOWS = ChartPin("argo-workflows", "1.0.18", ARGO_HELM, "argo-workflows-1.0.18")
+    GPU_OPERATOR = ChartPin("gpu-operator", "v26.7.0", NVIDIA_HELM, "gpu-operator-26.7.0")
 
     @classmethod
     def all(cls) -> list[ChartPin]:
@@ -107,6 +109,15 @@ class Images:
     ALPINE = ImagePin("docker.io/library/alpine", "3.22.2")
     KUEUE = ImagePin("registry.k8s.io/kueue/kueue", "v0.19.2")
     REGISTRY = ImagePin("docker.io/library/registry", "3.0.0")
+    # NVIDIA GPU Operator v26.7.0 and its operands (the chart's defaults, pinned here explicitly).
+    GPU_OPERATOR = ImagePin("nvcr.io/nvidia/gpu-operator", "v26.7.0")
+    GPU_DRIVER = ImagePin("nvcr.io/nvidia/driver", "595.91.07")
+    CONTAINER_TOOLKIT = ImagePin("nvcr.io/nvidia/k8s/container-toolkit", "v1.20.0")
+    DEVICE_PLUGIN = ImagePin("nvcr.io/nvidia/k8s-device-plugin", "v0.20.0")
+    DCGM = ImagePin("nvcr.io/nvidia/cloud-native/dcgm", "4.6.0-1-ubuntu24.04")
+    DCGM_EXPORTER = ImagePin("nvcr.io/nvidia/k8s/dcgm-exporter", "4.6.0-4.8.3-distroless")
+    MIG_MANAGER = ImagePin("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.15.0")
+    DRIVER_MANAGER = ImagePin("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.12.0")
 
     @classmethod
     def all(cls) -> list[ImagePin]:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from .base import StrictModel
+from .base import ProblemCollector, StrictModel
+from .slurm import MIG_PROFILE
+
+if TYPE_CHECKING:
+    from .root import PlatformConfig
 
 
 def _plain_path(value: str) -> str:
@@ -46,8 +50,95 @@ class GpuHealthConfig(StrictModel):
     """The `nvidia-smi` command the checks run (a name on PATH or an absolute path)."""
 
 
+# --- NVIDIA GPU Operator -------------------------------------------------------------------------------------------
+
+MigStrategy = Literal["none", "single", "mixed"]
+
+
+class GpuDriverConfig(StrictModel):
+    """The NVIDIA kernel driver on GPU nodes."""
+
+    managed: bool = False
+    """`false`: the driver is preinstalled in the hosts' images (Grendel boot images); `true`: the GPU Operator installs
+    it as a container on each GPU node."""
+    version: Annotated[str, AfterValidator(_plain_path)] | None = None
+    """Driver version the operator installs (`managed: true`): a tag of nvcr.io/nvidia/driver; default: the one pinned
+    in components/versions.py (the chart's default, 595.91.07)."""
+
+
+class GpuOperatorConfig(StrictModel):
+    """The NVIDIA GPU Operator (chart gpu-operator, pinned in components/versions.py): what it runs on GPU nodes."""
+
+    enabled: bool | None = None
+    """Deploy the operator; default (null): whenever a node pool or a Slurm nodeset has GPUs."""
+    driver: GpuDriverConfig = Field(default_factory=GpuDriverConfig)
+    """The kernel driver: preinstalled (default) or managed by the operator."""
+    toolkit: bool = True
+    """Run the NVIDIA Container Toolkit (configures containerd for GPU containers)."""
+    device_plugin: bool = True
+    """Run the device plugin that offers `nvidia.com/gpu` (required while nodesets request GPUs)."""
+    gpu_feature_discovery: bool = True
+    """Run GPU Feature Discovery (node labels such as nvidia.com/gpu.product)."""
+    dcgm: bool = True
+    """Run the standalone DCGM host engine (what `dcgmi diag` in the prolog and dcgm-exporter talk to)."""
+    dcgm_exporter: bool = True
+    """Run dcgm-exporter (GPU metrics on port 9400 for the observability layer to scrape)."""
+    mig_strategy: MigStrategy = "none"
+    """How MIG devices are offered: `none` (no MIG), `single` (as nvidia.com/gpu) or `mixed` (as
+    nvidia.com/mig-<profile>)."""
+    mig_profiles: dict[Annotated[str, AfterValidator(_plain_path)], dict[str, int]] = Field(default_factory=dict)
+    """MIG layout per node pool: pool name -> {profile: devices per GPU}, e.g. `{gpu-a100: {1g.10gb: 7}}`. The MIG
+    manager applies it to nodes labelled `nvidia.com/mig.config=hpcforge-<pool>`."""
+    time_slicing_replicas: int = Field(default=0, ge=0, le=64)
+    """Time-slicing: share each GPU between this many pods (0: off, the default; Slurm GPUs are never shared)."""
+
+
 class GpuConfig(StrictModel):
     """The GPU data plane."""
 
     health: GpuHealthConfig = Field(default_factory=GpuHealthConfig)
     """GPU health checks in the Slurm prolog and epilog."""
+    operator: GpuOperatorConfig = Field(default_factory=GpuOperatorConfig)
+    """The NVIDIA GPU Operator: driver, container toolkit, device plugin, feature discovery, DCGM, MIG."""
+
+
+def gpu_operator_enabled(config: PlatformConfig) -> bool:
+    """Whether the GPU Operator is deployed: as configured, else whenever a pool or a nodeset has GPUs."""
+    if config.gpu.operator.enabled is not None:
+        return config.gpu.operator.enabled
+    return config.slurm.has_gpus or any(pool.gpus_per_node for pool in config.node_pools)
+
+
+def check_gpu_data_plane(config: PlatformConfig, problems: ProblemCollector) -> None:
+    """Cross-layer checks: the device plugin exists for GPU nodesets, MIG layouts name GPU pools and fit the strategy."""
+    operator = config.gpu.operator
+    enabled = gpu_operator_enabled(config)
+    where: list[str | int] = ["gpu", "operator"]
+    if config.slurm.has_gpus and enabled and not operator.device_plugin:
+        problems.add([*where, "devicePlugin"], "nodesets request GPUs: the device plugin must run to offer them")
+    if config.slurm.has_gpus and not enabled:
+        problems.add([*where, "enabled"], "nodesets request GPUs, which nothing offers without the GPU Operator's device plugin")
+    for pool_name, layout in operator.mig_profiles.items():
+        pool = config.node_pool(pool_name)
+        if pool is None or pool.gpus_per_node is None:
+            problems.add([*where, "migProfiles", pool_name], f"{pool_name!r} is not a node pool with GPUs")
+        if operator.mig_strategy == "none":
+            problems.add([*where, "migStrategy"], f"MIG profiles are set for {pool_name!r}: choose 'single' or 'mixed'")
+        for profile, count in layout.items():
+            if not MIG_PROFILE.fullmatch(profile) or count < 1:
+                problems.add([*where, "migProfiles", pool_name, profile], f"{profile}: {count} is not a MIG profile and count")
+    for index, ns in enumerate(config.slurm.nodesets):
+        if ns.gpus is None:
+            continue
+        path: list[str | int] = ["slurm", "nodesets", index, "gpus"]
+        mixed_resource = ns.gpus.resource.startswith("nvidia.com/mig-")
+        if ns.gpus.is_mig and operator.mig_strategy == "none":
+            problems.add([*path, "type"], f"nodeset {ns.name!r} asks for MIG devices but gpu.operator.migStrategy is 'none'")
+        elif mixed_resource and operator.mig_strategy != "mixed":
+            problems.add([*path, "resource"], f"{ns.gpus.resource} is only offered with gpu.operator.migStrategy 'mixed'")
+        elif ns.gpus.is_mig and not mixed_resource and operator.mig_strategy != "single":
+            problems.add(
+                [*path, "resource"], f"MIG devices as nvidia.com/gpu need migStrategy 'single' (or use {ns.gpus.resource})"
+            )
+        if ns.gpus.is_mig and ns.pool is not None and ns.gpus.type not in operator.mig_profiles.get(ns.pool, {}):
+            problems.add([*path, "type"], f"node pool {ns.pool!r} has no {ns.gpus.type} MIG devices in gpu.operator.migProfiles")

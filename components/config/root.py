@@ -9,7 +9,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from .base import DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
-from .gpu import GpuConfig
+from .gpu import GpuConfig, check_gpu_data_plane
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
 from .operations import ClusterConfig, EvidenceConfig
@@ -50,7 +50,7 @@ class PlatformConfig(StrictModel):
     slurm: SlurmConfig
     """Slurm layer (Slinky slurm-operator): controller, accounting, login, nodesets, partitions, prolog and epilog."""
     gpu: GpuConfig = Field(default_factory=GpuConfig)
-    """GPU data plane: the GPU health checks of the Slurm prolog and epilog."""
+    """GPU data plane: the NVIDIA GPU Operator and the GPU health checks of the Slurm prolog and epilog."""
     provisioning: ProvisioningConfig | None = None
     """Provisioning layer: Grendel on the provisioning network (null: no bare-metal provisioning)."""
     batch: BatchConfig | None = None
@@ -96,6 +96,7 @@ class PlatformConfig(StrictModel):
         self._check_namespaces(problems)
         self._check_operations(problems)
         self._check_production(problems)
+        check_gpu_data_plane(self, problems)
         problems.raise_if_any()
         return self
 
