@@ -12,7 +12,19 @@ from .charts import ChartDeployer, ChartUse
 from .config.gpu import gpu_operator_enabled
 from .config.root import PlatformConfig
 from .context import DeployContext
-from .layers import batch, certificates, database, devops, directory, gitops, gpu_operator, network, sealed_secrets, slurm
+from .layers import (
+    batch,
+    certificates,
+    database,
+    devops,
+    directory,
+    gitops,
+    gpu_operator,
+    network,
+    network_operator,
+    sealed_secrets,
+    slurm,
+)
 from .layers.batch import Batch, BatchArgs
 from .layers.bootstrap import BootstrapArgs, ClusterBootstrap
 from .layers.certificates import Certificates, CertificatesArgs
@@ -23,6 +35,7 @@ from .layers.evidence import Evidence, EvidenceArgs
 from .layers.gitops import GitOps, GitOpsArgs
 from .layers.gpu_operator import GpuOperator, GpuOperatorArgs
 from .layers.network import Network, NetworkArgs, TcpEntryPoint
+from .layers.network_operator import NetworkOperator, NetworkOperatorArgs
 from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import Slurm, SlurmArgs
@@ -46,6 +59,8 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
     ]
     if gpu_operator_enabled(config):
         uses += gpu_operator.CHARTS
+    if config.rdma is not None and config.rdma.enabled:
+        uses += network_operator.CHARTS
     if config.batch is not None and config.batch.enabled:
         uses += batch.CHARTS
     if config.devops is not None and config.devops.enabled:
@@ -179,6 +194,16 @@ class Platform(pulumi.ComponentResource):
                 GpuOperatorArgs(ctx=ctx, config=cfg.gpu.operator, charts=charts, depends_on=net.ready),
                 opts=pulumi.ResourceOptions(parent=self),
             )
+        rdma = cfg.rdma if cfg.rdma is not None and cfg.rdma.enabled else None
+        nics: NetworkOperator | None = None
+        if rdma is not None:
+            nics = NetworkOperator(
+                "network-operator",
+                NetworkOperatorArgs(
+                    ctx=ctx, config=rdma, charts=charts, deploy_nfd=not gpu_operator_enabled(cfg), depends_on=net.ready
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         hpc = Slurm(
             "slurm",
             SlurmArgs(
@@ -196,7 +221,9 @@ class Platform(pulumi.ComponentResource):
                 renew_before=tls.renew_before,
                 bare_metal_subnets=[prov.subnet] if prov else [],
                 script_settings=gpu_health_settings(cfg.gpu.health),
-                depends_on=[*certs.ready, *net.ready, *(gpus.ready if gpus else [])],
+                rdma=rdma,
+                nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
+                depends_on=[*certs.ready, *net.ready, *(gpus.ready if gpus else []), *(nics.ready if nics else [])],
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -220,7 +247,17 @@ class Platform(pulumi.ComponentResource):
             )
             provisioning_address = grendel.address
 
-        layers: list[pulumi.Resource] = [git, net, certs, sealed, db, ldap, hpc, *([gpus] if gpus else [])]
+        layers: list[pulumi.Resource] = [
+            git,
+            net,
+            certs,
+            sealed,
+            db,
+            ldap,
+            hpc,
+            *([gpus] if gpus else []),
+            *([nics] if nics else []),
+        ]
         if prov is not None:
             layers.append(grendel)
         batch_queues: list[str] = []

@@ -74,6 +74,7 @@ class Charts:
     KUEUE = ChartPin("kueue", "0.19.2", "oci://registry.k8s.io/kueue/charts", "kueue-0.19.2")
     ARGO_WORKFLOWS = ChartPin("argo-workflows", "1.0.18", ARGO_HELM, "argo-workflows-1.0.18")
     GPU_OPERATOR = ChartPin("gpu-operator", "v26.7.0", NVIDIA_HELM, "gpu-operator-26.7.0")
+    NETWORK_OPERATOR = ChartPin("network-operator", "26.4.1", NVIDIA_HELM, "network-operator-26.4.1")
 
     @classmethod
     def all(cls) -> list[ChartPin]:
@@ -118,6 +119,10 @@ class Images:
     DCGM_EXPORTER = ImagePin("nvcr.io/nvidia/k8s/dcgm-exporter", "4.6.0-4.8.3-distroless")
     MIG_MANAGER = ImagePin("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.15.0")
     DRIVER_MANAGER = ImagePin("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.12.0")
+    # NVIDIA Network Operator 26.4.1 operands named in the NicClusterPolicy (the release's tag scheme).
+    RDMA_SHARED_DEVICE_PLUGIN = ImagePin("nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin", "network-operator-v26.4.1")
+    CNI_PLUGINS = ImagePin("nvcr.io/nvidia/mellanox/plugins", "network-operator-v26.4.1")
+    IPOIB_CNI = ImagePin("nvcr.io/nvidia/mellanox/ipoib-cni", "network-operator-v26.4.1")
 
     @classmethod
     def all(cls) -> list[ImagePin]:

@@ -16,6 +16,7 @@ from .operations import ClusterConfig, EvidenceConfig
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
 from .pools import NodePool
 from .provisioning import ProvisioningConfig
+from .rdma import RdmaConfig, check_rdma
 from .slurm import SlurmConfig
 
 ProtectionMode = Literal["protect", "retain", "none"]
@@ -51,6 +52,8 @@ class PlatformConfig(StrictModel):
     """Slurm layer (Slinky slurm-operator): controller, accounting, login, nodesets, partitions, prolog and epilog."""
     gpu: GpuConfig = Field(default_factory=GpuConfig)
     """GPU data plane: the NVIDIA GPU Operator and the GPU health checks of the Slurm prolog and epilog."""
+    rdma: RdmaConfig | None = None
+    """RDMA data plane: NVIDIA Network Operator, fabrics and the NICs of each pool (null: no RDMA)."""
     provisioning: ProvisioningConfig | None = None
     """Provisioning layer: Grendel on the provisioning network (null: no bare-metal provisioning)."""
     batch: BatchConfig | None = None
@@ -97,6 +100,7 @@ class PlatformConfig(StrictModel):
         self._check_operations(problems)
         self._check_production(problems)
         check_gpu_data_plane(self, problems)
+        check_rdma(self, problems)
         problems.raise_if_any()
         return self
 

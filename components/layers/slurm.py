@@ -20,6 +20,7 @@ import pulumi_random as random
 
 from ..charts import ChartDeployer, ChartUse
 from ..config.base import quantity_value
+from ..config.rdma import RdmaConfig
 from ..config.slurm import NodeSetConfig, Script, SlurmConfig
 from ..context import DeployContext, Stateful
 from ..k8s import (
@@ -48,6 +49,7 @@ from .certificates import certificate
 from .database import DatabaseEndpoint
 from .directory import DirectoryEndpoint
 from .network import metallb_service_annotations
+from .network_operator import NETWORKS_ANNOTATION, RESOURCE_ANNOTATION, attachment_config, attachment_interfaces, rdma_resource
 
 OPERATOR_NAMESPACE = "slinky"
 CONTROLLER = "slurm"
@@ -77,11 +79,19 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
 
 
 def nodeset_spec(
-    nodeset: NodeSetConfig, *, node_selector: dict[str, str], pool_taints: Sequence[str] = (), controller: str = CONTROLLER
+    nodeset: NodeSetConfig,
+    *,
+    node_selector: dict[str, str],
+    pool_taints: Sequence[str] = (),
+    controller: str = CONTROLLER,
+    fabrics: Sequence[str] = (),
+    namespace: str = "slurm",
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
 
     `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).
+    `fabrics`: RDMA fabrics the pool's nodes reach: the pods request `rdma/<fabric>`, attach the fabric's
+    NetworkAttachmentDefinition (in `namespace`) and get IPC_LOCK to pin memory for RDMA.
     """
     # CPU and memory limits: the slurmd image turns them into CoreSpecCount/MemSpecLimit (host minus pod), so Slurm
     # schedules what the pod has. Reservations for slurmd itself lower what the image is told the pod has (POD_CPUS,
@@ -93,6 +103,9 @@ def nodeset_spec(
     if nodeset.gpus is not None:
         limits[nodeset.gpus.resource] = nodeset.gpus.count
         requests[nodeset.gpus.resource] = nodeset.gpus.count
+    for fabric in fabrics:
+        limits[rdma_resource(fabric)] = 1
+        requests[rdma_resource(fabric)] = 1
     env: list[dict[str, str]] = []
     if nodeset.reserved_cpus:
         cpus = math.ceil(quantity_value(cpu_limit)) - nodeset.reserved_cpus
@@ -115,6 +128,8 @@ def nodeset_spec(
             "image": Images.SLURMD.ref,
             "resources": {"requests": requests, "limits": limits},
             **({"env": env} if env else {}),
+            # RDMA registers (pins) memory: IPC_LOCK, on top of what the operator gives slurmd.
+            **({"securityContext": {"capabilities": {"add": ["IPC_LOCK"]}}} if fabrics else {}),
         },
         "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
         # Partitions are declared on the Controller (they may span several NodeSets).
@@ -123,6 +138,9 @@ def nodeset_spec(
         "workloadDisruptionProtection": nodeset.workload_disruption_protection,
         "template": {"spec": pod_spec},
     }
+    if fabrics:
+        networks = ",".join(f"{namespace}/{fabric}" for fabric in fabrics)
+        spec["template"]["metadata"] = {"annotations": {NETWORKS_ANNOTATION: networks}}
     extra = nodeset_extra_conf(nodeset)
     if extra:
         spec["extraConf"] = extra
@@ -145,6 +163,10 @@ class SlurmArgs:
     """Taint keys of each nodeset's node pool, which its pods tolerate."""
     bare_metal_subnets: Sequence[str] = ()
     """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
+    rdma: RdmaConfig | None = None
+    """RDMA fabrics: one NetworkAttachmentDefinition each in the Slurm namespace; GPU nodesets on their pools attach them."""
+    nodeset_pools: dict[str, str] = field(default_factory=dict)
+    """Node pool of each nodeset (to find the RDMA fabrics its nodes reach)."""
     script_settings: Mapping[str, str] = field(default_factory=dict)
     """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
     depends_on: Sequence[pulumi.Resource] = ()
@@ -270,7 +292,7 @@ class Slurm(pulumi.ComponentResource):
         controller_spec: dict[str, Any] = {
             "clusterName": cfg.cluster_name,
             **keys,
-            "extraConf": controller_extra_conf(cfg, accounting=accounting),
+            "extraConf": controller_extra_conf(cfg, accounting=accounting, rdma=args.rdma is not None),
             "configFileRefs": [{"name": "slurm-config-extra"}],
             "slurmctld": {
                 "image": Images.SLURMCTLD.ref,
@@ -418,14 +440,40 @@ class Slurm(pulumi.ComponentResource):
             login_spec["rootSshAuthorizedKeys"] = "\n".join(login.root_ssh_authorized_keys) + "\n"
         objects.append(cr("LoginSet", login.name, login_spec, [controller, sssd_secret, ca_trust]))
 
+        # --- RDMA attachments --------------------------------------------------------------------
+        attachments: list[pulumi.Resource] = []
+        rdma = args.rdma
+        for fabric in rdma.fabrics if rdma else ():
+            assert rdma is not None
+            attachments.append(
+                k8s.apiextensions.CustomResource(
+                    f"{ns}/attachment-{fabric.name}",
+                    api_version="k8s.cni.cncf.io/v1",
+                    kind="NetworkAttachmentDefinition",
+                    metadata=ctx.meta(
+                        fabric.name,
+                        "rdma-attachment",
+                        ns,
+                        app=CONTROLLER,
+                        annotations={RESOURCE_ANNOTATION: rdma_resource(fabric.name)},
+                    ),
+                    spec={"config": attachment_config(fabric, attachment_interfaces(rdma, fabric.name))},
+                    opts=ctx.opts(self, depends_on=ready_ns),
+                )
+            )
+
         # --- compute -----------------------------------------------------------------------------
         for nodeset in cfg.nodesets:
+            pool = args.nodeset_pools.get(nodeset.name)
+            fabrics = rdma.fabrics_of(pool) if rdma is not None and nodeset.gpus is not None else []
             spec = nodeset_spec(
                 nodeset,
                 node_selector=args.node_selectors.get(nodeset.name, {}),
                 pool_taints=args.pool_taints.get(nodeset.name, ()),
+                fabrics=fabrics,
+                namespace=ns,
             )
-            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller]))
+            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments]))
 
         if cfg.restapi.enabled:
             objects.append(

@@ -39,8 +39,10 @@ def partition_line(partition: PartitionConfig) -> str:
     return " ".join(fields)
 
 
-def controller_parameters(slurm: SlurmConfig, *, accounting: bool) -> list[tuple[str, str]]:
-    """Typed controller settings as ordered slurm.conf (name, value) pairs."""
+def controller_parameters(slurm: SlurmConfig, *, accounting: bool, rdma: bool = False) -> list[tuple[str, str]]:
+    """Typed controller settings as ordered slurm.conf (name, value) pairs.
+
+    `rdma`: jobs keep slurmd's (unlimited) locked-memory limit instead of the submitting shell's, which RDMA needs."""
     ctl = slurm.controller
     params: list[tuple[str, str]] = [
         ("SchedulerType", ctl.scheduler.type),
@@ -82,14 +84,16 @@ def controller_parameters(slurm: SlurmConfig, *, accounting: bool) -> list[tuple
         ("MinJobAge", str(ctl.timeouts.min_job_age)),
         ("UnkillableStepTimeout", str(ctl.timeouts.unkillable_step)),
     ]
+    if rdma:
+        params.append(("PropagateResourceLimitsExcept", "MEMLOCK"))
     params += sorted(ctl.extra_parameters.items())
     return params
 
 
-def controller_extra_conf(slurm: SlurmConfig, *, accounting: bool) -> str:
+def controller_extra_conf(slurm: SlurmConfig, *, accounting: bool, rdma: bool = False) -> str:
     """The Controller's `extraConf`: typed settings, then one line per partition."""
     lines = ["### hpcforge: controller settings (typed, from hpcforge:slurm.controller) ###"]
-    lines += [f"{name}={value}" for name, value in controller_parameters(slurm, accounting=accounting)]
+    lines += [f"{name}={value}" for name, value in controller_parameters(slurm, accounting=accounting, rdma=rdma)]
     lines.append("### hpcforge: partitions (hpcforge:slurm.partitions) ###")
     lines += [partition_line(partition) for partition in slurm.partitions]
     return "\n".join(lines) + "\n"
