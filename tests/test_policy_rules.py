@@ -235,7 +235,7 @@ def test_every_rule_becomes_a_pulumi_policy_with_a_defaulted_schema() -> None:
     from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
     names = [rule.name for rule in ALL_RULES]
-    assert len(names) == len(set(names)) == 22
+    assert len(names) == len(set(names)) == 23
     for rule in ALL_RULES:
         policy = to_policy(rule)
         expected = ResourceValidationPolicy if isinstance(rule, ResourceRule) else StackValidationPolicy
@@ -623,6 +623,14 @@ def test_nodeset_extraconf_well_formed() -> None:
 def test_nodeset_slurm_sees_pod_resources() -> None:
     rule = slurm.NODESET_POD_RESOURCES
     assert "no CPU limit" in rule(nodeset())[0]  # more in test_policy_slurm_workarounds.py
+
+
+def test_nodeset_rdma_complete() -> None:
+    rule = slurm.NODESET_RDMA
+    assert rule(nodeset()) == []  # more in test_policy_slurm_workarounds.py
+    bare = nodeset()
+    bare.spec["slurmd"]["resources"]["limits"]["rdma/ib-rail0"] = 1
+    assert "attaches no network" in rule(bare)[0]
 
 
 def test_slurm_partitions_reference_nodesets() -> None:

@@ -80,3 +80,15 @@ def test_slurmd_without_cpu_limit_is_caught() -> None:
     resources = copy.deepcopy(base.spec["slurmd"]["resources"])
     resources["limits"]["cpu"] = "128"
     assert "differs from its request 120" in rule(_with(base, resources=resources))[0]
+
+
+def test_rdma_nodeset_needs_attachments_and_ipc_lock() -> None:
+    rule = slurm.NODESET_RDMA
+    base = limited()
+    base.spec["slurmd"]["resources"]["limits"]["rdma/ib-rail0"] = 1
+    base.spec["template"]["metadata"] = {"annotations": {"k8s.v1.cni.cncf.io/networks": "slurm/ib-rail0"}}
+    assert rule(base) == ["NodeSet gpu-a100: slurmd uses RDMA but does not add IPC_LOCK (RDMA pins memory)."]
+    base.spec["slurmd"]["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
+    assert rule(base) == []
+    del base.spec["slurmd"]["resources"]["limits"]["rdma/ib-rail0"]
+    assert "requests no rdma/* device" in rule(base)[0]

@@ -14,6 +14,8 @@ never break running jobs or lock users out (Slinky slurm-operator v1beta1 CRs).
   slurm-operator#261).
 - nodeset-slurm-sees-pod-resources: slurmd has CPU and memory limits (the CPU limit equal to the
   request), so the Slinky image's CoreSpecCount/MemSpecLimit make Slurm schedule what the pod has.
+- nodeset-rdma-complete: a NodeSet that requests RDMA devices (`rdma/*`) attaches networks and may
+  lock memory (IPC_LOCK), and one that attaches networks requests their RDMA devices.
 """
 
 from __future__ import annotations
@@ -592,8 +594,60 @@ NODESET_POD_RESOURCES = ResourceRule(
 )
 
 
+# --- nodeset-rdma-complete ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RdmaConfig(RuleConfig):
+    resource_prefix: str = knob("resourcePrefix", "rdma/", {"type": "string"}, "Prefix of the RDMA device-plugin resources.")
+
+
+def check_nodeset_rdma(resource: ResourceView, config: RdmaConfig) -> list[str]:
+    if not is_slinky(resource, "NodeSet"):
+        return []
+    slurmd = _slurmd(resource)
+    res = slurmd.get("resources")
+    template = resource.spec.get("template")
+    if is_unknown(res) or is_unknown(template):
+        return []
+    limits = get(res, "limits") or {}
+    rdma = sorted(key for key in limits if isinstance(key, str) and key.startswith(config.resource_prefix))
+    networks = get(template, "metadata", "annotations", "k8s.v1.cni.cncf.io/networks")
+    if is_unknown(networks):
+        return []
+    name = resource.object_name
+    problems: list[str] = []
+    if rdma and not networks:
+        problems.append(
+            f"NodeSet {name}: slurmd requests {', '.join(rdma)} but attaches no network "
+            "(k8s.v1.cni.cncf.io/networks): the RDMA devices would have no addresses to talk over."
+        )
+    if networks and not rdma:
+        problems.append(
+            f"NodeSet {name}: attaches {networks} but requests no {config.resource_prefix}* device: the pod gets the "
+            "interfaces without the RDMA devices behind them (NCCL falls back to TCP)."
+        )
+    if rdma:
+        added = get(slurmd, "securityContext", "capabilities", "add") or []
+        if is_unknown(added):
+            return problems
+        if "IPC_LOCK" not in added and "CAP_IPC_LOCK" not in added:
+            problems.append(f"NodeSet {name}: slurmd uses RDMA but does not add IPC_LOCK (RDMA pins memory).")
+    return problems
+
+
+NODESET_RDMA = ResourceRule(
+    "nodeset-rdma-complete",
+    "A NodeSet's RDMA devices, network attachments and IPC_LOCK come together.",
+    RdmaConfig,
+    check_nodeset_rdma,
+    "Describe the pool's NICs in hpcforge:rdma: GPU nodesets on it get all three (components/layers/slurm.py).",
+)
+
+
 RULES = (
     NODESET_EXTRA_CONF,
+    NODESET_RDMA,
     NODESET_POD_RESOURCES,
     NODESET_GRES,
     PARTITIONS_REFERENCE_NODESETS,
