@@ -171,8 +171,19 @@ class ControllerConfig(StrictModel):
     """`AccountingStorageEnforce` (written only when accounting is enabled)."""
     timeouts: Timeouts = Field(default_factory=Timeouts)
     """Daemon and job timeouts."""
+    srun_port_range: tuple[int, int] = (60001, 63000)
+    """`SrunPortRange` (first, last): the ports srun listens on for its job steps; the Slurm namespace admits them
+    from bare-metal hosts, and pods may reach them on bare-metal hosts."""
     extra_parameters: dict[Annotated[str, AfterValidator(_config_key)], str] = Field(default_factory=dict)
     """Further slurm.conf parameters (name -> value) that have no typed setting yet."""
+
+    @field_validator("srun_port_range")
+    @classmethod
+    def _srun_ports(cls, value: tuple[int, int]) -> tuple[int, int]:
+        first, last = value
+        if not 1024 < first <= last <= 65535:
+            raise ValueError(f"{first}-{last} is not a port range above 1024 (first <= last <= 65535)")
+        return value
 
 
 class CgroupConfig(StrictModel):

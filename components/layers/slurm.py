@@ -37,6 +37,7 @@ from ..k8s import (
 from ..renderers.script_settings import apply_settings
 from ..renderers.slurm_conf import (
     SLURMCTLD_PORT,
+    SLURMD_PORT,
     cgroup_conf,
     controller_extra_conf,
     gres_conf,
@@ -76,6 +77,25 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
     if not path.is_file():
         raise FileNotFoundError(f"script {script.name!r}: {script.file} does not exist in the project")
     return path.read_text()
+
+
+def slurm_bare_metal_allows(bare_metal: Sequence[str], srun_ports: tuple[int, int]) -> list[Allow]:
+    """Slurm traffic between the Slurm namespace's pods and bare-metal Slurm hosts, and nothing else (pure).
+
+    A job spanning pods and bare-metal nodes needs: slurmd on either side reaching slurmd on the other (6818: the
+    launch fan-out and its forwarding tree), and slurmstepd reaching the srun that started the step (SrunPortRange),
+    which runs on login pods or on bare-metal hosts. slurmctld (6817) is already open to its LoadBalancer clients.
+    """
+    if not bare_metal:
+        return []
+    cidrs = tuple(bare_metal)
+    srun = Port(srun_ports[0], end_port=srun_ports[1])
+    return [
+        Allow("allow-ingress-bare-metal-slurmd", "ingress", (Port(SLURMD_PORT),), cidrs=cidrs),
+        Allow("allow-ingress-bare-metal-srun", "ingress", (srun,), cidrs=cidrs),
+        Allow("allow-egress-bare-metal-slurmd", "egress", (Port(SLURMD_PORT),), cidrs=cidrs),
+        Allow("allow-egress-bare-metal-srun", "egress", (srun,), cidrs=cidrs),
+    ]
 
 
 def nodeset_spec(
@@ -212,7 +232,7 @@ class Slurm(pulumi.ComponentResource):
                 egress_to_namespaces("allow-egress-database", ["database"], Port(3306)),
                 egress_to_namespaces("allow-egress-directory", ["directory"], Port(3636)),
                 egress_to_apiserver(),
-                *([Allow("allow-egress-bare-metal-slurmd", "egress", (Port(6818),), cidrs=bare_metal)] if bare_metal else []),
+                *slurm_bare_metal_allows(bare_metal, cfg.controller.srun_port_range),
             ],
             depends_on=args.depends_on,
         )

@@ -15,6 +15,7 @@ from ..config.base import quantity_value
 from ..config.slurm import NodeSetConfig, PartitionConfig, SlurmConfig
 
 SLURMCTLD_PORT = 6817
+SLURMD_PORT = 6818
 
 
 def _yes(flag: bool) -> str:
@@ -84,6 +85,7 @@ def controller_parameters(slurm: SlurmConfig, *, accounting: bool, rdma: bool = 
         ("MinJobAge", str(ctl.timeouts.min_job_age)),
         ("UnkillableStepTimeout", str(ctl.timeouts.unkillable_step)),
     ]
+    params.append(("SrunPortRange", f"{ctl.srun_port_range[0]}-{ctl.srun_port_range[1]}"))
     if rdma:
         params.append(("PropagateResourceLimitsExcept", "MEMLOCK"))
     params += sorted(ctl.extra_parameters.items())
