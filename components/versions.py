@@ -119,6 +119,8 @@ class Images:
     DCGM_EXPORTER = ImagePin("nvcr.io/nvidia/k8s/dcgm-exporter", "4.6.0-4.8.3-distroless")
     MIG_MANAGER = ImagePin("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.15.0")
     DRIVER_MANAGER = ImagePin("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.12.0")
+    # nccl-tests (all_reduce_perf_mpi) as shipped in NVIDIA's PyTorch container, for the NCCL evidence check.
+    NCCL_TESTS = ImagePin("nvcr.io/nvidia/pytorch", "25.08-py3")
     # NVIDIA Network Operator 26.4.1 operands named in the NicClusterPolicy (the release's tag scheme).
     RDMA_SHARED_DEVICE_PLUGIN = ImagePin("nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin", "network-operator-v26.4.1")
     CNI_PLUGINS = ImagePin("nvcr.io/nvidia/mellanox/plugins", "network-operator-v26.4.1")

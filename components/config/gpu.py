@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field
@@ -17,6 +18,12 @@ def _plain_path(value: str) -> str:
     # The value goes into a shell assignment in the scripts: keep it to characters that need no quoting.
     if not value or any(not (ch.isalnum() or ch in "._/-") for ch in value):
         raise ValueError(f"{value!r} is not a plain command name or path (letters, digits, '.', '_', '/', '-')")
+    return value
+
+
+def _image_ref(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+:[A-Za-z0-9._-]+", value):
+        raise ValueError(f"{value!r} is not a pinned image reference (registry/path:tag)")
     return value
 
 
@@ -93,6 +100,26 @@ class GpuOperatorConfig(StrictModel):
     """Time-slicing: share each GPU between this many pods (0: off, the default; Slurm GPUs are never shared)."""
 
 
+class GpuEvidenceConfig(StrictModel):
+    """GPU deployment evidence (with `hpcforge:evidence.enabled`): an NCCL all-reduce across GPU nodes through Slurm,
+    and an RDMA device check, both run from a login node."""
+
+    enabled: bool = True
+    """Run the GPU checks when evidence is on and a partition has GPU nodes."""
+    partition: str | None = None
+    """Partition of the checks (default: the first partition whose nodesets all have GPUs)."""
+    nodes: int = Field(default=2, ge=2, le=64)
+    """GPU nodes the all-reduce spans."""
+    min_bus_bandwidth: float = Field(default=50.0, gt=0)
+    """Floor of the all-reduce's average bus bandwidth in GB/s (nccl-tests' "Avg bus bandwidth"); below it the
+    check fails the update."""
+    message_size: str = Field(default="1G", pattern=r"^[0-9]+[KMG]?$")
+    """Message size of the all-reduce (nccl-tests `-b`/`-e`)."""
+    container_image: Annotated[str, AfterValidator(_image_ref)] | None = None
+    """Image with nccl-tests that srun starts through Pyxis (`--container-image`); default: the one pinned in
+    components/versions.py. Pyxis/enroot in the slurmd image are a prerequisite of this check."""
+
+
 class GpuConfig(StrictModel):
     """The GPU data plane."""
 
@@ -100,6 +127,8 @@ class GpuConfig(StrictModel):
     """GPU health checks in the Slurm prolog and epilog."""
     operator: GpuOperatorConfig = Field(default_factory=GpuOperatorConfig)
     """The NVIDIA GPU Operator: driver, container toolkit, device plugin, feature discovery, DCGM, MIG."""
+    evidence: GpuEvidenceConfig = Field(default_factory=GpuEvidenceConfig)
+    """NCCL all-reduce and RDMA device checks after `pulumi up`."""
 
 
 def gpu_operator_enabled(config: PlatformConfig) -> bool:
@@ -127,6 +156,9 @@ def check_gpu_data_plane(config: PlatformConfig, problems: ProblemCollector) -> 
         for profile, count in layout.items():
             if not MIG_PROFILE.fullmatch(profile) or count < 1:
                 problems.add([*where, "migProfiles", pool_name, profile], f"{profile}: {count} is not a MIG profile and count")
+    partition = config.gpu.evidence.partition
+    if partition is not None and partition not in {p.name for p in config.slurm.partitions}:
+        problems.add(["gpu", "evidence", "partition"], f"unknown partition {partition!r}")
     for index, ns in enumerate(config.slurm.nodesets):
         if ns.gpus is None:
             continue
