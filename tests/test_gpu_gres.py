@@ -155,3 +155,50 @@ def test_real_slurm_loads_gres_counts_equal_limits(prod: PlatformConfig, tmp_pat
         job = cluster.sbatch('echo "$CUDA_VISIBLE_DEVICES" > h100.txt\n', args=["-w", "gpu-h100-0", "--gres=gpu:h100:4"])
         assert cluster.wait_job(job, 60) == "COMPLETED", cluster.job_info(job)
         assert (cluster.jobs_dir / "h100.txt").read_text().strip() == "0,1,2,3"
+
+
+def slinky_conf(nodeset: NodeSetConfig) -> str:
+    """The `slurmd --conf` value Slinky slurm-operator v1.2.1 builds for a NodeSet's pods (read at that tag in
+    internal/builder/workerbuilder/worker_app.go, slurmdConfArgs): `Features=<nodeset>` plus the extraConf items split
+    on spaces, keys title-cased, features merged, items sorted. (The 26.05 slurmd image then appends CoreSpecCount /
+    MemSpecLimit from the pod's limits; on this host there are none to reserve.)"""
+    conf: dict[str, str] = {"Features": nodeset.name}
+    spec = nodeset_spec(nodeset, node_selector={})
+    for item in spec.get("extraConf", "").split(" ") if spec.get("extraConf") else []:
+        key, value = item.split("=", 1)
+        key = key[:1].upper() + key[1:].lower()
+        key = "Features" if key in ("Feature", "Features") else key
+        conf[key] = f"{conf[key]},{value}" if key in conf else value
+    return " ".join(sorted(f"{k}={v}" for k, v in conf.items()))
+
+
+@pytest.mark.real_daemon
+@pytest.mark.timeout(300)
+def test_gpu_pod_has_its_gres_at_first_registration_slurm_operator_pr_191(prod: PlatformConfig, tmp_path: Path) -> None:
+    """slurm-operator PR #191 (not in v1.2.1): a GPU node whose --conf lacks Gres= registers Gres=(null) first. hpcforge
+    puts Gres= into the NodeSet's extraConf, so the very first registration of a dynamic node carries it."""
+    require_root()
+    require_binaries(*slurm.REQUIRED_BINARIES)
+    a100 = prod.slurm.nodeset("gpu-a100")
+    assert a100 is not None and a100.gpus is not None
+    conf = slinky_conf(a100)
+    assert conf == "Features=gpu-a100 Gres=gpu:a100:8"
+    gres = gres_conf(prod.slurm)
+    assert gres is not None
+    with SlurmCluster(
+        tmp_path / "c",
+        "first",
+        partitions=["PartitionName=gpu Nodes=ALL Default=YES State=UP"],
+        extra_conf="GresTypes=gpu\n",
+        gres_conf=_loadable_gres_conf(gres, tmp_path / "dev"),
+        dynamic=True,
+    ) as cluster:
+        cluster.start_dynamic_slurmd("gpu-a100-0", conf=conf)
+        cluster.wait_node_idle("gpu-a100-0", 60)  # fails fast on DRAIN / INVALID_REG
+        info = cluster.node_info("gpu-a100-0")
+        assert info["Gres"] == "gpu:a100:8" and "DYNAMIC_NORM" in info["State"]
+        assert info["AvailableFeatures"] == "gpu-a100"
+        # The failure mode of PR #191: the same pod without Gres= in its --conf registers with no GPUs at all.
+        cluster.stop_slurmd("gpu-a100-0", delete=True)
+        cluster.start_dynamic_slurmd("gpu-a100-1", conf="Features=gpu-a100")
+        assert cluster.node_info("gpu-a100-1")["Gres"] == "(null)"
