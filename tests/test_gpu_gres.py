@@ -62,6 +62,15 @@ def test_gpu_description_mistakes_are_refused(gpus: dict[str, Any], message: str
         GpuSpec.model_validate(gpus)
 
 
+def test_gpu_nodesets_with_unknown_node_names_must_autodetect() -> None:
+    with pytest.raises(ValidationError, match="node names are not known in advance"):
+        nodeset(gpus={"type": "h100", "count": 8}, scalingMode="DaemonSet")
+    with pytest.raises(ValidationError, match="node names are not known in advance"):
+        nodeset(gpus={"type": "h100", "count": 8}, replicas=0)
+    bare_metal = nodeset(gpus={"type": "h100", "count": 8, "autodetect": "nvml"}, replicas=0)
+    assert gres_lines(bare_metal) == ["AutoDetect=nvml"]
+
+
 def test_gres_lines_carry_device_files_and_core_affinity() -> None:
     ns = nodeset(gpus={"type": "h100", "count": 2, "cores": ["0-47", "48-95"]})
     assert gres_lines(ns) == [

@@ -424,6 +424,12 @@ class NodeSetConfig(StrictModel):
                 )
         if self.memory_limit is not None and quantity_value(self.memory_limit) < quantity_value(self.memory):
             problems.add(["memoryLimit"], f"{self.memory_limit} is below the memory request {self.memory}")
+        if self.gpus is not None and self.gpus.autodetect == "off" and (self.scaling_mode == "DaemonSet" or not self.replicas):
+            problems.add(
+                ["gpus", "autodetect"],
+                f"nodeset {self.name!r}: its node names are not known in advance (DaemonSet or bare-metal hosts), so "
+                "gres.conf cannot name them: set autodetect (nvml or nvidia)",
+            )
         if self.cpu_limit is not None and quantity_value(self.cpu_limit) < quantity_value(self.cpu):
             problems.add(["cpuLimit"], f"{self.cpu_limit} is below the CPU request {self.cpu}")
         if self.reserved_cpus and self.reserved_cpus >= quantity_value(self.cpu_limit or self.cpu):
