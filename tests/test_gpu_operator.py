@@ -49,8 +49,8 @@ def test_images_are_the_pins() -> None:
         "manager": {"repository": "nvcr.io/nvidia/cloud-native", "image": "k8s-driver-manager", "version": "v0.12.0"},
     }
     assert values["dcgmExporter"]["version"] == Images.DCGM_EXPORTER.tag
-    assert values["operator"]["image"] == "gpu-operator" and "version" not in values["operator"]
-    # The operator's tag is the chart's appVersion, which equals the chart version for this chart.
+    assert values["operator"]["version"] == values["validator"]["version"] == Images.GPU_OPERATOR.tag
+    # Set explicitly although the chart would default to its appVersion, which equals the chart version here.
     assert Charts.GPU_OPERATOR.version == Images.GPU_OPERATOR.tag
     assert gpu_operator_values(operator(driver={"managed": True, "version": "580.159.04"}))["driver"]["version"] == "580.159.04"
 

@@ -427,6 +427,11 @@ def test_images_pinned() -> None:
     assert rule(chart("x", "1.0.0", {"image": {"repository": "ghcr.io/x/y", "tag": "1.2.3"}})) == []
     assert "latest" in rule(chart("x", "1.0.0", {"server": {"image": {"repository": "ghcr.io/x/y", "tag": "latest"}}}))[0]
     assert "without a tag" in rule(chart("x", "1.0.0", {"image": {"repository": "ghcr.io/x/y"}}))[0]
+    # NVIDIA charts: repository + image + version
+    nvidia = {"dcgm": {"repository": "nvcr.io/nvidia/cloud-native", "image": "dcgm", "version": "4.6.0-1-ubuntu24.04"}}
+    assert rule(chart("gpu-operator", "v26.7.0", nvidia)) == []
+    assert "moving tag 'latest'" in rule(chart("gpu-operator", "v26.7.0", {"dcgm": {**nvidia["dcgm"], "version": "latest"}}))[0]
+    assert "no tag" in rule(chart("gpu-operator", "v26.7.0", {"operator": {"repository": "nvcr.io/nvidia", "image": "x"}}))[0]
     strict = gitops.ImagesConfig(require_digest=True)
     assert rule(deployment(GOOD_CONTAINER), strict)
 
