@@ -76,8 +76,21 @@ def test_rdma_devices_and_memlock(tmp_path: Path) -> None:
 def test_prod_gpu_checks_follow_config() -> None:
     prod = load_config(raw_config(config_values("prod")))
     checks = {name: env for name, _, env in gpu_check_environments(prod, dict(SLURM))}
-    assert list(checks) == ["rdma-devices", "nccl-allreduce"]
+    assert list(checks) == ["gpu-allocatable", "rdma-devices", "nccl-allreduce"]
+    assert checks["gpu-allocatable"]["GPU_NODESETS"] == (
+        "gpu-a100|hpcforge.io/pool=gpu-a100|nvidia.com/gpu|8|8 gpu-h100|hpcforge.io/pool=gpu-h100|nvidia.com/gpu|8|4"
+    )
     assert checks["nccl-allreduce"]["NCCL_MIN_BUSBW"] == "300" and checks["nccl-allreduce"]["GPU_PARTITION"] == "h100"
     assert checks["rdma-devices"]["RDMA_MIN_DEVICES"] == "4"  # the four InfiniBand rails of gpu-h100
     dev = load_config(raw_config(config_values("dev")))
     assert gpu_check_environments(dev, dict(SLURM)) == []  # no GPU partition
+
+
+def test_device_plugin_offers_the_nodesets_gpus(tmp_path: Path) -> None:
+    env = {"GPU_NODESETS": "gpu-h100|hpcforge.io/pool=gpu-h100|nvidia.com/gpu|8|2"}
+    answers = [{"match": "get nodes -l hpcforge.io/pool=gpu-h100", "stdout": "h1=8\nh2=8\nh3=\n"}]
+    report = _ok(run_check(tmp_path, "gpu-allocatable.sh", answers, env), "gpu-allocatable")
+    assert report["detail"] == "gpu-h100: 2 node(s) offer 8 nvidia.com/gpu"
+    assert "allocatable.nvidia\\.com/gpu" in (tmp_path / "kubectl.log").read_text()
+    short = run_check(tmp_path, "gpu-allocatable.sh", [{"match": "get nodes", "stdout": "h1=8\nh2=4\nh3=\n"}], env)
+    assert short.returncode == 1 and "nodeset gpu-h100: 1 node(s) offer 8 nvidia.com/gpu, 2 needed" in short.stderr

@@ -184,6 +184,7 @@ def test_evidence_commands_in_prod(prod_stack: RecordedStack, dev_stack: Recorde
             "slurm-nodes",
             "slurm-test-job",
             "ldap-lookup",
+            "gpu-allocatable",
             "rdma-devices",
             "nccl-allreduce",
             "grendel-api",
