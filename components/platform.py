@@ -200,7 +200,13 @@ class Platform(pulumi.ComponentResource):
             nics = NetworkOperator(
                 "network-operator",
                 NetworkOperatorArgs(
-                    ctx=ctx, config=rdma, charts=charts, deploy_nfd=not gpu_operator_enabled(cfg), depends_on=net.ready
+                    ctx=ctx,
+                    config=rdma,
+                    charts=charts,
+                    deploy_nfd=not gpu_operator_enabled(cfg),
+                    pool_labels={pool.name: pool.labels for pool in cfg.node_pools},
+                    attachment_namespace=cfg.slurm.namespace,
+                    depends_on=net.ready,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

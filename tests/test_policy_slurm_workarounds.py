@@ -91,4 +91,6 @@ def test_rdma_nodeset_needs_attachments_and_ipc_lock() -> None:
     base.spec["slurmd"]["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
     assert rule(base) == []
     del base.spec["slurmd"]["resources"]["limits"]["rdma/ib-rail0"]
-    assert "requests no rdma/* device" in rule(base)[0]
+    assert "requests no RDMA device (rdma/, nvidia.com/sriov_...)" in rule(base)[0]
+    base.spec["slurmd"]["resources"]["limits"]["nvidia.com/sriov_roce_rail0"] = 1  # an SR-IOV virtual function
+    assert rule(base) == []

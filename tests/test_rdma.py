@@ -15,6 +15,8 @@ from components.layers.network_operator import (
     attachment_config,
     network_operator_values,
     nic_cluster_policy_spec,
+    sriov_network,
+    sriov_node_policies,
 )
 from components.versions import Images
 from offline.engine import RecordedStack
@@ -101,3 +103,44 @@ def test_prod_gpu_nodesets_get_rdma_devices_networks_and_ipc_lock(prod_stack: Re
     assert "metadata" not in cpu["template"] and not any(k.startswith("rdma/") for k in cpu["slurmd"]["resources"]["limits"])
     assert "PropagateResourceLimitsExcept=MEMLOCK" in one(prod_stack, "Controller", "slurm", "slurm")["spec"]["extraConf"]
     assert one(prod_stack, "NicClusterPolicy", "", "nic-cluster-policy")["spec"]["rdmaSharedDevicePlugin"]
+
+
+def test_sriov_fabric_gets_node_policies_and_a_network_instead_of_shared_devices() -> None:
+    config = RdmaConfig.model_validate(
+        {**RDMA, "fabrics": [RDMA["fabrics"][0], {**RDMA["fabrics"][1], "mode": "sriov", "vfs": 4}]}
+    )
+    assert config.fabrics[1].resource == "nvidia.com/sriov_roce_rail0"
+    policies = sriov_node_policies(config, {"gpu-a100": {"hpcforge.io/pool": "gpu-a100"}})
+    assert policies == {
+        "gpu-a100-ens1f0np0": {
+            "resourceName": "sriov_roce_rail0",
+            "nodeSelector": {"hpcforge.io/pool": "gpu-a100"},
+            "numVfs": 4,
+            "nicSelector": {"pfNames": ["ens1f0np0"]},
+            "deviceType": "netdevice",
+            "isRdma": True,
+            "linkType": "eth",
+            "mtu": 9000,
+        }
+    }
+    kind, spec = sriov_network(config.fabrics[1], "slurm")
+    assert kind == "SriovNetwork" and spec["networkNamespace"] == "slurm" and spec["resourceName"] == "sriov_roce_rail0"
+    shared = json.loads(nic_cluster_policy_spec(config)["rdmaSharedDevicePlugin"]["config"])["configList"]
+    assert [entry["resourceName"] for entry in shared] == ["ib-rail0"]  # the SR-IOV fabric is not shared
+    assert network_operator_values(nfd=False, sriov=True)["sriovNetworkOperator"]["enabled"] is True
+
+
+@pytest.mark.program
+def test_prod_sriov_rails_on_the_a100_pool(prod_stack: RecordedStack) -> None:
+    spec = one(prod_stack, "NodeSet", "slurm", "gpu-a100")["spec"]
+    limits = spec["slurmd"]["resources"]["limits"]
+    assert limits["nvidia.com/sriov_roce_rail0"] == limits["nvidia.com/sriov_roce_rail1"] == 1
+    assert spec["template"]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == "slurm/roce-rail0,slurm/roce-rail1"
+    network = one(prod_stack, "SriovNetwork", "nvidia-network-operator", "roce-rail0")["spec"]
+    assert network["networkNamespace"] == "slurm"
+    policy = one(prod_stack, "SriovNetworkNodePolicy", "nvidia-network-operator", "gpu-a100-ens1f0np0")["spec"]
+    assert policy["nodeSelector"] == {"hpcforge.io/pool": "gpu-a100"} and policy["isRdma"] is True
+    nads = {
+        r.inputs["metadata"]["name"] for r in prod_stack.kubernetes_objects() if r.inputs["kind"] == "NetworkAttachmentDefinition"
+    }
+    assert nads >= {"ib-rail0", "ib-rail3"} and not nads & {"roce-rail0", "roce-rail1"}  # those come from the SR-IOV operator

@@ -36,6 +36,21 @@ class Fabric(StrictModel):
     range: str
     """Pod addresses on this fabric (CIDR), allocated by the whereabouts IPAM plugin (a prerequisite, as for the other
     Multus attachments)."""
+    mode: Literal["shared", "sriov"] = "shared"
+    """How pods get the fabric's RDMA devices: `shared` (the RDMA shared device plugin: every pod on a node shares the
+    port, resource `rdma/<name>`) or `sriov` (the SR-IOV network operator gives each pod its own virtual function,
+    resource `nvidia.com/sriov_<name>`)."""
+    vfs: int = Field(default=8, ge=1, le=128)
+    """SR-IOV virtual functions per port (`mode: sriov`): at most this many pods per node use the fabric."""
+
+    @property
+    def resource(self) -> str:
+        """The device-plugin resource a pod requests for this fabric."""
+        return f"rdma/{self.name}" if self.mode == "shared" else f"nvidia.com/{self.sriov_resource_name}"
+
+    @property
+    def sriov_resource_name(self) -> str:
+        return "sriov_" + self.name.replace("-", "_")
 
     @field_validator("range")
     @classmethod

@@ -104,14 +104,14 @@ def nodeset_spec(
     node_selector: dict[str, str],
     pool_taints: Sequence[str] = (),
     controller: str = CONTROLLER,
-    fabrics: Sequence[str] = (),
+    fabrics: Mapping[str, str] | None = None,
     namespace: str = "slurm",
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
 
     `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).
-    `fabrics`: RDMA fabrics the pool's nodes reach: the pods request `rdma/<fabric>`, attach the fabric's
-    NetworkAttachmentDefinition (in `namespace`) and get IPC_LOCK to pin memory for RDMA.
+    `fabrics`: RDMA fabrics the pool's nodes reach (name -> device-plugin resource): the pods request the resource,
+    attach the fabric's NetworkAttachmentDefinition (in `namespace`) and get IPC_LOCK to pin memory for RDMA.
     """
     # CPU and memory limits: the slurmd image turns them into CoreSpecCount/MemSpecLimit (host minus pod), so Slurm
     # schedules what the pod has. Reservations for slurmd itself lower what the image is told the pod has (POD_CPUS,
@@ -123,9 +123,10 @@ def nodeset_spec(
     if nodeset.gpus is not None:
         limits[nodeset.gpus.resource] = nodeset.gpus.count
         requests[nodeset.gpus.resource] = nodeset.gpus.count
-    for fabric in fabrics:
-        limits[rdma_resource(fabric)] = 1
-        requests[rdma_resource(fabric)] = 1
+    fabrics = dict(fabrics or {})
+    for resource in fabrics.values():
+        limits[resource] = 1
+        requests[resource] = 1
     env: list[dict[str, str]] = []
     if nodeset.reserved_cpus:
         cpus = math.ceil(quantity_value(cpu_limit)) - nodeset.reserved_cpus
@@ -463,7 +464,8 @@ class Slurm(pulumi.ComponentResource):
         # --- RDMA attachments --------------------------------------------------------------------
         attachments: list[pulumi.Resource] = []
         rdma = args.rdma
-        for fabric in rdma.fabrics if rdma else ():
+        # Shared-mode fabrics get their attachment here; the SR-IOV operator makes those of SR-IOV fabrics.
+        for fabric in (f for f in (rdma.fabrics if rdma else ()) if f.mode == "shared"):
             assert rdma is not None
             attachments.append(
                 k8s.apiextensions.CustomResource(
@@ -475,7 +477,7 @@ class Slurm(pulumi.ComponentResource):
                         "rdma-attachment",
                         ns,
                         app=CONTROLLER,
-                        annotations={RESOURCE_ANNOTATION: rdma_resource(fabric.name)},
+                        annotations={RESOURCE_ANNOTATION: fabric.resource},
                     ),
                     spec={"config": attachment_config(fabric, attachment_interfaces(rdma, fabric.name))},
                     opts=ctx.opts(self, depends_on=ready_ns),
@@ -485,7 +487,11 @@ class Slurm(pulumi.ComponentResource):
         # --- compute -----------------------------------------------------------------------------
         for nodeset in cfg.nodesets:
             pool = args.nodeset_pools.get(nodeset.name)
-            fabrics = rdma.fabrics_of(pool) if rdma is not None and nodeset.gpus is not None else []
+            fabrics = (
+                {name: rdma_resource(rdma, name) for name in rdma.fabrics_of(pool)}
+                if rdma is not None and nodeset.gpus is not None
+                else {}
+            )
             spec = nodeset_spec(
                 nodeset,
                 node_selector=args.node_selectors.get(nodeset.name, {}),

@@ -599,7 +599,12 @@ NODESET_POD_RESOURCES = ResourceRule(
 
 @dataclass(frozen=True)
 class RdmaConfig(RuleConfig):
-    resource_prefix: str = knob("resourcePrefix", "rdma/", {"type": "string"}, "Prefix of the RDMA device-plugin resources.")
+    resource_prefixes: tuple[str, ...] = knob(
+        "resourcePrefixes",
+        ("rdma/", "nvidia.com/sriov_"),
+        STRING_LIST,
+        "Prefixes of the RDMA device-plugin resources (shared device plugin, SR-IOV virtual functions).",
+    )
 
 
 def check_nodeset_rdma(resource: ResourceView, config: RdmaConfig) -> list[str]:
@@ -611,7 +616,7 @@ def check_nodeset_rdma(resource: ResourceView, config: RdmaConfig) -> list[str]:
     if is_unknown(res) or is_unknown(template):
         return []
     limits = get(res, "limits") or {}
-    rdma = sorted(key for key in limits if isinstance(key, str) and key.startswith(config.resource_prefix))
+    rdma = sorted(key for key in limits if isinstance(key, str) and key.startswith(tuple(config.resource_prefixes)))
     networks = get(template, "metadata", "annotations", "k8s.v1.cni.cncf.io/networks")
     if is_unknown(networks):
         return []
@@ -624,7 +629,7 @@ def check_nodeset_rdma(resource: ResourceView, config: RdmaConfig) -> list[str]:
         )
     if networks and not rdma:
         problems.append(
-            f"NodeSet {name}: attaches {networks} but requests no {config.resource_prefix}* device: the pod gets the "
+            f"NodeSet {name}: attaches {networks} but requests no RDMA device ({', '.join(config.resource_prefixes)}...): the pod gets the "
             "interfaces without the RDMA devices behind them (NCCL falls back to TCP)."
         )
     if rdma:
