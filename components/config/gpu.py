@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from .base import ProblemCollector, StrictModel
+from .base import K8sName, ProblemCollector, StrictModel
 from .slurm import MIG_PROFILE
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ class GpuOperatorConfig(StrictModel):
     mig_strategy: MigStrategy = "none"
     """How MIG devices are offered: `none` (no MIG), `single` (as nvidia.com/gpu) or `mixed` (as
     nvidia.com/mig-<profile>)."""
-    mig_profiles: dict[Annotated[str, AfterValidator(_plain_path)], dict[str, int]] = Field(default_factory=dict)
+    mig_profiles: dict[K8sName, dict[str, int]] = Field(default_factory=dict)
     """MIG layout per node pool: pool name -> {profile: devices per GPU}, e.g. `{gpu-a100: {1g.10gb: 7}}`. The MIG
     manager applies it to nodes labelled `nvidia.com/mig.config=hpcforge-<pool>`."""
     time_slicing_replicas: int = Field(default=0, ge=0, le=64)
