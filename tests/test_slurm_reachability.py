@@ -131,6 +131,8 @@ def test_a_job_spanning_pods_and_bare_metal_has_every_slurm_flow(policies: list[
         "pod slurmstepd -> srun on a bare-metal host": (POD_SLURMD, BARE_METAL, srun[0] + 7),
         "bare-metal slurmd -> slurmctld": (BARE_METAL, Endpoint("10.244.0.2", "slurm", {}), 6817),
         "login pod srun -> pod slurmd": (LOGIN_POD, POD_SLURMD, 6818),
+        "login pod srun -> bare-metal slurmd (step launch)": (LOGIN_POD, BARE_METAL, 6818),
+        "slurmctld -> bare-metal slurmd": (Endpoint("10.244.0.2", "slurm", {}), BARE_METAL, 6818),
     }
     blocked = [name for name, (src, dst, port) in flows.items() if not allowed(policies, src, dst, port)]
     assert blocked == []
