@@ -226,7 +226,7 @@ class Platform(pulumi.ComponentResource):
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
                 bare_metal_subnets=[prov.subnet] if prov else [],
-                script_settings=gpu_health_settings(cfg.gpu.health),
+                script_settings=gpu_health_settings(cfg.gpu.health, mig=cfg.gpu.operator.mig_strategy != "none"),
                 rdma=rdma,
                 nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
                 depends_on=[*certs.ready, *net.ready, *(gpus.ready if gpus else []), *(nics.ready if nics else [])],

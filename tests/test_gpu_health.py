@@ -124,6 +124,16 @@ def test_pending_page_retirement_fails_where_it_is_reported(tmp_path: Path) -> N
     assert result.returncode == 1 and "GPU 0 (00000000:07:00.0, NVIDIA A100-SXM4-80GB): page retirement pending" in result.stderr
 
 
+def test_node_scope_checks_every_gpu_for_mig_jobs(tmp_path: Path) -> None:
+    # A MIG job's SLURM_JOB_GPUS (here 41) names a MIG device, not an nvidia-smi GPU index.
+    healthy = run_script(PROLOG, "healthy-h100x8.txt", tmp_path, gpus="41", env={"GPU_CHECK_SCOPE": "node"})
+    assert healthy.returncode == 0, healthy.stderr
+    remap = run_script(PROLOG, "pending-remap.txt", tmp_path, gpus="41", env={"GPU_CHECK_SCOPE": "node"})
+    assert remap.returncode == 1 and "GPU 3 (00000000:5D:00.0, NVIDIA H100 80GB HBM3): row remapping pending" in remap.stderr
+    assert gpu_health_settings(GpuHealthConfig(), mig=True)["GPU_CHECK_SCOPE"] == "node"
+    assert gpu_health_settings(GpuHealthConfig())["GPU_CHECK_SCOPE"] == "job"
+
+
 def test_prolog_reports_nvidia_smi_failing(tmp_path: Path) -> None:
     result = run_script(PROLOG, "driver-failing.txt", tmp_path)
     assert result.returncode == 1

@@ -24,8 +24,9 @@ _LINE = re.compile(r'^: "\$\{(?P<name>[A-Z][A-Z0-9_]*):=(?P<value>[^}"]*)\}"$')
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9._/-]*$")
 
 
-def gpu_health_settings(health: GpuHealthConfig) -> dict[str, str]:
-    """The GPU prolog/epilog settings (`GPU_CHECK_*`) from `hpcforge:gpu.health`."""
+def gpu_health_settings(health: GpuHealthConfig, *, mig: bool = False) -> dict[str, str]:
+    """The GPU prolog/epilog settings (`GPU_CHECK_*`) from `hpcforge:gpu.health`. With `mig` (a MIG strategy is
+    configured) the prolog checks every GPU of the node: the job's indexes are then MIG devices, not GPUs."""
 
     def policy(flag: bool) -> str:
         return "fail" if flag else "ignore"
@@ -41,6 +42,7 @@ def gpu_health_settings(health: GpuHealthConfig) -> dict[str, str]:
         "GPU_CHECK_MAX_MEMORY_USED_MIB": str(health.epilog_max_memory_used_mib),
         "GPU_CHECK_SETTLE_SECONDS": str(health.epilog_settle_seconds),
         "GPU_CHECK_DRAIN": "yes" if health.drain else "no",
+        "GPU_CHECK_SCOPE": "node" if mig else "job",
     }
 
 

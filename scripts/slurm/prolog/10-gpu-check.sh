@@ -10,6 +10,8 @@
 # A value of [N/A] or [Not Supported] means the GPU does not report that property (H100s have
 # no page retirement, only row remapping; ECC counters are N/A with ECC disabled): that check is
 # skipped for that GPU. Any other bracketed value ([Unknown Error], ...) fails the check.
+# GPU_CHECK_SCOPE=node checks every GPU of the node instead of the job's: with MIG, SLURM_JOB_GPUS
+# holds MIG device indexes, which are not nvidia-smi GPU indexes.
 set -u
 
 # --- settings (hpcforge:gpu.health; the Slurm layer rewrites this block) ---
@@ -21,6 +23,7 @@ set -u
 : "${GPU_CHECK_DCGM_DIAG_LEVEL:=0}"
 : "${GPU_CHECK_TIMEOUT_SECONDS:=60}"
 : "${GPU_CHECK_DRAIN:=yes}"
+: "${GPU_CHECK_SCOPE:=job}"
 # --- end settings ---
 
 gpus="${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}"
@@ -78,6 +81,13 @@ if [ "$rc" -eq 124 ]; then
   fail "nvidia-smi did not answer within ${GPU_CHECK_TIMEOUT_SECONDS}s"
 elif [ "$rc" -ne 0 ]; then
   fail "nvidia-smi failed (exit $rc): $(printf '%s' "$output" | head -n 1)"
+fi
+
+if [ "$GPU_CHECK_SCOPE" = node ]; then
+  gpus=""
+  while IFS=, read -r index _; do
+    gpus="${gpus:+$gpus,}$(trim "$index")"
+  done <<<"$output"
 fi
 
 listed=""
