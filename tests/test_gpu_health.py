@@ -204,6 +204,11 @@ def test_epilog_waits_for_processes_to_exit_before_failing(tmp_path: Path) -> No
     assert len(smi_calls(tmp_path)) == 2 * 3  # two queries per attempt: at 0, 1 and 2 seconds
 
 
+def test_epilog_does_not_judge_mig_jobs(tmp_path: Path) -> None:
+    result = run_script(EPILOG, "leftover-process.txt", tmp_path, gpus="41", env={"GPU_CHECK_SCOPE": "node"})
+    assert result.returncode == 0 and smi_calls(tmp_path) == []
+
+
 def test_epilog_reports_nvidia_smi_failing(tmp_path: Path) -> None:
     result = run_script(EPILOG, "driver-failing.txt", tmp_path)
     assert result.returncode == 1 and "gpu-epilog: nvidia-smi failed (exit 9)" in result.stderr

@@ -11,10 +11,13 @@ set -u
 : "${GPU_CHECK_SETTLE_SECONDS:=10}"
 : "${GPU_CHECK_TIMEOUT_SECONDS:=60}"
 : "${GPU_CHECK_DRAIN:=yes}"
+: "${GPU_CHECK_SCOPE:=job}"
 # --- end settings ---
 
 gpus="${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}"
-if [ -z "$gpus" ]; then
+# With MIG (GPU_CHECK_SCOPE=node) the job's indexes are MIG devices, and other jobs may run on the same GPUs:
+# leftovers cannot be told apart from their processes, so there is nothing this check can decide.
+if [ -z "$gpus" ] || [ "$GPU_CHECK_SCOPE" = node ]; then
   exit 0
 fi
 
