@@ -80,6 +80,8 @@ def test_slurmd_without_cpu_limit_is_caught() -> None:
     resources = copy.deepcopy(base.spec["slurmd"]["resources"])
     resources["limits"]["cpu"] = "128"
     assert "differs from its request 120" in rule(_with(base, resources=resources))[0]
+    resources["limits"]["cpu"], resources["requests"]["cpu"] = 120.0, "120000m"  # the same quantity, written otherwise
+    assert rule(_with(base, resources=resources)) == []
 
 
 def test_rdma_nodeset_needs_attachments_and_ipc_lock() -> None:

@@ -557,6 +557,15 @@ class PodResourcesConfig(RuleConfig):
     )
 
 
+def _cpus(value: Any) -> float | str:
+    """A CPU quantity as a number (`500m` -> 0.5, `8` and 8.0 -> 8.0); unparseable values compare as text."""
+    raw = str(value).strip()
+    try:
+        return float(raw[:-1]) / 1000 if raw.endswith("m") else float(raw)
+    except ValueError:
+        return raw
+
+
 def check_nodeset_pod_resources(resource: ResourceView, config: PodResourcesConfig) -> list[str]:
     if not is_slinky(resource, "NodeSet"):
         return []
@@ -572,7 +581,7 @@ def check_nodeset_pod_resources(resource: ResourceView, config: PodResourcesConf
             f"NodeSet {name}: slurmd has no CPU limit, so the Slinky image reserves nothing (CoreSpecCount) and Slurm "
             "schedules every CPU of the host, not the pod's."
         )
-    elif config.require_cpu_limit_equal_request and "cpu" in requests and str(limits["cpu"]) != str(requests["cpu"]):
+    elif config.require_cpu_limit_equal_request and "cpu" in requests and _cpus(limits["cpu"]) != _cpus(requests["cpu"]):
         problems.append(
             f"NodeSet {name}: slurmd CPU limit {limits['cpu']} differs from its request {requests['cpu']}: Slurm schedules "
             "the limit while Kubernetes guarantees only the request."
