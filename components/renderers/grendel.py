@@ -125,7 +125,7 @@ def render_inventory(config: ProvisioningConfig, domain: str, join_base_url: str
     """
     images = {image.name: image for image in config.images}
     image_records: dict[str, dict[str, Any]] = {}
-    hosts: list[dict[str, Any]] = []
+    hosts: list[str] = []
     for image in config.images:
         image_records[image.name] = _image_record(image, image.name, None)
     prefix = config.prefix_length
