@@ -122,6 +122,7 @@ class Platform(pulumi.ComponentResource):
             storage_class=cfg.kubernetes.storage_class,
             protection=cfg.protection_mode,
             provider=provider,
+            production=cfg.is_production,
         )
         plan = planned_charts(cfg)
         by_pulumi = ChartDeployer(ctx, plan, mode="pulumi")
@@ -250,6 +251,7 @@ class Platform(pulumi.ComponentResource):
                     certificate_duration=tls.certificate_duration,
                     renew_before=tls.renew_before,
                     depends_on=[*net.ready, *certs.ready],
+                    issuer_ready=certs.ready,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

@@ -8,6 +8,7 @@ referenced ConfigMaps) and appends the Controller's `extraConf`: everything here
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 
@@ -16,6 +17,20 @@ from ..config.slurm import NodeSetConfig, PartitionConfig, SlurmConfig
 
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
+
+
+# slurm.conf(5): white space separates `Name=Value` pairs on a line and `#` starts a comment. The
+# config models refuse such values; the renderers refuse them again (belt and braces).
+_UNSAFE = re.compile(r"[\s#\"'\\]")
+
+
+def conf_token(name: str, value: str) -> str:
+    """`Name=Value` for slurm.conf or slurmd --conf; ValueError if either part would change the line's structure."""
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name):
+        raise ValueError(f"slurm.conf parameter name {name!r} is not letters and digits")
+    if value == "" or _UNSAFE.search(value):
+        raise ValueError(f"slurm.conf value {value!r} of {name} is empty or has white space, '#', a quote or a backslash")
+    return f"{name}={value}"
 
 
 def _yes(flag: bool) -> str:
@@ -37,7 +52,7 @@ def partition_line(partition: PartitionConfig) -> str:
     if partition.qos:
         fields.append(f"QOS={partition.qos}")
     fields.append("State=UP")
-    return " ".join(fields)
+    return " ".join(conf_token(*field.split("=", 1)) for field in fields)
 
 
 def controller_parameters(slurm: SlurmConfig, *, accounting: bool, rdma: bool = False) -> list[tuple[str, str]]:
@@ -95,7 +110,7 @@ def controller_parameters(slurm: SlurmConfig, *, accounting: bool, rdma: bool = 
 def controller_extra_conf(slurm: SlurmConfig, *, accounting: bool, rdma: bool = False) -> str:
     """The Controller's `extraConf`: typed settings, then one line per partition."""
     lines = ["### hpcforge: controller settings (typed, from hpcforge:slurm.controller) ###"]
-    lines += [f"{name}={value}" for name, value in controller_parameters(slurm, accounting=accounting, rdma=rdma)]
+    lines += [conf_token(name, value) for name, value in controller_parameters(slurm, accounting=accounting, rdma=rdma)]
     lines.append("### hpcforge: partitions (hpcforge:slurm.partitions) ###")
     lines += [partition_line(partition) for partition in slurm.partitions]
     return "\n".join(lines) + "\n"
@@ -191,12 +206,12 @@ def node_parameters(nodeset: NodeSetConfig, *, include_feature: bool = False) ->
 
 def nodeset_extra_conf(nodeset: NodeSetConfig) -> str:
     """NodeSet `extraConf` (Slinky splits it on spaces into `--conf` items: no spaces in values)."""
-    return " ".join(f"{key}={value}" for key, value in node_parameters(nodeset))
+    return " ".join(conf_token(key, value) for key, value in node_parameters(nodeset))
 
 
 def bare_metal_slurmd_argv(nodeset: NodeSetConfig, controller: str, *, node_name: str | None = None) -> list[str]:
     """The slurmd command line a bare-metal host of `nodeset` runs: a configless dynamic node."""
-    conf = " ".join(f"{key}={value}" for key, value in node_parameters(nodeset, include_feature=True))
+    conf = " ".join(conf_token(key, value) for key, value in node_parameters(nodeset, include_feature=True))
     argv = ["slurmd", "-Z", "--conf-server", controller, "--conf", conf]
     if node_name:
         argv += ["-N", node_name]
