@@ -183,6 +183,7 @@ class Platform(pulumi.ComponentResource):
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
                 bare_metal_subnets=[prov.subnet] if prov else [],
+                hosts=prov.hosts if prov else (),
                 depends_on=[*certs.ready, *net.ready],
             ),
             opts=pulumi.ResourceOptions(parent=self),

@@ -49,7 +49,7 @@ NAMED_VALIDATORS: dict[str, str] = {
     "components.config.base._ipv4_interface": "IPv4 address with prefix length (e.g. 10.0.0.5/24)",
     "components.config.base._go_duration": "duration (e.g. 90s, 15m, 2160h)",
     "components.config.slurm._slurm_k8s_name": "Slurm and Kubernetes name (DNS label, at most 40 characters, not a Slurm keyword)",
-    "components.config.slurm._slurm_time": "Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)",
+    "components.config.slurm_time._slurm_time": "Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)",
     "components.config.slurm._max_unavailable": "count or percentage (e.g. 2 or 25%)",
     "components.config.slurm._config_key": "slurm.conf parameter name",
     "components.config.slurm._oversubscribe": "Slurm OverSubscribe value (NO, EXCLUSIVE, YES[:n] or FORCE[:n])",

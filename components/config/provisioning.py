@@ -37,6 +37,20 @@ def _mac(value: Any) -> str:
 Mac = Annotated[str, BeforeValidator(_mac)]
 
 
+def _feature(value: Any) -> str:
+    text = str(value)
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", text):
+        raise ValueError(f"{value!r} is not a Slurm node feature (a letter, then letters, digits or '_')")
+    return text
+
+
+def _gres(value: Any) -> str:
+    text = str(value)
+    if not re.fullmatch(r"[a-z_]+(:[a-z0-9_]+)?(:[0-9]+)?", text):
+        raise ValueError(f"{value!r} is not a GRES entry (name[:type][:count], e.g. gpu:a100:4)")
+    return text
+
+
 class BootImage(StrictModel):
     name: K8sName
     """Image name; hosts and `defaultImage` refer to it."""
@@ -82,6 +96,14 @@ class Host(StrictModel):
     """Grendel tags (hosts in a nodeset also get `nodeset:<name>`)."""
     ifname: str = ""
     """Interface name of the boot NIC in Grendel's inventory (empty: not set)."""
+    features: tuple[Annotated[str, BeforeValidator(_feature)], ...] = ()
+    """Slurm node features of this host on top of its nodeset's (e.g. `bigmem`); partitions can select by them."""
+    gres: tuple[Annotated[str, BeforeValidator(_gres)], ...] = ()
+    """GRES of this host, replacing its nodeset's when given (e.g. `gpu:a100:4` for a host with fewer GPUs)."""
+    switch: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+    """Leaf switch (rack) of the host in `slurm.topology`; also a Grendel tag `switch:<name>`."""
+    block: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+    """Block of the host in `slurm.topology.blocks`; also a Grendel tag `block:<name>`."""
 
 
 class DhcpRange(StrictModel):

@@ -15,6 +15,7 @@ from .operations import ClusterConfig, EvidenceConfig
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
 from .pools import NodePool
 from .provisioning import ProvisioningConfig
+from .site_layout import check_site_layout
 from .slurm import SlurmConfig
 
 ProtectionMode = Literal["protect", "retain", "none"]
@@ -93,6 +94,7 @@ class PlatformConfig(StrictModel):
         self._check_namespaces(problems)
         self._check_operations(problems)
         self._check_production(problems)
+        check_site_layout(self, problems)
         problems.raise_if_any()
         return self
 

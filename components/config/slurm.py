@@ -17,6 +17,9 @@ from .base import (
     quantity_value,
 )
 from .identity import Storage, validate_ssh_public_key
+from .reservations import ReservationConfig
+from .slurm_time import SlurmTime
+from .topology import TopologyConfig
 
 # Slurm and Kubernetes both see these names: NodeSet names become object, pod and Slurm node names;
 # partition names go into slurm.conf. Keep both to DNS labels and refuse Slurm's reserved words.
@@ -36,20 +39,6 @@ def _slurm_k8s_name(value: str) -> str:
 
 SlurmName = Annotated[str, AfterValidator(_slurm_k8s_name)]
 
-_SLURM_TIME = re.compile(
-    r"^(UNLIMITED|INFINITE|[0-9]+|[0-9]+:[0-9]{2}|[0-9]+:[0-9]{2}:[0-9]{2}|"
-    r"[0-9]+-[0-9]+|[0-9]+-[0-9]+:[0-9]{2}|[0-9]+-[0-9]+:[0-9]{2}:[0-9]{2})$"
-)
-
-
-def _slurm_time(value: Any) -> str:
-    text = str(value)
-    if not _SLURM_TIME.match(text):
-        raise ValueError(f"{value!r} is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)")
-    return text
-
-
-SlurmTime = Annotated[str, BeforeValidator(_slurm_time)]
 
 
 def _max_unavailable(value: Any) -> int | str:
@@ -121,6 +110,7 @@ class Priority(StrictModel):
     """The multifactor weights (`PriorityWeight*`)."""
 
 
+PreemptMode = Literal["OFF", "CANCEL", "REQUEUE", "SUSPEND"]
 AccountingEnforce = Literal["associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys"]
 
 
@@ -139,6 +129,31 @@ class Timeouts(StrictModel):
     """`MinJobAge` in seconds."""
     unkillable_step: int = Field(default=120, ge=10, le=600)
     """`UnkillableStepTimeout` in seconds."""
+
+
+class Preemption(StrictModel):
+    """Cluster-wide preemption (`PreemptType`, `PreemptMode`); partitions may override the mode."""
+
+    type: Literal["preempt/none", "preempt/partition_prio", "preempt/qos"] = "preempt/none"
+    """`PreemptType`: `preempt/partition_prio` lets jobs of a higher `priorityTier` partition preempt lower ones."""
+    mode: PreemptMode = "OFF"
+    """Cluster-wide `PreemptMode`: what happens to a preempted job (`OFF` only with `preempt/none`)."""
+    gang: bool = False
+    """Add `GANG` to the cluster-wide `PreemptMode` (gang scheduling; required for `SUSPEND`)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Preemption:
+        # slurm.conf(5), PreemptMode: SUSPEND "always needs the GANG option to be specified at the cluster level".
+        if self.mode == "SUSPEND" and not self.gang:
+            raise ValueError("mode SUSPEND needs gang: true (Slurm resumes suspended jobs through the gang scheduler)")
+        if self.type == "preempt/none" and self.mode != "OFF":
+            raise ValueError(f"mode {self.mode} does nothing with type preempt/none; set a preempt type or mode OFF")
+        if self.type != "preempt/none" and self.mode == "OFF":
+            raise ValueError(f"type {self.type} with mode OFF would never preempt; choose CANCEL, REQUEUE or SUSPEND")
+        return self
+
+    def slurm_mode(self) -> str:
+        return f"{self.mode},GANG" if self.gang else self.mode
 
 
 class ControllerService(StrictModel):
@@ -171,6 +186,8 @@ class ControllerConfig(StrictModel):
     """`AccountingStorageEnforce` (written only when accounting is enabled)."""
     timeouts: Timeouts = Field(default_factory=Timeouts)
     """Daemon and job timeouts."""
+    preemption: Preemption = Field(default_factory=Preemption)
+    """Preemption between partitions or QOS (`PreemptType`, `PreemptMode`)."""
     extra_parameters: dict[Annotated[str, AfterValidator(_config_key)], str] = Field(default_factory=dict)
     """Further slurm.conf parameters (name -> value) that have no typed setting yet."""
 
@@ -301,6 +318,8 @@ class NodeSetConfig(StrictModel):
     """Let the operator protect pods that run jobs with a PodDisruptionBudget."""
     scaling_mode: Literal["StatefulSet", "DaemonSet"] = "StatefulSet"
     """`StatefulSet`: `replicas` pods; `DaemonSet`: one pod on every selected node."""
+    weight: int | None = Field(default=None, ge=1, le=65533)
+    """Node `Weight` of the nodeset's nodes: Slurm allocates the lowest weights first (null: Slurm's default, 1)."""
 
     @field_validator("gres")
     @classmethod
@@ -361,23 +380,67 @@ def _oversubscribe(value: str) -> str:
 Oversubscribe = Annotated[str, AfterValidator(_oversubscribe)]
 
 
+_UNIX_NAME = r"^[a-z_][a-z0-9_-]{0,31}$"
+_ACCOUNT_NAME = r"^[a-z0-9_][a-z0-9_.-]{0,63}$"
+
+
 class PartitionConfig(StrictModel):
     name: SlurmName
     """`PartitionName`."""
-    nodesets: tuple[str, ...] = Field(min_length=1)
-    """Nodesets in the partition (`Nodes=`)."""
+    nodesets: tuple[str, ...] = ()
+    """Nodesets in the partition (`Nodes=`); `nodesets` and `features` together must name at least one."""
+    features: tuple[Annotated[str, AfterValidator(_config_key)], ...] = ()
+    """Node features whose nodes are in the partition: each becomes a Slurm `NodeSet=<partition>_<feature>
+    Feature=<feature>` line in `Nodes=`, so a partition can take the part of a nodeset whose hosts carry a
+    feature (e.g. bare-metal hosts with `features: [bigmem]`). A feature that no nodeset and no host carries
+    is refused."""
     default: bool = False
     """The default partition (`Default=YES`); at most one."""
     max_time: SlurmTime = "UNLIMITED"
     """`MaxTime`."""
     default_time: SlurmTime | None = None
     """`DefaultTime` (null: not written, `MaxTime` applies)."""
+    max_nodes: int | None = Field(default=None, ge=1)
+    """`MaxNodes`: the most nodes one job may use in the partition (null: unlimited)."""
+    allow_groups: tuple[Annotated[str, Field(pattern=_UNIX_NAME)], ...] = ()
+    """`AllowGroups`: only members of these POSIX groups may submit (empty: everyone). Each must be a
+    group of `hpcforge:directory.groups` (slurmctld resolves them through SSSD)."""
+    allow_accounts: tuple[Annotated[str, Field(pattern=_ACCOUNT_NAME)], ...] = ()
+    """`AllowAccounts`: only these Slurm accounts may submit (empty: every account)."""
+    def_mem_per_cpu: Quantity | None = None
+    """`DefMemPerCPU`: memory a job gets per allocated CPU when it asks for none (e.g. `4Gi`; written in MiB)."""
+    def_mem_per_gpu: Quantity | None = None
+    """`DefMemPerGPU`: memory a job gets per allocated GPU when it asks for none (written in MiB); only for
+    partitions with GPU nodesets."""
+    preempt_mode: PreemptMode | None = None
+    """`PreemptMode` of the partition's jobs when a higher `priorityTier` partition needs their nodes
+    (needs `slurm.controller.preemption.type: preempt/partition_prio`; `SUSPEND` also needs the cluster mode
+    to include `GANG`). Null: the cluster-wide mode."""
     oversubscribe: Oversubscribe = "NO"
     """`OverSubscribe`."""
     qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]+$")
     """Partition QOS (the QOS must exist in slurmdbd)."""
     priority_tier: int = Field(default=1, ge=0, le=65533)
     """`PriorityTier`."""
+
+    @model_validator(mode="after")
+    def _some_nodes(self) -> PartitionConfig:
+        problems = ProblemCollector()
+        if not self.nodesets and not self.features:
+            problems.add(["nodesets"], f"partition {self.name!r}: give at least one nodeset or feature")
+        if self.def_mem_per_cpu is not None and quantity_value(self.def_mem_per_cpu) < 2**20:
+            problems.add(["defMemPerCpu"], f"{self.def_mem_per_cpu} is less than 1Mi (Slurm counts memory in MiB)")
+        if self.def_mem_per_gpu is not None and quantity_value(self.def_mem_per_gpu) < 2**20:
+            problems.add(["defMemPerGpu"], f"{self.def_mem_per_gpu} is less than 1Mi (Slurm counts memory in MiB)")
+        for key, values in (("features", self.features), ("allowGroups", self.allow_groups), ("allowAccounts", self.allow_accounts)):
+            for name in duplicates(values):
+                problems.add([key], f"{name!r} is listed twice")
+        problems.raise_if_any()
+        return self
+
+    def feature_nodeset(self, feature: str) -> str:
+        """Name of the Slurm `NodeSet=` that selects the partition's nodes with `feature`."""
+        return f"{self.name}_{feature}"
 
 
 class RestApiConfig(StrictModel):
@@ -410,12 +473,58 @@ class SlurmConfig(StrictModel):
     """Prolog scripts (ConfigMap `slurm-prolog-scripts`); one that fails drains the node."""
     epilog: tuple[Script, ...] = ()
     """Epilog scripts (ConfigMap `slurm-epilog-scripts`)."""
+    topology: TopologyConfig | None = None
+    """Network topology (switch tree, blocks) for topology-aware scheduling (null: flat)."""
+    reservations: tuple[ReservationConfig, ...] = ()
+    """Standing reservations such as maintenance windows, made with `scontrol create reservation` by a Job."""
+
+    def _check_partition_options(self, problems: ProblemCollector) -> None:
+        preemption = self.controller.preemption
+        partition_names = {p.name for p in self.partitions}
+        for index, partition in enumerate(self.partitions):
+            if partition.preempt_mode is not None and preemption.type == "preempt/none":
+                problems.add(
+                    ["partitions", index, "preemptMode"],
+                    f"partition {partition.name!r}: a preempt mode needs controller.preemption.type other than preempt/none",
+                )
+            if partition.preempt_mode == "SUSPEND" and not preemption.gang:
+                problems.add(
+                    ["partitions", index, "preemptMode"],
+                    f"partition {partition.name!r}: SUSPEND needs controller.preemption.gang: true (slurm.conf(5), PreemptMode)",
+                )
+            if partition.def_mem_per_gpu is not None:
+                gpu_sets = [name for name in partition.nodesets if (ns := self.nodeset(name)) is not None and ns.gpus]
+                if partition.nodesets and not gpu_sets and not partition.features:
+                    problems.add(
+                        ["partitions", index, "defMemPerGpu"],
+                        f"partition {partition.name!r} has no GPU nodeset: DefMemPerGPU would never apply",
+                    )
+            for feature_index, feature in enumerate(partition.features):
+                if partition.feature_nodeset(feature) in {ns.name for ns in self.nodesets}:
+                    problems.add(
+                        ["partitions", index, "features", feature_index],
+                        f"NodeSet name {partition.feature_nodeset(feature)!r} is already a nodeset's",
+                    )
+        reservation_names: list[str] = []
+        for index, reservation in enumerate(self.reservations):
+            reservation_names += reservation.command_names()
+            for p_index, partition_name in enumerate(reservation.partitions):
+                if partition_name not in partition_names:
+                    problems.add(
+                        ["reservations", index, "partitions", p_index],
+                        f"reservation {reservation.name!r}: unknown partition {partition_name!r}",
+                    )
+        for name in duplicates(reservation_names):
+            problems.add(["reservations"], f"duplicate reservation name {name!r}")
 
     def nodeset(self, name: str) -> NodeSetConfig | None:
         return next((ns for ns in self.nodesets if ns.name == name), None)
 
     def partitions_of(self, nodeset: str) -> list[str]:
-        return [p.name for p in self.partitions if nodeset in p.nodesets]
+        """Partitions that take the nodeset's nodes: by name, or by a feature every node of it carries."""
+        spec = self.nodeset(nodeset)
+        features = {nodeset, *(spec.features if spec else ())}
+        return [p.name for p in self.partitions if nodeset in p.nodesets or features & set(p.features)]
 
     @property
     def has_gpus(self) -> bool:
@@ -443,6 +552,7 @@ class SlurmConfig(StrictModel):
                     )
             for name in duplicates(partition.nodesets):
                 problems.add(["partitions", index, "nodesets"], f"nodeset {name!r} is listed twice")
+        self._check_partition_options(problems)
         defaults = [p.name for p in self.partitions if p.default]
         if len(defaults) > 1:
             problems.add(["partitions"], f"only one partition can be the default, found {', '.join(defaults)}")

@@ -106,7 +106,8 @@ class Provisioning(pulumi.ComponentResource):
         join_scripts: dict[str, str] = {}
         if args.controller_address:
             join_scripts = {
-                join_script_name(ns_name): render_join_script(args.slurm, ns_name, args.controller_address) for ns_name in joining
+                join_script_name(ns_name): render_join_script(args.slurm, ns_name, args.controller_address, hosts=cfg.hosts)
+                for ns_name in joining
             }
         join_map = (
             config_map(

@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from ..charts import ChartDeployer, ChartUse
+from ..config.provisioning import Host
 from ..config.slurm import NodeSetConfig, Script, SlurmConfig
 from ..context import DeployContext, Stateful
 from ..k8s import (
@@ -38,6 +39,7 @@ from .certificates import certificate
 from .database import DatabaseEndpoint
 from .directory import DirectoryEndpoint
 from .network import metallb_service_annotations
+from .slurm_site import site_objects, topology_files
 
 OPERATOR_NAMESPACE = "slinky"
 CONTROLLER = "slurm"
@@ -121,6 +123,8 @@ class SlurmArgs:
     """Taint keys of each nodeset's node pool, which its pods tolerate."""
     bare_metal_subnets: Sequence[str] = ()
     """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
+    hosts: Sequence[Host] = ()
+    """The bare-metal inventory (its topology tags go into topology.yaml)."""
     depends_on: Sequence[pulumi.Resource] = ()
 
 
@@ -221,6 +225,7 @@ class Slurm(pulumi.ComponentResource):
         gres = gres_conf(cfg)
         if gres is not None:
             files["gres.conf"] = gres
+        files.update(topology_files(cfg, args.hosts))
         extra_files = config_map(
             ctx, "slurm-config-extra", ns, files, component="slurm", parent=self, app=CONTROLLER, depends_on=ready_ns
         )
@@ -391,6 +396,8 @@ class Slurm(pulumi.ComponentResource):
         if login.root_ssh_authorized_keys:
             login_spec["rootSshAuthorizedKeys"] = "\n".join(login.root_ssh_authorized_keys) + "\n"
         objects.append(cr("LoginSet", login.name, login_spec, [controller, sssd_secret, ca_trust]))
+
+        objects += site_objects(ctx, self, cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET, depends_on=[controller])
 
         # --- compute -----------------------------------------------------------------------------
         for nodeset in cfg.nodesets:

@@ -4,6 +4,8 @@ formats), and the join script that makes a bare-metal host a Slurm dynamic node.
 from __future__ import annotations
 
 import json
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +13,7 @@ import tomli_w
 
 from ..config.provisioning import BootImage, Host, ProvisioningConfig
 from ..config.slurm import SlurmConfig
-from .slurm_conf import SLURMCTLD_PORT, bare_metal_slurmd_argv, shell_command
+from .slurm_conf import SLURMCTLD_PORT, bare_metal_slurmd_argv, conf_text, host_parameters, shell_command
 
 REPO_DIR = "/var/lib/grendel"
 JOIN_DIR = "hpcforge"
@@ -111,6 +113,7 @@ def host_record(host: Host, config: ProvisioningConfig, domain: str, boot_image:
             _interface(host.bmc.mac, host.bmc.ip, prefix, f"{host.name}-bmc.{domain}", bmc=True, vlan=None, mtu=None, ifname="")
         )
     tags = list(host.tags) + ([f"{NODESET_TAG_PREFIX}{host.nodeset}"] if host.nodeset else [])
+    tags += [f"{kind}:{value}" for kind, value in (("switch", host.switch), ("block", host.block)) if value]
     return {"name": host.name, "provision": host.provision, "boot_image": boot_image, "tags": tags, "interfaces": interfaces}
 
 
@@ -150,17 +153,41 @@ def _image_record(image: BootImage, name: str, join_url: str | None) -> dict[str
     }
 
 
-def render_join_script(slurm: SlurmConfig, nodeset: str, controller_address: str, port: int = SLURMCTLD_PORT) -> str:
-    """The script a bare-metal host of `nodeset` runs after boot: slurmd as a configless dynamic node."""
+def render_join_script(
+    slurm: SlurmConfig, nodeset: str, controller_address: str, port: int = SLURMCTLD_PORT, hosts: Sequence[Host] = ()
+) -> str:
+    """The script a bare-metal host of `nodeset` runs after boot: slurmd as a configless dynamic node.
+
+    Hosts of `hosts` with their own features or GRES get their own `--conf`, chosen by the short host
+    name (which is also the Slurm node name of a dynamic node).
+    """
     spec = slurm.nodeset(nodeset)
     if spec is None:
         raise ValueError(f"unknown nodeset {nodeset!r}")
     argv = bare_metal_slurmd_argv(spec, f"{controller_address}:{port}")
-    return (
+    header = (
         "#!/bin/sh\n"
         f"# hpcforge: join Slurm cluster {slurm.cluster_name!r} as a dynamic node of nodeset {nodeset!r}.\n"
         "# slurmd fetches slurm.conf from the controller (configless) and registers with the nodeset's\n"
         "# features and GRES. The Slurm auth key (/etc/slurm/slurm.key, auth/slurm) must be on the host.\n"
         "set -eu\n"
-        f'exec {shell_command(argv)} "$@"\n'
+    )
+    default_conf = argv[argv.index("--conf") + 1]
+    own = [
+        (host.name, conf)
+        for host in hosts
+        if host.nodeset == nodeset and (conf := conf_text(host_parameters(spec, host))) != default_conf
+    ]
+    if not own:
+        return header + f'exec {shell_command(argv)} "$@"\n'
+    cases = "".join(f"  {host}) conf={shlex.quote(conf)} ;;\n" for host, conf in own)
+    before = shell_command(argv[: argv.index("--conf")])
+    return (
+        header
+        + "# Hosts with their own features or GRES (hpcforge:provisioning.hosts[].features/gres).\n"
+        + f"conf={shlex.quote(default_conf)}\n"
+        + 'case "$(hostname -s)" in\n'
+        + cases
+        + "esac\n"
+        + f'exec {before} --conf "$conf" "$@"\n'
     )
