@@ -186,9 +186,7 @@ def test_reservation_script_creates_then_updates_the_maintenance_window(prod: Pl
         assert len(re.findall(r"ReservationName=", cluster.scontrol("show", "reservation"))) == 2
 
 
-def test_join_script_registers_a_host_with_its_own_features_and_the_nodeset_weight(
-    prod: PlatformConfig, tmp_path: Path
-) -> None:
+def test_join_script_registers_a_host_with_its_own_features_and_the_nodeset_weight(prod: PlatformConfig, tmp_path: Path) -> None:
     require_root()
     require_binaries(*slurm.REQUIRED_BINARIES)
     assert prod.provisioning is not None
@@ -220,4 +218,3 @@ def test_join_script_registers_a_host_with_its_own_features_and_the_nodeset_weig
         info = cluster.node_info("cn095")
         assert info["AvailableFeatures"].split(",") == ["cpu-bm", "baremetal", "avx512", "bigmem"]
         assert info["Weight"] == "10"
-

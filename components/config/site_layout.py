@@ -12,6 +12,7 @@ from .base import ProblemCollector
 from .topology import expand_all
 
 if TYPE_CHECKING:
+    from .provisioning import Host
     from .root import PlatformConfig
 
 
@@ -21,7 +22,7 @@ def check_site_layout(config: PlatformConfig, problems: ProblemCollector) -> Non
     _check_partition_groups(config, problems)
 
 
-def _hosts(config: PlatformConfig) -> tuple:  # type: ignore[type-arg]
+def _hosts(config: PlatformConfig) -> tuple[Host, ...]:
     return config.provisioning.hosts if config.provisioning is not None else ()
 
 
@@ -41,7 +42,7 @@ def _check_topology(config: PlatformConfig, problems: ProblemCollector) -> None:
     filled_leaves = {sw.name for sw in topology.switches if sw.nodes} | {n.switch for n in topology.kubernetes_nodes if n.switch}
     filled_blocks = {b.name for b in topology.blocks if b.nodes} | {n.block for n in topology.kubernetes_nodes if n.block}
     for index, host in enumerate(hosts):
-        where = ["provisioning", "hosts", index]
+        where: list[str | int] = ["provisioning", "hosts", index]
         label = f"host {host.name!r}"
         if (host.switch or host.block) and host.nodeset is None:
             problems.add([*where, "switch" if host.switch else "block"], f"{label} is in no nodeset: it is not a Slurm node")

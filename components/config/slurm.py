@@ -40,7 +40,6 @@ def _slurm_k8s_name(value: str) -> str:
 SlurmName = Annotated[str, AfterValidator(_slurm_k8s_name)]
 
 
-
 def _max_unavailable(value: Any) -> int | str:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a count or a percentage")
@@ -432,7 +431,11 @@ class PartitionConfig(StrictModel):
             problems.add(["defMemPerCpu"], f"{self.def_mem_per_cpu} is less than 1Mi (Slurm counts memory in MiB)")
         if self.def_mem_per_gpu is not None and quantity_value(self.def_mem_per_gpu) < 2**20:
             problems.add(["defMemPerGpu"], f"{self.def_mem_per_gpu} is less than 1Mi (Slurm counts memory in MiB)")
-        for key, values in (("features", self.features), ("allowGroups", self.allow_groups), ("allowAccounts", self.allow_accounts)):
+        for key, values in (
+            ("features", self.features),
+            ("allowGroups", self.allow_groups),
+            ("allowAccounts", self.allow_accounts),
+        ):
             for name in duplicates(values):
                 problems.add([key], f"{name!r} is listed twice")
         problems.raise_if_any()

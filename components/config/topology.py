@@ -177,8 +177,8 @@ class TopologyConfig(StrictModel):
                 if current in reached:
                     continue
                 reached.add(current)
-                sw = self.switch(current)
-                todo += [c for c in (sw.switches if sw else ()) if c in known]
+                found = self.switch(current)
+                todo += [c for c in (found.switches if found else ()) if c in known]
             for index, sw in enumerate(self.switches):
                 if sw.name not in reached:
                     problems.add(["switches", index], f"switch {sw.name!r} is not below the root {roots[0]!r} (a cycle)")

@@ -80,7 +80,12 @@ def reservation_job_spec(*, controller: str, key_secret: str, script_map: str, l
                         "projected": {
                             "defaultMode": 0o440,
                             "sources": [
-                                {"configMap": {"name": f"{controller}-config", "items": [{"key": "slurm.conf", "path": "slurm.conf"}]}},
+                                {
+                                    "configMap": {
+                                        "name": f"{controller}-config",
+                                        "items": [{"key": "slurm.conf", "path": "slurm.conf"}],
+                                    }
+                                },
                                 {
                                     "secret": {
                                         "name": key_secret,
@@ -122,7 +127,13 @@ def site_objects(
         ns = slurm.namespace
         script = reservation_script(slurm.reservations)
         script_map = config_map(
-            ctx, RESERVATIONS_MAP, ns, {"reservations.sh": script}, component="slurm", parent=parent, app=controller,
+            ctx,
+            RESERVATIONS_MAP,
+            ns,
+            {"reservations.sh": script},
+            component="slurm",
+            parent=parent,
+            app=controller,
             depends_on=depends_on,
         )
         # A Job's pod template is immutable: a changed script runs a new Job under a new name.

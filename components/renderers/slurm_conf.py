@@ -183,12 +183,13 @@ def host_parameters(nodeset: NodeSetConfig, host: Host) -> list[tuple[str, str]]
     params = node_parameters(nodeset, include_feature=True)
     result: list[tuple[str, str]] = []
     for key, value in params:
+        own = value
         if key == "Features" and host.features:
             known = value.split(",")
-            value = ",".join(known + [f for f in host.features if f not in known])
+            own = ",".join(known + [f for f in host.features if f not in known])
         if key == "Gres" and host.gres:
-            value = ",".join(host.gres)
-        result.append((key, value))
+            own = ",".join(host.gres)
+        result.append((key, own))
     keys = {key for key, _ in result}
     if host.features and "Features" not in keys:
         result.insert(0, ("Features", ",".join(host.features)))

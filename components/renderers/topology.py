@@ -81,9 +81,7 @@ def members(topology: TopologyConfig, hosts: Sequence[Host] = (), placed: Mappin
     return Members(switches, blocks)
 
 
-def topology_conf(
-    topology: TopologyConfig, hosts: Sequence[Host] = (), placed: Mapping[str, Sequence[str]] | None = None
-) -> str:
+def topology_conf(topology: TopologyConfig, hosts: Sequence[Host] = (), placed: Mapping[str, Sequence[str]] | None = None) -> str:
     """topology.conf for topology/tree: one `SwitchName=` line per switch, leaves with `Nodes=`.
 
     A leaf that only Kubernetes nodes fill (its NodeSet pods get their topology from the node
