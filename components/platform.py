@@ -38,7 +38,8 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
         *network.CHARTS,
         *certificates.CHARTS,
         *sealed_secrets.CHARTS,
-        *database.CHARTS,
+        # A lab without Slurm accounting deploys no database (no mariadb-operator, no MariaDB).
+        *(database.CHARTS if config.slurm.accounting.enabled else ()),
         *slurm.CHARTS,
     ]
     if config.batch is not None and config.batch.enabled:
@@ -147,10 +148,14 @@ class Platform(pulumi.ComponentResource):
 
         tls = cfg.tls
         slurm_namespace = cfg.slurm.namespace
-        db = Database(
-            "database",
-            DatabaseArgs(ctx=ctx, config=cfg.database, charts=charts, client_namespaces=[slurm_namespace]),
-            opts=pulumi.ResourceOptions(parent=self),
+        db = (
+            Database(
+                "database",
+                DatabaseArgs(ctx=ctx, config=cfg.database, charts=charts, client_namespaces=[slurm_namespace]),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            if cfg.slurm.accounting.enabled
+            else None
         )
         ldap = Directory(
             "directory",
@@ -173,7 +178,7 @@ class Platform(pulumi.ComponentResource):
                 ctx=ctx,
                 config=cfg.slurm,
                 charts=charts,
-                database=db.endpoint,
+                database=db.endpoint if db is not None else None,
                 directory=ldap.endpoint,
                 node_selectors=node_selectors(cfg),
                 pool_taints={
@@ -182,7 +187,7 @@ class Platform(pulumi.ComponentResource):
                 ca_issuer=certs.ca_issuer,
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
-                bare_metal_subnets=[prov.subnet] if prov else [],
+                bare_metal_subnets=[prov.subnet, *(extra.subnet for extra in prov.subnets)] if prov else [],
                 hosts=prov.hosts if prov else (),
                 depends_on=[*certs.ready, *net.ready],
             ),
@@ -208,7 +213,7 @@ class Platform(pulumi.ComponentResource):
             )
             provisioning_address = grendel.address
 
-        layers: list[pulumi.Resource] = [git, net, certs, sealed, db, ldap, hpc]
+        layers: list[pulumi.Resource] = [git, net, certs, sealed, *([db] if db is not None else []), ldap, hpc]
         if prov is not None:
             layers.append(grendel)
         batch_queues: list[str] = []
@@ -258,7 +263,7 @@ class Platform(pulumi.ComponentResource):
             "ldapBaseDn": ldap.endpoint.base_dn,
             "ldapBindDn": ldap.endpoint.bind_dn,
             "ldapBindPassword": ldap.endpoint.bind_password,
-            "databaseHost": db.endpoint.host,
+            "databaseHost": db.endpoint.host if db is not None else None,
             "slurmCluster": cfg.slurm.cluster_name,
             "slurmController": hpc.controller_host,
             "slurmControllerAddress": hpc.controller_address,

@@ -184,13 +184,13 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "IP outside the provisioning subnet",
         "prod",
         _hosts(lambda h: h[0].update(ip="10.99.0.1")),
-        "hpcforge:provisioning.hosts[0].ip: host 'cn001': IP 10.99.0.1 is outside the provisioning subnet 10.20.0.0/22",
+        "hpcforge:provisioning.hosts[0].ip: host 'cn001': IP 10.99.0.1 is outside the provisioning subnets 10.20.0.0/23, 10.21.0.0/24",
     ),
     (
         "IP inside the DHCP dynamic range",
         "prod",
-        _hosts(lambda h: h[1].update(ip="10.20.3.150")),
-        "hpcforge:provisioning.hosts[1].ip: host 'cn002': IP 10.20.3.150 is inside the DHCP dynamic range 10.20.3.100-10.20.3.200",
+        _hosts(lambda h: h[1].update(ip="10.20.1.240")),
+        "hpcforge:provisioning.hosts[1].ip: host 'cn002': IP 10.20.1.240 is inside the DHCP dynamic range 10.20.1.230-10.20.1.250",
     ),
     (
         "unknown boot image",

@@ -213,7 +213,7 @@ def test_grendel_workload(prod_stack: RecordedStack) -> None:
     assert "privileged" not in container["securityContext"]
     assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "k8s-infra-01"}
     networks = json.loads(pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"])
-    assert networks == [{"name": "provisioning", "namespace": "provisioning", "ips": ["10.20.0.2/22"], "interface": "prov0"}]
+    assert networks == [{"name": "provisioning", "namespace": "provisioning", "ips": ["10.20.0.2/23"], "interface": "prov0"}]
     config = objects(prod_stack, "Secret")["provisioning/grendel-config"]
     assert config.secret_paths
     pvc = objects(prod_stack, "PersistentVolumeClaim")["provisioning/grendel-data"]

@@ -200,7 +200,7 @@ def test_grendel_toml_has_every_section(prod: PlatformConfig) -> None:
     document = tomllib.loads(text)
     for section in ("provision", "dhcp", "dns", "tftp", "pxe", "api", "client", "bmc", "discovery"):
         assert section in document, section
-    assert document["dhcp"]["subnets"][0]["gateway"] == "10.20.0.1/22"
+    assert document["dhcp"]["subnets"][0]["gateway"] == "10.20.0.1/23"
     assert document["dhcp"]["mtu"] == 9000 and document["dhcp"]["lease_time"] == "24h"
     assert document["dhcp"]["domain_search"] == ["hpc.example.org"]
     assert document["dns"]["listen"] == "10.20.0.2:53"
@@ -218,7 +218,7 @@ def test_inventory_in_grendel_format(prod: PlatformConfig) -> None:
     assert cn001["interfaces"][0] == {
         "ifname": "",
         "mac": "0c:c4:7a:10:00:01",
-        "ip": "10.20.1.1/22",
+        "ip": "10.20.1.1/23",
         "fqdn": "cn001.hpc.example.org",
         "bmc": False,
         "vlan": "",

@@ -112,7 +112,8 @@ class SlurmArgs:
     ctx: DeployContext
     config: SlurmConfig
     charts: ChartDeployer
-    database: DatabaseEndpoint
+    database: DatabaseEndpoint | None
+    """The accounting database (None when accounting is off: nothing is deployed for it)."""
     directory: DirectoryEndpoint
     node_selectors: dict[str, dict[str, str]]
     """Node selector per nodeset (from its node pool's labels, or its own nodeSelector)."""
@@ -165,7 +166,7 @@ class Slurm(pulumi.ComponentResource):
                 ingress_from_anywhere("allow-ingress-ssh", Port(22)),
                 ingress_from_anywhere("allow-ingress-slurmctld", Port(SLURMCTLD_PORT)),
                 Allow("allow-ingress-from-operator", "ingress", namespaces=(OPERATOR_NAMESPACE,)),
-                egress_to_namespaces("allow-egress-database", ["database"], Port(3306)),
+                *([egress_to_namespaces("allow-egress-database", ["database"], Port(3306))] if cfg.accounting.enabled else []),
                 egress_to_namespaces("allow-egress-directory", ["directory"], Port(3636)),
                 egress_to_apiserver(),
                 *([Allow("allow-egress-bare-metal-slurmd", "egress", (Port(6818),), cidrs=bare_metal)] if bare_metal else []),
@@ -296,6 +297,8 @@ class Slurm(pulumi.ComponentResource):
         objects: list[pulumi.Resource] = []
         if accounting:
             db = args.database
+            if db is None:
+                raise ValueError("slurm.accounting.enabled needs the database layer's endpoint")
             db_secret = secret(
                 ctx,
                 DB_PASSWORD_SECRET,

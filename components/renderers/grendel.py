@@ -57,14 +57,7 @@ def render_grendel_toml(config: ProvisioningConfig, domain: str, secrets: Grende
             "proxy_only": False,
             "router_octet4": 0,
             "gateway": config.gateway,
-            "subnets": [
-                {
-                    "gateway": f"{config.gateway}/{prefix}",
-                    "dns": ",".join(dns_servers),
-                    "domainSearch": ",".join(domain_search),
-                    "mtu": str(config.dhcp.mtu),
-                }
-            ],
+            "subnets": dhcp_subnets(config, dns_servers, domain_search),
         },
         "dns": {"listen": f"{ip}:53", "ttl": 86400},
         "tftp": {"listen": f"{ip}:69"},
@@ -75,6 +68,22 @@ def render_grendel_toml(config: ProvisioningConfig, domain: str, secrets: Grende
         "discovery": {"user": "", "password": "", "domain": domain},
     }
     return tomli_w.dumps(document)
+
+
+def dhcp_subnets(config: ProvisioningConfig, dns_servers: list[str], domain_search: list[str]) -> list[dict[str, Any]]:
+    """grendel.toml `[dhcp] subnets`: one per network, keyed by its gateway with the prefix length.
+
+    Grendel picks the entry whose gateway prefix contains a host's address and hands out that gateway,
+    DNS, search domains and MTU (grendel internal/config/config.go, pkg/model/nic.go).
+    """
+    entries = [(config.gateway, config.prefix_length, config.dhcp.mtu)]
+    entries += [(extra.gateway, int(extra.subnet.rsplit("/", 1)[1]), extra.mtu or config.dhcp.mtu) for extra in config.subnets]
+    if config.bmc_network is not None:
+        entries.append((config.bmc_network.gateway, int(config.bmc_network.subnet.rsplit("/", 1)[1]), config.dhcp.mtu))
+    return [
+        {"gateway": f"{gateway}/{prefix}", "dns": ",".join(dns_servers), "domainSearch": ",".join(domain_search), "mtu": str(mtu)}
+        for gateway, prefix, mtu in entries
+    ]
 
 
 def join_image_name(image: str, nodeset: str) -> str:
@@ -102,15 +111,24 @@ def _interface(
 
 
 def host_record(host: Host, config: ProvisioningConfig, domain: str, boot_image: str) -> dict[str, Any]:
-    prefix = config.prefix_length
     interfaces = [
         _interface(
-            host.mac, host.ip, prefix, f"{host.name}.{domain}", bmc=False, vlan=host.vlan, mtu=host.mtu, ifname=host.ifname
+            host.mac,
+            host.ip,
+            config.prefix_of(host.ip),
+            f"{host.name}.{domain}",
+            bmc=False,
+            vlan=host.vlan,
+            mtu=host.mtu,
+            ifname=host.ifname,
         )
     ]
     if host.bmc is not None:
+        bmc_prefix = config.prefix_of(host.bmc.ip, bmc=True)
         interfaces.append(
-            _interface(host.bmc.mac, host.bmc.ip, prefix, f"{host.name}-bmc.{domain}", bmc=True, vlan=None, mtu=None, ifname="")
+            _interface(
+                host.bmc.mac, host.bmc.ip, bmc_prefix, f"{host.name}-bmc.{domain}", bmc=True, vlan=None, mtu=None, ifname=""
+            )
         )
     tags = list(host.tags) + ([f"{NODESET_TAG_PREFIX}{host.nodeset}"] if host.nodeset else [])
     tags += [f"{kind}:{value}" for kind, value in (("switch", host.switch), ("block", host.block)) if value]
