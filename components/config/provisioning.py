@@ -262,8 +262,8 @@ class ProvisioningConfig(StrictModel):
                 problems.add(["subnets", index, "gateway"], f"{extra.gateway} is not in subnet {extra.subnet}")
             for other_index, (other, _) in enumerate(self.networks()[: index + 1]):
                 if network.overlaps(other):
-                    where = "the provisioning subnet" if other_index == 0 else f"subnets[{other_index - 1}]"
-                    problems.add(["subnets", index, "subnet"], f"{extra.subnet} overlaps {where} {other}")
+                    other_name = "the provisioning subnet" if other_index == 0 else f"subnets[{other_index - 1}]"
+                    problems.add(["subnets", index, "subnet"], f"{extra.subnet} overlaps {other_name} {other}")
             ranges.append((["subnets", index, "range"], network, extra.range))
         for path, network, dhcp_range in ranges:
             dyn: tuple[int, int, str] | None = None

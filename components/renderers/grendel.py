@@ -31,7 +31,6 @@ class GrendelSecrets:
 def render_grendel_toml(config: ProvisioningConfig, domain: str, secrets: GrendelSecrets) -> str:
     """grendel.toml: every section Grendel reads; holds secrets, so it only goes into a Secret."""
     ip = config.grendel_ip
-    prefix = config.prefix_length
     dns_servers = list(config.dhcp.dns_servers) or [ip]
     domain_search = list(config.dhcp.domain_search) or [domain]
     document: dict[str, Any] = {
