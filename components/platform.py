@@ -189,6 +189,16 @@ class Platform(pulumi.ComponentResource):
                 renew_before=tls.renew_before,
                 bare_metal_subnets=[prov.subnet, *(extra.subnet for extra in prov.subnets)] if prov else [],
                 hosts=prov.hosts if prov else (),
+                login_node_selectors={
+                    lg.name: dict(pool.labels)
+                    for lg in cfg.slurm.login_sets()
+                    if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
+                },
+                login_pool_taints={
+                    lg.name: pool.taints
+                    for lg in cfg.slurm.login_sets()
+                    if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
+                },
                 depends_on=[*certs.ready, *net.ready],
             ),
             opts=pulumi.ResourceOptions(parent=self),

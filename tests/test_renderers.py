@@ -115,7 +115,7 @@ def test_bare_metal_command_line(prod: PlatformConfig) -> None:
         "--conf-server",
         "10.10.0.102:6817",
         "--conf",
-        "Features=cpu-bm,baremetal,avx512",
+        "Features=cpu-bm,baremetal,avx512 Weight=10",
         "-N",
         "cn001",
     ]
@@ -246,7 +246,7 @@ def test_inventory_round_trips_through_the_documented_json(prod: PlatformConfig)
 def test_join_script(tmp_path: Path, prod: PlatformConfig) -> None:
     script = render_join_script(prod.slurm, "cpu-bm", "10.10.0.102")
     assert script.startswith("#!/bin/sh\n")
-    assert "exec slurmd -Z --conf-server 10.10.0.102:6817 --conf Features=cpu-bm,baremetal,avx512" in script
+    assert "exec slurmd -Z --conf-server 10.10.0.102:6817 --conf 'Features=cpu-bm,baremetal,avx512 Weight=10'" in script
     path = tmp_path / "join.sh"
     path.write_text(script)
     result = subprocess.run(["sh", "-n", str(path)], capture_output=True, text=True, check=False)

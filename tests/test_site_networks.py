@@ -123,3 +123,58 @@ def test_lab_without_accounting_deploys_no_database(tmp_path: Path, dev_stack: R
     assert "accountingRef" not in controller["spec"]
     assert "AccountingStorageEnforce" not in controller["spec"]["extraConf"]
     assert "allow-egress-database" not in _slurm_policy_names(stack)
+
+
+def test_gpu_login_pool_is_its_own_loginset_on_its_gpu_nodes(prod_stack: RecordedStack) -> None:
+    loginsets = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"] for r in prod_stack.kubernetes_objects() if r.inputs["kind"] == "LoginSet"
+    }
+    assert set(loginsets) == {"login", "login-gpu"}
+    gpu = loginsets["login-gpu"]
+    assert gpu["login"]["resources"]["limits"]["nvidia.com/gpu"] == 1
+    assert gpu["template"]["spec"]["nodeSelector"] == {"hpcforge.io/pool": "login-gpu"}
+    assert gpu["template"]["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert gpu["service"]["metadata"]["annotations"]["metallb.io/loadBalancerIPs"] == "10.10.0.151"
+    assert "nodeSelector" not in loginsets["login"]["template"]["spec"]
+
+
+def _login(**changes: Any) -> Any:
+    return lambda values: values["hpcforge:slurm"]["extraLogins"][0].update(changes)
+
+
+LOGIN_BAD = [
+    (
+        "login pool on a nodeset's node pool",
+        _login(nodePool="gpu-a100", gpus={"type": "a100", "count": 1}),
+        "hpcforge:slurm.extraLogins[0].nodePool: node pool 'gpu-a100' already runs nodeset 'gpu-a100'",
+    ),
+    (
+        "GPU login pool without a node pool",
+        _login(nodePool=None),
+        "hpcforge:slurm.extraLogins[0].nodePool: a login pool with GPUs needs the node pool that has them",
+    ),
+    (
+        "two login sets on one address",
+        _login(address="10.10.0.150"),
+        "hpcforge:slurm.extraLogins: login address 10.10.0.150 is used by two login sets",
+    ),
+    (
+        "login set named like a nodeset",
+        _login(name="cpu"),
+        "hpcforge:slurm.extraLogins[0].name: login set name 'cpu' is already used",
+    ),
+    (
+        "more GPUs than the node has",
+        _login(gpus={"type": "l40s", "count": 4}),
+        "hpcforge:slurm.extraLogins[0].gpus: node pool 'login-gpu' has fewer than 4 GPU(s) per node",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "edit", "expected"), LOGIN_BAD, ids=[case for case, _, _ in LOGIN_BAD])
+def test_bad_login_pools_are_refused_naming_the_key(case: str, edit: Any, expected: str) -> None:
+    values = config_values("prod")
+    edit(values)
+    with pytest.raises(ConfigError) as raised:
+        load_config(raw_config(values))
+    assert any(message.startswith(expected) for message in raised.value.messages), f"{case}: {raised.value.messages}"

@@ -130,17 +130,45 @@ class PlatformConfig(StrictModel):
                 )
 
     def _check_login(self, problems: ProblemCollector) -> None:
-        login = self.slurm.login
-        pool = self.network.pool(login.pool)
-        if pool is None:
-            known = ", ".join(p.name for p in self.network.pools)
-            problems.add(["slurm", "login", "pool"], f"unknown MetalLB pool {login.pool!r} (known: {known})")
-        elif login.address is not None:
-            if not pool.contains(login.address):
-                problems.add(["slurm", "login", "address"], f"{login.address} is not inside pool {login.pool!r}")
-            taken = {self.network.ingress.address: "the ingress", self.network.dns.address: "the DNS service"}
-            if login.address in taken:
-                problems.add(["slurm", "login", "address"], f"{login.address} is already {taken[login.address]}'s address")
+        where: list[list[str | int]] = [["slurm", "login"]] + [
+            ["slurm", "extraLogins", i] for i in range(len(self.slurm.extra_logins))
+        ]
+        for path, login in zip(where, self.slurm.login_sets(), strict=True):
+            pool = self.network.pool(login.pool)
+            if pool is None:
+                known = ", ".join(p.name for p in self.network.pools)
+                problems.add([*path, "pool"], f"unknown MetalLB pool {login.pool!r} (known: {known})")
+            elif login.address is not None:
+                if not pool.contains(login.address):
+                    problems.add([*path, "address"], f"{login.address} is not inside pool {login.pool!r}")
+                taken = {self.network.ingress.address: "the ingress", self.network.dns.address: "the DNS service"}
+                if login.address in taken:
+                    problems.add([*path, "address"], f"{login.address} is already {taken[login.address]}'s address")
+            if login.node_pool is not None:
+                node_pool = self.node_pool(login.node_pool)
+                if node_pool is None:
+                    problems.add([*path, "nodePool"], f"unknown node pool {login.node_pool!r}")
+                elif login.gpus is not None and (
+                    node_pool.gpus_per_node is None or node_pool.gpus_per_node.count < login.gpus.count
+                ):
+                    problems.add(
+                        [*path, "gpus"], f"node pool {node_pool.name!r} has fewer than {login.gpus.count} GPU(s) per node"
+                    )
+            elif login.gpus is not None:
+                problems.add([*path, "nodePool"], "a login pool with GPUs needs the node pool that has them")
+            if login.node_pool is not None:
+                flavors = {f.pool: f.name for f in self.batch.flavors} if self.batch is not None and self.batch.enabled else {}
+                slurm_pools = self.slurm_pools()
+                if login.node_pool in slurm_pools:
+                    problems.add(
+                        [*path, "nodePool"],
+                        f"node pool {login.node_pool!r} already runs nodeset {slurm_pools[login.node_pool]!r}",
+                    )
+                elif login.node_pool in flavors:
+                    problems.add(
+                        [*path, "nodePool"],
+                        f"node pool {login.node_pool!r} already backs Kueue flavor {flavors[login.node_pool]!r}",
+                    )
 
     def _check_provisioning(self, problems: ProblemCollector) -> None:
         prov = self.provisioning

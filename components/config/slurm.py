@@ -251,6 +251,11 @@ class LoginConfig(StrictModel):
     """Memory limit of a login pod."""
     max_unavailable: int = Field(default=0, ge=0)
     """Login pods taken down at once during an update (users' sessions die with them)."""
+    node_pool: K8sName | None = None
+    """Node pool (hpcforge:nodePools) the login pods run on (its labels select the nodes, its taints are
+    tolerated); null: anywhere."""
+    gpus: GpuSpec | None = None
+    """GPUs per login pod (a GPU login pool for interactive work and builds); null: none."""
 
     @field_validator("root_ssh_authorized_keys")
     @classmethod
@@ -464,6 +469,8 @@ class SlurmConfig(StrictModel):
     """slurmdbd (Slinky Accounting)."""
     login: LoginConfig
     """The login nodes (Slinky LoginSet)."""
+    extra_logins: tuple[LoginConfig, ...] = ()
+    """Further login pools, each its own LoginSet with its own address (e.g. a GPU login pool on GPU nodes)."""
     nodesets: tuple[NodeSetConfig, ...] = Field(min_length=1)
     """Compute nodesets, one Slinky NodeSet each."""
     partitions: tuple[PartitionConfig, ...] = Field(min_length=1)
@@ -520,6 +527,10 @@ class SlurmConfig(StrictModel):
         for name in duplicates(reservation_names):
             problems.add(["reservations"], f"duplicate reservation name {name!r}")
 
+    def login_sets(self) -> tuple[LoginConfig, ...]:
+        """Every login pool: `login` first, then `extraLogins`."""
+        return (self.login, *self.extra_logins)
+
     def nodeset(self, name: str) -> NodeSetConfig | None:
         return next((ns for ns in self.nodesets if ns.name == name), None)
 
@@ -543,6 +554,14 @@ class SlurmConfig(StrictModel):
                 problems.add(["nodesets", index, "name"], f"duplicate nodeset name {ns.name!r}")
             if ns.name == self.login.name:
                 problems.add(["nodesets", index, "name"], f"{ns.name!r} is already the login set's name")
+        login_names = [self.login.name]
+        for index, extra in enumerate(self.extra_logins):
+            if extra.name in login_names or extra.name in nodeset_names:
+                problems.add(["extraLogins", index, "name"], f"login set name {extra.name!r} is already used")
+            login_names.append(extra.name)
+        addresses = [lg.address for lg in self.login_sets() if lg.address is not None]
+        for address in duplicates(addresses):
+            problems.add(["extraLogins"], f"login address {address} is used by two login sets")
         partition_names = [p.name for p in self.partitions]
         for index, partition in enumerate(self.partitions):
             if partition.name in partition_names[:index]:

@@ -19,7 +19,7 @@ import pulumi_random as random
 
 from ..charts import ChartDeployer, ChartUse
 from ..config.provisioning import Host
-from ..config.slurm import NodeSetConfig, Script, SlurmConfig
+from ..config.slurm import LoginConfig, NodeSetConfig, Script, SlurmConfig
 from ..context import DeployContext, Stateful
 from ..k8s import (
     Allow,
@@ -107,6 +107,50 @@ def nodeset_spec(
     return spec
 
 
+def login_spec(
+    login: LoginConfig, *, node_selector: dict[str, str] | None = None, pool_taints: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The LoginSet spec of one login pool (pure: tested directly)."""
+    resources = container_resources(login.cpu, login.memory, login.memory_limit)
+    if login.gpus is not None:
+        resources["limits"][login.gpus.resource] = login.gpus.count
+        resources["requests"][login.gpus.resource] = login.gpus.count
+    pod_spec: dict[str, Any] = {
+        "volumes": [
+            {
+                "name": "hpcforge-ca",
+                "secret": {"secretName": CA_TRUST_SECRET, "items": [{"key": "ca.crt", "path": "ca.crt"}]},
+            }
+        ]
+    }
+    if node_selector:
+        pod_spec["nodeSelector"] = dict(node_selector)
+    if pool_taints:
+        pod_spec["tolerations"] = [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints]
+    spec: dict[str, Any] = {
+        "controllerRef": {"name": CONTROLLER},
+        "replicas": login.replicas,
+        "sssdConfRef": {"name": SSSD_SECRET, "key": "sssd.conf"},
+        "login": {
+            "image": Images.LOGIN.ref,
+            "resources": resources,
+            "volumeMounts": [{"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True}],
+        },
+        "initconf": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
+        # Login pods hold users' sessions: surge a new pod before an old one goes.
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": login.max_unavailable, "maxSurge": 1}},
+        "extraSshdConfig": "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys\nAuthorizedKeysCommandUser nobody\n",
+        "service": {
+            "metadata": {"annotations": metallb_service_annotations(login.pool, login.address)},
+            "spec": {"type": "LoadBalancer"},
+        },
+        "template": {"spec": pod_spec},
+    }
+    if login.root_ssh_authorized_keys:
+        spec["rootSshAuthorizedKeys"] = "\n".join(login.root_ssh_authorized_keys) + "\n"
+    return spec
+
+
 @dataclass(frozen=True)
 class SlurmArgs:
     ctx: DeployContext
@@ -126,6 +170,10 @@ class SlurmArgs:
     """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
     hosts: Sequence[Host] = ()
     """The bare-metal inventory (its topology tags go into topology.yaml)."""
+    login_node_selectors: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Node selector per login pool that names a node pool (its labels)."""
+    login_pool_taints: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Taint keys of each login pool's node pool, which its pods tolerate."""
     depends_on: Sequence[pulumi.Resource] = ()
 
 
@@ -368,37 +416,13 @@ class Slurm(pulumi.ComponentResource):
             depends_on=ready_ns,
         )
         self.login_address = login.address
-        login_spec: dict[str, Any] = {
-            "controllerRef": {"name": CONTROLLER},
-            "replicas": login.replicas,
-            "sssdConfRef": {"name": SSSD_SECRET, "key": "sssd.conf"},
-            "login": {
-                "image": Images.LOGIN.ref,
-                "resources": container_resources(login.cpu, login.memory, login.memory_limit),
-                "volumeMounts": [{"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True}],
-            },
-            "initconf": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
-            # Login pods hold users' sessions: surge a new pod before an old one goes.
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": login.max_unavailable, "maxSurge": 1}},
-            "extraSshdConfig": "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys\nAuthorizedKeysCommandUser nobody\n",
-            "service": {
-                "metadata": {"annotations": metallb_service_annotations(login.pool, login.address)},
-                "spec": {"type": "LoadBalancer"},
-            },
-            "template": {
-                "spec": {
-                    "volumes": [
-                        {
-                            "name": "hpcforge-ca",
-                            "secret": {"secretName": CA_TRUST_SECRET, "items": [{"key": "ca.crt", "path": "ca.crt"}]},
-                        }
-                    ]
-                }
-            },
-        }
-        if login.root_ssh_authorized_keys:
-            login_spec["rootSshAuthorizedKeys"] = "\n".join(login.root_ssh_authorized_keys) + "\n"
-        objects.append(cr("LoginSet", login.name, login_spec, [controller, sssd_secret, ca_trust]))
+        for login_set in cfg.login_sets():
+            spec = login_spec(
+                login_set,
+                node_selector=args.login_node_selectors.get(login_set.name, {}),
+                pool_taints=args.login_pool_taints.get(login_set.name, ()),
+            )
+            objects.append(cr("LoginSet", login_set.name, spec, [controller, sssd_secret, ca_trust]))
 
         objects += site_objects(ctx, self, cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET, depends_on=[controller])
 
@@ -439,4 +463,4 @@ class Slurm(pulumi.ComponentResource):
         )
 
 
-__all__ = ["CHARTS", "NODESET_KIND", "Slurm", "SlurmArgs", "nodeset_spec", "script_text"]
+__all__ = ["CHARTS", "NODESET_KIND", "Slurm", "SlurmArgs", "login_spec", "nodeset_spec", "script_text"]

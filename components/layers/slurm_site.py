@@ -119,7 +119,8 @@ def site_objects(
             created.append(
                 k8s.core.v1.NodePatch(
                     f"node-topology-{node}",
-                    metadata={"name": node, "annotations": annotations},
+                    # Our labels go with the patch (and leave with it): the node shows who set the annotation.
+                    metadata=ctx.meta(node, "slurm-topology", app=controller, annotations=annotations),
                     opts=ctx.opts(parent),
                 )
             )
