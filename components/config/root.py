@@ -130,9 +130,8 @@ class PlatformConfig(StrictModel):
                 )
 
     def _check_login(self, problems: ProblemCollector) -> None:
-        where: list[list[str | int]] = [["slurm", "login"]] + [
-            ["slurm", "extraLogins", i] for i in range(len(self.slurm.extra_logins))
-        ]
+        where: list[list[str | int]] = [["slurm", "login"]]
+        where += [["slurm", "extraLogins", i] for i in range(len(self.slurm.extra_logins))]
         for path, login in zip(where, self.slurm.login_sets(), strict=True):
             pool = self.network.pool(login.pool)
             if pool is None:
