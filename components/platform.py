@@ -24,6 +24,7 @@ from .layers.network import Network, NetworkArgs, TcpEntryPoint
 from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import Slurm, SlurmArgs
+from .layers.storage import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
         # A lab without Slurm accounting deploys no database (no mariadb-operator, no MariaDB).
         *(database.CHARTS if config.slurm.accounting.enabled else ()),
         *slurm.CHARTS,
+        *charts_for(config.storage),
     ]
     if config.batch is not None and config.batch.enabled:
         uses += batch.CHARTS
@@ -148,6 +150,17 @@ class Platform(pulumi.ComponentResource):
 
         tls = cfg.tls
         slurm_namespace = cfg.slurm.namespace
+        storage = Storage(
+            "storage",
+            StorageArgs(
+                ctx=ctx,
+                config=cfg.storage,
+                charts=charts,
+                slurm_namespace=slurm_namespace,
+                kubelet_dir=K0S_KUBELET_DIR if cfg.cluster.bootstrap is not None else None,
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         db = (
             Database(
                 "database",
@@ -189,6 +202,7 @@ class Platform(pulumi.ComponentResource):
                 renew_before=tls.renew_before,
                 bare_metal_subnets=[prov.subnet, *(extra.subnet for extra in prov.subnets)] if prov else [],
                 hosts=prov.hosts if prov else (),
+                storage=cfg.storage,
                 login_node_selectors={
                     lg.name: dict(pool.labels)
                     for lg in cfg.slurm.login_sets()
@@ -199,7 +213,7 @@ class Platform(pulumi.ComponentResource):
                     for lg in cfg.slurm.login_sets()
                     if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
                 },
-                depends_on=[*certs.ready, *net.ready],
+                depends_on=[*certs.ready, *net.ready, *storage.ready],
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -217,13 +231,14 @@ class Platform(pulumi.ComponentResource):
                     issuer=certs.ca_issuer,
                     certificate_duration=tls.certificate_duration,
                     renew_before=tls.renew_before,
+                    host_mounts=tuple(cfg.storage.mounted_on("compute")),
                     depends_on=[*net.ready, *certs.ready],
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             provisioning_address = grendel.address
 
-        layers: list[pulumi.Resource] = [git, net, certs, sealed, *([db] if db is not None else []), ldap, hpc]
+        layers: list[pulumi.Resource] = [git, net, certs, sealed, storage, *([db] if db is not None else []), ldap, hpc]
         if prov is not None:
             layers.append(grendel)
         batch_queues: list[str] = []

@@ -72,6 +72,19 @@ class Charts:
     SLURM_OPERATOR = ChartPin("slurm-operator", "1.2.1", "oci://ghcr.io/slinkyproject/charts", "slurm-operator-1.2.1")
     KUEUE = ChartPin("kueue", "0.19.2", "oci://registry.k8s.io/kueue/charts", "kueue-0.19.2")
     ARGO_WORKFLOWS = ChartPin("argo-workflows", "1.0.18", ARGO_HELM, "argo-workflows-1.0.18")
+    CSI_DRIVER_NFS = ChartPin(
+        "csi-driver-nfs",
+        "4.13.4",
+        "https://raw.githubusercontent.com/kubernetes-csi/csi-driver-nfs/master/charts",
+        "csi-driver-nfs-4.13.4",
+    )
+    # No classic Helm repository (rancher/local-path-provisioner#89); releases push the chart here.
+    LOCAL_PATH_PROVISIONER = ChartPin(
+        "local-path-provisioner",
+        "0.0.37",
+        "oci://ghcr.io/rancher/local-path-provisioner/charts",
+        "local-path-provisioner-0.0.37",
+    )
 
     @classmethod
     def all(cls) -> list[ChartPin]:
@@ -105,6 +118,8 @@ class Images:
     SLURMRESTD = ImagePin("ghcr.io/slinkyproject/slurmrestd", SLINKY_TAG)
     LOGIN = ImagePin("ghcr.io/slinkyproject/login", SLINKY_TAG)
     ALPINE = ImagePin("docker.io/library/alpine", "3.22.2")
+    BUSYBOX = ImagePin("docker.io/library/busybox", "1.37.0")
+    """local-path-provisioner's helper pod (the chart defaults to the unpinned `latest`)."""
     KUEUE = ImagePin("registry.k8s.io/kueue/kueue", "v0.19.2")
     REGISTRY = ImagePin("docker.io/library/registry", "3.0.0")
 

@@ -17,6 +17,7 @@ from .pools import NodePool
 from .provisioning import ProvisioningConfig
 from .site_layout import check_site_layout
 from .slurm import SlurmConfig
+from .storage import StorageConfig
 
 ProtectionMode = Literal["protect", "retain", "none"]
 
@@ -49,6 +50,9 @@ class PlatformConfig(StrictModel):
     """Directory layer: the site's users and groups."""
     slurm: SlurmConfig
     """Slurm layer (Slinky slurm-operator): controller, accounting, login, nodesets, partitions, prolog and epilog."""
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    """Shared storage: NFS exports (home, software, scratch) mounted on login pods, compute pods and bare-metal
+    hosts alike, and local-path-provisioner for a lab without a storage class."""
     provisioning: ProvisioningConfig | None = None
     """Provisioning layer: Grendel on the provisioning network (null: no bare-metal provisioning)."""
     batch: BatchConfig | None = None

@@ -20,6 +20,7 @@ import pulumi_random as random
 from ..charts import ChartDeployer, ChartUse
 from ..config.provisioning import Host
 from ..config.slurm import LoginConfig, NodeSetConfig, Script, SlurmConfig
+from ..config.storage import NfsExport, StorageConfig
 from ..context import DeployContext, Stateful
 from ..k8s import (
     Allow,
@@ -34,12 +35,13 @@ from ..k8s import (
 )
 from ..renderers.slurm_conf import SLURMCTLD_PORT, cgroup_conf, controller_extra_conf, gres_conf, nodeset_extra_conf
 from ..renderers.sssd import SSSD_CA_DIR, SssdSettings, render_sssd_conf
+from ..renderers.storage import container_mounts, pod_volumes
 from ..versions import Charts, Images
 from .certificates import certificate
 from .database import DatabaseEndpoint
 from .directory import DirectoryEndpoint
 from .network import metallb_service_annotations
-from .slurm_site import site_objects, topology_files
+from .slurm_site import shared_tree_claims, site_objects, topology_files
 
 OPERATOR_NAMESPACE = "slinky"
 CONTROLLER = "slurm"
@@ -69,7 +71,12 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
 
 
 def nodeset_spec(
-    nodeset: NodeSetConfig, *, node_selector: dict[str, str], pool_taints: Sequence[str] = (), controller: str = CONTROLLER
+    nodeset: NodeSetConfig,
+    *,
+    node_selector: dict[str, str],
+    pool_taints: Sequence[str] = (),
+    controller: str = CONTROLLER,
+    exports: Sequence[NfsExport] = (),
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
 
@@ -86,6 +93,8 @@ def nodeset_spec(
     tolerations += [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints if key not in tolerated]
     if tolerations:
         pod_spec["tolerations"] = tolerations
+    if exports:
+        pod_spec["volumes"] = pod_volumes(exports)
     spec: dict[str, Any] = {
         "controllerRef": {"name": controller},
         "replicas": nodeset.replicas,
@@ -93,6 +102,7 @@ def nodeset_spec(
         "slurmd": {
             "image": Images.SLURMD.ref,
             "resources": {"requests": {"cpu": nodeset.cpu, "memory": nodeset.memory}, "limits": limits},
+            **({"volumeMounts": container_mounts(exports)} if exports else {}),
         },
         "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
         # Partitions are declared on the Controller (they may span several NodeSets).
@@ -108,7 +118,11 @@ def nodeset_spec(
 
 
 def login_spec(
-    login: LoginConfig, *, node_selector: dict[str, str] | None = None, pool_taints: Sequence[str] = ()
+    login: LoginConfig,
+    *,
+    node_selector: dict[str, str] | None = None,
+    pool_taints: Sequence[str] = (),
+    exports: Sequence[NfsExport] = (),
 ) -> dict[str, Any]:
     """The LoginSet spec of one login pool (pure: tested directly)."""
     resources = container_resources(login.cpu, login.memory, login.memory_limit)
@@ -120,7 +134,8 @@ def login_spec(
             {
                 "name": "hpcforge-ca",
                 "secret": {"secretName": CA_TRUST_SECRET, "items": [{"key": "ca.crt", "path": "ca.crt"}]},
-            }
+            },
+            *pod_volumes(exports),
         ]
     }
     if node_selector:
@@ -134,7 +149,10 @@ def login_spec(
         "login": {
             "image": Images.LOGIN.ref,
             "resources": resources,
-            "volumeMounts": [{"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True}],
+            "volumeMounts": [
+                {"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True},
+                *container_mounts(exports),
+            ],
         },
         "initconf": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
         # Login pods hold users' sessions: surge a new pod before an old one goes.
@@ -174,6 +192,8 @@ class SlurmArgs:
     """Node selector per login pool that names a node pool (its labels)."""
     login_pool_taints: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Taint keys of each login pool's node pool, which its pods tolerate."""
+    storage: StorageConfig | None = None
+    """Shared NFS trees mounted on login and compute pods (claims bound to the storage layer's volumes)."""
     depends_on: Sequence[pulumi.Resource] = ()
 
 
@@ -416,13 +436,18 @@ class Slurm(pulumi.ComponentResource):
             depends_on=ready_ns,
         )
         self.login_address = login.address
+        storage = args.storage
+        login_exports = storage.mounted_on("login") if storage else ()
+        compute_exports = storage.mounted_on("compute") if storage else ()
+        claims = shared_tree_claims(ctx, self, storage, namespace=ns, app=CONTROLLER, depends_on=ready_ns)
         for login_set in cfg.login_sets():
             spec = login_spec(
                 login_set,
                 node_selector=args.login_node_selectors.get(login_set.name, {}),
                 pool_taints=args.login_pool_taints.get(login_set.name, ()),
+                exports=login_exports,
             )
-            objects.append(cr("LoginSet", login_set.name, spec, [controller, sssd_secret, ca_trust]))
+            objects.append(cr("LoginSet", login_set.name, spec, [controller, sssd_secret, ca_trust, *claims]))
 
         objects += site_objects(ctx, self, cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET, depends_on=[controller])
 
@@ -432,8 +457,9 @@ class Slurm(pulumi.ComponentResource):
                 nodeset,
                 node_selector=args.node_selectors.get(nodeset.name, {}),
                 pool_taints=args.pool_taints.get(nodeset.name, ()),
+                exports=compute_exports,
             )
-            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller]))
+            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *claims]))
 
         if cfg.restapi.enabled:
             objects.append(

@@ -16,9 +16,11 @@ import pulumi_kubernetes as k8s
 
 from ..config.provisioning import Host
 from ..config.slurm import SlurmConfig
-from ..context import DeployContext
+from ..config.storage import StorageConfig
+from ..context import DeployContext, Stateful
 from ..k8s import config_map, container_resources
 from ..renderers.reservations import reservation_script
+from ..renderers.storage import claim_name, tree_claim_spec
 from ..renderers.topology import node_annotations, topology_yaml
 from ..versions import Images
 
@@ -100,6 +102,32 @@ def reservation_job_spec(*, controller: str, key_secret: str, script_map: str, l
             },
         },
     }
+
+
+def shared_tree_claims(
+    ctx: DeployContext,
+    parent: pulumi.Resource,
+    storage: StorageConfig | None,
+    *,
+    namespace: str,
+    app: str,
+    depends_on: Sequence[pulumi.Resource],
+) -> list[pulumi.Resource]:
+    """One claim per NFS export mounted on login or compute pods, bound to the storage layer's volume of
+    the export's root."""
+    claims: list[pulumi.Resource] = []
+    for export in storage.nfs_exports if storage else ():
+        if not (export.login or export.compute):
+            continue
+        claims.append(
+            k8s.core.v1.PersistentVolumeClaim(
+                f"{namespace}/{claim_name(export)}",
+                metadata=ctx.meta(claim_name(export), "storage", namespace, app=app, stateful=Stateful.VOLUME),
+                spec=tree_claim_spec(export, f"slurm-{export.name}"),
+                opts=ctx.opts(parent, depends_on=list(depends_on), stateful=Stateful.VOLUME),
+            )
+        )
+    return claims
 
 
 def site_objects(

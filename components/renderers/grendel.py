@@ -171,7 +171,12 @@ def _image_record(image: BootImage, name: str, join_url: str | None) -> dict[str
 
 
 def render_join_script(
-    slurm: SlurmConfig, nodeset: str, controller_address: str, port: int = SLURMCTLD_PORT, hosts: Sequence[Host] = ()
+    slurm: SlurmConfig,
+    nodeset: str,
+    controller_address: str,
+    port: int = SLURMCTLD_PORT,
+    hosts: Sequence[Host] = (),
+    mounts: Sequence[str] = (),
 ) -> str:
     """The script a bare-metal host of `nodeset` runs after boot: slurmd as a configless dynamic node.
 
@@ -189,6 +194,9 @@ def render_join_script(
         "# features and GRES. The Slurm auth key (/etc/slurm/slurm.key, auth/slurm) must be on the host.\n"
         "set -eu\n"
     )
+    if mounts:
+        header += "# Shared trees (hpcforge:storage.nfsExports), mounted as on the login and compute pods.\n"
+        header += "".join(f"{line}\n" for line in mounts)
     default_conf = argv[argv.index("--conf") + 1]
     own = [
         (host.name, conf)
