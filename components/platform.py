@@ -157,7 +157,9 @@ class Platform(pulumi.ComponentResource):
                 config=cfg.storage,
                 charts=charts,
                 slurm_namespace=slurm_namespace,
-                kubelet_dir=K0S_KUBELET_DIR if cfg.cluster.bootstrap is not None else None,
+                kubelet_dir=K0S_KUBELET_DIR
+                if cfg.cluster.bootstrap is not None and cfg.cluster.bootstrap.distribution == "k0s"
+                else None,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
