@@ -166,6 +166,11 @@ BAD: list[tuple[str, Edit, str]] = [
         "hpcforge:slurm.reservations[0].flags[1]",
     ),
     (
+        "host GRES of a type slurm.conf does not declare",
+        host(2, gres=["shard:8"]),
+        "hpcforge:provisioning.hosts[2].gres[0]: host 'cn003': GRES type 'shard' is not in GresTypes (gpu)",
+    ),
+    (
         "host feature with a separator",
         host(2, features=["big,mem"]),
         "hpcforge:provisioning.hosts[2].features[0]: 'big,mem' is not a Slurm node feature",

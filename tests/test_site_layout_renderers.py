@@ -185,3 +185,20 @@ def test_prod_stack_ships_topology_annotations_and_the_reservation_job(prod_stac
     jobs = [name for kind, name in objects if kind == "Job" and name.startswith("slurm-reservations-")]
     assert len(jobs) == 1
     assert "maint-2027-01" in objects[("ConfigMap", "slurm-reservations")]["data"]["reservations.sh"]
+
+
+def test_host_parameters_add_features_and_replace_gres(prod: PlatformConfig) -> None:
+    from components.config.provisioning import Host
+    from components.renderers.slurm_conf import host_parameters
+
+    gpu = prod.slurm.nodeset("gpu-a100")
+    cpu = prod.slurm.nodeset("cpu-bm")
+    assert gpu is not None and cpu is not None
+    small = Host.model_validate(
+        {"name": "g01", "mac": "0c:c4:7a:00:00:01", "ip": "10.0.0.1", "nodeset": "gpu-a100", "gres": ["gpu:a100:4"],
+         "features": ["nvlink"]}
+    )  # fmt: skip
+    params = dict(host_parameters(gpu, small))
+    assert params["Gres"] == "gpu:a100:4" and params["Features"] == "gpu-a100,nvlink"
+    plain = Host.model_validate({"name": "c01", "mac": "0c:c4:7a:00:00:02", "ip": "10.0.0.2", "nodeset": "cpu-bm"})
+    assert host_parameters(cpu, plain) == [("Features", "cpu-bm,baremetal,avx512"), ("Weight", "10")]

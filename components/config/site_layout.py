@@ -20,6 +20,7 @@ def check_site_layout(config: PlatformConfig, problems: ProblemCollector) -> Non
     _check_topology(config, problems)
     _check_partition_features(config, problems)
     _check_partition_groups(config, problems)
+    _check_host_gres(config, problems)
 
 
 def _hosts(config: PlatformConfig) -> tuple[Host, ...]:
@@ -106,4 +107,21 @@ def _check_partition_groups(config: PlatformConfig, problems: ProblemCollector) 
                 problems.add(
                     ["slurm", "partitions", index, "allowGroups", g_index],
                     f"partition {partition.name!r}: unknown group {group!r} (not in directory.groups)",
+                )
+
+
+def _check_host_gres(config: PlatformConfig, problems: ProblemCollector) -> None:
+    """A host's GRES must be a type slurm.conf declares (`GresTypes=gpu` comes with GPU nodesets), or its
+    slurmd fails to register."""
+    declared = {"gpu"} if config.slurm.has_gpus else set()
+    for index, host in enumerate(_hosts(config)):
+        for g_index, entry in enumerate(host.gres):
+            name = entry.split(":")[0]
+            if host.nodeset is None:
+                problems.add(["provisioning", "hosts", index, "gres", g_index], f"host {host.name!r} is in no nodeset: no slurmd")
+            elif name not in declared:
+                problems.add(
+                    ["provisioning", "hosts", index, "gres", g_index],
+                    f"host {host.name!r}: GRES type {name!r} is not in GresTypes "
+                    f"({', '.join(sorted(declared)) or 'none: no nodeset has GPUs'})",
                 )
