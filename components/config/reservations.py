@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from .base import StrictModel, duplicates
-from .slurm_time import SlurmTime
+from .slurm_types import SlurmTime
 
 # scontrol(1), "RESERVATIONS - SPECIFICATIONS FOR CREATE, UPDATE, AND DELETE COMMANDS", Flags=.
 ReservationFlag = Literal[

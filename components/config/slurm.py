@@ -18,26 +18,9 @@ from .base import (
 )
 from .identity import Storage, validate_ssh_public_key
 from .reservations import ReservationConfig
-from .slurm_time import SlurmTime
+from .slurm_partitions import PartitionConfig, Preemption
+from .slurm_types import SlurmName, SlurmTime, config_key
 from .topology import TopologyConfig
-
-# Slurm and Kubernetes both see these names: NodeSet names become object, pod and Slurm node names;
-# partition names go into slurm.conf. Keep both to DNS labels and refuse Slurm's reserved words.
-_SLURM_RESERVED = {"default", "all", "none"}
-
-
-def _slurm_k8s_name(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", value) or len(value) > 40:
-        raise ValueError(
-            f"{value!r} is not a valid Slurm and Kubernetes name (lowercase letters, digits and '-', "
-            "starting and ending with a letter or digit, at most 40 characters)"
-        )
-    if value in _SLURM_RESERVED:
-        raise ValueError(f"{value!r} is reserved by Slurm")
-    return value
-
-
-SlurmName = Annotated[str, AfterValidator(_slurm_k8s_name)]
 
 
 def _max_unavailable(value: Any) -> int | str:
@@ -60,12 +43,6 @@ def _max_unavailable(value: Any) -> int | str:
 
 
 MaxUnavailable = Annotated[int | str, BeforeValidator(_max_unavailable)]
-
-
-def _config_key(value: str) -> str:
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
-        raise ValueError(f"{value!r} is not a slurm.conf parameter name")
-    return value
 
 
 # --- controller -----------------------------------------------------------------------------------
@@ -109,7 +86,6 @@ class Priority(StrictModel):
     """The multifactor weights (`PriorityWeight*`)."""
 
 
-PreemptMode = Literal["OFF", "CANCEL", "REQUEUE", "SUSPEND"]
 AccountingEnforce = Literal["associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys"]
 
 
@@ -128,31 +104,6 @@ class Timeouts(StrictModel):
     """`MinJobAge` in seconds."""
     unkillable_step: int = Field(default=120, ge=10, le=600)
     """`UnkillableStepTimeout` in seconds."""
-
-
-class Preemption(StrictModel):
-    """Cluster-wide preemption (`PreemptType`, `PreemptMode`); partitions may override the mode."""
-
-    type: Literal["preempt/none", "preempt/partition_prio", "preempt/qos"] = "preempt/none"
-    """`PreemptType`: `preempt/partition_prio` lets jobs of a higher `priorityTier` partition preempt lower ones."""
-    mode: PreemptMode = "OFF"
-    """Cluster-wide `PreemptMode`: what happens to a preempted job (`OFF` only with `preempt/none`)."""
-    gang: bool = False
-    """Add `GANG` to the cluster-wide `PreemptMode` (gang scheduling; required for `SUSPEND`)."""
-
-    @model_validator(mode="after")
-    def _consistent(self) -> Preemption:
-        # slurm.conf(5), PreemptMode: SUSPEND "always needs the GANG option to be specified at the cluster level".
-        if self.mode == "SUSPEND" and not self.gang:
-            raise ValueError("mode SUSPEND needs gang: true (Slurm resumes suspended jobs through the gang scheduler)")
-        if self.type == "preempt/none" and self.mode != "OFF":
-            raise ValueError(f"mode {self.mode} does nothing with type preempt/none; set a preempt type or mode OFF")
-        if self.type != "preempt/none" and self.mode == "OFF":
-            raise ValueError(f"type {self.type} with mode OFF would never preempt; choose CANCEL, REQUEUE or SUSPEND")
-        return self
-
-    def slurm_mode(self) -> str:
-        return f"{self.mode},GANG" if self.gang else self.mode
 
 
 class ControllerService(StrictModel):
@@ -187,7 +138,7 @@ class ControllerConfig(StrictModel):
     """Daemon and job timeouts."""
     preemption: Preemption = Field(default_factory=Preemption)
     """Preemption between partitions or QOS (`PreemptType`, `PreemptMode`)."""
-    extra_parameters: dict[Annotated[str, AfterValidator(_config_key)], str] = Field(default_factory=dict)
+    extra_parameters: dict[Annotated[str, AfterValidator(config_key)], str] = Field(default_factory=dict)
     """Further slurm.conf parameters (name -> value) that have no typed setting yet."""
 
 
@@ -309,7 +260,7 @@ class NodeSetConfig(StrictModel):
     """GPUs per slurmd pod: the device-plugin limit and the nodes' `Gres=gpu:<type>:<count>` (null: no GPUs)."""
     gres: tuple[str, ...] = ()
     """Explicit GRES entries (`gpu:a100:8`, `shard:8`); GPU entries must agree with `gpus`."""
-    features: tuple[Annotated[str, AfterValidator(_config_key)], ...] = ()
+    features: tuple[Annotated[str, AfterValidator(config_key)], ...] = ()
     """Further Slurm node features (the nodeset's name is always one)."""
     node_selector: dict[str, str] = Field(default_factory=dict)
     """Node labels the pods must run on, on top of the pool's labels."""
@@ -373,82 +324,6 @@ class NodeSetConfig(StrictModel):
             )
         problems.raise_if_any()
         return self
-
-
-def _oversubscribe(value: str) -> str:
-    if not re.fullmatch(r"(NO|EXCLUSIVE|YES(:[0-9]+)?|FORCE(:[0-9]+)?)", value):
-        raise ValueError(f"{value!r} is not a Slurm OverSubscribe value (NO, EXCLUSIVE, YES[:n], FORCE[:n])")
-    return value
-
-
-Oversubscribe = Annotated[str, AfterValidator(_oversubscribe)]
-
-
-_UNIX_NAME = r"^[a-z_][a-z0-9_-]{0,31}$"
-_ACCOUNT_NAME = r"^[a-z0-9_][a-z0-9_.-]{0,63}$"
-
-
-class PartitionConfig(StrictModel):
-    name: SlurmName
-    """`PartitionName`."""
-    nodesets: tuple[str, ...] = ()
-    """Nodesets in the partition (`Nodes=`); `nodesets` and `features` together must name at least one."""
-    features: tuple[Annotated[str, AfterValidator(_config_key)], ...] = ()
-    """Node features whose nodes are in the partition: each becomes a Slurm `NodeSet=<partition>_<feature>
-    Feature=<feature>` line in `Nodes=`, so a partition can take the part of a nodeset whose hosts carry a
-    feature (e.g. bare-metal hosts with `features: [bigmem]`). A feature that no nodeset and no host carries
-    is refused."""
-    default: bool = False
-    """The default partition (`Default=YES`); at most one."""
-    max_time: SlurmTime = "UNLIMITED"
-    """`MaxTime`."""
-    default_time: SlurmTime | None = None
-    """`DefaultTime` (null: not written, `MaxTime` applies)."""
-    max_nodes: int | None = Field(default=None, ge=1)
-    """`MaxNodes`: the most nodes one job may use in the partition (null: unlimited)."""
-    allow_groups: tuple[Annotated[str, Field(pattern=_UNIX_NAME)], ...] = ()
-    """`AllowGroups`: only members of these POSIX groups may submit (empty: everyone). Each must be a
-    group of `hpcforge:directory.groups` (slurmctld resolves them through SSSD)."""
-    allow_accounts: tuple[Annotated[str, Field(pattern=_ACCOUNT_NAME)], ...] = ()
-    """`AllowAccounts`: only these Slurm accounts may submit (empty: every account)."""
-    def_mem_per_cpu: Quantity | None = None
-    """`DefMemPerCPU`: memory a job gets per allocated CPU when it asks for none (e.g. `4Gi`; written in MiB)."""
-    def_mem_per_gpu: Quantity | None = None
-    """`DefMemPerGPU`: memory a job gets per allocated GPU when it asks for none (written in MiB); only for
-    partitions with GPU nodesets."""
-    preempt_mode: PreemptMode | None = None
-    """`PreemptMode` of the partition's jobs when a higher `priorityTier` partition needs their nodes
-    (needs `slurm.controller.preemption.type: preempt/partition_prio`; `SUSPEND` also needs the cluster mode
-    to include `GANG`). Null: the cluster-wide mode."""
-    oversubscribe: Oversubscribe = "NO"
-    """`OverSubscribe`."""
-    qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]+$")
-    """Partition QOS (the QOS must exist in slurmdbd)."""
-    priority_tier: int = Field(default=1, ge=0, le=65533)
-    """`PriorityTier`."""
-
-    @model_validator(mode="after")
-    def _some_nodes(self) -> PartitionConfig:
-        problems = ProblemCollector()
-        if not self.nodesets and not self.features:
-            problems.add(["nodesets"], f"partition {self.name!r}: give at least one nodeset or feature")
-        if self.def_mem_per_cpu is not None and quantity_value(self.def_mem_per_cpu) < 2**20:
-            problems.add(["defMemPerCpu"], f"{self.def_mem_per_cpu} is less than 1Mi (Slurm counts memory in MiB)")
-        if self.def_mem_per_gpu is not None and quantity_value(self.def_mem_per_gpu) < 2**20:
-            problems.add(["defMemPerGpu"], f"{self.def_mem_per_gpu} is less than 1Mi (Slurm counts memory in MiB)")
-        for key, values in (
-            ("features", self.features),
-            ("allowGroups", self.allow_groups),
-            ("allowAccounts", self.allow_accounts),
-        ):
-            for name in duplicates(values):
-                problems.add([key], f"{name!r} is listed twice")
-        problems.raise_if_any()
-        return self
-
-    def feature_nodeset(self, feature: str) -> str:
-        """Name of the Slurm `NodeSet=` that selects the partition's nodes with `feature`."""
-        return f"{self.name}_{feature}"
 
 
 class RestApiConfig(StrictModel):
