@@ -161,6 +161,11 @@ BAD: list[tuple[str, Edit, str]] = [
         "hpcforge:slurm.reservations[0].startTime: 'next tuesday' is not a start time",
     ),
     (
+        "reservation for a user nobody knows",
+        slurm(lambda s: s["reservations"][0].update(users=["root", "mallory"])),
+        "hpcforge:slurm.reservations[0].users[1]: reservation 'maint-2027-01': unknown user 'mallory'",
+    ),
+    (
         "reservation flag Slurm does not know",
         slurm(lambda s: s["reservations"][0].update(flags=["MAINT", "FOREVER"])),
         "hpcforge:slurm.reservations[0].flags[1]",

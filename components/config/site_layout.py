@@ -21,6 +21,7 @@ def check_site_layout(config: PlatformConfig, problems: ProblemCollector) -> Non
     _check_partition_features(config, problems)
     _check_partition_groups(config, problems)
     _check_host_gres(config, problems)
+    _check_reservation_users(config, problems)
 
 
 def _hosts(config: PlatformConfig) -> tuple[Host, ...]:
@@ -124,4 +125,15 @@ def _check_host_gres(config: PlatformConfig, problems: ProblemCollector) -> None
                     ["provisioning", "hosts", index, "gres", g_index],
                     f"host {host.name!r}: GRES type {name!r} is not in GresTypes "
                     f"({', '.join(sorted(declared)) or 'none: no nodeset has GPUs'})",
+                )
+
+
+def _check_reservation_users(config: PlatformConfig, problems: ProblemCollector) -> None:
+    users = {"root", "slurm", *(user.name for user in config.directory.users)}
+    for index, reservation in enumerate(config.slurm.reservations):
+        for u_index, user in enumerate(reservation.users):
+            if user not in users:
+                problems.add(
+                    ["slurm", "reservations", index, "users", u_index],
+                    f"reservation {reservation.name!r}: unknown user {user!r} (not root, slurm or in directory.users)",
                 )

@@ -65,6 +65,8 @@ def reservation_job_spec(*, controller: str, key_secret: str, script_map: str, l
                 "containers": [
                     {
                         "name": "reservations",
+                        # The slurmctld image has scontrol: the operator runs `scontrol reconfigure` in it
+                        # (slurm-operator v1.2.1 internal/builder/controllerbuilder/scripts/reconfigure.sh).
                         "image": Images.SLURMCTLD.ref,
                         "command": ["/bin/sh", "/scripts/reservations.sh"],
                         "env": [{"name": "SLURM_CONF", "value": "/etc/slurm/slurm.conf"}],
