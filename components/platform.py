@@ -203,7 +203,8 @@ class Platform(pulumi.ComponentResource):
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
                 bare_metal_subnets=[prov.subnet, *(extra.subnet for extra in prov.subnets)] if prov else [],
-                hosts=prov.hosts if prov else (),
+                # The topology places the inventory's hosts even when Grendel is switched off.
+                hosts=cfg.provisioning.hosts if cfg.provisioning is not None else (),
                 storage=cfg.storage,
                 login_node_selectors={
                     lg.name: dict(pool.labels)
