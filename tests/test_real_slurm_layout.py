@@ -218,3 +218,26 @@ def test_join_script_registers_a_host_with_its_own_features_and_the_nodeset_weig
         info = cluster.node_info("cn095")
         assert info["AvailableFeatures"].split(",") == ["cpu-bm", "baremetal", "avx512", "bigmem"]
         assert info["Weight"] == "10"
+
+
+def test_group_limits_decide_who_may_submit(tmp_path: Path) -> None:
+    require_root()
+    require_binaries(*slurm.REQUIRED_BINARIES)
+    values = config_values("prod")
+    # This host resolves groups from /etc/group, where `nobody`'s group is nogroup (gid 65534): give
+    # the directory the same group and open `debug` to it only.
+    values["hpcforge:directory"]["groups"].append({"name": "nogroup", "gidNumber": 65534})
+    values["hpcforge:slurm"]["partitions"][3]["allowGroups"] = ["nogroup"]
+    config = load_config(raw_config(values))
+    with start(config, tmp_path) as cluster:
+
+        def submit(partition: str, *extra: str) -> subprocess.CompletedProcess[str]:
+            return cluster.run(
+                "sbatch", "--uid=nobody", "--gid=nogroup", "-p", partition, "-D", "/tmp", "--mem=10", *extra, "--wrap", "true"
+            )
+
+        refused = submit("cpu")  # AllowGroups=hpc-users: nobody is not a member
+        assert refused.returncode != 0 and "group not permitted" in refused.stderr
+        assert submit("debug").returncode == 0  # AllowGroups=nogroup
+        # AllowAccounts is checked against the job's association, which needs slurmdbd: without
+        # accounting this harness can only show that it is loaded (test_partition_options_...).
