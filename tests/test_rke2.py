@@ -336,3 +336,16 @@ def test_kubeconfig_points_at_the_first_server(tmp_path: Path) -> None:
         ["bash", str(BOOTSTRAP / "rke2-kubeconfig.sh")], env=env, capture_output=True, text=True, timeout=30, check=True
     )
     assert "server: https://10.0.0.11:6443" in result.stdout
+
+
+def test_remove_runs_the_uninstaller_once_and_then_has_nothing_to_do(tmp_path: Path) -> None:
+    uninstall = tmp_path / "rke2-uninstall.sh"
+    uninstall.write_text(f"#!/usr/bin/env bash\necho uninstalled >>{tmp_path}/log\nrm -f {uninstall}\n")
+    uninstall.chmod(0o755)
+    env = {**os.environ, "RKE2_UNINSTALL": str(uninstall)}
+    script = str(BOOTSTRAP / "rke2-remove.sh")
+    first = subprocess.run(["bash", script], env=env, capture_output=True, text=True, timeout=30, check=False)
+    assert first.returncode == 0 and "rke2 removed" in first.stdout
+    second = subprocess.run(["bash", script], env=env, capture_output=True, text=True, timeout=30, check=False)
+    assert second.returncode == 0 and "nothing to do" in second.stdout
+    assert (tmp_path / "log").read_text() == "uninstalled\n"
