@@ -10,7 +10,7 @@ from components.errors import InvalidConfigError
 from components.platform import Platform, PlatformArgs
 
 try:
-    config = load_config_from_pulumi()
+    config = load_config_from_pulumi(Path(__file__).resolve().parent)
 except ConfigError as error:
     # Refuse the whole stack before a single resource is registered.
     raise InvalidConfigError(error.messages) from None

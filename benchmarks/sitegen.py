@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import copy
 import ipaddress
+import math
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from components.config.inventory import Yaml12Dumper
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BASE_STACK = PROJECT_ROOT / "Pulumi.prod.yaml"
@@ -24,24 +27,46 @@ def _mac(prefix: int, index: int) -> str:
     return ":".join(f"{octet:02x}" for octet in octets)
 
 
+def address_plan(hosts: int) -> dict[str, Any]:
+    """A provisioning subnet that grows with the site: hosts in the lower half, their BMCs in the
+    upper half, 256 addresses reserved at the bottom (gateway, Grendel) and at the top (DHCP range).
+
+    /16 up to ~32,000 hosts, then one bit shorter per doubling (/14 for 100,000 hosts).
+    """
+    half_needed = max(hosts, 1) + 256
+    prefix = min(16, 32 - max(1, math.ceil(math.log2(2 * half_needed))))
+    subnet = ipaddress.IPv4Network(f"10.64.0.0/{prefix}")
+    first, size = int(subnet.network_address), subnet.num_addresses
+    assert hosts <= size // 2 - 256, (hosts, subnet)
+    top = int(subnet.broadcast_address)
+    return {
+        "subnet": str(subnet),
+        "address": f"{ipaddress.IPv4Address(first + 2)}/{prefix}",
+        "gateway": str(ipaddress.IPv4Address(first + 1)),
+        "dhcp_range": (str(ipaddress.IPv4Address(top - 254)), str(ipaddress.IPv4Address(top - 5))),
+        "first_host": first + 256,
+        "first_bmc": first + size // 2,
+    }
+
+
 def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Path = BASE_STACK) -> dict[str, Any]:
-    """The `config:` mapping of a prod-like stack with the requested sizes."""
+    """The `config:` mapping of a prod-like stack with the requested sizes, its inventories inline
+    (`write_site` moves them to inventory files)."""
     config: dict[str, Any] = copy.deepcopy(yaml.safe_load(base.read_text())["config"])
 
-    # Inventory: hosts on a /16 (room for 30,000 hosts and their BMCs), half the subnet for BMCs.
-    subnet = ipaddress.IPv4Network("10.64.0.0/16")
+    plan = address_plan(hosts)
     prov = config["hpcforge:provisioning"]
+    prov.pop("inventory", None)
     prov.update(
-        address="10.64.0.2/16",
-        subnet=str(subnet),
-        gateway="10.64.0.1",
-        dhcp={"leaseTime": "24h", "mtu": 9000, "range": {"start": "10.64.255.1", "end": "10.64.255.250"}},
+        address=plan["address"],
+        subnet=plan["subnet"],
+        gateway=plan["gateway"],
+        dhcp={"leaseTime": "24h", "mtu": 9000, "range": {"start": plan["dhcp_range"][0], "end": plan["dhcp_range"][1]}},
     )
-    first_host = int(ipaddress.IPv4Address("10.64.1.0"))
-    first_bmc = int(ipaddress.IPv4Address("10.64.128.0"))
+    first_host, first_bmc = plan["first_host"], plan["first_bmc"]
     prov["hosts"] = [
         {
-            "name": f"cn{i:05d}",
+            "name": f"cn{i:06d}",
             "mac": _mac(0x10, i),
             "ip": str(ipaddress.IPv4Address(first_host + i)),
             "nodeset": "cpu-bm",
@@ -106,6 +131,7 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
 
     # Users: spread over project groups.
     directory = config["hpcforge:directory"]
+    directory.pop("inventory", None)
     projects = max(1, users // 100)
     for partition in slurm["partitions"]:  # group limits name prod's groups: keep the one every site has
         if partition.get("allowGroups"):
@@ -128,8 +154,16 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
 
 
 def write_site(path: Path, *, hosts: int = 100, nodesets: int = 4, users: int = 6) -> Path:
-    """Write a generated stack file (libyaml's dumper when available: these files are large)."""
+    """Write a generated stack file and its inventory files (`<stem>.hosts.yaml`, `<stem>.users.yaml`
+    beside it, named by absolute path), with libyaml's dumper: these files are large."""
+    config = generate_site(hosts=hosts, nodesets=nodesets, users=users)
+    stem = path.name.removesuffix(".yaml")
+    for section, keys, suffix in (("provisioning", ("hosts",), "hosts"), ("directory", ("groups", "users"), "users")):
+        values = config[f"hpcforge:{section}"]
+        inventory = path.parent / f"{stem}.{suffix}.yaml"
+        document = {key: values.pop(key) for key in keys}
+        inventory.write_text(yaml.dump(document, Dumper=Yaml12Dumper, sort_keys=False, default_flow_style=None, width=100_000))
+        values["inventory"] = {"file": str(inventory)}
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    document = {"config": generate_site(hosts=hosts, nodesets=nodesets, users=users)}
-    path.write_text(yaml.dump(document, Dumper=dumper, sort_keys=False))
+    path.write_text(yaml.dump({"config": config}, Dumper=dumper, sort_keys=False))
     return path

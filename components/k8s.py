@@ -171,10 +171,13 @@ def config_map(
     depends_on: Sequence[pulumi.Resource] = (),
     labels: Mapping[str, str] | None = None,
     binary_data: Mapping[str, pulumi.Input[str]] | None = None,
+    annotations: Mapping[str, str] | None = None,
 ) -> k8s.core.v1.ConfigMap:
     return k8s.core.v1.ConfigMap(
         f"{namespace}/{name}",
-        metadata=ctx.meta(name, component, namespace, app=app, extra_labels=dict(labels or {})),
+        metadata=ctx.meta(
+            name, component, namespace, app=app, extra_labels=dict(labels or {}), annotations=dict(annotations or {}) or None
+        ),
         data=dict(data) if data else None,
         binary_data=dict(binary_data) if binary_data else None,
         opts=ctx.opts(parent, depends_on=list(depends_on)),

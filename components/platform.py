@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
+from .config.inventory import digest_annotations
 from .config.root import PlatformConfig
 from .context import DeployContext
 from .layers import batch, certificates, database, devops, directory, gitops, network, sealed_secrets, slurm
@@ -133,6 +134,7 @@ class Platform(pulumi.ComponentResource):
                 config=cfg.network,
                 charts=charts,
                 dns_records=dns_records(cfg),
+                inventory_annotations=digest_annotations(cfg.provisioning.inventory if cfg.provisioning else None),
                 tcp_entrypoints=[TcpEntryPoint(directory.LDAPS_ENTRYPOINT, 8636, 636)] if directory_host else [],
             ),
             opts=pulumi.ResourceOptions(parent=self),

@@ -58,6 +58,7 @@ import yaml
 from google.protobuf import empty_pb2, json_format, struct_pb2
 
 from .engine import SECRET_SIG, SIG_KEY, RecordedResource, RecordedStack, run_program
+from .environ import ArgumentListTooLong, check_exec, policy_pack_environment
 from .stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
 
 EXIT_OK = 0
@@ -373,6 +374,9 @@ def _drain(stream: Any, sink: list[str]) -> None:
 
 def _start_pack(spec: PackSpec, engine_address: str, env: Mapping[str, str]) -> _Pack:
     version = _load_pack_project(spec.path)
+    # The CLI execs its `pulumi-analyzer-policy-python` shim with [engine address, "."] and this
+    # environment; the shim execs Python with the same. Refuse what execve would refuse (E2BIG).
+    check_exec(["pulumi-analyzer-policy-python", engine_address, "."], env, f'policy pack "{spec.path}" failed to start: ')
     process = subprocess.Popen(
         [sys.executable, "-u", "-m", "pulumi.policy", engine_address, "."],
         cwd=spec.path,
@@ -405,7 +409,22 @@ def _read_port(pack: _Pack, timeout: float) -> None:
     threading.Thread(target=_drain, args=(pack.process.stdout, pack.stdout_rest), daemon=True).start()
 
 
-def _stop(pack: _Pack) -> None:
+def peak_rss_mib(pid: int | str = "self") -> float | None:
+    """The process's peak resident memory (VmHWM; unlike ru_maxrss, not inherited across fork/exec)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def _stop(pack: _Pack, memory: dict[str, float] | None = None) -> None:
+    if memory is not None and pack.process.poll() is None:
+        peak = peak_rss_mib(pack.process.pid)
+        if peak is not None:
+            memory[pack.label] = peak
     if pack.channel is not None:
         pack.channel.close()
     if pack.process.poll() is None:
@@ -554,39 +573,59 @@ def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[
     resources = _resources(stack)
     by_urn = {r.urn: r for r in resources}
     diagnostics: list[Diagnostic] = []
+    # Like the engine, each resource goes to every pack: Remediate (in pack order, each pack seeing the
+    # previous packs' remediations), then Analyze. The packs are separate processes, so the requests
+    # to them are sent together (gRPC futures) and the answers read in pack order; a remediation that
+    # changes the properties re-asks the later packs with the new ones, as the engine would have.
+    # Analyze answers are collected at the end; diagnostics keep resource, then pack order.
+    pending: list[tuple[list[Diagnostic], _Pack, Any, str]] = []
+    per_resource: list[list[Diagnostic]] = []
     for resource in resources:
         provider = _provider(proto, resource, by_urn)
-        for remediate in (True, False):
-            for pack in packs:
-                request = proto.AnalyzeRequest(
-                    urn=resource.urn,
-                    type=resource.type,
-                    name=resource.name,
-                    properties=_struct(resource.inputs if remediate else _skip_internal(resource.inputs)),
-                    options=resource.options(proto),
-                    provider=provider,
-                )
-                if remediate:
-                    response = pack.stub.Remediate(request, timeout=RPC_TIMEOUT)
-                    for remediation in response.remediations:
-                        if remediation.diagnostic:
-                            diagnostics.append(
-                                Diagnostic(
-                                    remediation.policyPackName or pack.name,
-                                    pack.version,
-                                    remediation.policyName,
-                                    "advisory",
-                                    remediation.description,
-                                    remediation.diagnostic,
-                                    resource.urn,
-                                )
-                            )
-                        elif remediation.HasField("properties"):
-                            resource.inputs = json_format.MessageToDict(remediation.properties)
-                            print(f"    remediated {resource.type} {resource.name} ({remediation.policyName})", file=err)
-                else:
-                    response = pack.stub.Analyze(request, timeout=RPC_TIMEOUT)
-                    diagnostics += _diagnostics(pack, response, proto, resource.urn)
+        found: list[Diagnostic] = []
+        per_resource.append(found)
+
+        def request(inputs: dict[str, Any], resource: _Resource = resource, provider: Any = provider) -> Any:
+            return proto.AnalyzeRequest(
+                urn=resource.urn,
+                type=resource.type,
+                name=resource.name,
+                properties=_struct(inputs),
+                options=resource.options(proto),
+                provider=provider,
+            )
+
+        remediate_request = request(resource.inputs)
+        futures_ = [pack.stub.Remediate.future(remediate_request, timeout=RPC_TIMEOUT) for pack in packs]
+        for index, pack in enumerate(packs):
+            response = futures_[index].result()
+            for remediation in response.remediations:
+                if remediation.diagnostic:
+                    found.append(
+                        Diagnostic(
+                            remediation.policyPackName or pack.name,
+                            pack.version,
+                            remediation.policyName,
+                            "advisory",
+                            remediation.description,
+                            remediation.diagnostic,
+                            resource.urn,
+                        )
+                    )
+                elif remediation.HasField("properties"):
+                    resource.inputs = json_format.MessageToDict(remediation.properties)
+                    print(f"    remediated {resource.type} {resource.name} ({remediation.policyName})", file=err)
+                    # Later packs must see the remediated properties: ask them again.
+                    remediate_request = request(resource.inputs)
+                    for later in range(index + 1, len(packs)):
+                        futures_[later] = packs[later].stub.Remediate.future(remediate_request, timeout=RPC_TIMEOUT)
+        analyze_request = request(_skip_internal(resource.inputs))
+        for pack in packs:
+            pending.append((found, pack, pack.stub.Analyze.future(analyze_request, timeout=RPC_TIMEOUT), resource.urn))
+    for slot, pack, future, urn in pending:
+        slot.extend(_diagnostics(pack, future.result(), proto, urn))
+    for found in per_resource:
+        diagnostics += found
     stack_resources = []
     for resource in resources:
         properties = resource.stack_outputs if resource.stack_outputs is not None else resource.outputs()
@@ -625,6 +664,8 @@ class CheckResult:
     """(name, version, path) of every pack that ran."""
     errors: list[str]
     analyzed: int = 0
+    pack_memory_mib: dict[str, float] = field(default_factory=dict)
+    """Peak resident memory of each pack process (read just before it is stopped)."""
 
     @property
     def violations(self) -> list[Diagnostic]:
@@ -706,15 +747,16 @@ def check_stack(
             raise PolicyRunError(f"reading policy config {spec.config}: {error.strerror}") from None
     root_urn = f"urn:pulumi:{stack.stack}::{stack.project}::pulumi:pulumi:Stack::{stack.project}-{stack.stack}"
     server, engine_address = _start_engine(root_urn, err)
-    env = {
-        **os.environ,
-        "PULUMI_CONFIG": json.dumps(dict(stack_file.config)),
-        "PULUMI_ORGANIZATION": ORGANIZATION,
-        "PULUMI_PROJECT": stack.project,
-        "PULUMI_STACK": stack.stack,
-        "PULUMI_DRY_RUN": "true",
-    }
+    env = policy_pack_environment(
+        os.environ,
+        stack_file.config,
+        organization=ORGANIZATION,
+        project=stack.project,
+        stack=stack.stack,
+        dry_run=True,
+    )
     running: list[_Pack] = []
+    memory: dict[str, float] = {}
     try:
         for spec in packs:
             running.append(_start_pack(spec, engine_address, env))
@@ -744,12 +786,13 @@ def check_stack(
             packs=[(p.name, p.version, p.spec.path) for p in running],
             errors=[],
             analyzed=len(stack.resources) + 1,
+            pack_memory_mib=memory,
         )
         print_report(result, stack, out)
         return result
     finally:
         for pack in running:
-            _stop(pack)
+            _stop(pack, memory)
             for line in pack.stderr:
                 print(f"    [{pack.label}] {line}", file=err)
         server.stop(0)
@@ -791,6 +834,6 @@ def run_check(args: argparse.Namespace) -> int:
     print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")
     try:
         return check_stack(recorded, stack_file, specs).exit_code
-    except PolicyRunError as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (PolicyRunError, ArgumentListTooLong) as error:
+        print(f"error: {error.strerror if isinstance(error, ArgumentListTooLong) else error}", file=sys.stderr)
         return EXIT_ERROR

@@ -3,6 +3,7 @@
     python -m offline preview --stack dev [--config FILE] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] --out DIR
     python -m offline check   --stack prod [--config FILE] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline migrate-inventory --stack prod [--config FILE]
 
 Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
 """
@@ -16,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from .engine import ProgramConfigError, RecordedStack, run_program
+from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
 
@@ -55,7 +57,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="policy config JSON for the pack at the same position (repeatable)",
     )
+    migrate = commands.add_parser(
+        "migrate-inventory", help="move inline hosts, users and groups from the stack file into inventory/<stack>/"
+    )
+    _add_stack_arguments(migrate)
     return parser
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from .migrate import MigrationError, migrate_inventory
+
+    try:
+        migration = migrate_inventory(args.stack, args.config)
+    except MigrationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    for name in migration.files:
+        print(f"wrote {name}")
+    print(f"rewrote {args.config or stack_path(args.stack)} (the keys now name the files)")
+    return EXIT_OK
 
 
 def load_stack(args: argparse.Namespace) -> RecordedStack:
@@ -79,6 +99,8 @@ def _summary(stack: RecordedStack) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "migrate-inventory":
+            return _migrate(args)
         if args.command == "check":
             from .check import run_check
 
@@ -86,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         stack = load_stack(args)
     except StackFileError as error:
         print(f"error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    except ArgumentListTooLong as error:
+        print(f"error: {error.strerror}", file=sys.stderr)
         return EXIT_CONFIG
     except ProgramConfigError as error:
         print("error: invalid hpcforge configuration:", file=sys.stderr)

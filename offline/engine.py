@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import logging
 import os
 import runpy
@@ -21,6 +22,7 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
+from .environ import check_exec, program_environment
 from .stackfile import PROJECT_ROOT, StackFile
 
 PROJECT = "hpcforge"
@@ -297,9 +299,19 @@ def run_program(stack: StackFile, program_dir: Path = PROJECT_ROOT) -> RecordedS
 
     from components.errors import InvalidConfigError
 
+    # The config reaches the program as the CLI passes it: pulumi-language-python puts it in the
+    # environment of the process it starts (PULUMI_CONFIG, PULUMI_CONFIG_SECRET_KEYS); a config
+    # that execve would refuse there is refused here, with the language host's wording.
+    env = program_environment({}, stack.config, stack.secret_keys)
+    argv = [sys.executable, "-u", "pulumi-language-python-exec", "--monitor", "127.0.0.1:0", "--engine", "127.0.0.1:0"]
+    argv += ["--project", PROJECT, "--stack", stack.name, "--pwd", str(program_dir), "--dry_run", "true", "."]
+    check_exec(argv, {**os.environ, **env}, "Problem executing program (could not run language executor): ")
+    config = json.loads(env["PULUMI_CONFIG"])
+    secret_keys = json.loads(env["PULUMI_CONFIG_SECRET_KEYS"])
+
     # Several stacks may run in one process (tests, benchmarks): start from a clean runtime.
     settings.set_root_resource(None)  # type: ignore[arg-type]
-    pulumi.runtime.set_all_config(dict(stack.config), list(stack.secret_keys))
+    pulumi.runtime.set_all_config(config, secret_keys)
     recorder = _Recorder()
     mocks = _make_mocks()
     monitor = _make_monitor(mocks, recorder)

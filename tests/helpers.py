@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from components.config.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, read_yaml_file
 from offline.engine import RecordedStack, run_program
 from offline.stackfile import PROJECT_ROOT, read_stack_file
 
@@ -70,10 +71,42 @@ def raw_config(values: dict[str, Any]) -> dict[str, str]:
     return {k: json.dumps(v) if isinstance(v, dict | list) else str(v) for k, v in values.items()}
 
 
+def inline_inventories(values: dict[str, Any], root: Path = REPO) -> dict[str, Any]:
+    """Put the lists of the stack's inventory files back into `values` (to edit them like config)."""
+    for kind in KINDS:
+        section = values.get(f"hpcforge:{kind.section}")
+        if isinstance(section, dict) and "inventory" in section:
+            document, _ = read_yaml_file(root / section.pop("inventory")["file"], "inventory")
+            section.update(document)
+    return values
+
+
+def outline_inventories(values: dict[str, Any], directory: Path) -> dict[str, Any]:
+    """Move inline lists of `values` to inventory files in `directory`, referenced by absolute path."""
+    for kind in KINDS:
+        section = values.get(f"hpcforge:{kind.section}")
+        if isinstance(section, dict) and any(key in section for key in kind.keys):
+            path = directory / DEFAULT_FILES[kind.section]
+            document = {key: section.pop(key) for key in kind.keys if key in section}
+            path.write_text(yaml.dump(document, Dumper=Yaml12Dumper, sort_keys=False))
+            section["inventory"] = {"file": str(path)}
+    return values
+
+
+def inventory_file(tmp_path: Path, section: str) -> str:
+    """Where `write_variant` writes a variant's inventory file for `section` (provisioning, directory)."""
+    return str(tmp_path / DEFAULT_FILES[section])
+
+
 def write_variant(tmp_path: Path, stack: str, edit: Callable[[dict[str, Any]], None], name: str | None = None) -> Path:
-    """Write Pulumi.<stack>.yaml with `edit` applied to its config to a temporary stack file."""
-    values = config_values(stack)
+    """Write Pulumi.<stack>.yaml with `edit` applied to its config to a temporary stack file.
+
+    `edit` sees the inventories inline (`hpcforge:provisioning.hosts`, `hpcforge:directory.users`);
+    they are written back to inventory files beside the stack file (see `inventory_file`).
+    """
+    values = inline_inventories(config_values(stack))
     edit(values)
+    outline_inventories(values, tmp_path)
     path = tmp_path / f"Pulumi.{name or stack}.yaml"
     path.write_text(yaml.safe_dump({"config": values}, sort_keys=False))
     return path

@@ -15,7 +15,7 @@ import pytest
 from components.config import ConfigError, PlatformConfig, load_config
 from offline.engine import ProgramConfigError
 
-from .helpers import config_values, raw_config, run_stack_file, write_variant
+from .helpers import config_values, inventory_file, raw_config, run_stack_file, write_variant
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
@@ -160,49 +160,49 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "duplicate uidNumber",
         "prod",
         _set("hpcforge:directory/users/1/uidNumber", 10001),
-        "hpcforge:directory.users[1].uidNumber: uidNumber 10001 of user 'bob' is already used by user 'alice'",
+        "{users}: users[1].uidNumber: uidNumber 10001 of user 'bob' is already used by user 'alice'",
     ),
     (
         "user in an unknown group",
         "prod",
         _set("hpcforge:directory/users/2/groups", ["proj-astro"]),
-        "hpcforge:directory.users[2].groups[0]: user 'carol': unknown group 'proj-astro'",
+        "{users}: users[2].groups[0]: user 'carol': unknown group 'proj-astro'",
     ),
     (
         "malformed ssh key",
         "prod",
         _set("hpcforge:directory/users/0/sshPublicKeys", ["ssh-ed25519 not-base64!! alice"]),
-        "hpcforge:directory.users[0].sshPublicKeys: 'ssh-ed25519 not-base64!! alice': the key body is not valid base64",
+        "{users}: users[0].sshPublicKeys: 'ssh-ed25519 not-base64!! alice': the key body is not valid base64",
     ),
     (
         "duplicate MAC",
         "prod",
         DUPLICATE_MAC,
-        "hpcforge:provisioning.hosts[5].mac: host 'cn006': MAC 0c:c4:7a:10:00:03 is already used by host 'cn003'",
+        "{hosts}: hosts[5].mac: host 'cn006': MAC 0c:c4:7a:10:00:03 is already used by host 'cn003'",
     ),
     (
         "IP outside the provisioning subnet",
         "prod",
         _hosts(lambda h: h[0].update(ip="10.99.0.1")),
-        "hpcforge:provisioning.hosts[0].ip: host 'cn001': IP 10.99.0.1 is outside the provisioning subnets 10.20.0.0/23, 10.21.0.0/24",
+        "{hosts}: hosts[0].ip: host 'cn001': IP 10.99.0.1 is outside the provisioning subnets 10.20.0.0/23, 10.21.0.0/24",
     ),
     (
         "IP inside the DHCP dynamic range",
         "prod",
         _hosts(lambda h: h[1].update(ip="10.20.1.240")),
-        "hpcforge:provisioning.hosts[1].ip: host 'cn002': IP 10.20.1.240 is inside the DHCP dynamic range 10.20.1.230-10.20.1.250",
+        "{hosts}: hosts[1].ip: host 'cn002': IP 10.20.1.240 is inside the DHCP dynamic range 10.20.1.230-10.20.1.250",
     ),
     (
         "unknown boot image",
         "prod",
         _hosts(lambda h: h[2].update(image="ubuntu-noble")),
-        "hpcforge:provisioning.hosts[2].image: host 'cn003': unknown image 'ubuntu-noble' (known: rocky9-compute, rocky9-service)",
+        "{hosts}: hosts[2].image: host 'cn003': unknown image 'ubuntu-noble' (known: rocky9-compute, rocky9-service)",
     ),
     (
         "host names an unknown nodeset",
         "prod",
         _hosts(lambda h: h[3].update(nodeset="gpu-b200")),
-        "hpcforge:provisioning.hosts[3].nodeset: host 'cn004': unknown nodeset 'gpu-b200'",
+        "{hosts}: hosts[3].nodeset: host 'cn004': unknown nodeset 'gpu-b200'",
     ),
     (
         "branch as targetRevision in prod",
@@ -226,7 +226,7 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "MAC address with a bad format",
         "prod",
         _hosts(lambda h: h[0].update(mac="0c:c4:7a:10:00")),
-        "hpcforge:provisioning.hosts[0].mac: '0c:c4:7a:10:00' is not a MAC address",
+        "{hosts}: hosts[0].mac: '0c:c4:7a:10:00' is not a MAC address",
     ),
 ]
 
@@ -239,6 +239,7 @@ def test_bad_input_is_refused_before_any_resource(
     with pytest.raises(ProgramConfigError) as raised:
         run_stack_file(path, stack)
     messages = raised.value.messages
+    expected = expected.format(hosts=inventory_file(tmp_path, "provisioning"), users=inventory_file(tmp_path, "directory"))
     assert any(message.startswith(expected) for message in messages), f"{case}: {messages}"
     assert raised.value.registered == 0, "a resource was registered before the config was refused"
 

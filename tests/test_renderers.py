@@ -17,7 +17,7 @@ import pytest
 from components.charts import ChartUse, SyncRetry, application_spec, project_spec
 from components.config import PlatformConfig, load_config
 from components.config.network import NetworkAttachment
-from components.layers.chunks import PART_LIMIT, PLAIN_LIMIT, plan_parts
+from components.layers.chunks import MAP_PAYLOAD_LIMIT, PLAIN_LIMIT, plan_parts
 from components.layers.database import my_cnf
 from components.layers.network import ipvlan_cni_config
 from components.layers.slurm import nodeset_spec
@@ -315,7 +315,7 @@ def test_chunked_files_reassemble(tmp_path: Path, size: int) -> None:
             (folder / key).write_text(value)
         for key, value in binary.items():
             (folder / key).write_bytes(base64.b64decode(value))
-            assert len(value) <= PART_LIMIT * 4 // 3 + 4
+            assert len(value) <= MAP_PAYLOAD_LIMIT
     target = tmp_path / "out"
     target.mkdir()
     script = script.replace("/chunks/", f"{tmp_path}/chunks/")

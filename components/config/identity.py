@@ -10,6 +10,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .base import ProblemCollector, Quantity, StrictModel
+from .inventory import InventoryRef
 
 _POSIX_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 _SSH_KEY_TYPES = (
@@ -122,11 +123,16 @@ class DirectoryConfig(StrictModel):
     """Volume of the directory's data (`/data` of the 389ds StatefulSet)."""
     expose: bool = False
     """Also publish LDAPS outside the cluster through a Traefik TCP route (port 636)."""
+    inventory: InventoryRef | None = None
+    """The users and groups: a YAML file with the keys `groups` and `users` (lists, each entry with the keys below
+    under `groups[]` and `users[]`), e.g. `{file: inventory/prod/users.yaml}`. Users and groups are not accepted inline
+    in the stack config."""
     groups: tuple[PosixGroup, ...] = ()
-    """POSIX groups (`posixGroup` entries under `ou=Groups`); a group removed here is deleted from the directory."""
+    """POSIX groups (`posixGroup` entries under `ou=Groups`), from `inventory.file` (the loader fills this; the stack
+    config may not set it); a group removed from the file is deleted from the directory."""
     users: tuple[PosixUser, ...] = ()
-    """POSIX users (`inetOrgPerson` + `posixAccount` entries under `ou=People`); a user removed here is deleted from the
-    directory."""
+    """POSIX users (`inetOrgPerson` + `posixAccount` entries under `ou=People`), from `inventory.file` (the loader fills
+    this; the stack config may not set it); a user removed from the file is deleted from the directory."""
 
     @field_validator("suffix")
     @classmethod

@@ -11,12 +11,14 @@ import json
 import types
 import typing
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from .base import ConfigProblems
+from .inventory import InventoryError, build_items, expand_inventories, source_path
 from .root import PlatformConfig
 
 NAMESPACE = "hpcforge"
@@ -50,46 +52,60 @@ def parse_config_values(raw: Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
-def load_config(raw: Mapping[str, Any]) -> PlatformConfig:
-    """Validate the stack config; raise ConfigError with every problem found."""
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+def load_config(raw: Mapping[str, Any], root: Path | None = None) -> PlatformConfig:
+    """Validate the stack config and the inventory files it names (relative to `root`, default: this
+    project); raise ConfigError with every problem found."""
     data = parse_config_values(raw)
+    try:
+        data, sources = expand_inventories(data, root or PROJECT_DIR)
+    except InventoryError as error:
+        raise ConfigError(error.messages) from None
+    build_items(data, sources)
     try:
         return PlatformConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_errors(exc)) from None
+        raise ConfigError(format_errors(exc, sources)) from None
 
 
-def load_config_from_pulumi() -> PlatformConfig:
+def load_config_from_pulumi(root: Path | None = None) -> PlatformConfig:
     """Read every `hpcforge:*` key that the Pulumi engine (or the mock engine) provides."""
     from pulumi.runtime import config as runtime_config
 
     raw: dict[str, Any] = dict(runtime_config.get_config_env())
     raw.update(runtime_config.CONFIG.get())
-    return load_config(raw)
+    return load_config(raw, root)
 
 
 # --- error formatting --------------------------------------------------------------------------
 
 
-def format_errors(exc: ValidationError) -> list[str]:
+def format_errors(exc: ValidationError, sources: Mapping[tuple[str, str], tuple[str, str]] | None = None) -> list[str]:
     messages: list[str] = []
     for error in exc.errors(include_url=False):
-        for path, message in _expand(error):
-            line = f"{NAMESPACE}:{path}: {message}" if path else f"{NAMESPACE}: {message}"
+        for parts, message in _expand(error):
+            in_file = source_path(parts, sources or {})
+            path = _render_path(parts)
+            if in_file is not None:
+                line = f"{in_file[0]}: {_render_path(in_file[1])}: {message}"
+            else:
+                line = f"{NAMESPACE}:{path}: {message}" if path else f"{NAMESPACE}: {message}"
             if line not in messages:
                 messages.append(line)
     return messages
 
 
-def _expand(error: ErrorDetails) -> Iterator[tuple[str, str]]:
+def _expand(error: ErrorDetails) -> Iterator[tuple[list[str | int], str]]:
     parts = _resolve_loc(error["loc"])
     ctx = error.get("ctx") or {}
     cause = ctx.get("error")
     if isinstance(cause, ConfigProblems):
         for rel_path, message in cause.problems:
-            yield _render_path([*parts, *rel_path]), message
+            yield [*parts, *rel_path], message
         return
-    yield _render_path(parts), _message(error, parts)
+    yield parts, _message(error, parts)
 
 
 def _render_path(parts: list[str | int]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import cached_property
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -21,11 +22,15 @@ from .base import (
     ipv4_int,
 )
 from .identity import Storage, validate_ssh_public_key
+from .inventory import InventoryRef
 
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+_UNICAST_MAC = re.compile(r"[0-9a-f][02468ace](:[0-9a-f]{2}){5}")
 
 
 def _mac(value: Any) -> str:
+    if type(value) is str and _UNICAST_MAC.fullmatch(value):
+        return value  # fast path: canonical and unicast (inventories hold 200,000 of them)
     text = str(value).strip().lower().replace("-", ":")
     if not _MAC.match(text):
         raise ValueError(f"{value!r} is not a MAC address (six hex pairs, e.g. 0c:c4:7a:00:00:01)")
@@ -196,8 +201,11 @@ class ProvisioningConfig(StrictModel):
     """Boot images: kernel, initrds, root image and kernel command line."""
     default_image: K8sName | None = None
     """Image of hosts that name none."""
+    inventory: InventoryRef | None = None
+    """The bare-metal inventory: a YAML file with one key, `hosts` (a list of hosts, each with the keys below under
+    `hosts[]`), e.g. `{file: inventory/prod/hosts.yaml}`. Hosts are not accepted inline in the stack config."""
     hosts: tuple[Host, ...] = ()
-    """The bare-metal inventory."""
+    """The hosts of `inventory.file` (the loader fills this from the file; the stack config may not set it)."""
 
     @field_validator("admin_ssh_public_keys")
     @classmethod
@@ -229,8 +237,12 @@ class ProvisioningConfig(StrictModel):
                 return network.prefixlen
         return self.prefix_length
 
+    @cached_property
+    def _images_by_name(self) -> dict[str, BootImage]:
+        return {image.name: image for image in self.images}
+
     def image(self, name: str) -> BootImage | None:
-        return next((image for image in self.images if image.name == name), None)
+        return self._images_by_name.get(name)
 
     def image_of(self, host: Host) -> str | None:
         return host.image or self.default_image
@@ -279,47 +291,54 @@ class ProvisioningConfig(StrictModel):
             host_nets.append((int(network.network_address), int(network.broadcast_address), dyn, str(network)))
         bmc_nets = host_nets
         if self.bmc_network is not None:
-            bmc = ipaddress.IPv4Network(self.bmc_network.subnet)
-            if ipaddress.IPv4Address(self.bmc_network.gateway) not in bmc:
-                problems.add(["bmcNetwork", "gateway"], f"{self.bmc_network.gateway} is not in the BMC network {bmc}")
+            bmc_net = ipaddress.IPv4Network(self.bmc_network.subnet)
+            if ipaddress.IPv4Address(self.bmc_network.gateway) not in bmc_net:
+                problems.add(["bmcNetwork", "gateway"], f"{self.bmc_network.gateway} is not in the BMC network {bmc_net}")
             for network, _ in self.networks():
-                if bmc.overlaps(network):
-                    problems.add(["bmcNetwork", "subnet"], f"{bmc} overlaps the provisioning network {network}")
-            bmc_nets = [(int(bmc.network_address), int(bmc.broadcast_address), None, str(bmc))]
+                if bmc_net.overlaps(network):
+                    problems.add(["bmcNetwork", "subnet"], f"{bmc_net} overlaps the provisioning network {network}")
+            bmc_nets = [(int(bmc_net.network_address), int(bmc_net.broadcast_address), None, str(bmc_net))]
         image_names = [image.name for image in self.images]
         for index, image in enumerate(self.images):
             if image.name in image_names[:index]:
                 problems.add(["images", index, "name"], f"duplicate image name {image.name!r}")
         known_images = ", ".join(image_names)
+        known_image_set = set(image_names)
         if self.default_image is not None and self.default_image not in image_names:
             problems.add(["defaultImage"], f"unknown image {self.default_image!r} (known: {known_images})")
 
-        reserved_ips = {str(gateway): "the gateway", self.grendel_ip: "Grendel itself"}
-        for index, extra in enumerate(self.subnets):
-            reserved_ips.setdefault(extra.gateway, f"the gateway of subnets[{index}]")
-        if self.bmc_network is not None:
-            reserved_ips.setdefault(self.bmc_network.gateway, "the BMC network's gateway")
+        # Owners are kept as (host name, what) and formatted only for a message: 100,000 hosts.
+        def owner_text(owner: tuple[str | None, str]) -> str:
+            return owner[1] if owner[0] is None else f"host {owner[0]!r}{owner[1]}"
+
         names: dict[str, int] = {}
-        macs: dict[str, str] = {}
-        ips: dict[str, str] = dict(reserved_ips)
+        macs: dict[str, tuple[str | None, str]] = {}
+        ips: dict[str, tuple[str | None, str]] = {str(gateway): (None, "the gateway"), self.grendel_ip: (None, "Grendel itself")}
+        for extra_index, extra in enumerate(self.subnets):
+            ips.setdefault(extra.gateway, (None, f"the gateway of subnets[{extra_index}]"))
+        if self.bmc_network is not None:
+            ips.setdefault(self.bmc_network.gateway, (None, "the BMC network's gateway"))
         for index, host in enumerate(self.hosts):
-            where: list[str | int] = ["hosts", index]
-            label = f"host {host.name!r}"
-            if host.name in names:
-                problems.add([*where, "name"], f"{label}: duplicate host name (also hosts[{names[host.name]}])")
-            names.setdefault(host.name, index)
-            interfaces = [("mac", host.mac, "ip", host.ip, "")]
-            if host.bmc is not None:
-                interfaces.append(("bmc.mac", host.bmc.mac, "bmc.ip", host.bmc.ip, " (BMC)"))
-                if host.bmc.mac == host.mac:
-                    problems.add([*where, "bmc", "mac"], f"{label}: the BMC has the same MAC as the host NIC")
-                if host.bmc.ip == host.ip:
-                    problems.add([*where, "bmc", "ip"], f"{label}: the BMC has the same IP as the host NIC")
+            name = host.name
+            if name in names:
+                problems.add(["hosts", index, "name"], f"host {name!r}: duplicate host name (also hosts[{names[name]}])")
+            else:
+                names[name] = index
+            bmc = host.bmc
+            interfaces: tuple[tuple[str, str, str, str, str], ...] = (("mac", host.mac, "ip", host.ip, ""),)
+            if bmc is not None:
+                interfaces += (("bmc.mac", bmc.mac, "bmc.ip", bmc.ip, " (BMC)"),)
+                if bmc.mac == host.mac:
+                    problems.add(["hosts", index, "bmc", "mac"], f"host {name!r}: the BMC has the same MAC as the host NIC")
+                if bmc.ip == host.ip:
+                    problems.add(["hosts", index, "bmc", "ip"], f"host {name!r}: the BMC has the same IP as the host NIC")
             for mac_key, mac, ip_key, ip_text, what in interfaces:
-                owner = f"host {host.name!r}{what}"
-                if mac in macs and macs[mac] != owner:
-                    problems.add([*where, *mac_key.split(".")], f"{label}: MAC {mac} is already used by {macs[mac]}")
-                macs.setdefault(mac, owner)
+                owner = (name, what)
+                seen = macs.setdefault(mac, owner)
+                if seen != owner:
+                    problems.add(
+                        ["hosts", index, *mac_key.split(".")], f"host {name!r}: MAC {mac} is already used by {owner_text(seen)}"
+                    )
                 ip = ipv4_int(ip_text)
                 nets = bmc_nets if what else host_nets
                 net = next((n for n in nets if n[0] < ip < n[1]), None)
@@ -328,20 +347,23 @@ class ProvisioningConfig(StrictModel):
                     if len(nets) > 1:
                         kind = "the provisioning subnets"
                     problems.add(
-                        [*where, *ip_key.split(".")],
-                        f"{label}: IP {ip_text} is outside {kind} {', '.join(n[3] for n in nets)}",
+                        ["hosts", index, *ip_key.split(".")],
+                        f"host {name!r}: IP {ip_text} is outside {kind} {', '.join(n[3] for n in nets)}",
                     )
                 elif net[2] is not None and net[2][0] <= ip <= net[2][1]:
                     problems.add(
-                        [*where, *ip_key.split(".")], f"{label}: IP {ip_text} is inside the DHCP dynamic range {net[2][2]}"
+                        ["hosts", index, *ip_key.split(".")],
+                        f"host {name!r}: IP {ip_text} is inside the DHCP dynamic range {net[2][2]}",
                     )
-                if ip_text in ips and ips[ip_text] != owner:
-                    problems.add([*where, *ip_key.split(".")], f"{label}: IP {ip_text} is already used by {ips[ip_text]}")
-                ips.setdefault(ip_text, owner)
-            image_name = self.image_of(host)
+                seen = ips.setdefault(ip_text, owner)
+                if seen != owner:
+                    problems.add(
+                        ["hosts", index, *ip_key.split(".")], f"host {name!r}: IP {ip_text} is already used by {owner_text(seen)}"
+                    )
+            image_name = host.image or self.default_image
             if image_name is None:
-                problems.add([*where, "image"], f"{label}: no image and no provisioning.defaultImage")
-            elif image_name not in image_names:
-                problems.add([*where, "image"], f"{label}: unknown image {image_name!r} (known: {known_images})")
+                problems.add(["hosts", index, "image"], f"host {name!r}: no image and no provisioning.defaultImage")
+            elif image_name not in known_image_set:
+                problems.add(["hosts", index, "image"], f"host {name!r}: unknown image {image_name!r} (known: {known_images})")
         problems.raise_if_any()
         return self

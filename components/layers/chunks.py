@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,10 +22,25 @@ from ..context import DeployContext
 from ..k8s import RESTRICTED_CONTAINER_SECURITY, config_map, container_resources
 from ..versions import Images
 
+OBJECT_LIMIT = 1024 * 1024
+"""The API server's limit on one object (etcd's request size; a ConfigMap's data is capped at 1 MiB)."""
+MAP_PAYLOAD_LIMIT = 640 * 1024
+"""Encoded bytes of `data`/`binaryData` per ConfigMap, counted as they travel (JSON: quoted keys and
+values with escapes, base64 for binary parts). The rest of the object (name, labels, annotations) is
+independent of the files' size and a few KiB at most, so every map stays under OBJECT_LIMIT with over
+a third of it to spare, whatever the size of the inventory (see `encoded_entry_size`)."""
 PLAIN_LIMIT = 512 * 1024
-"""Files up to this size (in total) stay plain text in one ConfigMap."""
-PART_LIMIT = 600 * 1024
-"""Raw bytes per gzip part: base64 makes it ~800 KiB, leaving room for metadata under 1 MiB."""
+"""Files up to this many encoded bytes (in total) stay plain text in one ConfigMap."""
+
+
+def encoded_entry_size(key: str, value: str) -> int:
+    """Bytes of `"key":"value",` in JSON: the value's escapes (newlines, quotes, control characters,
+    non-ASCII as UTF-8) are counted, not its raw length."""
+    return len(json.dumps(key, ensure_ascii=False).encode()) + len(json.dumps(value, ensure_ascii=False).encode()) + 2
+
+
+def _b64_length(raw: int) -> int:
+    return 4 * ((raw + 2) // 3)
 
 
 @dataclass(frozen=True)
@@ -39,9 +55,12 @@ def plan_parts(files: Mapping[str, str]) -> tuple[list[dict[str, str]], list[dic
     """Split `files` into ConfigMap payloads: (data per map, binaryData per map, shell script).
 
     Pure: the script, run with the maps mounted at /chunks/NN, recreates every file in $TARGET.
+    Each map's payload, counted by `encoded_entry_size`, is at most MAP_PAYLOAD_LIMIT: plain files
+    only when all of them fit in PLAIN_LIMIT, else gzip parts sized so that a part's base64 and its
+    key fit, packed into maps by their encoded size.
     """
-    total = sum(len(text.encode()) for text in files.values())
-    if total <= PLAIN_LIMIT:
+    plain = sum(encoded_entry_size(name, text) for name, text in files.items())
+    if plain <= PLAIN_LIMIT:
         script = "".join(f'cp "/chunks/00/{name}" "$TARGET/{name}"\n' for name in sorted(files))
         return [dict(files)], [{}], script
     maps: list[dict[str, str]] = [{}]
@@ -49,13 +68,17 @@ def plan_parts(files: Mapping[str, str]) -> tuple[list[dict[str, str]], list[dic
     script_lines: list[str] = []
     for name in sorted(files):
         packed = gzip.compress(files[name].encode(), compresslevel=6, mtime=0)
-        parts = [packed[i : i + PART_LIMIT] for i in range(0, len(packed), PART_LIMIT)] or [b""]
+        key_cost = encoded_entry_size(f"{name}.gz.part000", "")
+        # Largest raw part whose base64 (plus its key) fits in one map's budget.
+        part_raw = (MAP_PAYLOAD_LIMIT - key_cost) // 4 * 3
+        parts = [packed[i : i + part_raw] for i in range(0, len(packed), part_raw)] or [b""]
         for index, part in enumerate(parts):
-            if used and used + len(part) > PART_LIMIT:
+            cost = key_cost + _b64_length(len(part))
+            if used and used + cost > MAP_PAYLOAD_LIMIT:
                 maps.append({})
                 used = 0
             maps[-1][f"{name}.gz.part{index:03d}"] = base64.b64encode(part).decode()
-            used += len(part)
+            used += cost
         script_lines.append(f'cat /chunks/*/"{name}".gz.part* | gunzip > "$TARGET/{name}"\n')
     return [{} for _ in maps], maps, "".join(script_lines)
 
@@ -71,6 +94,7 @@ def chunked_file(
     app: str,
     target_dir: str,
     depends_on: Sequence[pulumi.Resource] = (),
+    annotations: Mapping[str, str] | None = None,
 ) -> tuple[list[k8s.core.v1.ConfigMap], Assembly]:
     data_maps, binary_maps, script = plan_parts(files)
     maps: list[k8s.core.v1.ConfigMap] = []
@@ -89,6 +113,7 @@ def chunked_file(
                 app=app,
                 depends_on=depends_on,
                 binary_data=binary or None,
+                annotations=annotations,
             )
         )
         volumes.append({"name": map_name, "configMap": {"name": map_name}})

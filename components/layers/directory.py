@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from ..config.identity import DirectoryConfig
+from ..config.inventory import digest_annotations
 from ..context import DeployContext, Stateful
 from ..k8s import Namespace, Port, config_map, container_resources, ingress_from_namespaces, secret
 from ..renderers.ldif import render_directory_ldif, sssd_bind_dn
@@ -244,6 +245,7 @@ class Directory(pulumi.ComponentResource):
             app=APP,
             target_dir="/ldif",
             depends_on=namespace.ready,
+            annotations=digest_annotations(cfg.inventory),
         )
         # A Job's pod template is immutable: name it after its content, so a changed LDIF or script
         # runs a new Job (replacing the old one), and an unchanged one is left alone.

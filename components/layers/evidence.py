@@ -97,7 +97,10 @@ class Evidence(pulumi.ComponentResource):
                 environment=environment,
                 # Re-run when the script or its parameters change (and on `pulumi up --replace`).
                 triggers=[digest, *sorted(f"{k}={v}" for k, v in environment.items() if isinstance(v, str))],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *previous]),
+                # The first check waits for every layer; each later one for the check before it (so, transitively,
+                # for every layer too). Depending on the layers once keeps Pulumi's dependency-cycle check,
+                # which walks the graph for each (dependent, child of a layer) pair, linear in the site.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=previous or list(args.depends_on)),
             )
             # Checks run in order: a broken controller makes the node checks pointless.
             previous = [run]

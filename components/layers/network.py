@@ -66,6 +66,8 @@ class NetworkArgs:
     dns_records: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Extra DNS records per zone: zone -> {host label -> IPv4} (e.g. the bare-metal inventory)."""
     tcp_entrypoints: Sequence[TcpEntryPoint] = ()
+    inventory_annotations: Mapping[str, str] = field(default_factory=dict)
+    """Annotations naming the inventory file that the extra DNS records come from (its sha256)."""
 
 
 class Network(pulumi.ComponentResource):
@@ -89,7 +91,7 @@ class Network(pulumi.ComponentResource):
         self.attachments = {att.name: self._attachment(ctx, att, multus) for att in cfg.attachments}
         dns: list[pulumi.Resource] = []
         if cfg.dns.enabled:
-            dns = self._site_dns(ctx, cfg, metallb, args.dns_records)
+            dns = self._site_dns(ctx, cfg, metallb, args.dns_records, args.inventory_annotations)
         self.ready = [*metallb, traefik, *multus, *self.attachments.values(), *dns]
         self.register_outputs(
             {
@@ -269,6 +271,7 @@ class Network(pulumi.ComponentResource):
         cfg: NetworkConfig,
         metallb: Sequence[pulumi.Resource],
         dns_records: Mapping[str, Mapping[str, str]],
+        inventory_annotations: Mapping[str, str],
     ) -> list[pulumi.Resource]:
         namespace = Namespace(
             ctx,
@@ -310,6 +313,7 @@ class Network(pulumi.ComponentResource):
             app="site-dns",
             target_dir="/etc/coredns/zones",
             depends_on=namespace.ready,
+            annotations=dict(inventory_annotations),
         )
         checksum = hashlib.sha256((corefile + json.dumps(files, sort_keys=True)).encode()).hexdigest()[:16]
         deployment = k8s.apps.v1.Deployment(

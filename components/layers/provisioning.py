@@ -18,6 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
+from ..config.inventory import digest_annotations
 from ..config.provisioning import ProvisioningConfig
 from ..config.slurm import SlurmConfig
 from ..config.storage import NfsExport
@@ -105,6 +106,7 @@ class Provisioning(pulumi.ComponentResource):
             app=APP,
             target_dir="/config",
             depends_on=namespace.ready,
+            annotations=digest_annotations(cfg.inventory),
         )
         joining = sorted({h.nodeset for h in cfg.hosts if h.nodeset and cfg.joins_slurm(h)})
         join_scripts: dict[str, str] = {}

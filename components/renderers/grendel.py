@@ -109,21 +109,26 @@ def _interface(
     return nic
 
 
-def host_record(host: Host, config: ProvisioningConfig, domain: str, boot_image: str) -> dict[str, Any]:
+def host_record(
+    host: Host,
+    config: ProvisioningConfig,
+    domain: str,
+    boot_image: str,
+    prefix: int | None = None,
+    bmc_prefix: int | None = None,
+) -> dict[str, Any]:
+    """A host in Grendel's format. Prefixes default to those of the networks the addresses are on."""
+    prefix = config.prefix_of(host.ip) if prefix is None else prefix
+    if bmc_prefix is None:
+        bmc_prefix = prefix if host.bmc is None or (config.bmc_network is None and not config.subnets) else None
     interfaces = [
         _interface(
-            host.mac,
-            host.ip,
-            config.prefix_of(host.ip),
-            f"{host.name}.{domain}",
-            bmc=False,
-            vlan=host.vlan,
-            mtu=host.mtu,
-            ifname=host.ifname,
+            host.mac, host.ip, prefix, f"{host.name}.{domain}", bmc=False, vlan=host.vlan, mtu=host.mtu, ifname=host.ifname
         )
     ]
     if host.bmc is not None:
-        bmc_prefix = config.prefix_of(host.bmc.ip, bmc=True)
+        if bmc_prefix is None:
+            bmc_prefix = config.prefix_of(host.bmc.ip, bmc=True)
         interfaces.append(
             _interface(
                 host.bmc.mac, host.bmc.ip, bmc_prefix, f"{host.name}-bmc.{domain}", bmc=True, vlan=None, mtu=None, ifname=""
@@ -143,18 +148,52 @@ def render_inventory(config: ProvisioningConfig, domain: str, join_base_url: str
     """
     images = {image.name: image for image in config.images}
     image_records: dict[str, dict[str, Any]] = {}
-    hosts: list[dict[str, Any]] = []
+    hosts: list[str] = []
     for image in config.images:
         image_records[image.name] = _image_record(image, image.name, None)
+    prefix = config.prefix_length
+    # One network (the common case): one prefix; several, or BMCs apart: each address's own network.
+    single = not config.subnets and config.bmc_network is None
+    default_image = config.default_image or ""
     for host in config.hosts:
-        base = images[config.image_of(host) or ""]
+        base = images[host.image or default_image]
         boot = base.name
-        if join_base_url is not None and host.nodeset is not None and config.joins_slurm(host):
+        # `base.joins_slurm and host.nodeset` is ProvisioningConfig.joins_slurm(host), without its lookups.
+        if join_base_url is not None and host.nodeset is not None and base.joins_slurm:
             boot = join_image_name(base.name, host.nodeset)
             if boot not in image_records:
                 image_records[boot] = _image_record(base, boot, f"{join_base_url}/{join_script_name(host.nodeset)}")
-        hosts.append(host_record(host, config, domain, boot))
-    return json.dumps(hosts, separators=(",", ":")), json.dumps(list(image_records.values()), indent=1)
+        if single:
+            hosts.append(_host_json(host, domain, boot, prefix))
+        else:
+            bmc_prefix = config.prefix_of(host.bmc.ip, bmc=True) if host.bmc is not None else None
+            hosts.append(_host_json(host, domain, boot, config.prefix_of(host.ip), bmc_prefix))
+    return "[" + ",".join(hosts) + "]", json.dumps(list(image_records.values()), indent=1)
+
+
+_dump = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _host_json(host: Host, domain: str, boot_image: str, prefix: int, bmc_prefix: int | None = None) -> str:
+    """`json.dumps(host_record(...), separators=(",", ":"))`, written directly (a test compares them):
+    100,000 hosts without building 300,000 dicts."""
+    tags = [*host.tags, f"{NODESET_TAG_PREFIX}{host.nodeset}"] if host.nodeset else host.tags
+    if host.switch is not None or host.block is not None:
+        tags = [*tags, *(f"{kind}:{value}" for kind, value in (("switch", host.switch), ("block", host.block)) if value)]
+    nic = (
+        f'{{"ifname":{_dump(host.ifname)},"mac":{_dump(host.mac)},"ip":"{host.ip}/{prefix}",'
+        f'"fqdn":{_dump(f"{host.name}.{domain}")},"bmc":false,"vlan":"{host.vlan if host.vlan is not None else ""}"'
+        + (f',"mtu":{host.mtu}}}' if host.mtu is not None else "}")
+    )
+    if host.bmc is not None:
+        nic += (
+            f',{{"ifname":"","mac":{_dump(host.bmc.mac)},"ip":"{host.bmc.ip}/{prefix if bmc_prefix is None else bmc_prefix}",'
+            f'"fqdn":{_dump(f"{host.name}-bmc.{domain}")},"bmc":true,"vlan":""}}'
+        )
+    return (
+        f'{{"name":{_dump(host.name)},"provision":{"true" if host.provision else "false"},"boot_image":{_dump(boot_image)},'
+        f'"tags":{_dump(list(tags))},"interfaces":[{nic}]}}'
+    )
 
 
 def _image_record(image: BootImage, name: str, join_url: str | None) -> dict[str, Any]:

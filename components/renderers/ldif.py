@@ -56,8 +56,20 @@ def _value(attribute: str, value: str) -> str:
     return f"{attribute}:: {base64.b64encode(value.encode()).decode()}"
 
 
+_UNSAFE_FIRST = ("", " ", ":", "<")
+
+
 def _entry(dn: str, attributes: Iterable[tuple[str, str]]) -> str:
-    return "\n".join([_value("dn", dn), *(_value(name, value) for name, value in attributes)])
+    lines = [_value("dn", dn)]
+    append = lines.append
+    for name, value in attributes:
+        # Fast path (100,000 users are 1.5 million values): printable ASCII (a subset of
+        # SAFE-STRING), not starting with a space, ':' or '<' and not ending in a space.
+        if value.isascii() and value.isprintable() and value[:1] not in _UNSAFE_FIRST and value[-1] != " ":
+            append(f"{name}: {value}")
+        else:
+            append(_value(name, value))
+    return "\n".join(lines)
 
 
 def _suffix_entry(suffix: str) -> list[tuple[str, str]]:
@@ -148,6 +160,52 @@ def render_directory_ldif(config: DirectoryConfig) -> str:
         attrs += [("memberUid", name) for name in sorted(members[group.name])]
         entries.append(_entry(group_dn(suffix, group.name), attrs))
     gids = {group.name: group.gid_number for group in config.groups}
+    people = people_dn(suffix)
     for user in config.users:
-        entries.append(_entry(user_dn(suffix, user.name), _user_attributes(user, gids[user.primary_group])))
+        entries.append(_user_entry(people, user, gids[user.primary_group]))
     return "\n\n".join(entries) + "\n"
+
+
+_PLAIN_CLASSES = "".join(
+    f"objectClass: {c}\n" for c in ("top", "person", "organizationalPerson", "inetOrgPerson", "posixAccount")
+)
+
+
+def _plain_text(value: str) -> bool:
+    return value.isascii() and value.isprintable() and value[:1] not in _UNSAFE_FIRST and value[-1] != " "
+
+
+# Lines of printable ASCII, none starting with a space, ':' or '<' or ending in a space: one C-level
+# match for all the values of an entry (each a subset of RFC 2849's SAFE-STRING).
+_PLAIN_LINES = re.compile(r"(?:(?![ :<])[\x20-\x7e]*(?<! )\n)*")
+
+
+def _user_entry(people: str, user: PosixUser, gid_number: int) -> str:
+    """`_entry(user_dn, _user_attributes(user, gid))`, written in one piece when every value is plain text.
+
+    Same bytes as the general path (a test compares them); 100,000 users render in about a second.
+    """
+    cn = user.full_name or user.name
+    words = cn.split()
+    given = words[0] if user.full_name and len(words) > 1 else None
+    values = [user.name, cn, words[-1] if words else cn, user.home, user.login_shell, *user.ssh_public_keys]
+    if given is not None:
+        values.append(given)
+    if user.mail:
+        values.append(user.mail)
+    if not _PLAIN_LINES.fullmatch("\n".join(values) + "\n") or not _plain_text(people):
+        return _entry(f"uid={user.name},{people}", _user_attributes(user, gid_number))
+    text = f"dn: uid={user.name},{people}\n{_PLAIN_CLASSES}"
+    if user.ssh_public_keys:
+        text += "objectClass: nsAccount\n"
+    text += (
+        f"uid: {user.name}\ncn: {cn}\nsn: {_surname(user)}\nuidNumber: {user.uid_number}\ngidNumber: {gid_number}\n"
+        f"homeDirectory: {user.home}\nloginShell: {user.login_shell}"
+    )
+    if given is not None:
+        text += f"\ngivenName: {given}"
+    if user.mail:
+        text += f"\nmail: {user.mail}"
+    for key in user.ssh_public_keys:
+        text += f"\n{SSH_KEY_ATTRIBUTE}: {key}"
+    return text

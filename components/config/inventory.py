@@ -1,0 +1,314 @@
+"""Inventories (hosts, directory users and groups) in data files beside the stack config.
+
+Whatever grows with the site lives in files in the repository, referenced from the stack config:
+
+    hpcforge:provisioning:
+      inventory: {file: inventory/prod/hosts.yaml}     # `hosts: [...]`
+    hpcforge:directory:
+      inventory: {file: inventory/prod/users.yaml}     # `groups: [...]`, `users: [...]`
+
+so the stack config stays a few KiB at any site size (the Pulumi CLI hands the whole stack config
+to the program and to every policy pack in ONE environment variable, and Linux refuses any single
+environment string over 128 KiB). The loader reads each file (YAML 1.2 core schema, safe, bounded
+size), records its sha256 in the config (`inventory.sha256`; a pinned value is checked), and puts
+its lists where the models expect them, so they are validated with the rest of the config before
+anything is registered. Problems inside a file are reported under the file and the path in it:
+`inventory/prod/hosts.yaml: hosts[123].ip: ...`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+import yaml_rs
+from pydantic import Field
+
+from .base import StrictModel
+
+MAX_INVENTORY_BYTES = 64 * 1024 * 1024
+"""Refuse inventory files larger than this (a 100,000-host inventory is about 15 MB)."""
+
+
+class InventoryRef(StrictModel):
+    """A data file of the repository holding an inventory."""
+
+    file: str = Field(min_length=1)
+    """Path of the YAML file, relative to the project directory (the one with `Pulumi.yaml`)."""
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    """Expected sha256 of the file (hex). When set, a file with another digest is refused; when not set, the digest is
+    computed at load time. Either way the digest is written as the `hpcforge.io/inventory-sha256` annotation on the
+    objects made from the file, so a change to the file is a change to the stack."""
+
+
+@dataclass(frozen=True)
+class InventoryKind:
+    section: str
+    """Stack config key (without `hpcforge:`) that holds the `inventory` reference."""
+    keys: tuple[str, ...]
+    """Top-level keys of the file; each becomes `<section>.<key>` in the config."""
+
+
+KINDS = (
+    InventoryKind("provisioning", ("hosts",)),
+    InventoryKind("directory", ("groups", "users")),
+)
+
+DEFAULT_FILES = {"provisioning": "hosts.yaml", "directory": "users.yaml"}
+
+
+INVENTORY_ANNOTATION = "hpcforge.io/inventory-sha256"
+"""Annotation with the sha256 of the inventory file an object was made from."""
+
+
+def digest_annotations(ref: InventoryRef | None) -> dict[str, str]:
+    """`{hpcforge.io/inventory-sha256: <hex>}` for objects made from an inventory file (empty without one)."""
+    return {INVENTORY_ANNOTATION: ref.sha256} if ref is not None and ref.sha256 else {}
+
+
+class InventoryError(Exception):
+    def __init__(self, messages: list[str]) -> None:
+        self.messages = messages
+        super().__init__("\n".join(messages))
+
+
+# --- YAML 1.2 core schema ------------------------------------------------------------------------------
+# PyYAML resolves plain scalars by YAML 1.1 rules: `12:34:56` becomes a base-60 integer,
+# `yes`/`no`/`on`/`off` booleans, `0777` octal. Inventories are full of MACs and names, so they are
+# read with the YAML 1.2 core schema instead (https://yaml.org/spec/1.2.2/#1032-tag-resolution).
+# Inventory files are parsed by yaml-rs (`parse_yaml_12`); `Yaml12Loader` (libyaml with the core
+# schema's implicit tags) reads stack files for `migrate-inventory`, and `Yaml12Dumper` writes
+# inventories that YAML 1.1 and 1.2 readers read alike.
+
+_CORE_RESOLVERS: list[tuple[str, re.Pattern[str], list[str]]] = [
+    ("tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")),
+    (
+        "tag:yaml.org,2002:int",
+        re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+        list("-+0123456789"),
+    ),
+    (
+        "tag:yaml.org,2002:float",
+        re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+        list("-+.0123456789"),
+    ),
+]
+
+
+def _core_resolvers() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
+    table: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    for tag, pattern, first in _CORE_RESOLVERS:
+        for char in first:
+            table.setdefault(char, []).append((tag, pattern))
+    return table
+
+
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class Yaml12Loader(_BASE_LOADER):
+    """libyaml's safe loader with the YAML 1.2 core schema's implicit tags."""
+
+    yaml_implicit_resolvers = _core_resolvers()
+
+
+def _construct_int(loader: Any, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text, 10)
+
+
+def _construct_float(loader: Any, node: yaml.ScalarNode) -> float:
+    text = str(loader.construct_scalar(node)).lower()
+    if text.lstrip("+-") == ".inf":
+        return float("-inf") if text.startswith("-") else float("inf")
+    if text == ".nan":
+        return float("nan")
+    return float(text)
+
+
+Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+Yaml12Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+# YAML 1.2 has no timestamps: a date-looking plain scalar stays a string.
+Yaml12Loader.add_constructor("tag:yaml.org,2002:timestamp", Yaml12Loader.construct_yaml_str)
+
+
+class Yaml12Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Quotes every string that YAML 1.1 OR 1.2 would read as something else (safe for both readers)."""
+
+
+for _tag, _pattern, _first in _CORE_RESOLVERS:
+    Yaml12Dumper.add_implicit_resolver(_tag, _pattern, _first)
+
+
+def read_yaml_file(path: Path, label: str, max_bytes: int = MAX_INVENTORY_BYTES) -> tuple[Any, str]:
+    """(document, sha256 hex) of a YAML data file; InventoryError naming `label` on any problem."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise InventoryError([f"{label}: no such file"]) from None
+    except OSError as error:
+        raise InventoryError([f"{label}: cannot be read ({error.strerror})"]) from None
+    if len(raw) > max_bytes:
+        raise InventoryError([f"{label}: larger than {max_bytes // (1024 * 1024)} MiB"])
+    digest = hashlib.sha256(raw).hexdigest()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InventoryError([f"{label}: not UTF-8 (byte {error.start})"]) from None
+    return parse_yaml_12(text, label), digest
+
+
+def parse_yaml_12(text: str, label: str) -> Any:
+    """One YAML 1.2 document (core schema, no timestamps, unique keys, no aliases) as Python values.
+
+    yaml-rs (a Rust YAML 1.2 parser) reads a 100,000-host inventory in a few seconds where
+    PyYAML's libyaml loader, which builds every value in Python, takes over a minute.
+    """
+    try:
+        document = yaml_rs.loads(
+            text,
+            parse_datetime=False,
+            alias_limits=yaml_rs.AliasLimits(max_total_replayed_events=0),
+            duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.Error,
+        )
+    except yaml_rs.YAMLDecodeError as error:
+        message = str(error)
+        if "alias" in message:
+            raise InventoryError([f"{label}: YAML anchors and aliases are not allowed in inventory files"]) from None
+        raise InventoryError([f"{label}: not valid YAML: {' '.join(message.split())}"]) from None
+    return document
+
+
+# --- expanding the references ------------------------------------------------------------------------
+
+
+def _migration_hint(section: str, keys: tuple[str, ...]) -> str:
+    what = " and ".join(f"{section}.{key}" for key in keys)
+    return (
+        f"inline inventories are not read from the stack config any more: move {what} to a file with "
+        f"`python -m offline migrate-inventory --stack STACK` (it writes inventory/STACK/{DEFAULT_FILES[section]} and "
+        f"replaces the keys by `inventory: {{file: inventory/STACK/{DEFAULT_FILES[section]}}}`), or do it by hand"
+    )
+
+
+def expand_inventories(data: dict[str, Any], root: Path) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[str, str]]]:
+    """Replace each `inventory` reference by the file's lists.
+
+    Returns (data, sources): sources maps (section, key), e.g. ("provisioning", "hosts"), to
+    (file as written, key in the file) for error messages. Raises InventoryError with every problem.
+    """
+    problems: list[str] = []
+    sources: dict[tuple[str, str], tuple[str, str]] = {}
+    result = dict(data)
+    for kind in KINDS:
+        section = result.get(kind.section)
+        if not isinstance(section, Mapping):
+            continue
+        section = dict(section)
+        inline = tuple(key for key in kind.keys if key in section)
+        if inline:
+            for key in inline:
+                problems.append(f"hpcforge:{kind.section}.{key}: {_migration_hint(kind.section, kind.keys)}")
+            continue
+        ref = section.get("inventory")
+        if ref is None:
+            continue
+        if not isinstance(ref, Mapping) or not isinstance(ref.get("file"), str) or not ref.get("file"):
+            problems.append(f"hpcforge:{kind.section}.inventory.file: required (the path of the inventory file)")
+            continue
+        name = str(ref["file"])
+        path = Path(name) if Path(name).is_absolute() else root / name
+        try:
+            document, digest = read_yaml_file(path, name)
+        except InventoryError as error:
+            problems.extend(error.messages)
+            continue
+        pinned = ref.get("sha256")
+        if isinstance(pinned, str) and pinned and pinned != digest:
+            problems.append(
+                f"hpcforge:{kind.section}.inventory.sha256: {name} has sha256 {digest}, not the pinned {pinned} "
+                "(update the pin if the change is intended)"
+            )
+            continue
+        if document is None:
+            document = {}
+        if not isinstance(document, Mapping):
+            problems.append(f"{name}: expected a mapping with the keys {', '.join(kind.keys)}")
+            continue
+        unknown = [key for key in document if key not in kind.keys]
+        for key in unknown:
+            problems.append(f"{name}: {key}: unknown key (allowed: {', '.join(kind.keys)})")
+        if unknown:
+            continue
+        for key in kind.keys:
+            if key in document:
+                section[key] = document[key]
+                sources[(kind.section, key)] = (name, key)
+        section["inventory"] = {**ref, "sha256": digest}
+        result[kind.section] = section
+    if problems:
+        raise InventoryError(problems)
+    return result, sources
+
+
+def build_items(data: dict[str, Any], sources: Mapping[tuple[str, str], tuple[str, str]]) -> None:
+    """Turn each inventory entry into its model in place, dropping the parsed YAML as it goes.
+
+    A 100,000-host inventory parsed is ~150 MB of dicts and validated ~200 MB of models: converting
+    entry by entry keeps one of the two in memory at a time, not both. At the first entry that
+    does not validate, the rest stay as parsed, so validating the whole config reports every
+    problem under its index, as before.
+    """
+    from .identity import PosixGroup, PosixUser
+    from .provisioning import Host
+
+    models: dict[tuple[str, str], Any] = {
+        ("provisioning", "hosts"): Host,
+        ("directory", "groups"): PosixGroup,
+        ("directory", "users"): PosixUser,
+    }
+    for (section, key), model in models.items():
+        if (section, key) not in sources:
+            continue
+        items = data[section].get(key)
+        if not isinstance(items, list):
+            continue
+        validate = model.model_validate
+        for index, item in enumerate(items):
+            try:
+                items[index] = validate(item)
+            except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
+                break
+
+
+def source_path(parts: list[str | int], sources: Mapping[tuple[str, str], tuple[str, str]]) -> tuple[str, list[str | int]] | None:
+    """(file, path inside it) when `parts` points into an inventory file, else None."""
+    if len(parts) >= 2 and isinstance(parts[0], str) and isinstance(parts[1], str):
+        found = sources.get((parts[0], parts[1]))
+        if found is not None:
+            return found[0], [found[1], *parts[2:]]
+    return None
+
+
+__all__ = [
+    "INVENTORY_ANNOTATION",
+    "InventoryError",
+    "InventoryRef",
+    "Yaml12Dumper",
+    "Yaml12Loader",
+    "digest_annotations",
+    "expand_inventories",
+    "read_yaml_file",
+    "source_path",
+]
