@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,7 @@ from .daemons import slurm
 from .daemons.common import write_script
 from .daemons.slurm import SlurmCluster, node_line, parse_key_values
 from .helpers import config_values, raw_config, require_binaries
+from .site_helpers import load_edited
 from .test_real_slurm import loadable_cgroup_conf, loadable_extra_conf, operator_lines, require_root
 
 pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(300)]
@@ -223,12 +225,14 @@ def test_join_script_registers_a_host_with_its_own_features_and_the_nodeset_weig
 def test_group_limits_decide_who_may_submit(tmp_path: Path) -> None:
     require_root()
     require_binaries(*slurm.REQUIRED_BINARIES)
-    values = config_values("prod")
-    # This host resolves groups from /etc/group, where `nobody`'s group is nogroup (gid 65534): give
-    # the directory the same group and open `debug` to it only.
-    values["hpcforge:directory"]["groups"].append({"name": "nogroup", "gidNumber": 65534})
-    values["hpcforge:slurm"]["partitions"][3]["allowGroups"] = ["nogroup"]
-    config = load_config(raw_config(values))
+
+    def open_debug_to_nogroup(values: dict[str, Any]) -> None:
+        # This host resolves groups from /etc/group, where `nobody`'s group is nogroup (gid 65534):
+        # give the directory the same group and open `debug` to it only.
+        values["hpcforge:directory"]["groups"].append({"name": "nogroup", "gidNumber": 65534})
+        values["hpcforge:slurm"]["partitions"][3]["allowGroups"] = ["nogroup"]
+
+    config = load_edited(tmp_path / "inventory", open_debug_to_nogroup)
     with start(config, tmp_path) as cluster:
 
         def submit(partition: str, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -117,18 +117,20 @@ def host_record(
     prefix: int | None = None,
     bmc_prefix: int | None = None,
 ) -> dict[str, Any]:
-    """A host in Grendel's format. Prefixes default to those of the networks the addresses are on."""
-    prefix = config.prefix_of(host.ip) if prefix is None else prefix
+    """A host in Grendel's format. Without `prefix`, each address gets the prefix of its network; a given
+    `prefix` also serves the BMC unless `bmc_prefix` is given (as in `_host_json`)."""
+    if prefix is None:
+        prefix = config.prefix_of(host.ip)
+        if host.bmc is not None and bmc_prefix is None:
+            bmc_prefix = config.prefix_of(host.bmc.ip, bmc=True)
     if bmc_prefix is None:
-        bmc_prefix = prefix if host.bmc is None or (config.bmc_network is None and not config.subnets) else None
+        bmc_prefix = prefix
     interfaces = [
         _interface(
             host.mac, host.ip, prefix, f"{host.name}.{domain}", bmc=False, vlan=host.vlan, mtu=host.mtu, ifname=host.ifname
         )
     ]
     if host.bmc is not None:
-        if bmc_prefix is None:
-            bmc_prefix = config.prefix_of(host.bmc.ip, bmc=True)
         interfaces.append(
             _interface(
                 host.bmc.mac, host.bmc.ip, bmc_prefix, f"{host.name}-bmc.{domain}", bmc=True, vlan=None, mtu=None, ifname=""
