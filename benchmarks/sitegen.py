@@ -77,7 +77,7 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
         }
         for i in range(1, hosts + 1)
     ]
-    # BMCs share the /16 here: no separate BMC network or further subnets. The topology's racks
+    # BMCs share the provisioning subnet here: no separate BMC network or further subnets. The racks
     # follow the hosts' switch tags (40 hosts a rack).
     prov.pop("bmcNetwork", None)
     prov.pop("subnets", None)
