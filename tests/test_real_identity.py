@@ -32,7 +32,7 @@ from .daemons.common import HarnessError, run
 from .daemons.dirsrv import DirectoryServer, LdapEntry
 from .daemons.mariadb import MariaDBServer, error_code
 from .daemons.sssd import lookup_with_sssd_settings, run_real_sssd_lookup, sssctl_config_check
-from .helpers import REPO, config_values, raw_config, require_binaries, skip_or_fail
+from .helpers import REPO, config_values, inline_inventories, outline_inventories, raw_config, require_binaries, skip_or_fail
 
 pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(300)]
 
@@ -151,9 +151,10 @@ def test_loading_the_same_ldif_twice_changes_nothing(
 
 
 def test_a_config_change_modifies_only_that_entry(directory: DirectoryServer, loaded: dict[str, Any], tmp_path: Path) -> None:
-    values = config_values("prod")
+    values = inline_inventories(config_values("prod"))
     values["hpcforge:directory"]["users"][5]["loginShell"] = "/bin/bash"  # frank: zsh -> bash
-    changed = load_config(raw_config(values))
+    (tmp_path / "inventory").mkdir()
+    changed = load_config(raw_config(outline_inventories(values, tmp_path / "inventory")))
     summary = sync(directory, render_directory_ldif(changed.directory), tmp_path)
     assert summary["modified"] == 1 and summary["added"] == 0
     [frank] = directory.ldapsearch(changed.directory.suffix, "(uid=frank)", ["loginShell"])
@@ -249,11 +250,12 @@ def test_the_declared_grant_is_limited_to_the_accounting_database(prod_stack: Re
 
 def test_removed_users_and_keys_lose_access(directory: DirectoryServer, loaded: dict[str, Any], tmp_path: Path) -> None:
     sync(directory, render_directory_ldif(load_config(raw_config(config_values("prod"))).directory), tmp_path)  # the prod state
-    values = config_values("prod")
+    values = inline_inventories(config_values("prod"))
     users = values["hpcforge:directory"]["users"]
     values["hpcforge:directory"]["users"] = [u for u in users if u["name"] != "erin"]  # erin leaves
     values["hpcforge:directory"]["users"][0].pop("sshPublicKeys")  # alice's key is revoked
-    changed = load_config(raw_config(values))
+    (tmp_path / "inventory").mkdir()
+    changed = load_config(raw_config(outline_inventories(values, tmp_path / "inventory")))
     suffix = changed.directory.suffix
     summary = sync(directory, render_directory_ldif(changed.directory), tmp_path)
     # erin's entry goes; proj-llm and proj-genomics drop her; alice loses the key (and nsAccount)
