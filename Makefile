@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install preview render check test lint docs docs-check bench-quick bench clean
+.PHONY: install preview render check test lint docs docs-check bench-quick bench fuzz clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,12 +24,16 @@ OUT ?= out/$(STACK)
 render: $(STAMP)
 	$(PY) -m offline render --stack $(STACK) --out $(OUT)
 
-## Run every policy pack against a stack offline, over the gRPC Analyzer protocol.
+## Run every policy pack against a stack offline, over the gRPC Analyzer protocol; the policy
+## configuration follows the stack's hpcforge:environmentKind. Any stack file: make check STACK_FILE=path
+STACK_FILE ?= Pulumi.$(STACK).yaml
 check: $(STAMP)
-	$(PY) -m offline check --stack $(STACK) \
-		--policy-pack policies/gitops-drift --policy-pack-config policies/config/$(STACK).json \
-		--policy-pack policies/security --policy-pack-config policies/config/$(STACK).json \
-		--policy-pack policies/slurm-contract --policy-pack-config policies/config/$(STACK).json
+	@policy=$$($(PY) -m offline policy-config --config $(STACK_FILE)) || exit 2; \
+	echo "policy configuration: $$policy"; \
+	$(PY) -m offline check --stack $(STACK) --config $(STACK_FILE) \
+		--policy-pack policies/gitops-drift --policy-pack-config $$policy \
+		--policy-pack policies/security --policy-pack-config $$policy \
+		--policy-pack policies/slurm-contract --policy-pack-config $$policy
 
 ## The whole test suite (tiers whose daemons or ../shared data are missing skip with the reason).
 test: $(STAMP)
@@ -53,6 +57,12 @@ bench-quick: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.scale --json out/bench.json
+
+## Mutated stack files through the reader, the program, the renderer and the schema tier: a table of outcomes.
+CASES ?= 2000
+SEED ?= 14
+fuzz: $(STAMP)
+	$(PY) -m benchmarks.stackfuzz --cases $(CASES) --seed $(SEED)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from components.config.inventory import Yaml12Dumper
+from offline.yamlv3 import load_document
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BASE_STACK = PROJECT_ROOT / "Pulumi.prod.yaml"
@@ -52,7 +53,8 @@ def address_plan(hosts: int) -> dict[str, Any]:
 def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Path = BASE_STACK) -> dict[str, Any]:
     """The `config:` mapping of a prod-like stack with the requested sizes, its inventories inline
     (`write_site` moves them to inventory files)."""
-    config: dict[str, Any] = copy.deepcopy(yaml.safe_load(base.read_text())["config"])
+    # Read as the Pulumi CLI reads stack files (yaml.v3 rules), like every stack file in hpcforge.
+    config: dict[str, Any] = copy.deepcopy(load_document(base.read_text())["config"])
 
     plan = address_plan(hosts)
     prov = config["hpcforge:provisioning"]

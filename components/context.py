@@ -43,6 +43,8 @@ class DeployContext:
     storage_class: str | None
     protection: ProtectionMode
     provider: k8s.Provider | None
+    production: bool = False
+    """`hpcforge:environmentKind` is `production` (never guessed from the environment's name)."""
 
     # --- options -----------------------------------------------------------------------------
 

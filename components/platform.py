@@ -105,6 +105,7 @@ class Platform(pulumi.ComponentResource):
             storage_class=cfg.kubernetes.storage_class,
             protection=cfg.protection_mode,
             provider=provider,
+            production=cfg.is_production,
         )
         plan = planned_charts(cfg)
         by_pulumi = ChartDeployer(ctx, plan, mode="pulumi")

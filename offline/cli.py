@@ -3,6 +3,7 @@
     python -m offline preview --stack dev [--config FILE] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] --out DIR
     python -m offline check   --stack prod [--config FILE] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     python -m offline migrate-inventory --stack prod [--config FILE]
 
 Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
@@ -57,11 +58,29 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="policy config JSON for the pack at the same position (repeatable)",
     )
+    policy = commands.add_parser(
+        "policy-config", help="print the policy configuration file that the stack's hpcforge:environmentKind selects"
+    )
+    policy.add_argument("--config", type=Path, required=True, help="stack file")
     migrate = commands.add_parser(
         "migrate-inventory", help="move inline hosts, users and groups from the stack file into inventory/<stack>/"
     )
     _add_stack_arguments(migrate)
     return parser
+
+
+POLICY_CONFIGS = {"production": "policies/config/prod.json", "development": "policies/config/dev.json"}
+"""Policy configuration per environment kind: mandatory for production, advisory for development."""
+
+
+def policy_config_for(path: Path) -> str:
+    """The policy configuration of a stack file, chosen by its `hpcforge:environmentKind`."""
+    stack = read_stack_file(path)
+    kind = stack.config.get("hpcforge:environmentKind")
+    if kind not in POLICY_CONFIGS:
+        shown = "missing" if kind is None else f"{kind!r}"
+        raise StackFileError(f"{path}: hpcforge:environmentKind: {shown}; expected production or development")
+    return POLICY_CONFIGS[kind]
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -99,6 +118,9 @@ def _summary(stack: RecordedStack) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "policy-config":
+            print(policy_config_for(args.config))
+            return EXIT_OK
         if args.command == "migrate-inventory":
             return _migrate(args)
         if args.command == "check":

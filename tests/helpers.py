@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +13,8 @@ import yaml
 
 from components.config.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, read_yaml_file
 from offline.engine import RecordedStack, run_program
-from offline.stackfile import PROJECT_ROOT, read_stack_file
+from offline.stackfile import PROJECT_ROOT, config_string, read_stack_file
+from offline.yamlv3 import load_document
 
 REPO = PROJECT_ROOT
 
@@ -57,7 +57,8 @@ def require_binaries(*names: str) -> dict[str, str]:
 
 
 def stack_document(stack: str) -> dict[str, Any]:
-    document: dict[str, Any] = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())
+    """A stack file read as the Pulumi CLI reads it (gopkg.in/yaml.v3 rules, offline/yamlv3.py)."""
+    document: dict[str, Any] = load_document((REPO / f"Pulumi.{stack}.yaml").read_text())
     return document
 
 
@@ -68,7 +69,7 @@ def config_values(stack: str) -> dict[str, Any]:
 
 def raw_config(values: dict[str, Any]) -> dict[str, str]:
     """The strings the Pulumi CLI would hand the program for these config values."""
-    return {k: json.dumps(v) if isinstance(v, dict | list) else str(v) for k, v in values.items()}
+    return {k: config_string(v) for k, v in values.items()}
 
 
 def inline_inventories(values: dict[str, Any], root: Path = REPO) -> dict[str, Any]:

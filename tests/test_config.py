@@ -93,7 +93,7 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "wrong type",
         "prod",
         _set("hpcforge:slurm/nodesets/0/replicas", "three"),
-        "hpcforge:slurm.nodesets[0].replicas: expected a valid integer",
+        "hpcforge:slurm.nodesets[0].replicas: expected an integer (got 'three')",
     ),
     (
         "bad IPv4 address",

@@ -170,10 +170,12 @@ def test_concrete_rows(rows: dict[str, tuple[str, str, str]]) -> None:
     assert rows["hpcforge:network.advertisement.peers[].peerAsn"][:2] == ("integer (1..4294967295)", "required")
     assert rows["hpcforge:network.ingress.address"][0] == "IPv4 address or null"
     assert rows["hpcforge:network.dns.upstreams"][:2] == ("list of IPv4 address", '`["1.1.1.1", "9.9.9.9"]`')
-    assert rows["hpcforge:network.dns.zones[].hosts"][:2] == ("mapping of string to IPv4 address", "`{}`")
+    assert rows["hpcforge:network.dns.zones[].hosts"][:2] == ("mapping of DNS name to IPv4 address", "`{}`")
     assert rows["hpcforge:nodePools[].memoryPerNode"][0].startswith("Kubernetes quantity")
-    assert rows["hpcforge:network.attachments[].master"][0] == "string (1..15 characters, pattern `^[A-Za-z0-9_.:-]+$`)"
-    assert rows["hpcforge:slurm.controller.timeouts.minJobAge"][:2] == ("integer (>= 2)", "`300`")
+    assert (
+        rows["hpcforge:network.attachments[].master"][0] == "Linux interface name (1 to 15 letters, digits, '_', '.', '-', '@')"
+    )
+    assert rows["hpcforge:slurm.controller.timeouts.minJobAge"][:2] == ("integer (2..4294967293)", "`300`")
     assert rows["hpcforge:tls.ca.duration"][:2] == ("duration (e.g. 90s, 15m, 2160h)", "`87600h`")
 
 

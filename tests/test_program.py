@@ -166,7 +166,7 @@ def test_cli_wrong_type_exits_2(tmp_path: Path) -> None:
     path = write_variant(tmp_path, "dev", lambda v: v["hpcforge:network"]["ingress"].update(replicas="many"))
     result = _offline("render", "--stack", "dev", "--config", str(path), "--out", str(tmp_path / "o"))
     assert result.returncode == 2
-    assert "hpcforge:network.ingress.replicas: expected a valid integer" in result.stderr
+    assert "hpcforge:network.ingress.replicas: expected an integer (got 'many')" in result.stderr
     assert not (tmp_path / "o").exists()
 
 

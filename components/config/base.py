@@ -10,10 +10,13 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import types
+import typing
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Any
+from decimal import Decimal
+from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, JsonValue, model_validator
 from pydantic.alias_generators import to_camel
 
 PathPart = str | int
@@ -46,8 +49,67 @@ class ProblemCollector:
             raise ConfigProblems(self._problems)
 
 
+MULTILINE: dict[str, JsonValue] = {"multiline": True}
+"""`json_schema_extra` of a string field that may hold line breaks (scripts, command arguments)."""
+
+# Control characters end a line or a record in every file hpcforge writes (slurm.conf, gres.conf,
+# sssd.conf, LDIF, grendel.toml, kernel command lines, shell scripts): refused in every string,
+# tab included, except in fields marked MULTILINE, where only NUL is refused.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\u0085]")
+_NUL = re.compile(r"\x00")
+
+
+def describe_value(value: Any) -> str:
+    """A value as the user wrote it in YAML, with its type in the user's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{'true' if value else 'false'}, a boolean"
+    if isinstance(value, int | float):
+        return f"{value}, a number"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _plain_type(annotation: Any) -> set[Any]:
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _plain_type(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        found: set[Any] = set()
+        for arg in typing.get_args(annotation):
+            found |= _plain_type(arg)
+        return found
+    return {annotation}
+
+
+def _strings(value: Any, path: tuple[PathPart, ...]) -> Iterable[tuple[tuple[PathPart, ...], str]]:
+    """Strings directly in a field's value: the value itself, list items, mapping keys and values."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                yield (*path, index), item
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield (*path, key), key
+            if isinstance(item, str):
+                yield (*path, key), item
+
+
 class StrictModel(BaseModel):
-    """Frozen, closed model with camelCase keys in the stack file."""
+    """Frozen, closed model with camelCase keys in the stack file.
+
+    Before any field is validated, every string given to the model is checked for control
+    characters (line breaks, NUL, tab), which would change the structure of a generated file, and
+    every integer field refuses a boolean (`true` is not 1 to a reader of the stack file).
+    """
 
     model_config = ConfigDict(
         frozen=True,
@@ -58,6 +120,52 @@ class StrictModel(BaseModel):
         serialize_by_alias=True,
         use_attribute_docstrings=True,
     )
+
+    _guard_cache: ClassVar[dict[type, tuple[dict[str, bool], set[str]]]] = {}
+
+    @classmethod
+    def _guards(cls) -> tuple[dict[str, bool], set[str]]:
+        cached = StrictModel._guard_cache.get(cls)
+        if cached is None:
+            multiline: dict[str, bool] = {}
+            integers: set[str] = set()
+            for name, info in cls.model_fields.items():
+                key = info.alias or name
+                extra = info.json_schema_extra
+                multiline[key] = isinstance(extra, dict) and bool(extra.get("multiline"))
+                kinds = _plain_type(info.annotation)
+                if int in kinds and bool not in kinds:
+                    integers.add(key)
+            cached = (multiline, integers)
+            StrictModel._guard_cache[cls] = cached
+        return cached
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_structure_breaking_input(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        multiline, integers = cls._guards()
+        problems = ProblemCollector()
+        for key, value in data.items():
+            if not isinstance(key, str) or key not in multiline:
+                continue
+            if key in integers and isinstance(value, bool):
+                problems.add([key], f"expected an integer (got {describe_value(value)})")
+                continue
+            pattern = _NUL if multiline[key] else _CONTROL
+            for path, text in _strings(value, (key,)):
+                found = pattern.search(text)
+                if found:
+                    what = {"\n": "a line break", "\r": "a carriage return", "\x00": "a NUL character", "\t": "a tab"}
+                    char = found.group(0)
+                    problems.add(
+                        path,
+                        f"{describe_value(text)} contains {what.get(char, f'the control character U+{ord(char):04X}')}; "
+                        "a value must stay on one line (it is written into configuration files)",
+                    )
+        problems.raise_if_any()
+        return data
 
 
 def duplicates(values: Iterable[Any]) -> list[Any]:
@@ -109,36 +217,144 @@ Hostname = Annotated[str, AfterValidator(_hostname)]
 """A single host name label."""
 
 
+# Label keys and values, taint keys (Kubernetes apimachinery validation IsQualifiedName and
+# IsValidLabelValue): `[prefix/]name`, the prefix a DNS subdomain of at most 253 characters, the name
+# at most 63 characters of letters, digits, '-', '_' and '.', starting and ending with a letter or digit.
+_QUALIFIED_PART = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def _label_key(value: str) -> str:
+    prefix, _, name = value.rpartition("/")
+    if (
+        not name
+        or len(name) > 63
+        or not _QUALIFIED_PART.match(name)
+        or ("/" in value and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)))
+    ):
+        raise ValueError(
+            f"{value!r} is not a Kubernetes label or taint key ([prefix/]name: the name at most 63 letters, digits, "
+            "'-', '_' or '.', starting and ending with a letter or digit; the prefix a lowercase DNS name)"
+        )
+    return value
+
+
+def _label_value(value: str) -> str:
+    if value and (len(value) > 63 or not _QUALIFIED_PART.match(value)):
+        raise ValueError(
+            f"{value!r} is not a Kubernetes label value (empty, or at most 63 letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit)"
+        )
+    return value
+
+
+LabelKey = Annotated[str, AfterValidator(_label_key)]
+"""A Kubernetes label (or taint) key: `[prefix/]name`, e.g. `hpcforge.io/pool` or `nvidia.com/gpu`."""
+LabelValue = Annotated[str, AfterValidator(_label_value)]
+"""A Kubernetes label value: empty or at most 63 letters, digits, `-`, `_`, `.`."""
+
+
+def _linux_ifname(value: str) -> str:
+    # Linux dev_valid_name (net/core/dev.c): 1 to 15 bytes (IFNAMSIZ 16), not "." or "..", no '/', ':' or
+    # space; hpcforge also keeps to the characters interface names use in practice (udev, systemd, VLANs).
+    if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,15}", value) or value in (".", ".."):
+        raise ValueError(
+            f"{value!r} is not a Linux interface name (1 to 15 letters, digits, '_', '.', '-' or '@', e.g. eth1, bond0.20)"
+        )
+    return value
+
+
+InterfaceName = Annotated[str, AfterValidator(_linux_ifname)]
+"""A Linux network interface name such as `eth1` or `bond0.20` (1 to 15 letters, digits, `_`, `.`, `-`, `@`)."""
+
+
+def _kernel_cmdline(value: str) -> str:
+    # The kernel reads one line of space-separated parameters, at most COMMAND_LINE_SIZE (2048 on x86)
+    # bytes; Grendel expands it as a Go text/template, so `{{` and `}}` must pair up.
+    if len(value) > 2047 or not all(" " <= char <= "~" for char in value):
+        raise ValueError(f"{value[:60]!r} is not a kernel command line (printable ASCII on one line, at most 2047 characters)")
+    braces = [match.group(0) for match in re.finditer(r"{{|}}", value)]
+    if braces[0::2] != ["{{"] * len(braces[0::2]) or braces[1::2] != ["}}"] * len(braces[1::2]) or len(braces) % 2:
+        raise ValueError(f"{value[:60]!r}: unbalanced Go template braces ({{{{ ... }}}}), which Grendel would fail to expand")
+    return value
+
+
+KernelCmdline = Annotated[str, AfterValidator(_kernel_cmdline)]
+"""A kernel command line: printable ASCII on one line, at most 2047 characters; Go template actions
+`{{ ... }}` (expanded by Grendel) must be balanced."""
+
+
+def _no_space(value: str) -> str:
+    if not value or re.search(r"\s", value):
+        raise ValueError(f"{value!r} is not a path or URL (not empty, no spaces)")
+    return value
+
+
+PathOrUrl = Annotated[str, AfterValidator(_no_space)]
+"""A path or URL: not empty, no white space."""
+
+
 # --- Kubernetes quantities -----------------------------------------------------------------------
 
-_QUANTITY = re.compile(r"^([0-9]+(\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+# Kubernetes' quantity grammar (k8s.io/apimachinery/pkg/api/resource/quantity.go):
+#   <quantity> ::= <signedNumber><suffix>;  <number> ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
+#   <suffix> ::= <binarySI> (Ki..Ei) | <decimalExponent> ("e"/"E" <signedNumber>) | <decimalSI> (m, "", k, M, G, T, P, E)
+# so `1e3` and `1.5E2` are quantities, `1e3Mi` is not. Resource amounts are never negative here, and a
+# quantity must fit Kubernetes' int64 milli-units (9.2e15 units), so `1e30` is refused as too large.
+_QUANTITY = re.compile(r"^\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>[eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$")
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_DECIMAL = {"m": Decimal("1e-3"), "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
+            "P": Decimal("1e15"), "E": Decimal("1e18")}  # fmt: skip
+_QUANTITY_MAX = Decimal(2**63 - 1) / 1000
+
+
+def _quantity_decimal(text: str) -> Decimal | None:
+    match = _QUANTITY.match(text)
+    if not match:
+        return None
+    number, suffix = Decimal(match.group("number")), match.group("suffix") or ""
+    if suffix[:1] in ("e", "E"):
+        exponent = int(suffix[1:]) if len(suffix) < 8 else 10**6 * (-1 if suffix[1] == "-" else 1)
+        if exponent > 40:
+            return Decimal("Infinity")
+        if exponent < -40:
+            return Decimal(0)
+        return number.scaleb(exponent)
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    return number * _DECIMAL.get(suffix, Decimal(1))
 
 
 def _quantity(value: Any) -> str:
     if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a Kubernetes quantity")
-    if isinstance(value, int | float):
+        raise ValueError(f"{'true' if value else 'false'} is not a Kubernetes quantity (e.g. 500m, 2, 4Gi)")
+    if isinstance(value, int):
         value = str(value)
-    if not isinstance(value, str) or not _QUANTITY.match(value):
-        raise ValueError(f"{value!r} is not a Kubernetes quantity (e.g. 500m, 2, 4Gi)")
+    elif isinstance(value, float):
+        value = repr(value) if value != int(value) or abs(value) >= 1e16 else str(int(value))
+    if not isinstance(value, str):
+        raise ValueError("expected a Kubernetes quantity such as 500m, 2 or 4Gi (got a list or mapping)")
+    amount = _quantity_decimal(value)
+    if amount is None:
+        raise ValueError(
+            f"{value!r} is not a Kubernetes quantity (a number with an optional suffix: m, k, M, G, T, P, E, "
+            "Ki, Mi, Gi, Ti, Pi, Ei, or an exponent such as 1e3; e.g. 500m, 2, 4Gi)"
+        )
+    if amount > _QUANTITY_MAX:
+        raise ValueError(f"{value!r} is too large for a Kubernetes quantity (at most about 9.2e15)")
     return value
 
 
 def quantity_value(quantity: str) -> float:
     """The numeric value of a quantity in base units (cores or bytes)."""
-    match = _QUANTITY.match(quantity)
-    if not match:
+    amount = _quantity_decimal(quantity)
+    if amount is None:
         raise ValueError(f"{quantity!r} is not a Kubernetes quantity")
-    number, suffix = float(match.group(1)), match.group(3) or ""
-    if suffix in _BINARY:
-        return number * _BINARY[suffix]
-    return number * _DECIMAL.get(suffix, 1.0)
+    return float(amount)
 
 
 Quantity = Annotated[str, BeforeValidator(_quantity)]
-"""A Kubernetes resource quantity such as `500m` or `4Gi` (numbers are accepted and kept as text)."""
+"""A Kubernetes resource quantity: a non-negative number with an optional suffix (`m k M G T P E`, `Ki Mi Gi Ti Pi Ei`)
+or exponent (`1e3`), e.g. `500m`, `2`, `4Gi`; at most about 9.2e15 (numbers are accepted and kept as text)."""
 
 
 # --- addresses -----------------------------------------------------------------------------------
@@ -146,6 +362,16 @@ Quantity = Annotated[str, BeforeValidator(_quantity)]
 
 _OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _CANONICAL_IPV4 = re.compile(rf"{_OCTET}(\.{_OCTET}){{3}}")
+
+
+def _host_or_ipv4(value: str) -> str:
+    if not (_CANONICAL_IPV4.fullmatch(value) or (len(value) <= 253 and _DNS_SUBDOMAIN.fullmatch(value))):
+        raise ValueError(f"{value!r} is not a host (a lowercase DNS name or an IPv4 address)")
+    return value
+
+
+HostOrIPv4 = Annotated[str, AfterValidator(_host_or_ipv4)]
+"""A server: a lowercase DNS name or a dotted-quad IPv4 address."""
 
 
 def _ipv4(value: Any) -> str:

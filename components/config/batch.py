@@ -7,7 +7,17 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from .base import DnsName, K8sName, ProblemCollector, Quantity, StrictModel, duplicates, quantity_value
+from .base import (
+    MULTILINE,
+    DnsName,
+    HostOrIPv4,
+    K8sName,
+    ProblemCollector,
+    Quantity,
+    StrictModel,
+    duplicates,
+    quantity_value,
+)
 from .identity import Storage
 from .pools import NodePool
 
@@ -49,9 +59,9 @@ class Quota(StrictModel):
     """Nominal CPU quota."""
     memory: Quantity
     """Nominal memory quota."""
-    gpus: int = Field(default=0, ge=0)
+    gpus: int = Field(default=0, ge=0, le=1_000_000)
     """nvidia.com/gpu quota (never more than the flavor's pool has)."""
-    borrowing_limit_gpus: int | None = Field(default=None, ge=0)
+    borrowing_limit_gpus: int | None = Field(default=None, ge=0, le=1_000_000)
     """GPUs the queue may borrow from the cohort above its quota (null: no limit)."""
 
 
@@ -154,8 +164,8 @@ class BatchConfig(StrictModel):
 class NfsShare(StrictModel):
     """The site's shared software storage, mounted read-only by tests and read-write by builds."""
 
-    server: str = Field(min_length=1)
-    """NFS server (name or address)."""
+    server: HostOrIPv4
+    """NFS server: a lowercase DNS name or an IPv4 address."""
     path: str = Field(pattern=r"^/")
     """Exported path."""
     size: Quantity = "1Ti"
@@ -167,8 +177,8 @@ class PipelineStep(StrictModel):
     """Step name, unique in the pipeline."""
     image: PinnedImage
     """Container image, pinned by tag or digest."""
-    command: tuple[str, ...] = Field(min_length=1)
-    """Command of the step; the software share is mounted at `/software`."""
+    command: tuple[str, ...] = Field(min_length=1, json_schema_extra=MULTILINE)
+    """Command of the step (arguments may span lines); the software share is mounted at `/software`."""
     cpu: Quantity = "1"
     """CPU request of the step."""
     memory: Quantity = "2Gi"
@@ -213,7 +223,7 @@ class DevOpsConfig(StrictModel):
     enabled: bool = True
     """Deploy the DevOps lane."""
     namespace: K8sName = "devops"
-    """Namespace in which the workflows run."""
+    """Namespace in which the workflows run; no other layer's or site app's namespace."""
     software: NfsShare
     """The shared software storage."""
     pipeline: Pipeline

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from .base import ProblemCollector, Quantity, StrictModel
+from .base import DnsName, ProblemCollector, Quantity, StrictModel
 from .inventory import InventoryRef
 
 _POSIX_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
@@ -110,8 +110,8 @@ class PosixUser(StrictModel):
 class Storage(StrictModel):
     size: Quantity = "10Gi"
     """Size of the volume."""
-    storage_class: str | None = None
-    """Null: `hpcforge:kubernetes.storageClass`, else the cluster default."""
+    storage_class: DnsName | None = None
+    """A storage class name (lowercase DNS name); null: `hpcforge:kubernetes.storageClass`, else the cluster default."""
 
 
 class DirectoryConfig(StrictModel):
@@ -204,9 +204,11 @@ class DatabaseConfig(StrictModel):
     memory: Quantity = "6Gi"
     """Memory request of the MariaDB server (keep it above `innodbBufferPoolSize`)."""
     memory_limit: Quantity = "8Gi"
-    """Memory limit of the MariaDB server."""
+    """Memory limit of the MariaDB server: at least `memory`, and above `innodbBufferPoolSize` (else MariaDB is
+    OOM-killed once the pool fills)."""
     innodb_buffer_pool_size: str = Field(default="4096M", pattern=r"^[0-9]+[KMG]?$")
-    """slurmdbd's recommended InnoDB tuning (SchedMD accounting guide)."""
+    """`innodb_buffer_pool_size` (bytes, or K/M/G, powers of 1024), slurmdbd's recommended InnoDB tuning (SchedMD
+    accounting guide); below `memoryLimit`."""
     innodb_log_file_size: str = Field(default="64M", pattern=r"^[0-9]+[KMG]?$")
     """`innodb_log_file_size` of the server."""
     innodb_lock_wait_timeout: int = Field(default=900, ge=50, le=3600)

@@ -186,8 +186,26 @@ def parse_yaml_12(text: str, label: str) -> Any:
         message = str(error)
         if "alias" in message:
             raise InventoryError([f"{label}: YAML anchors and aliases are not allowed in inventory files"]) from None
-        raise InventoryError([f"{label}: not valid YAML: {' '.join(message.split())}"]) from None
+        where = _locate_yaml_problem(text)
+        raise InventoryError([f"{label}: {where}not valid YAML: {' '.join(message.split())}"]) from None
     return document
+
+
+def _locate_yaml_problem(text: str) -> str:
+    """`<path> (line N): ` of the first construct the stack-file reader (offline/yamlv3.py) also refuses
+    (a tag, a duplicate key, a date...), so that the message names the entry; empty when it finds none."""
+    from offline.stackfile import render_path
+    from offline.yamlv3 import YamlProblem, load_document
+
+    try:
+        load_document(text)
+    except YamlProblem as problem:
+        path = render_path(problem.path) if problem.path else ""
+        line = f" (line {problem.line})" if problem.line else ""
+        return f"{path}{line}: " if path else (f"line {problem.line}: " if problem.line else "")
+    except Exception:  # locating is best effort; the original message stands
+        return ""
+    return ""
 
 
 # --- expanding the references ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import types
 import typing
 from collections.abc import Iterator, Mapping
@@ -17,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from .base import ConfigProblems
+from .base import ConfigProblems, describe_value
 from .inventory import InventoryError, build_items, expand_inventories, source_path
 from .root import PlatformConfig
 
@@ -43,7 +44,10 @@ def parse_config_values(raw: Mapping[str, Any]) -> dict[str, Any]:
         if namespace != NAMESPACE or not name:
             continue
         decoded = value
-        if isinstance(value, str) and value[:1] in ("{", "["):
+        if value == "null":
+            # The CLI hands an empty or null YAML value over as JSON `null` (object.go MarshalString).
+            decoded = None
+        elif isinstance(value, str) and value[:1] in ("{", "["):
             try:
                 decoded = json.loads(value)
             except json.JSONDecodeError as exc:
@@ -82,19 +86,54 @@ def load_config_from_pulumi(root: Path | None = None) -> PlatformConfig:
 # --- error formatting --------------------------------------------------------------------------
 
 
+MAX_MESSAGES = 25
+"""Problems listed at most; the rest are counted."""
+SAME_CAUSE_SHOWN = 3
+"""Problems of one kind (same key in list items, same message apart from names) listed before they are counted."""
+
+
 def format_errors(exc: ValidationError, sources: Mapping[tuple[str, str], tuple[str, str]] | None = None) -> list[str]:
-    messages: list[str] = []
+    pairs: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
     for error in exc.errors(include_url=False):
         for parts, message in _expand(error):
             in_file = source_path(parts, sources or {})
             path = _render_path(parts)
             if in_file is not None:
-                line = f"{in_file[0]}: {_render_path(in_file[1])}: {message}"
+                where = f"{in_file[0]}: {_render_path(in_file[1])}"
             else:
-                line = f"{NAMESPACE}:{path}: {message}" if path else f"{NAMESPACE}: {message}"
-            if line not in messages:
-                messages.append(line)
-    return messages
+                where = f"{NAMESPACE}:{path}" if path else NAMESPACE
+            if (where, message) not in seen:
+                seen.add((where, message))
+                pairs.append((where, message))
+    return summarize(pairs)
+
+
+_INDEX = re.compile(r"\[[0-9]+\]")
+_QUOTED = re.compile(r"'[^']*'|\b[0-9][0-9.:/]*\b")
+
+
+def summarize(pairs: list[tuple[str, str]]) -> list[str]:
+    """One line per problem (`<where>: <message>`), repeats of one cause counted instead of listed, and a cap.
+
+    Problems are of one kind when their keys differ only in list indexes and their messages only in
+    quoted names and numbers (e.g. 97 hosts naming one missing image): the first few are listed and
+    the rest counted on one line, with the keys of the first ones they concern.
+    """
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for where, message in pairs:
+        groups.setdefault((_INDEX.sub("[*]", where), _QUOTED.sub("_", message)), []).append((where, message))
+    lines: list[str] = []
+    for members in groups.values():
+        lines += [f"{where}: {message}" for where, message in members[:SAME_CAUSE_SHOWN]]
+        rest = members[SAME_CAUSE_SHOWN:]
+        if rest:
+            shown = ", ".join(where for where, _ in rest[:3]) + (", ..." if len(rest) > 3 else "")
+            lines.append(f"{_INDEX.sub('[*]', members[0][0])}: ... and {len(rest)} more like these ({shown})")
+    if len(lines) > MAX_MESSAGES:
+        hidden = len(lines) - MAX_MESSAGES
+        lines = [*lines[:MAX_MESSAGES], f"{NAMESPACE}: ... and {hidden} more problems (fix the ones above first)"]
+    return lines
 
 
 def _expand(error: ErrorDetails) -> Iterator[tuple[list[str | int], str]]:
@@ -146,16 +185,38 @@ def _message(error: ErrorDetails, parts: list[str | int]) -> str:
     if kind == "string_pattern_mismatch":
         pattern = (error.get("ctx") or {}).get("pattern", "")
         return f"{value!r} is not in the expected form (pattern {pattern})"
+    if kind in _EXPECTED:
+        hint = ""
+        if kind == "string_type" and isinstance(value, bool | int | float):
+            hint = "; put it in quotes to keep it as text"
+        return f"expected {_EXPECTED[kind]} (got {describe_value(value)}{hint})"
     message = error["msg"]
     message = message.replace("Input should be", "expected").replace("Input should have", "expected")
     return f"{message[0].lower()}{message[1:]}{_got(value)}"
 
 
+# Pydantic error types in the user's words (no Python type names).
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "set_type": "a list",
+    "none_required": "null",
+}
+
+
 def _got(value: Any) -> str:
-    if isinstance(value, dict | list | tuple):
-        return f" (got a {'mapping' if isinstance(value, dict) else 'list'})"
-    text = repr(value)
-    return f" (got {text if len(text) <= 60 else text[:57] + '...'})"
+    return f" (got {describe_value(value)})"
 
 
 def _unknown_key(parts: list[str | int]) -> str:
@@ -219,6 +280,8 @@ def _resolve_loc(loc: tuple[str | int, ...]) -> list[str | int]:
     parts: list[str | int] = []
     current: Any = PlatformConfig
     for part in loc:
+        if part == "[key]":  # pydantic's marker for a mapping key that failed (the key is the part before)
+            continue
         current, is_key = _step(current, part) if current is not None else (None, True)
         if is_key:
             parts.append(part)

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .base import (
     DnsName,
+    InterfaceName,
     IPv4,
     IPv4Network,
     K8sName,
@@ -68,7 +69,7 @@ class Advertisement(StrictModel):
     mode: Literal["l2", "bgp"] = "l2"
     """`l2`: one L2Advertisement (ARP) of every pool; `bgp`: a BGPPeer per peer and one BGPAdvertisement of every pool
     (MetalLB's frr-k8s backend is switched on)."""
-    interfaces: tuple[str, ...] = ()
+    interfaces: tuple[InterfaceName, ...] = ()
     """L2 only: announce only from these node interfaces (empty: all)."""
     peers: tuple[BgpPeer, ...] = ()
     """BGP only: the routers to peer with."""
@@ -124,8 +125,8 @@ class NetworkAttachment(StrictModel):
     namespace: K8sName
     """Namespace of the NetworkAttachmentDefinition: the namespace of the pods that use it (for Grendel,
     `provisioning.namespace`)."""
-    master: str = Field(min_length=1, max_length=15, pattern=r"^[A-Za-z0-9_.:-]+$")
-    """The host interface the IPVLAN sub-interfaces are created on."""
+    master: InterfaceName
+    """The host interface the IPVLAN sub-interfaces are created on (a Linux interface name)."""
     mode: Literal["l2", "l3", "l3s"] = "l2"
     """IPVLAN mode."""
     mtu: int | None = Field(default=None, ge=576, le=9216)
@@ -139,8 +140,9 @@ class DnsZone(StrictModel):
 
     name: DnsName
     """Zone name. The zone named like `hpcforge:domain` also gets the bare-metal inventory (hosts and BMCs)."""
-    hosts: dict[str, IPv4] = Field(default_factory=dict)
-    """Extra static records: host label -> address (the provisioning inventory is added automatically)."""
+    hosts: dict[DnsName, IPv4] = Field(default_factory=dict)
+    """Extra static records: host name (lowercase DNS labels, relative to the zone) -> address (the provisioning
+    inventory is added automatically)."""
 
 
 class Dns(StrictModel):

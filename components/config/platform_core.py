@@ -15,8 +15,8 @@ class KubernetesConfig(StrictModel):
 
     version: str = "1.33"
     """Kubernetes minor version the objects are validated against (`1.33`)."""
-    storage_class: str | None = None
-    """Storage class for every volume hpcforge claims (null: the cluster's default class)."""
+    storage_class: DnsName | None = None
+    """Storage class for every volume hpcforge claims, a lowercase DNS name (null: the cluster's default class)."""
     context: str | None = None
     """kubeconfig context to use (null: the current context, or `kubernetes:context`)."""
 
@@ -60,9 +60,10 @@ class TlsConfig(StrictModel):
     acme: Acme | None = None
     """When set, ingress hosts may use the public `acme` issuer instead of the internal CA."""
     certificate_duration: GoDuration = "2160h"
-    """Lifetime of certificates issued by the internal CA (default 90 days)."""
+    """Lifetime of certificates issued by the internal CA (default 90 days): at least 1h, at most `ca.duration`."""
     renew_before: GoDuration = "360h"
-    """How long before expiry cert-manager renews a certificate of the internal CA (default 15 days)."""
+    """How long before expiry cert-manager renews a certificate of the internal CA (default 15 days); shorter than
+    `certificateDuration` (cert-manager refuses it otherwise)."""
 
 
 REVISION_PINNED = re.compile(r"^(v?[0-9]+(\.[0-9]+){0,2}([-+][0-9A-Za-z.-]+)?|[0-9a-f]{40})$")
@@ -80,7 +81,8 @@ class GitOpsApp(StrictModel):
     target_revision: str
     """A tag (`v1.4.0`) or a full commit SHA; branches are allowed only outside prod."""
     namespace: K8sName
-    """Namespace the application deploys into (Argo CD creates it with Pod Security `restricted`)."""
+    """Namespace the application deploys into (Argo CD creates it with Pod Security `restricted`); never one of the
+    platform's own namespaces (`argocd`, `slurm`, `provisioning`, ...)."""
 
     @field_validator("repo_url")
     @classmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import K8sName, Quantity, StrictModel
+from .base import K8sName, LabelKey, LabelValue, Quantity, StrictModel
 from .slurm import GpuSpec
 
 
@@ -14,8 +14,8 @@ class NodePool(StrictModel):
     name: K8sName
     """Pool name; nodesets (`slurm.nodesets[].pool`) and Kueue flavors (`batch.flavors[].pool`) refer to it, never both to
     the same pool."""
-    labels: dict[str, str] = Field(min_length=1)
-    """Node labels that select the pool (they become node selectors)."""
+    labels: dict[LabelKey, LabelValue] = Field(min_length=1)
+    """Node labels that select the pool (they become node selectors): Kubernetes label keys and values."""
     nodes: int = Field(ge=1, le=100000)
     """Number of nodes in the pool (bounds the replicas of StatefulSet nodesets and the Kueue quotas)."""
     cpu_per_node: Quantity
@@ -24,6 +24,6 @@ class NodePool(StrictModel):
     """Memory of one node (the Kueue quota check adds it up)."""
     gpus_per_node: GpuSpec | None = None
     """GPUs of one node; the GPU requests of nodesets and Kueue quotas on the pool are checked against it."""
-    taints: tuple[str, ...] = ()
+    taints: tuple[LabelKey, ...] = ()
     """Taint keys on the pool's nodes that workloads must tolerate (e.g. nvidia.com/gpu); the pool's nodesets and
     Kueue flavors tolerate them automatically (`NoSchedule`)."""

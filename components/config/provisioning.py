@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
@@ -13,10 +13,13 @@ from .base import (
     DnsName,
     GoDuration,
     Hostname,
+    InterfaceName,
     IPv4,
     IPv4Interface,
     IPv4Network,
     K8sName,
+    KernelCmdline,
+    PathOrUrl,
     ProblemCollector,
     StrictModel,
     ipv4_int,
@@ -44,8 +47,8 @@ Mac = Annotated[str, BeforeValidator(_mac)]
 
 def _feature(value: Any) -> str:
     text = str(value)
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", text):
-        raise ValueError(f"{value!r} is not a Slurm node feature (a letter, then letters, digits or '_')")
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", text):
+        raise ValueError(f"{value!r} is not a Slurm node feature (letters and digits, starting with a letter)")
     return text
 
 
@@ -59,14 +62,15 @@ def _gres(value: Any) -> str:
 class BootImage(StrictModel):
     name: K8sName
     """Image name; hosts and `defaultImage` refer to it."""
-    kernel: str
-    """URL or path (under Grendel's repo_dir) of the kernel."""
-    initrd: tuple[str, ...] = ()
-    """URLs or paths (under Grendel's repo_dir) of the initrds."""
-    liveimg: str | None = None
-    """URL or path (under Grendel's repo_dir) of the root filesystem image."""
-    cmdline: str = ""
-    """Kernel command line; Grendel expands Go templates such as `{{ $.nic.MAC }}`."""
+    kernel: PathOrUrl
+    """URL or path (under Grendel's repo_dir) of the kernel (no spaces)."""
+    initrd: tuple[PathOrUrl, ...] = ()
+    """URLs or paths (under Grendel's repo_dir) of the initrds (no spaces)."""
+    liveimg: PathOrUrl | None = None
+    """URL or path (under Grendel's repo_dir) of the root filesystem image (no spaces)."""
+    cmdline: KernelCmdline = ""
+    """Kernel command line: printable ASCII on one line, at most 2047 characters; Grendel expands Go templates
+    such as `{{ $.nic.MAC }}` (balanced braces)."""
     joins_slurm: bool = True
     """Compute hosts booting this image start slurmd as a dynamic node (the post-boot script)."""
 
@@ -99,8 +103,8 @@ class Host(StrictModel):
     """MTU of the boot interface."""
     tags: tuple[str, ...] = ()
     """Grendel tags (hosts in a nodeset also get `nodeset:<name>`)."""
-    ifname: str = ""
-    """Interface name of the boot NIC in Grendel's inventory (empty: not set)."""
+    ifname: InterfaceName | Literal[""] = ""
+    """Interface name of the boot NIC in Grendel's inventory: a Linux interface name (empty: not set)."""
     features: tuple[Annotated[str, BeforeValidator(_feature)], ...] = ()
     """Slurm node features of this host on top of its nodeset's (e.g. `bigmem`); partitions can select by them."""
     gres: tuple[Annotated[str, BeforeValidator(_gres)], ...] = ()
@@ -173,11 +177,11 @@ class ProvisioningConfig(StrictModel):
     enabled: bool = True
     """Deploy Grendel (false keeps the settings but deploys nothing)."""
     namespace: K8sName = "provisioning"
-    """Namespace of Grendel; the attachment must be in it."""
+    """Namespace of Grendel; the attachment must be in it. No other layer's or site app's namespace."""
     attachment: K8sName
     """Name of the IPVLAN network attachment (hpcforge:network.attachments) on the provisioning network."""
-    node: str = Field(min_length=1)
-    """Kubernetes node (kubernetes.io/hostname) that has the provisioning NIC."""
+    node: DnsName
+    """Kubernetes node (kubernetes.io/hostname) that has the provisioning NIC: a lowercase DNS name."""
     address: IPv4Interface
     """Grendel's static address on the provisioning network, with prefix (e.g. 10.10.2.2/24)."""
     subnet: IPv4Network
@@ -363,7 +367,8 @@ class ProvisioningConfig(StrictModel):
             image_name = host.image or self.default_image
             if image_name is None:
                 problems.add(["hosts", index, "image"], f"host {name!r}: no image and no provisioning.defaultImage")
-            elif image_name not in known_image_set:
+            elif image_name not in known_image_set and host.image is not None:
+                # A host without its own image whose default is unknown: reported once, at defaultImage.
                 problems.add(["hosts", index, "image"], f"host {name!r}: unknown image {image_name!r} (known: {known_images})")
         problems.raise_if_any()
         return self

@@ -15,22 +15,31 @@ from .operations import ClusterConfig, EvidenceConfig
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
 from .pools import NodePool
 from .provisioning import ProvisioningConfig
+from .relations import check_relations
 from .site_layout import check_site_layout
 from .slurm import SlurmConfig
 from .storage import StorageConfig
 
 ProtectionMode = Literal["protect", "retain", "none"]
+EnvironmentKind = Literal["production", "development"]
 
 
 class PlatformConfig(StrictModel):
     """Everything under `hpcforge:` in `Pulumi.<stack>.yaml`."""
 
     environment: str
-    """Environment name (`dev`, `prod`, ...); `prod` switches on the strict defaults."""
+    """Environment name: lowercase letters, digits and `-`, starting with a letter, at most 20 characters
+    (`dev`, `prod`, `staging`, ...). It labels every object; it does not decide how strict the stack is:
+    `environmentKind` does."""
+    environment_kind: EnvironmentKind
+    """`production` or `development`, stated, never guessed from the name. `production` switches on the strict
+    defaults (protected stateful data, pinned app revisions, two cert-manager replicas) and selects the
+    mandatory policy configuration (`policies/config/prod.json`); `development` the advisory one
+    (`policies/config/dev.json`)."""
     delivery: DeliveryMode = "pulumi"
     """How third-party charts are delivered: `pulumi` (helm.v4.Chart) or `argocd` (Applications)."""
     domain: DnsName
-    """The site's DNS domain: default host names (`argocd.<domain>`, `ldap.<domain>`), the DNS records of the bare-metal
+    """The site's DNS domain, at least two labels (e.g. `hpc.example.org`): default host names (`argocd.<domain>`, `ldap.<domain>`), the DNS records of the bare-metal
     inventory, Grendel's DHCP search domain."""
     kubernetes: KubernetesConfig = Field(default_factory=KubernetesConfig)
     """Kubernetes version, storage class and kubeconfig context."""
@@ -72,11 +81,20 @@ class PlatformConfig(StrictModel):
     def _environment(cls, value: str) -> str:
         if not re.fullmatch(r"[a-z][a-z0-9-]{0,19}", value):
             raise ValueError(f"{value!r} is not an environment name (lowercase letters, digits, '-')")
+        if value in ("true", "false", "null"):
+            raise ValueError(f"{value!r} is a YAML keyword, not an environment name (e.g. dev, staging, prod)")
+        return value
+
+    @field_validator("domain")
+    @classmethod
+    def _site_domain(cls, value: str) -> str:
+        if "." not in value:
+            raise ValueError(f"{value!r} is not a site domain (at least two labels, e.g. hpc.example.org)")
         return value
 
     @property
     def is_production(self) -> bool:
-        return self.environment == "prod"
+        return self.environment_kind == "production"
 
     @property
     def protection_mode(self) -> ProtectionMode:
@@ -98,6 +116,7 @@ class PlatformConfig(StrictModel):
         self._check_namespaces(problems)
         self._check_operations(problems)
         self._check_production(problems)
+        check_relations(self, problems)
         check_site_layout(self, problems)
         problems.raise_if_any()
         return self

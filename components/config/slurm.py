@@ -8,8 +8,11 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from .base import (
+    MULTILINE,
     IPv4,
     K8sName,
+    LabelKey,
+    LabelValue,
     ProblemCollector,
     Quantity,
     StrictModel,
@@ -29,6 +32,8 @@ def _max_unavailable(value: Any) -> int | str:
     if isinstance(value, int):
         if value < 1:
             raise ValueError(f"{value} must be at least 1 (0 would block every update)")
+        if value > 10000:
+            raise ValueError(f"{value} is more than a nodeset can have (10000 pods); use a percentage such as 25%")
         return value
     if isinstance(value, str):
         match = re.fullmatch(r"([0-9]{1,3})%", value)
@@ -45,33 +50,81 @@ def _max_unavailable(value: Any) -> int | str:
 MaxUnavailable = Annotated[int | str, BeforeValidator(_max_unavailable)]
 
 
+# slurm.conf is read line by line; on a line, `Name=Value` pairs are separated by white space and
+# `#` starts a comment (slurm.conf(5): "Any text following a '#' in the configuration file is treated
+# as a comment"); SchedulerParameters and SelectTypeParameters are comma-separated lists.
+_SLURM_VALUE = re.compile(r"[^\s#\"'\\]+")
+_SLURM_OPTION = re.compile(r"[A-Za-z0-9_.:=/+-]+")
+
+
+def _slurm_value(value: str) -> str:
+    if not _SLURM_VALUE.fullmatch(value):
+        raise ValueError(f"{value!r} is not a slurm.conf value (one word: no spaces, '#', quotes or backslashes, not empty)")
+    return value
+
+
+def _slurm_option(value: str) -> str:
+    if not _SLURM_OPTION.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not one slurm.conf list item (letters, digits and _ . : = / + -; "
+            "no spaces, commas or '#': give each item as its own list entry)"
+        )
+    return value
+
+
+SlurmValue = Annotated[str, AfterValidator(_slurm_value)]
+"""One slurm.conf value: no white space, `#`, quotes or backslashes."""
+SlurmOption = Annotated[str, AfterValidator(_slurm_option)]
+"""One item of a comma-separated slurm.conf list such as `bf_interval=30`."""
+
+
+def _node_feature(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
+        raise ValueError(
+            f"{value!r} is not a Slurm node feature (letters and digits, starting with a letter; one feature per entry)"
+        )
+    return value
+
+
 # --- controller -----------------------------------------------------------------------------------
 
 
 class Scheduler(StrictModel):
     type: Literal["sched/backfill", "sched/builtin"] = "sched/backfill"
     """`SchedulerType`."""
-    parameters: tuple[str, ...] = ("bf_continue", "bf_interval=30", "bf_max_job_test=1000", "bf_window=10080")
-    """`SchedulerParameters` (joined with commas)."""
+    parameters: tuple[SlurmOption, ...] = ("bf_continue", "bf_interval=30", "bf_max_job_test=1000", "bf_window=10080")
+    """`SchedulerParameters`, one item per entry (joined with commas); each item is letters, digits and
+    `_ . : = / + -` only."""
 
 
 class Select(StrictModel):
     type: Literal["select/cons_tres", "select/linear"] = "select/cons_tres"
     """`SelectType`."""
-    parameters: tuple[str, ...] = ("CR_Core_Memory",)
-    """`SelectTypeParameters` (joined with commas)."""
+    parameters: tuple[SlurmOption, ...] = ("CR_Core_Memory",)
+    """`SelectTypeParameters`, one item per entry (joined with commas; same form as the scheduler's)."""
+
+
+# slurm.conf(5), Slurm 22.05: the PriorityWeight* values are 32-bit unsigned integers
+# (`uint32_t priority_weight_*` in slurm_conf_t); 0xfffffffe and 0xffffffff are NO_VAL and INFINITE
+# in slurm/slurm.h, so the largest weight a site can mean is 4294967293.
+SLURM_UINT32_MAX = 2**32 - 3
+# slurm.conf(5): "may not exceed 65533" (InactiveLimit, KillWait, SlurmctldTimeout, SlurmdTimeout, ...),
+# the largest uint16_t below Slurm's 16-bit NO_VAL16/INFINITE16.
+SLURM_UINT16_MAX = 65533
 
 
 class PriorityWeights(StrictModel):
-    age: int = Field(default=1000, ge=0)
+    """Multifactor priority weights: integers from 0 to 4294967293 (32-bit, slurm.conf(5))."""
+
+    age: int = Field(default=1000, ge=0, le=SLURM_UINT32_MAX)
     """`PriorityWeightAge`."""
-    fairshare: int = Field(default=10000, ge=0)
+    fairshare: int = Field(default=10000, ge=0, le=SLURM_UINT32_MAX)
     """`PriorityWeightFairshare`."""
-    job_size: int = Field(default=0, ge=0)
+    job_size: int = Field(default=0, ge=0, le=SLURM_UINT32_MAX)
     """`PriorityWeightJobSize`."""
-    partition: int = Field(default=1000, ge=0)
+    partition: int = Field(default=1000, ge=0, le=SLURM_UINT32_MAX)
     """`PriorityWeightPartition`."""
-    qos: int = Field(default=5000, ge=0)
+    qos: int = Field(default=5000, ge=0, le=SLURM_UINT32_MAX)
     """`PriorityWeightQOS`."""
 
 
@@ -98,10 +151,10 @@ class Timeouts(StrictModel):
     """`MessageTimeout` in seconds."""
     kill_wait: int = Field(default=30, ge=0, le=600)
     """`KillWait` in seconds."""
-    inactive_limit: int = Field(default=0, ge=0)
-    """`InactiveLimit` in seconds (0: unlimited)."""
-    min_job_age: int = Field(default=300, ge=2)
-    """`MinJobAge` in seconds."""
+    inactive_limit: int = Field(default=0, ge=0, le=SLURM_UINT16_MAX)
+    """`InactiveLimit` in seconds, 0 to 65533 (0: unlimited; slurm.conf(5): "may not exceed 65533 seconds")."""
+    min_job_age: int = Field(default=300, ge=2, le=SLURM_UINT32_MAX)
+    """`MinJobAge` in seconds (2 to 4294967293)."""
     unkillable_step: int = Field(default=120, ge=10, le=600)
     """`UnkillableStepTimeout` in seconds."""
 
@@ -138,8 +191,9 @@ class ControllerConfig(StrictModel):
     """Daemon and job timeouts."""
     preemption: Preemption = Field(default_factory=Preemption)
     """Preemption between partitions or QOS (`PreemptType`, `PreemptMode`)."""
-    extra_parameters: dict[Annotated[str, AfterValidator(config_key)], str] = Field(default_factory=dict)
-    """Further slurm.conf parameters (name -> value) that have no typed setting yet."""
+    extra_parameters: dict[Annotated[str, AfterValidator(config_key)], SlurmValue] = Field(default_factory=dict)
+    """Further slurm.conf parameters (name -> value) that have no typed setting yet: names are letters and
+    digits, values one word (no spaces, `#`, quotes or backslashes)."""
 
 
 class CgroupConfig(StrictModel):
@@ -162,7 +216,7 @@ class Script(StrictModel):
     """File name on the node, e.g. `00-health.sh` (scripts run in name order)."""
     file: str | None = None
     """Path relative to the project root."""
-    inline: str | None = None
+    inline: str | None = Field(default=None, json_schema_extra=MULTILINE)
     """The script's text; it must start with a shebang line (`#!`)."""
 
     @model_validator(mode="after")
@@ -199,8 +253,8 @@ class LoginConfig(StrictModel):
     memory: Quantity = "2Gi"
     """Memory request of a login pod."""
     memory_limit: Quantity = "4Gi"
-    """Memory limit of a login pod."""
-    max_unavailable: int = Field(default=0, ge=0)
+    """Memory limit of a login pod (at least `memory`)."""
+    max_unavailable: int = Field(default=0, ge=0, le=19)
     """Login pods taken down at once during an update (users' sessions die with them)."""
     node_pool: K8sName | None = None
     """Node pool (hpcforge:nodePools) the login pods run on (its labels select the nodes, its taints are
@@ -233,12 +287,12 @@ class GpuSpec(StrictModel):
 
 
 class Toleration(StrictModel):
-    key: str
-    """Taint key to tolerate."""
+    key: LabelKey
+    """Taint key to tolerate (a Kubernetes label-style key, e.g. `nvidia.com/gpu`)."""
     operator: Literal["Equal", "Exists"] = "Exists"
     """`Exists` (any value) or `Equal` (`value` must match)."""
-    value: str | None = None
-    """Taint value (with `operator: Equal`)."""
+    value: LabelValue | None = None
+    """Taint value (with `operator: Equal`; a Kubernetes label value)."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
     """Taint effect to tolerate (null: every effect)."""
 
@@ -260,10 +314,10 @@ class NodeSetConfig(StrictModel):
     """GPUs per slurmd pod: the device-plugin limit and the nodes' `Gres=gpu:<type>:<count>` (null: no GPUs)."""
     gres: tuple[str, ...] = ()
     """Explicit GRES entries (`gpu:a100:8`, `shard:8`); GPU entries must agree with `gpus`."""
-    features: tuple[Annotated[str, AfterValidator(config_key)], ...] = ()
+    features: tuple[Annotated[str, AfterValidator(_node_feature)], ...] = ()
     """Further Slurm node features (the nodeset's name is always one)."""
-    node_selector: dict[str, str] = Field(default_factory=dict)
-    """Node labels the pods must run on, on top of the pool's labels."""
+    node_selector: dict[LabelKey, LabelValue] = Field(default_factory=dict)
+    """Node labels the pods must run on, on top of the pool's labels (Kubernetes label keys and values)."""
     tolerations: tuple[Toleration, ...] = ()
     """Tolerations of the slurmd pods. The taints of the nodeset's `pool` are tolerated automatically
     (`operator: Exists`, effect `NoSchedule`), except a key that is already listed here."""
@@ -337,7 +391,7 @@ class SlurmConfig(StrictModel):
     cluster_name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
     """`ClusterName` of the Slurm cluster (also the SSSD domain on the login nodes)."""
     namespace: K8sName = "slurm"
-    """Namespace of the Slurm custom resources and pods."""
+    """Namespace of the Slurm custom resources and pods; no other layer's or site app's namespace."""
     controller: ControllerConfig = Field(default_factory=ControllerConfig)
     """slurmctld: its volume, its optional LoadBalancer address and the typed slurm.conf settings."""
     accounting: AccountingConfig = Field(default_factory=AccountingConfig)

@@ -61,11 +61,11 @@ class Certificates(pulumi.ComponentResource):
             # The startupapicheck Job is a Helm post-install hook, which helm.v4.Chart drops; readiness
             # is awaited instead by Pulumi on the webhook Deployment (or by Argo CD's health check).
             "startupapicheck": {"enabled": False},
-            "replicaCount": 2 if ctx.environment == "prod" else 1,
-            "podDisruptionBudget": {"enabled": ctx.environment == "prod", "minAvailable": 1},
+            "replicaCount": 2 if ctx.production else 1,
+            "podDisruptionBudget": {"enabled": ctx.production, "minAvailable": 1},
             "resources": container_resources("50m", "128Mi", "512Mi"),
             "webhook": {
-                "replicaCount": 2 if ctx.environment == "prod" else 1,
+                "replicaCount": 2 if ctx.production else 1,
                 "resources": container_resources("20m", "64Mi", "256Mi"),
             },
             "cainjector": {"resources": container_resources("20m", "128Mi", "512Mi")},

@@ -8,6 +8,7 @@ referenced ConfigMaps) and appends the Controller's `extraConf`: everything here
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 
@@ -16,6 +17,20 @@ from ..config.provisioning import Host
 from ..config.slurm import NodeSetConfig, PartitionConfig, SlurmConfig
 
 SLURMCTLD_PORT = 6817
+
+
+# slurm.conf(5): white space separates `Name=Value` pairs on a line and `#` starts a comment. The
+# config models refuse such values; the renderers refuse them again (belt and braces).
+_UNSAFE = re.compile(r"[\s#\"'\\]")
+
+
+def conf_token(name: str, value: str) -> str:
+    """`Name=Value` for slurm.conf or slurmd --conf; ValueError if either part would change the line's structure."""
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name):
+        raise ValueError(f"slurm.conf parameter name {name!r} is not letters and digits")
+    if value == "" or _UNSAFE.search(value):
+        raise ValueError(f"slurm.conf value {value!r} of {name} is empty or has white space, '#', a quote or a backslash")
+    return f"{name}={value}"
 
 
 def _yes(flag: bool) -> str:
@@ -34,7 +49,7 @@ def partition_nodes(partition: PartitionConfig) -> list[str]:
 def feature_nodeset_lines(slurm: SlurmConfig) -> list[str]:
     """`NodeSet=<partition>_<feature> Feature=<feature>`: the nodes of a partition chosen by feature."""
     return [
-        f"NodeSet={partition.feature_nodeset(feature)} Feature={feature}"
+        f"{conf_token('NodeSet', partition.feature_nodeset(feature))} {conf_token('Feature', feature)}"
         for partition in slurm.partitions
         for feature in partition.features
     ]
@@ -68,7 +83,7 @@ def partition_line(partition: PartitionConfig) -> str:
     if partition.qos:
         fields.append(f"QOS={partition.qos}")
     fields.append("State=UP")
-    return " ".join(fields)
+    return " ".join(conf_token(*field.split("=", 1)) for field in fields)
 
 
 def controller_parameters(slurm: SlurmConfig, *, accounting: bool) -> list[tuple[str, str]]:
@@ -124,7 +139,7 @@ def controller_parameters(slurm: SlurmConfig, *, accounting: bool) -> list[tuple
 def controller_extra_conf(slurm: SlurmConfig, *, accounting: bool) -> str:
     """The Controller's `extraConf`: typed settings, then one line per partition."""
     lines = ["### hpcforge: controller settings (typed, from hpcforge:slurm.controller) ###"]
-    lines += [f"{name}={value}" for name, value in controller_parameters(slurm, accounting=accounting)]
+    lines += [conf_token(name, value) for name, value in controller_parameters(slurm, accounting=accounting)]
     lines.append("### hpcforge: partitions (hpcforge:slurm.partitions) ###")
     lines += feature_nodeset_lines(slurm)
     lines += [partition_line(partition) for partition in slurm.partitions]
@@ -200,11 +215,12 @@ def host_parameters(nodeset: NodeSetConfig, host: Host) -> list[tuple[str, str]]
 
 def nodeset_extra_conf(nodeset: NodeSetConfig) -> str:
     """NodeSet `extraConf` (Slinky splits it on spaces into `--conf` items: no spaces in values)."""
-    return " ".join(f"{key}={value}" for key, value in node_parameters(nodeset))
+    return " ".join(conf_token(key, value) for key, value in node_parameters(nodeset))
 
 
 def conf_text(params: Sequence[tuple[str, str]]) -> str:
-    return " ".join(f"{key}={value}" for key, value in params)
+    """slurmd `--conf` text: `Name=Value` items joined by spaces, each checked by `conf_token`."""
+    return " ".join(conf_token(key, value) for key, value in params)
 
 
 def bare_metal_slurmd_argv(nodeset: NodeSetConfig, controller: str, *, node_name: str | None = None) -> list[str]:
