@@ -53,7 +53,7 @@ BAD: list[tuple[str, Edit, str]] = [
     (
         "MaxNodes of zero",
         partition(0, maxNodes=0),
-        "hpcforge:slurm.partitions[0].maxNodes: expected greater than or equal to 1 (got 0)",
+        "hpcforge:slurm.partitions[0].maxNodes: expected greater than or equal to 1",
     ),
     (
         "DefMemPerGPU on a partition without GPUs",
