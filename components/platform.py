@@ -239,6 +239,7 @@ class Platform(pulumi.ComponentResource):
                     renew_before=tls.renew_before,
                     host_mounts=tuple(cfg.storage.mounted_on("compute")),
                     depends_on=[*net.ready, *certs.ready],
+                    issuer_ready=certs.ready,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
