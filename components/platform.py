@@ -86,7 +86,9 @@ class Platform(pulumi.ComponentResource):
             cluster = ClusterBootstrap(
                 "cluster",
                 BootstrapArgs(
-                    config=cfg.cluster.bootstrap, ssh_private_key=pulumi.Output.secret(cfg.ssh_private_key.get_secret_value())
+                    config=cfg.cluster.bootstrap,
+                    ssh_private_key=pulumi.Output.secret(cfg.ssh_private_key.get_secret_value()),
+                    protection=cfg.protection_mode,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

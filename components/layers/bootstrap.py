@@ -17,6 +17,7 @@ import pulumi
 import pulumi_command as command
 
 from ..config.operations import K0sBootstrap, SshHost
+from ..config.root import ProtectionMode
 from .rke2 import rke2_cluster
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts" / "bootstrap"
@@ -33,6 +34,8 @@ def remote_script(name: str, environment: dict[str, str]) -> str:
 class BootstrapArgs:
     config: K0sBootstrap
     ssh_private_key: pulumi.Input[str]
+    protection: ProtectionMode = "none"
+    """Protection of generated key material (the RKE2 cluster token)."""
 
 
 class ClusterBootstrap(pulumi.ComponentResource):
@@ -47,7 +50,7 @@ class ClusterBootstrap(pulumi.ComponentResource):
             return command.remote.ConnectionArgs(host=host.host, user=host.user, port=host.port, private_key=key)
 
         if cfg.distribution == "rke2":
-            self.kubeconfig = rke2_cluster(self, cfg, connection, remote_script)
+            self.kubeconfig = rke2_cluster(self, cfg, connection, remote_script, args.protection)
             self.register_outputs(
                 {"distribution": "rke2", "servers": [h.host for h in cfg.controllers], "agents": [h.host for h in cfg.workers]}
             )

@@ -14,9 +14,10 @@ from collections.abc import Callable
 
 import pulumi
 import pulumi_command as command
-import pulumi_random as random
 
 from ..config.operations import K0sBootstrap, SshHost
+from ..config.root import ProtectionMode
+from ..generated import generated_password
 
 RKE2_SUPERVISOR_PORT = 9345
 
@@ -56,9 +57,11 @@ def rke2_cluster(
     cfg: K0sBootstrap,
     connection: Callable[[SshHost], command.remote.ConnectionArgs],
     remote_script: Callable[[str, dict[str, str]], str],
+    protection: ProtectionMode = "none",
 ) -> pulumi.Output[str]:
     """Declare the RKE2 commands as children of `parent`; the kubeconfig (secret) of the first server."""
-    token = random.RandomPassword("rke2-token", length=48, special=False, opts=pulumi.ResourceOptions(parent=parent))
+    # The cluster token: generated once, protected like every generated key (components/generated.py).
+    token = generated_password(protection, "rke2-token", length=48, parent=parent)
     settings = cfg.rke2
     previous: pulumi.Resource | None = None
     installed: list[pulumi.Resource] = []
