@@ -67,8 +67,9 @@ class PartitionConfig(StrictModel):
     """`MaxTime`."""
     default_time: SlurmTime | None = None
     """`DefaultTime` (null: not written, `MaxTime` applies)."""
-    max_nodes: int | None = Field(default=None, ge=1)
-    """`MaxNodes`: the most nodes one job may use in the partition (null: unlimited)."""
+    max_nodes: int | None = Field(default=None, ge=1, le=4294967293)
+    """`MaxNodes`: the most nodes one job may use in the partition, 1 to 4294967293 (32-bit in slurm.conf(5);
+    null: unlimited)."""
     allow_groups: tuple[Annotated[str, Field(pattern=_UNIX_NAME)], ...] = ()
     """`AllowGroups`: only members of these POSIX groups may submit (empty: everyone). Each must be a
     group of `hpcforge:directory.groups` (slurmctld resolves them through SSSD)."""

@@ -108,9 +108,9 @@ class TopologyConfig(StrictModel):
     topology is `<name>-block`."""
     switches: tuple[TopologySwitch, ...] = Field(min_length=1)
     """The switches; exactly one has no parent (the root)."""
-    block_sizes: tuple[int, ...] = ()
-    """`BlockSizes` of the block topology (ascending; each the smallest times a power of two; empty: the
-    size of the smallest block)."""
+    block_sizes: tuple[Annotated[int, Field(ge=1, le=65533)], ...] = ()
+    """`BlockSizes` of the block topology, node counts from 1 to 65533 (ascending; each the smallest times a
+    power of two; empty: the size of the smallest block)."""
     blocks: tuple[TopologyBlock, ...] = ()
     """Blocks (empty: no block topology)."""
     kubernetes_nodes: tuple[KubernetesNodeTopology, ...] = ()
