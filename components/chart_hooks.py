@@ -62,6 +62,63 @@ HOOKS: tuple[HookReplacement, ...] = (
         {"crds": {"install": True, "full": False}},
         "the chart's minimal CRDs (files/crds/minimal), rendered as ordinary objects",
     ),
+    HookReplacement(
+        Charts.GPU_OPERATOR.chart,
+        "upgrade-crd: a pre-upgrade Job (with its ServiceAccount, ClusterRole, ClusterRoleBinding) that re-applies the "
+        "CRDs (templates/upgrade_crd.yaml), and the cleanup-crd pre-delete Job (templates/cleanup_crd.yaml)",
+        {"operator": {"upgradeCRD": False, "cleanupCRD": False}},
+        "the chart's crds/ rendered as ordinary resources (pulumi) or applied by Argo CD: a chart bump updates them "
+        "through the diff; CRDs are never deleted by an uninstall",
+    ),
+    HookReplacement(
+        Charts.GPU_OPERATOR.chart,
+        "node-feature-discovery prune: a post-delete Job (with its ServiceAccount, ClusterRole, ClusterRoleBinding) "
+        "that removes NFD's labels from the nodes (charts/node-feature-discovery/templates/post-delete-job.yaml)",
+        {"node-feature-discovery": {"postDeleteCleanup": False}},
+        "nothing: NFD's node labels stay after an uninstall (harmless; a reinstall relabels the nodes)",
+    ),
+    HookReplacement(
+        Charts.GPU_OPERATOR.chart,
+        "cleanup-gpucluster: an unconditional pre-delete Job that deletes the chart-managed GPUCluster "
+        "(templates/cleanup_gpucluster.yaml)",
+        {"gpuCluster": {"deployCR": False}},
+        "nothing to do: hpcforge deploys no GPUCluster (gpuCluster.deployCR stays false), so the Job is a no-op",
+        templates=("gpu-operator/templates/cleanup_gpucluster.yaml",),
+    ),
+    HookReplacement(
+        Charts.KUBE_PROMETHEUS_STACK.chart,
+        "admission-webhooks patch: pre/post-install Jobs (with ServiceAccount, Role, ClusterRole and bindings) that "
+        "create the prometheus-operator webhook's certificate and patch its caBundle "
+        "(templates/prometheus-operator/admission-webhooks/job-patch/)",
+        {"prometheusOperator": {"admissionWebhooks": {"certManager": {"enabled": True}}}},
+        "cert-manager: a Certificate from the site's CA ClusterIssuer (observability layer's `certManager.issuerRef`), "
+        "its CA injected into the webhook configurations by cainjector",
+    ),
+    HookReplacement(
+        Charts.NETWORK_OPERATOR.chart,
+        "upgrade-crd: a pre-install/pre-upgrade Job that applies the CRDs (templates/upgrade-crd-hook.yaml)",
+        {"upgradeCRDs": False},
+        "the chart's crds/ (and its subcharts') rendered as ordinary resources (pulumi) or applied by Argo CD",
+    ),
+    HookReplacement(
+        Charts.NETWORK_OPERATOR.chart,
+        "keep-ncp: an unconditional pre-install/pre-upgrade Job (with its ServiceAccount, ClusterRole, "
+        "ClusterRoleBinding) that marks a NicClusterPolicy made by an old chart `helm.sh/resource-policy: keep` "
+        "(templates/keep-ncp-hook.yaml)",
+        {},
+        "nothing to keep: the RDMA layer creates the NicClusterPolicy itself (never chart-made), so no chart upgrade "
+        "can delete it",
+        templates=("network-operator/templates/keep-ncp-hook.yaml",),
+    ),
+    HookReplacement(
+        Charts.NETWORK_OPERATOR.chart,
+        "sriov-network-operator pre-delete: a Job that deletes the `default` SriovOperatorConfig so the operator "
+        "removes the webhook configurations it made (charts/sriov-network-operator/templates/pre-delete-webooks.yaml)",
+        {"sriov-network-operator": {"sriovOperatorConfig": {"deploy": False}}},
+        "the RDMA layer creates the `default` SriovOperatorConfig itself, depending on the chart: a destroy deletes it "
+        "(and waits for it to be gone) while the operator still runs",
+        templates=("network-operator/charts/sriov-network-operator/templates/pre-delete-webooks.yaml",),
+    ),
 )
 
 

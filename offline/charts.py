@@ -378,9 +378,11 @@ def render_release(
     all_scopes.update(crd_scopes(rendered.crds))
     all_scopes.update(crd_scopes(d for documents in parsed.values() for d in documents if _is_crd(d)))
     for template, documents in parsed.items():
-        for document in documents:
-            metadata = document.setdefault("metadata", {}) or {}
-            document["metadata"] = metadata
+        for cached in documents:
+            # The parse cache hands both passes the same dicts: copy what is changed here, so that a
+            # namespace given in the first pass (before a chart's CRD scopes were known) does not stay.
+            metadata = dict(cached.get("metadata") or {})
+            document = {**cached, "metadata": metadata}
             if is_namespaced(document, all_scopes) and not metadata.get("namespace"):
                 metadata["namespace"] = release.namespace
             hook = (metadata.get("annotations") or {}).get(HOOK_ANNOTATION)

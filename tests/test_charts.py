@@ -142,18 +142,25 @@ def test_hooks_are_not_errors_when_argo_cd_delivers(default_stack: RecordedStack
     assert hook_errors(argocd) == []
 
 
-def test_every_known_hook_names_values_that_switch_it_off() -> None:
-    assert {h.chart for h in HOOKS} == {"argo-cd", "cert-manager", "argo-workflows"}
-    assert all(h.values and h.replaced_by for h in HOOKS)
+def test_every_known_hook_names_values_that_switch_it_off_or_the_templates_left_to_drop() -> None:
+    assert {h.chart for h in HOOKS} == {
+        "argo-cd",
+        "cert-manager",
+        "argo-workflows",
+        "gpu-operator",
+        "network-operator",
+        "kube-prometheus-stack",
+    }
+    assert all((h.values or h.templates) and h.replaced_by for h in HOOKS)
 
 
-def test_deployed_values_switch_off_every_known_hook(dev_stack: RecordedStack) -> None:
+def test_deployed_values_switch_off_every_known_hook(prod_stack: RecordedStack) -> None:
     def contains(values: Any, wanted: Any) -> bool:
         if isinstance(wanted, dict):
             return isinstance(values, dict) and all(contains(values.get(k), v) for k, v in wanted.items())
         return bool(values == wanted)
 
-    releases = {r.pin.chart: r for r in chart_releases(dev_stack)}
+    releases = {r.pin.chart: r for r in chart_releases(prod_stack)}
     for hook in HOOKS:
         assert contains(releases[hook.chart].values, hook.values), hook.hook
 
@@ -476,3 +483,24 @@ def test_secret_values_render_as_placeholders_and_secret_data_is_marked() -> Non
     [resource] = [r for r in engine_view(stack, report).resources if r.type == "kubernetes:core/v1:Secret"]
     assert resource.raw_inputs["data"][SIG_KEY] == SECRET_SIG
     assert resource.secret_paths == ["data"]
+
+
+def test_a_custom_resource_found_cluster_scoped_in_the_second_pass_keeps_no_namespace(tmp_path: Path) -> None:
+    # render_stack renders twice with one parse cache: the first pass before other charts' CRDs are known
+    # (so a custom kind counts as namespaced), the second with them. The second pass must not see the
+    # namespace the first one gave (network-operator's NodeFeatureRule, whose CRD comes from gpu-operator).
+    from offline.charts import ChartRelease, render_release
+
+    chart = tmp_path / "rules-0.1.0"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: rules\nversion: 0.1.0\n")
+    (chart / "templates" / "rule.yaml").write_text(
+        "apiVersion: nfd.k8s-sigs.io/v1alpha1\nkind: NodeFeatureRule\nmetadata:\n  name: nics\nspec: {}\n"
+    )
+    release = ChartRelease("rules", ChartPin("rules", "0.1.0", "https://charts.example.org"), "nfd", {}, "pulumi", "urn")
+    cache: dict[str, list[dict[str, Any]]] = {}
+    options: dict[str, Any] = {"kubernetes_version": KUBERNETES, "api_versions": [], "parse_cache": cache}
+    first = render_release(release, chart, scopes={}, **options)
+    second = render_release(release, chart, scopes={("nfd.k8s-sigs.io", "NodeFeatureRule"): "Cluster"}, **options)
+    assert first.objects[0]["metadata"]["namespace"] == "nfd"
+    assert "namespace" not in second.objects[0]["metadata"]

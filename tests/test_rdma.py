@@ -17,8 +17,10 @@ from components.layers.network_operator import (
     nic_cluster_policy_spec,
     sriov_network,
     sriov_node_policies,
+    sriov_operator_config_spec,
 )
-from components.versions import Images
+from components.chart_hooks import with_hooks_off
+from components.versions import Charts, Images
 from offline.engine import RecordedStack
 
 from .helpers import config_values, raw_config
@@ -144,3 +146,19 @@ def test_prod_sriov_rails_on_the_a100_pool(prod_stack: RecordedStack) -> None:
         r.inputs["metadata"]["name"] for r in prod_stack.kubernetes_objects() if r.inputs["kind"] == "NetworkAttachmentDefinition"
     }
     assert nads >= {"ib-rail0", "ib-rail3"} and not nads & {"roce-rail0", "roce-rail1"}  # those come from the SR-IOV operator
+
+
+@pytest.mark.program
+def test_prod_sriov_operator_config_is_hpcforge_s_and_depends_on_the_chart(prod_stack: RecordedStack) -> None:
+    # The subchart's pre-delete hook (dropped by helm.v4.Chart) deletes `default` while the operator still
+    # runs; owning it, after the chart, gives a destroy that order (components/chart_hooks.py).
+    found = next(
+        r
+        for r in prod_stack.kubernetes_objects()
+        if r.inputs["kind"] == "SriovOperatorConfig" and r.inputs["metadata"]["name"] == "default"
+    )
+    assert found.inputs["metadata"]["namespace"] == "nvidia-network-operator"
+    assert found.inputs["spec"] == sriov_operator_config_spec()
+    assert any("network-operator" in urn for urn in found.depends_on)
+    values = with_hooks_off(Charts.NETWORK_OPERATOR, network_operator_values(nfd=False, sriov=True))
+    assert values["sriov-network-operator"]["sriovOperatorConfig"]["deploy"] is False

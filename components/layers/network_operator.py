@@ -6,7 +6,9 @@ its namespace and attaches to the GPU NodeSets (see components/layers/slurm.py).
 Chart hooks (helm.v4.Chart drops them; docs/layers/gpu.md): `upgradeCRDs` renders a pre-install/pre-upgrade CRD Job,
 switched off (the chart's `crds/` are applied as resources); `templates/keep-ncp-hook.yaml` is an unconditional
 pre-install/pre-upgrade hook that protects a chart-made NicClusterPolicy, and hpcforge writes its own; the
-sriov-network-operator subchart's pre-delete webhook cleanup is not rendered (SR-IOV stays off).
+sriov-network-operator subchart's pre-delete hook deletes the `default` SriovOperatorConfig so that the operator
+removes its webhook configurations: hpcforge creates that SriovOperatorConfig itself (the chart's is switched off),
+depending on the chart, so a destroy deletes it while the operator still runs (components/chart_hooks.py).
 """
 
 from __future__ import annotations
@@ -140,6 +142,22 @@ def network_operator_values(*, nfd: bool, sriov: bool = False) -> dict[str, Any]
     }
 
 
+SRIOV_OPERATOR_CONFIG = "default"  # the one name the SR-IOV operator reconciles
+
+
+def sriov_operator_config_spec() -> dict[str, Any]:
+    """SriovOperatorConfig spec (sriovnetwork.openshift.io/v1): what the chart would render from network-operator 26.4.1's
+    values (`sriov-network-operator.sriovOperatorConfig` and the subchart's defaults), admission controllers off."""
+    return {
+        "enableInjector": False,
+        "enableOperatorWebhook": False,
+        "configDaemonNodeSelector": {"beta.kubernetes.io/os": "linux", "network.nvidia.com/operator.mofed.wait": "false"},
+        "logLevel": 2,
+        "disableDrain": False,
+        "configurationMode": "daemon",
+    }
+
+
 @dataclass(frozen=True)
 class NetworkOperatorArgs:
     ctx: DeployContext
@@ -187,6 +205,17 @@ class NetworkOperator(pulumi.ComponentResource):
             opts=ctx.opts(self, depends_on=[chart]),
         )
         sriov: list[pulumi.Resource] = []
+        if any(f.mode == "sriov" for f in args.config.fabrics):
+            sriov.append(
+                k8s.apiextensions.CustomResource(
+                    f"{NAMESPACE}/sriov-operator-config",
+                    api_version="sriovnetwork.openshift.io/v1",
+                    kind="SriovOperatorConfig",
+                    metadata=ctx.meta(SRIOV_OPERATOR_CONFIG, "network-operator", NAMESPACE, app="network-operator"),
+                    spec=sriov_operator_config_spec(),
+                    opts=ctx.opts(self, depends_on=[chart]),
+                )
+            )
         for policy_name, spec in sriov_node_policies(args.config, args.pool_labels).items():
             sriov.append(
                 k8s.apiextensions.CustomResource(

@@ -6,8 +6,8 @@ ServiceMonitor the Slinky operator makes from the Controller's `spec.metrics` (s
 layer when this layer is on); PodMonitors here for cert-manager, Traefik, Argo CD's application
 controller and the mariadb-operator; dcgm-exporter (GPU operator) only where nodesets have GPUs.
 Prometheus selects every ServiceMonitor, PodMonitor and PrometheusRule (`*SelectorNilUsesHelmValues:
-false`). The chart's admission-webhook certificate comes from cert-manager (the chart's own issuer): helm.v4.Chart drops the
-chart's certificate hook Jobs.
+false`). The chart's admission-webhook certificate comes from cert-manager (the site CA ClusterIssuer
+`hpcforge-ca`): helm.v4.Chart drops the chart's certificate hook Jobs.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import pulumi_random as random
 from ..charts import ChartDeployer, ChartUse
 from ..config.observability import ObservabilityConfig
 from ..context import DeployContext
+from .certificates import CA_ISSUER
 from ..k8s import (
     ANYWHERE,
     Allow,
@@ -131,8 +132,13 @@ def chart_values(cfg: ObservabilityConfig, *, storage_class: str | None) -> dict
         },
         "prometheusOperator": {
             "admissionWebhooks": {
-                # the chart's own self-signed issuer through cert-manager, instead of its hook Jobs
-                "certManager": {"enabled": True},
+                # cert-manager issues the webhook's certificate (and injects its CA into the webhook
+                # configurations) instead of the chart's hook Jobs; from the site's private CA rather than a
+                # second, chart-made self-signed root (components/chart_hooks.py).
+                "certManager": {
+                    "enabled": True,
+                    "issuerRef": {"name": CA_ISSUER, "kind": "ClusterIssuer", "group": "cert-manager.io"},
+                },
             },
             "resources": container_resources("100m", "128Mi", "512Mi"),
         },
