@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from components.chart_hooks import with_hooks_off
 from components.config import ConfigError, load_config
 from components.config.rdma import RdmaConfig
 from components.layers.network_operator import (
@@ -19,7 +20,6 @@ from components.layers.network_operator import (
     sriov_node_policies,
     sriov_operator_config_spec,
 )
-from components.chart_hooks import with_hooks_off
 from components.versions import Charts, Images
 from offline.engine import RecordedStack
 

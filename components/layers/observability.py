@@ -23,7 +23,6 @@ import pulumi_random as random
 from ..charts import ChartDeployer, ChartUse
 from ..config.observability import ObservabilityConfig
 from ..context import DeployContext
-from .certificates import CA_ISSUER
 from ..k8s import (
     ANYWHERE,
     Allow,
@@ -38,6 +37,7 @@ from ..k8s import (
 from ..renderers.alerts import RuleSettings, alert_rules, alertmanager_config
 from ..renderers.dashboards import dashboard_files
 from ..versions import Charts
+from .certificates import CA_ISSUER
 
 NAMESPACE = "monitoring"
 RELEASE = "kube-prometheus-stack"
