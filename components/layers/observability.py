@@ -128,8 +128,13 @@ def chart_values(cfg: ObservabilityConfig, *, storage_class: str | None) -> dict
         },
         "grafana": {
             "enabled": True,
+            "resources": container_resources("100m", "128Mi", "512Mi"),
+            # the dashboard and datasource sidecars
+            "sidecar": {"resources": container_resources("20m", "64Mi", "128Mi")},
             "admin": {"existingSecret": GRAFANA_SECRET, "userKey": "admin-user", "passwordKey": "admin-password"},
         },
+        "kube-state-metrics": {"resources": container_resources("50m", "128Mi", "512Mi")},
+        "prometheus-node-exporter": {"resources": container_resources("50m", "32Mi", "128Mi")},
         "prometheusOperator": {
             "admissionWebhooks": {
                 # cert-manager issues the webhook's certificate (and injects its CA into the webhook
