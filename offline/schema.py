@@ -744,6 +744,18 @@ COMMENTED_VALUES: tuple[CommentedValue, ...] = tuple(
         " chart.AppVersion'); hpcforge pins the image tag explicitly",
     )
     for component in ("operator", "validator", "nodeStatusExporter")
+) + (
+    CommentedValue(
+        "kube-prometheus-stack",
+        ("prometheusOperator", "admissionWebhooks", "certManager", "issuerRef"),
+        "values.yaml has `# issuerRef:` (name, kind) under certManager; templates/prometheus-operator/certmanager.yaml"
+        " uses it instead of the chart's own self-signed Issuer",
+    ),
+    # grafana 12.11.1 is a dependency of kube-prometheus-stack from another repository, whose values are not
+    # collected under shared/charts (INDEX.md); these keys are in its values.yaml (grafana-community/helm-charts
+    # @ grafana-12.11.1 : charts/grafana/values.yaml, top-level `resources: {}` and `sidecar.resources: {}`).
+    CommentedValue("kube-prometheus-stack", ("grafana", "resources"), "grafana's values.yaml `resources: {}`"),
+    CommentedValue("kube-prometheus-stack", ("grafana", "sidecar", "resources"), "grafana's values.yaml `sidecar.resources: {}`"),
 )
 """Keys that exist although values.yaml only mentions them in a comment. Keep it minimal: one entry per key."""
 
@@ -877,7 +889,14 @@ def _without_required(node: Any) -> Any:
 def load_chart_values(shared_dir: Path, values_dir: str) -> ChartValues:
     """`shared_dir/charts/<values_dir>/values.yaml` and, when present, `values.schema.json`. Cached."""
     folder = shared_dir / "charts" / values_dir
-    defaults = _load_yaml(folder / "values.yaml") or {}
+    defaults = dict(_load_yaml(folder / "values.yaml") or {})
+    # A subchart's own defaults (`charts/<name>/values.yaml`, where `helm package` puts it) are keys the parent's
+    # values may set under `<name>:` (Helm coalesces the two), e.g. gpu-operator's node-feature-discovery.
+    for sub in sorted((folder / "charts").glob("*/values.yaml")) if (folder / "charts").is_dir() else []:
+        name = sub.parent.name
+        own = _load_yaml(sub) or {}
+        given = defaults.get(name)
+        defaults[name] = {**own, **given} if isinstance(given, Mapping) and isinstance(own, Mapping) else (given or own)
     schema_path = folder / "values.schema.json"
     schema = json.loads(schema_path.read_text(encoding="utf-8")) if schema_path.exists() else None
     return ChartValues(defaults, schema)

@@ -684,3 +684,14 @@ def test_embedded_objects_are_checked_as_what_they_are(crd_index: schema.CrdInde
     assert schema.validate_custom_resource(appwrapper, crd_index, "1.33") == [
         "spec.components[0].template.spec.paralelism: unknown field (embedded batch/v1 Job)"
     ]
+
+
+def test_subchart_defaults_are_keys_the_parent_may_set(shared: Path) -> None:
+    # kube-state-metrics' `resources` is only in its own values.yaml (charts/kube-state-metrics/), which Helm
+    # coalesces with what the parent sets under `kube-state-metrics:`; a typo there is still refused.
+    pin = Charts.KUBE_PROMETHEUS_STACK
+    values = {"kube-state-metrics": {"resources": {"requests": {"cpu": "50m"}}, "resourcez": {}}}
+    errors = schema.validate_helm_values(pin.chart, pin.version, values, shared)
+    assert errors == [
+        f"{pin.chart} {pin.version}: values key kube-state-metrics.resourcez does not exist in the chart's values.yaml"
+    ]
