@@ -736,15 +736,16 @@ class CommentedValue:
     reason: str
 
 
-COMMENTED_VALUES: tuple[CommentedValue, ...] = tuple(
-    CommentedValue(
-        "gpu-operator",
-        (component, "version"),
-        f'values.yaml has `#version: ""` under {component} (\'If version is not specified, then default is to use'
-        " chart.AppVersion'); hpcforge pins the image tag explicitly",
-    )
-    for component in ("operator", "validator", "nodeStatusExporter")
-) + (
+COMMENTED_VALUES: tuple[CommentedValue, ...] = (
+    *(
+        CommentedValue(
+            "gpu-operator",
+            (component, "version"),
+            f'values.yaml has `#version: ""` under {component} (\'If version is not specified, then default is to use'
+            " chart.AppVersion'); hpcforge pins the image tag explicitly",
+        )
+        for component in ("operator", "validator", "nodeStatusExporter")
+    ),
     CommentedValue(
         "kube-prometheus-stack",
         ("prometheusOperator", "admissionWebhooks", "certManager", "issuerRef"),
