@@ -78,7 +78,11 @@ def test_chart_values_keep_data_and_select_every_monitor() -> None:
     assert spec["retention"] == "30d" and spec["retentionSize"] == "45GB"
     assert spec["storageSpec"]["volumeClaimTemplate"]["spec"]["storageClassName"] == "fast"
     assert not spec["serviceMonitorSelectorNilUsesHelmValues"] and not spec["ruleSelectorNilUsesHelmValues"]
-    assert values["prometheusOperator"]["admissionWebhooks"]["certManager"] == {"enabled": True}  # no hook Jobs
+    # no hook Jobs: cert-manager issues the webhook certificate, from the site CA rather than a chart-made root
+    assert values["prometheusOperator"]["admissionWebhooks"]["certManager"] == {
+        "enabled": True,
+        "issuerRef": {"name": "hpcforge-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"},
+    }
     assert values["alertmanager"]["alertmanagerSpec"]["useExistingSecret"] is True
 
 
