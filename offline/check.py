@@ -29,10 +29,12 @@ stdout line. The driver then speaks the Analyzer protocol in the engine's order:
    each resource's outputs here; in a preview those are the provider's preview of the inputs, so
    the driver sends the inputs with `additionalSecretOutputs` marked secret.
 
-One deliberate difference: a remote component such as `kubernetes:helm.sh/v4:Chart` is expanded
-by the provider under the real engine (the component itself is registered without inputs, and each
-rendered object is analyzed as its own resource). The mock engine cannot render charts, so the
-driver passes the chart's declared inputs (chart, version, values) instead. Rules handle both.
+Charts: a remote component such as `kubernetes:helm.sh/v4:Chart` is expanded by the provider under
+the real engine (the component itself is registered without inputs, and each rendered object is
+analyzed as its own resource, the Chart its parent). With `--render-charts` the driver does exactly
+that (offline/charts.py renders, offline/chart_objects.py `engine_view` reshapes the stack). Without
+it the mock engine cannot render charts, so the driver passes the chart's declared inputs (chart,
+version, values) instead; rules handle both.
 
 Diagnostics are printed like `pulumi preview`'s policy summary; exit 1 on any mandatory
 violation, 2 when packs cannot be started or configured, 0 otherwise.
@@ -844,6 +846,17 @@ def run_check(args: argparse.Namespace) -> int:
     path = args.config if args.config else stack_path(args.stack)
     stack_file = read_stack_file(path, name=args.stack)
     recorded = run_program(stack_file, PROJECT_ROOT, preview=getattr(args, "preview", False))
+    if getattr(args, "render_charts", False):
+        from .chart_cli import render_charts, report_chart_error
+        from .chart_objects import engine_view
+        from .charts import ChartRenderError
+
+        try:
+            report = render_charts(args, recorded)
+        except ChartRenderError as error:
+            return report_chart_error(error)
+        assert report is not None
+        recorded = engine_view(recorded, report)
     print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")
     try:
         return check_stack(recorded, stack_file, specs).exit_code
