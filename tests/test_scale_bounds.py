@@ -98,7 +98,7 @@ def test_grendel_host_fast_path_writes_what_json_dumps_writes() -> None:
                 "ip": "10.20.0.9",
                 "vlan": 12,
                 "mtu": 9000,
-                "ifname": 'e"th\\0',
+                "ifname": "bond0.12",  # interface names are refused with quotes or backslashes (tags below are free text)
                 "tags": ["ünï", 'q"uote'],
                 "provision": False,
             }
