@@ -26,11 +26,13 @@ render: $(STAMP)
 
 ## Run every policy pack against a stack offline, over the gRPC Analyzer protocol; the policy
 ## configuration follows the stack's hpcforge:environmentKind. Any stack file: make check STACK_FILE=path
+## PREVIEW=1: as `pulumi preview` of a new stack (outputs that providers compute are unknown).
 STACK_FILE ?= Pulumi.$(STACK).yaml
+PREVIEW ?=
 check: $(STAMP)
 	@policy=$$($(PY) -m offline policy-config --config $(STACK_FILE)) || exit 2; \
 	echo "policy configuration: $$policy"; \
-	$(PY) -m offline check --stack $(STACK) --config $(STACK_FILE) \
+	$(PY) -m offline check --stack $(STACK) --config $(STACK_FILE) $(if $(PREVIEW),--preview) \
 		--policy-pack policies/gitops-drift --policy-pack-config $$policy \
 		--policy-pack policies/security --policy-pack-config $$policy \
 		--policy-pack policies/slurm-contract --policy-pack-config $$policy

@@ -15,6 +15,7 @@ lists exactly what the Applications need and nothing else.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +78,40 @@ def application_spec(
     if ignore_differences:
         spec["ignoreDifferences"] = [dict(entry) for entry in ignore_differences]
     return spec
+
+
+WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"
+
+
+def application_wait_conditions(target_revision: str) -> list[str]:
+    """What `pulumi up` waits for on an Application: Argo CD has synced `target_revision` and the
+    release is healthy.
+
+    Health alone is satisfied by the old status during an upgrade (the Application stays Healthy
+    on the previous version until Argo CD refreshes and syncs). Argo CD's ApplicationStatus
+    (pkg/apis/application/v1alpha1/types.go) records the revision the live state was compared
+    with (`status.sync.revision`, with `status.sync.status` Synced when it matches) and the last
+    sync operation (`status.operationState.phase`, `.syncResult.revision`); for a Helm source the
+    revision is the chart version, here the exact pinned `targetRevision`.
+    """
+    return [
+        f"jsonpath={{.status.sync.revision}}={target_revision}",
+        "jsonpath={.status.sync.status}=Synced",
+        f"jsonpath={{.status.operationState.syncResult.revision}}={target_revision}",
+        "jsonpath={.status.operationState.phase}=Succeeded",
+        "jsonpath={.status.health.status}=Healthy",
+    ]
+
+
+def application_wait_for(target_revision: str) -> str:
+    """The `pulumi.com/waitFor` value: a JSON array of conditions, which pulumi-kubernetes requires
+    ALL of (provider/pkg/metadata/overrides.go `ReadyCondition`; documented in the provider's
+    CHANGELOG for 4.18.0: "A string containing a JSON array of multiple `jsonpath=` and
+    `condition=` expressions"). Each `jsonpath={path}=value` is split on a single `=`
+    (provider/pkg/jsonpath/jsonpath.go `Parse`), so a revision must not contain one."""
+    if "=" in target_revision.replace("==", ""):
+        raise ValueError(f"target revision {target_revision!r} contains '=': pulumi.com/waitFor cannot express it")
+    return json.dumps(application_wait_conditions(target_revision))
 
 
 def project_spec(uses: Iterable[ChartUse], description: str) -> dict[str, Any]:
@@ -174,9 +209,10 @@ class ChartDeployer:
         component: str,
     ) -> pulumi.Resource:
         annotations = {
-            # Make `pulumi up` wait until Argo CD reports the release healthy, so that hpcforge's own
-            # custom resources (issuers, CRs) are created only once their CRDs and webhooks exist.
-            "pulumi.com/waitFor": "jsonpath={.status.health.status}=Healthy",
+            # Make `pulumi up` wait until Argo CD has synced THIS version and reports it healthy, so that
+            # hpcforge's own custom resources (issuers, CRs) are created only once their CRDs and
+            # webhooks exist, and an upgrade is not taken as done on the previous version's status.
+            WAIT_FOR_ANNOTATION: application_wait_for(use.pin.version),
         }
         return k8s.apiextensions.CustomResource(
             f"{ARGOCD_NAMESPACE}/{use.release}",

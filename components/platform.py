@@ -205,6 +205,7 @@ class Platform(pulumi.ComponentResource):
                     certificate_duration=tls.certificate_duration,
                     renew_before=tls.renew_before,
                     depends_on=[*net.ready, *certs.ready],
+                    issuer_ready=certs.ready,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

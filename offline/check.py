@@ -830,7 +830,7 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     path = args.config if args.config else stack_path(args.stack)
     stack_file = read_stack_file(path, name=args.stack)
-    recorded = run_program(stack_file, PROJECT_ROOT)
+    recorded = run_program(stack_file, PROJECT_ROOT, preview=getattr(args, "preview", False))
     print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")
     try:
         return check_stack(recorded, stack_file, specs).exit_code

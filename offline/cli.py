@@ -1,12 +1,18 @@
 """Command line of the offline runner.
 
-    python -m offline preview --stack dev [--config FILE] [--json OUT.json]
-    python -m offline render  --stack prod [--config FILE] --out DIR
-    python -m offline check   --stack prod [--config FILE] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
+    python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
+    python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ...
     python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     python -m offline migrate-inventory --stack prod [--config FILE]
+    python -m offline urns    [--stack dev --stack prod] [--update]
 
-Exit codes: 0 success; 1 mandatory policy violations; 2 invalid configuration or usage.
+`--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
+create a resource (generated passwords and keys, command output, object status, ids) is unknown, so
+whatever the program builds from it is unknown too (printed and rendered as `<unknown>`).
+
+Exit codes: 0 success; 1 mandatory policy violations (check) or a URN removed without an alias (urns);
+2 invalid configuration or usage.
 """
 
 from __future__ import annotations
@@ -32,6 +38,14 @@ def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, help="read this stack file instead of Pulumi.<stack>.yaml")
 
 
+def _add_preview_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--preview",
+        action="store_true",
+        help="as `pulumi preview` of a new stack: outputs that providers compute are unknown",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m offline", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -40,14 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     preview = commands.add_parser("preview", help="print the resource tree, like `pulumi preview`")
     _add_stack_arguments(preview)
+    _add_preview_argument(preview)
     preview.add_argument("--json", type=Path, help="also write every recorded resource to this JSON file")
 
     render = commands.add_parser("render", help="write every Kubernetes object and chart as YAML")
     _add_stack_arguments(render)
+    _add_preview_argument(render)
     render.add_argument("--out", type=Path, required=True, help="output directory")
 
     check = commands.add_parser("check", help="run policy packs over the gRPC Analyzer protocol")
     _add_stack_arguments(check)
+    _add_preview_argument(check)
     check.add_argument(
         "--policy-pack", action="append", type=Path, default=[], required=True, help="policy pack directory (repeatable)"
     )
@@ -66,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
         "migrate-inventory", help="move inline hosts, users and groups from the stack file into inventory/<stack>/"
     )
     _add_stack_arguments(migrate)
+
+    urns = commands.add_parser("urns", help="compare the stacks' URNs with tests/urns/<stack>.txt (offline/urns.py)")
+    urns.add_argument("--stack", action="append", default=[], help="stack name (repeatable; default: dev and prod)")
+    urns.add_argument("--update", action="store_true", help="rewrite the snapshots (say why in the commit message)")
     return parser
 
 
@@ -97,10 +118,31 @@ def _migrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_urns(args: argparse.Namespace) -> int:
+    from . import urns
+
+    failed = False
+    for name in args.stack or ["dev", "prod"]:
+        stack = run_program(read_stack_file(stack_path(name), name=name), PROJECT_ROOT)
+        path = urns.snapshot_path(name)
+        diff = urns.compare(urns.read_snapshot(path) if path.exists() else [], stack)
+        for line in urns.report(name, diff):
+            print(line)
+        if args.update:
+            urns.write_snapshot(stack, path)
+            print(
+                f"{name}: wrote {path.relative_to(PROJECT_ROOT)} ({len(diff.added)} new, {len(diff.removed) + len(diff.aliased)} gone);"
+                " say in the commit message why URNs were removed"
+            )
+        elif not diff.ok:
+            failed = True
+    return EXIT_POLICY if failed else EXIT_OK
+
+
 def load_stack(args: argparse.Namespace) -> RecordedStack:
     path = args.config if args.config else stack_path(args.stack)
     stack = read_stack_file(path, name=args.stack)
-    return run_program(stack, PROJECT_ROOT)
+    return run_program(stack, PROJECT_ROOT, preview=args.preview)
 
 
 def _summary(stack: RecordedStack) -> str:
@@ -127,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             from .check import run_check
 
             return run_check(args)
+        if args.command == "urns":
+            return run_urns(args)
         stack = load_stack(args)
     except StackFileError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -141,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG
 
     if args.command == "preview":
-        print(f"Previewing update ({stack.stack}) offline, under Pulumi's mock engine:\n")
+        mode = " with unknown outputs (--preview)" if stack.preview else ""
+        print(f"Previewing update ({stack.stack}) offline, under Pulumi's mock engine{mode}:\n")
         print(resource_tree(stack))
         print()
         print(_summary(stack))

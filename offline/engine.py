@@ -31,6 +31,8 @@ SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 REDACTED = "[secret]"
+UNKNOWN_TEXT = "<unknown>"
+"""How a value that is unknown during a preview appears in plain inputs, renders and JSON."""
 
 
 @dataclass
@@ -54,6 +56,9 @@ class RecordedResource:
     depends_on: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     additional_secret_outputs: list[str] = field(default_factory=list)
+    aliases: list[dict[str, Any]] = field(default_factory=list)
+    """`aliases` option as the SDK sends it (alias specs: name, type, stack, project, parentUrn,
+    noParent; or a full `urn`), for URN-stability checks (offline/urns.py)."""
 
     @property
     def is_kubernetes_object(self) -> bool:
@@ -106,6 +111,8 @@ class RecordedStack:
     resources: list[RecordedResource]
     outputs: dict[str, Any]
     secret_outputs: list[str]
+    preview: bool = False
+    """Recorded as `pulumi preview` of a new stack (computed outputs unknown)."""
 
     def by_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]
@@ -146,7 +153,7 @@ def _plain(value: Any, path: str, secret_paths: list[str]) -> Any:
     if isinstance(value, list):
         return [_plain(v, f"{path}[{i}]", secret_paths) for i, v in enumerate(value)]
     if value == UNKNOWN:
-        return "<unknown>"
+        return UNKNOWN_TEXT
     return value
 
 
@@ -161,6 +168,8 @@ def _redact(value: Any, inside_secret: bool = False) -> Any:
         return {k: _redact(v, inside_secret) for k, v in value.items()}
     if isinstance(value, list):
         return [_redact(v, inside_secret) for v in value]
+    if value == UNKNOWN:
+        return UNKNOWN_TEXT
     return REDACTED if inside_secret else value
 
 
@@ -184,13 +193,49 @@ def _mocks_module() -> Any:
     return mocks
 
 
-def _make_mocks() -> Any:
+# Outputs that each provider computes when it creates the resource: unknown in a preview of a new
+# stack (pulumi/pulumi-random: `result`, `bcryptHash`, `base64`, `hex`... are `Computed` in each
+# resource's schema; pulumi-command: `stdout`/`stderr`; pulumi-kubernetes: `status`, filled in by the
+# API server). The provider echoes every input as an output, so inputs stay known.
+PREVIEW_UNKNOWN_OUTPUTS: dict[str, tuple[str, ...]] = {
+    "random:index/randomPassword:RandomPassword": ("result", "bcryptHash"),
+    "random:index/randomString:RandomString": ("result",),
+    "random:index/randomBytes:RandomBytes": ("base64", "hex"),
+    "random:index/randomId:RandomId": ("hex", "b64Std", "b64Url", "dec"),
+    "random:index/randomUuid:RandomUuid": ("result",),
+    "command:local:Command": ("stdout", "stderr"),
+    "command:remote:Command": ("stdout", "stderr"),
+    "command:remote:CopyToRemote": (),
+}
+
+
+def preview_outputs(type_: str, inputs: dict[str, Any], custom: bool) -> dict[str, Any]:
+    """The outputs the engine hands the program for a resource that a preview would create.
+
+    Inputs are echoed; what the provider computes is `UNKNOWN` (the Python SDK's unknown sentinel,
+    which `pulumi.runtime.rpc` turns into an unknown `Output` when the monitor runs a preview).
+    """
+    state = dict(inputs)
+    for key in PREVIEW_UNKNOWN_OUTPUTS.get(type_, ()):
+        state[key] = UNKNOWN
+    if custom and type_.startswith("kubernetes:") and "kind" in inputs and not type_.startswith("kubernetes:helm.sh/"):
+        state["status"] = UNKNOWN
+    return state
+
+
+def _make_mocks(preview: bool = False) -> Any:
     mocks = _mocks_module()
 
     class OfflineMocks(mocks.Mocks):  # type: ignore[name-defined]
-        """Outputs that look like the real providers' for the types hpcforge uses."""
+        """Outputs that look like the real providers' for the types hpcforge uses.
+
+        With `preview`, as `pulumi preview` of a new stack: the id of every custom resource and the
+        outputs its provider computes are unknown (see `preview_outputs`).
+        """
 
         def new_resource(self, args: Any) -> tuple[str, dict[str, Any]]:
+            if preview:
+                return ("" if args.custom else f"{args.name}-id"), preview_outputs(args.typ, dict(args.inputs), args.custom)
             state = dict(args.inputs)
             if args.typ == "random:index/randomPassword:RandomPassword":
                 length = int(state.get("length", 32))
@@ -198,8 +243,8 @@ def _make_mocks() -> Any:
                 state["result"] = secret
                 state["bcryptHash"] = "$2a$10$" + hashlib.sha256(secret.encode()).hexdigest()[:53]
             elif args.typ == "random:index/randomBytes:RandomBytes":
-                raw = hashlib.sha256(mock_secret(args.name).encode()).digest() * 4
-                raw = raw[: int(state.get("length", 32))]
+                length = int(state.get("length", 32))
+                raw = (hashlib.sha256(mock_secret(args.name).encode()).digest() * (length // 32 + 1))[:length]
                 state["base64"] = base64.b64encode(raw).decode()
                 state["hex"] = raw.hex()
             elif args.typ == "random:index/randomId:RandomId":
@@ -219,6 +264,9 @@ def _make_monitor(mocks: Any, recorder: _Recorder) -> Any:
     mocks_module = _mocks_module()
 
     class RecordingMonitor(mocks_module.MockMonitor):  # type: ignore[name-defined]
+        def make_urn(self, parent: str, type_: str, name: str) -> str:
+            return engine_urn(_current_stack(), PROJECT, parent, type_, name)
+
         def RegisterResource(self, request: Any) -> Any:
             response = super().RegisterResource(request)
             if request.type != "pulumi:pulumi:Stack":
@@ -233,6 +281,33 @@ def _make_monitor(mocks: Any, recorder: _Recorder) -> Any:
             return super().RegisterResourceOutputs(request)
 
     return RecordingMonitor(mocks)
+
+
+def _current_stack() -> str:
+    from pulumi.runtime import settings
+
+    return str(settings.get_stack())
+
+
+ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+def qualified_type(urn: str) -> str:
+    """The type part of a URN: the parent chain's types and the resource's, joined by `$`."""
+    parts = urn.split("::")
+    return parts[2] if len(parts) >= 4 else ""
+
+
+def engine_urn(stack: str, project: str, parent: str, type_: str, name: str) -> str:
+    """A resource's URN as the engine computes it (pulumi/pulumi sdk/go/common/resource/urn.go
+    `NewURN`, called with the parent's `QualifiedType()`; the Python SDK's `create_urn` does the same:
+    `parent_urn[: parent_urn.rfind("::")] + "$" + type`): the parent's whole qualified type, not only
+    its last segment as `pulumi.runtime.mocks.MockMonitor.make_urn` has it, and nothing for the root
+    Stack."""
+    parent_type = qualified_type(parent) if parent else ""
+    if parent_type and parent_type != ROOT_STACK_TYPE:
+        type_ = f"{parent_type}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{type_}::{name}"
 
 
 def _mark_secret(struct: struct_pb2.Struct, key: str) -> None:
@@ -274,6 +349,7 @@ class _Recorder:
                 depends_on=list(request.dependencies),
                 property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
                 additional_secret_outputs=list(request.additionalSecretOutputs),
+                aliases=[json_format.MessageToDict(alias) for alias in request.aliases],
             )
         )
 
@@ -290,8 +366,13 @@ class ProgramConfigError(Exception):
         super().__init__("\n".join(messages))
 
 
-def run_program(stack: StackFile, program_dir: Path = PROJECT_ROOT) -> RecordedStack:
-    """Execute `program_dir/__main__.py` for `stack` under mocks and return what it registered."""
+def run_program(stack: StackFile, program_dir: Path = PROJECT_ROOT, *, preview: bool = False) -> RecordedStack:
+    """Execute `program_dir/__main__.py` for `stack` under mocks and return what it registered.
+
+    `preview=True` runs it as `pulumi preview` of a new stack does: the SDK in dry-run mode, and
+    the outputs that providers compute unknown (`preview_outputs`), so `apply` callbacks on them do
+    not run and whatever is built from them is unknown in the recorded inputs.
+    """
     import pulumi
     from pulumi.runtime import settings
     from pulumi.runtime.stack import Stack, run_pulumi_func
@@ -313,11 +394,11 @@ def run_program(stack: StackFile, program_dir: Path = PROJECT_ROOT) -> RecordedS
     settings.set_root_resource(None)  # type: ignore[arg-type]
     pulumi.runtime.set_all_config(config, secret_keys)
     recorder = _Recorder()
-    mocks = _make_mocks()
+    mocks = _make_mocks(preview)
     monitor = _make_monitor(mocks, recorder)
     logger = logging.getLogger("offline.mock-engine")
     logger.setLevel(logging.WARNING)
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack.name, preview=False, monitor=monitor, logger=logger)
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack.name, preview=preview, monitor=monitor, logger=logger)
     settings.set_root_resource(None)  # type: ignore[arg-type]
     root = Stack()
 
@@ -349,4 +430,5 @@ def run_program(stack: StackFile, program_dir: Path = PROJECT_ROOT) -> RecordedS
         resources=recorder.resources,
         outputs=outputs,
         secret_outputs=secret_outputs,
+        preview=preview,
     )

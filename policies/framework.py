@@ -34,7 +34,10 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .rules.common import ResourceRule, ResourceView, Rule, StackRule, StackView, from_wire, to_plain
+from .rules.access import unknown_reads
+from .rules.rule import ResourceRule, Rule, StackRule
+from .rules.view import ResourceView, StackView
+from .rules.wire import from_wire, to_plain
 
 _SHIM_MARK = "_hpcforge_secret_shim"
 
@@ -95,11 +98,21 @@ def _config(args: Any) -> Mapping[str, Any]:
     return dict(args.get_config() or {})
 
 
+UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's unknown string sentinel
+
+
 def _guarded(name: str, run: Callable[[], list[tuple[str, str | None]]], report: Callable[..., None]) -> None:
     from pulumi_policy.proxy import UnknownValueError
 
     try:
-        results = run()
+        with unknown_reads() as reads:
+            results = run()
+        if reads:
+            # The rule decided on a value that is unknown in this preview (an accessor answered
+            # "absent" for it): neither its violations nor its pass can be trusted. Report it the
+            # way pulumi_policy reports a policy that reads an unknown value: an advisory
+            # "can't run policy ... during preview", with no violation.
+            raise UnknownValueError(UNKNOWN_STRING, [f"<a value that {name} reads as {reads[0]}>"])
     except UnknownValueError:
         raise  # pulumi_policy reports "can't run policy ... during preview" (only without the shim)
     except Exception as error:  # a rule bug must not pass silently, nor abort the whole preview

@@ -113,9 +113,10 @@ def write_variant(tmp_path: Path, stack: str, edit: Callable[[dict[str, Any]], N
     return path
 
 
-def run_stack_file(path: Path, stack: str) -> RecordedStack:
-    return run_program(read_stack_file(path, name=stack), REPO)
+def run_stack_file(path: Path, stack: str, *, preview: bool = False) -> RecordedStack:
+    return run_program(read_stack_file(path, name=stack), REPO, preview=preview)
 
 
-def run_stack(stack: str) -> RecordedStack:
-    return run_program(read_stack_file(REPO / f"Pulumi.{stack}.yaml", name=stack), REPO)
+def run_stack(stack: str, *, preview: bool = False) -> RecordedStack:
+    """Run Pulumi.<stack>.yaml under the mock engine; `preview`: as `pulumi preview` of a new stack."""
+    return run_program(read_stack_file(REPO / f"Pulumi.{stack}.yaml", name=stack), REPO, preview=preview)

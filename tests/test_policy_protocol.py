@@ -1,6 +1,10 @@
 """Tier 5: the policy packs started as the Pulumi engine starts them and driven over the gRPC Analyzer
 protocol (offline/check.py) against the dev and prod programs, and against prod variants that break
-one rule of each family."""
+one rule of each family.
+
+Every test runs twice: with the program recorded as `pulumi up` sees it (`up`: every output known)
+and as `pulumi preview` of a new stack sees it (`preview`: generated secrets, command output,
+object status and ids unknown; see offline/engine.py `preview_outputs`), as PR CI runs the packs."""
 
 from __future__ import annotations
 
@@ -16,12 +20,30 @@ from typing import Any
 import pytest
 
 from offline.check import EXIT_ERROR, EXIT_OK, EXIT_POLICY, CheckResult, PackSpec, PolicyRunError, check_stack
-from offline.engine import SECRET_SIG, SIG_KEY, RecordedResource, RecordedStack
+from offline.engine import SECRET_SIG, SIG_KEY, UNKNOWN, RecordedResource, RecordedStack
 from offline.stackfile import StackFile, read_stack_file
 
 from .helpers import REPO, run_stack_file, write_variant
 
 pytestmark = pytest.mark.policy_protocol
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["up", "preview"])
+def preview(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+@pytest.fixture
+def dev_stack(preview: bool, dev_stack: RecordedStack, dev_preview_stack: RecordedStack) -> RecordedStack:
+    """The session's dev recording in this test's mode (overrides conftest's `dev_stack` here)."""
+    return dev_preview_stack if preview else dev_stack
+
+
+@pytest.fixture
+def prod_stack(preview: bool, prod_stack: RecordedStack, prod_preview_stack: RecordedStack) -> RecordedStack:
+    """The session's prod recording in this test's mode (overrides conftest's `prod_stack` here)."""
+    return prod_preview_stack if preview else prod_stack
+
 
 PACKS = ("gitops-drift", "security", "slurm-contract")
 
@@ -83,18 +105,20 @@ def root_app_on_a_branch(config: dict[str, Any]) -> None:
     config["hpcforge:gitops"].pop("rootRevision", None)
 
 
-def test_gitops_variant_branch_revision_fails_prod(tmp_path: Path) -> None:
+def test_gitops_variant_branch_revision_fails_prod(tmp_path: Path, preview: bool) -> None:
     path = write_variant(tmp_path, "prod", root_app_on_a_branch)
-    recorded = run_stack_file(path, "prod")
+    recorded = run_stack_file(path, "prod", preview=preview)
     app = next(r for r in recorded.resources if r.type.endswith(":Application") and k8s_name(r) == "site-root")
     result, output, _ = run(recorded, stack_file("prod", path), packs("prod", names=("gitops-drift",)))
     assert_names(result, output, "git-revisions-pinned", app)
     assert "'main'" in output
 
 
-def test_gitops_variant_is_only_advisory_with_the_dev_config(tmp_path: Path) -> None:
+def test_gitops_variant_is_only_advisory_with_the_dev_config(tmp_path: Path, preview: bool) -> None:
     path = write_variant(tmp_path, "prod", root_app_on_a_branch)
-    result, output, _ = run(run_stack_file(path, "prod"), stack_file("prod", path), packs("dev", names=("gitops-drift",)))
+    result, output, _ = run(
+        run_stack_file(path, "prod", preview=preview), stack_file("prod", path), packs("dev", names=("gitops-drift",))
+    )
     assert result.exit_code == EXIT_OK, output
     assert result.select(level="mandatory") == [], output
 
@@ -111,6 +135,12 @@ def test_security_variant_plaintext_secret_fails_prod(prod_stack: RecordedStack)
     def strip(inputs: dict[str, Any]) -> None:
         value = inputs[field]
         plain = value["value"] if isinstance(value, dict) and value.get(SIG_KEY) == SECRET_SIG else value
+        if not isinstance(plain, dict):
+            # In a preview the generated value is unknown, and so is the whole map (the SDK wraps
+            # `stringData`/`data` in one secret Output): a literal written instead is known.
+            assert plain == UNKNOWN, plain
+            inputs[field] = {"password": "bG9vay1hLWxpdGVyYWw=" if field == "data" else "look-a-literal"}
+            return
         inputs[field] = {k: (v["value"] if isinstance(v, dict) and v.get(SIG_KEY) == SECRET_SIG else v) for k, v in plain.items()}
 
     recorded = edited(prod_stack, lambda r: r.urn == target.urn, strip)
@@ -140,7 +170,7 @@ def _first_nodeset(recorded: RecordedStack) -> RecordedResource:
     return max(nodesets, key=lambda r: int((r.inputs.get("spec") or {}).get("replicas") or 0))
 
 
-def test_slurm_variant_max_unavailable_fails_prod(prod_stack: RecordedStack, tmp_path: Path) -> None:
+def test_slurm_variant_max_unavailable_fails_prod(prod_stack: RecordedStack, tmp_path: Path, preview: bool) -> None:
     target = _first_nodeset(prod_stack)
     replicas = int(target.inputs["spec"]["replicas"])
 
@@ -150,7 +180,7 @@ def test_slurm_variant_max_unavailable_fails_prod(prod_stack: RecordedStack, tmp
                 nodeset["maxUnavailable"] = replicas
 
     path = write_variant(tmp_path, "prod", edit)
-    recorded = run_stack_file(path, "prod")
+    recorded = run_stack_file(path, "prod", preview=preview)
     variant = recorded.find(target.type, target.name)
     result, output, _ = run(recorded, stack_file("prod", path), packs("prod", names=("slurm-contract",)))
     assert_names(result, output, "nodeset-rolling-update-bounded", variant)
@@ -190,22 +220,27 @@ def test_invalid_knob_is_a_validation_error(prod_stack: RecordedStack, tmp_path:
     assert "validating policy config: hpcforge-slurm-contract 0.1.0  nodeset-rolling-update-bounded: maxUnavailable:" in err
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, preview: bool = False) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "offline", "check", *args], check=False, cwd=REPO, capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "offline", "check", *(["--preview"] if preview else []), *args],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
-def test_cli_prod_exits_0_and_a_variant_exits_1(tmp_path: Path) -> None:
+def test_cli_prod_exits_0_and_a_variant_exits_1(tmp_path: Path, preview: bool) -> None:
     arguments: list[str] = []
     for name in PACKS:
         arguments += ["--policy-pack", f"policies/{name}", "--policy-pack-config", "policies/config/prod.json"]
-    ok = _cli("--stack", "prod", *arguments)
+    ok = _cli("--stack", "prod", *arguments, preview=preview)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "hpcforge-security@v0.1.0" in ok.stdout and "0 mandatory" in ok.stdout
 
     variant = write_variant(tmp_path, "prod", root_app_on_a_branch)
-    bad = _cli("--stack", "prod", "--config", str(variant), *arguments)
+    bad = _cli("--stack", "prod", "--config", str(variant), *arguments, preview=preview)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "[mandatory]  git-revisions-pinned  (kubernetes:argoproj.io/v1alpha1:Application: argocd/site-root)" in bad.stdout
 
@@ -232,3 +267,22 @@ def test_a_pack_that_cannot_start_is_an_error(prod_stack: RecordedStack, tmp_pat
     (broken / "__main__.py").write_text("raise SystemExit('no policies here')\n")
     with pytest.raises(PolicyRunError, match="failed to start"):
         run(prod_stack, stack_file("prod"), [PackSpec(broken), *packs("prod", names=("security",))])
+
+
+def test_a_rule_that_reads_an_unknown_cannot_run_during_preview(prod_preview_stack: RecordedStack) -> None:
+    """A Namespace whose labels are unknown (built from another resource's output): the label rules
+    cannot decide. As under the engine, where reading an unknown raises UnknownValueError, the policy
+    is reported as "can't run ... during preview" (advisory), not as a violation and not as a pass."""
+    target = next(r for r in prod_preview_stack.resources if r.type == "kubernetes:core/v1:Namespace" and k8s_name(r) == "slurm")
+
+    def unknown_labels(inputs: dict[str, Any]) -> None:
+        inputs["metadata"]["labels"] = UNKNOWN
+
+    recorded = edited(prod_preview_stack, lambda r: r.urn == target.urn, unknown_labels)
+    result, output, _ = run(recorded, stack_file("prod"), packs("prod", names=("security",)))
+    assert result.exit_code == EXIT_OK, output
+    assert result.select(level="mandatory") == [], output
+    cant = [d for d in result.diagnostics if "during preview" in d.message]
+    assert cant and all(d.level == "advisory" for d in cant), output
+    assert "[advisory]  namespace-pod-security  (kubernetes:core/v1:Namespace: slurm)" in output
+    assert "can't run policy 'namespace-pod-security' from policy pack 'hpcforge-security@" in output

@@ -15,21 +15,11 @@ import yaml
 from offline.check import PolicyConfig, PolicyInfo, parse_policy_config, reconcile_policy_config
 from policies.framework import _deserialize_with_markers, install_secret_shim, to_policy
 from policies.rules import ALL_RULES, FAMILIES, gitops, security, slurm
-from policies.rules.common import (
-    SECRET_SIG,
-    SIG_KEY,
-    ResourceRule,
-    ResourceView,
-    SecretInt,
-    SecretStr,
-    StackRule,
-    StackView,
-    Unknown,
-    containers,
-    from_wire,
-    is_secret,
-    parse_image,
-)
+from policies.rules.images import parse_image
+from policies.rules.rule import ResourceRule, StackRule
+from policies.rules.view import ResourceView, StackView
+from policies.rules.wire import SECRET_SIG, SIG_KEY, SecretInt, SecretStr, Unknown, from_wire, is_secret
+from policies.rules.workloads import containers
 
 from .helpers import REPO
 
@@ -746,7 +736,7 @@ def test_policy_packs_only_assemble_rules() -> None:
 def test_rules_are_stdlib_and_pyyaml_only() -> None:
     import ast
 
-    allowed = {"__future__", "collections", "dataclasses", "fnmatch", "math", "re", "typing", "yaml"}
+    allowed = {"__future__", "collections", "contextlib", "contextvars", "dataclasses", "fnmatch", "math", "re", "typing", "yaml"}
     for path in (REPO / "policies" / "rules").glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
@@ -814,3 +804,17 @@ def test_pulumi_policy_servicer_sees_markers_through_the_shim() -> None:
     assert len(diagnostics) == 1 and "stringData.a" in diagnostics[0].message
     diagnostics = analyze(security.SECRETS_NOT_PLAINTEXT, secret_props, "kubernetes:core/v1:Secret")
     assert len(diagnostics) == 1 and "can't run policy" in diagnostics[0].message
+
+
+def test_accessors_note_the_unknowns_they_answer_for() -> None:
+    from policies.rules.access import as_int, get, items, mapping, text, unknown_reads
+
+    with unknown_reads() as reads:
+        assert mapping({"a": 1}) == {"a": 1} and text("x") == "x" and items([1]) == [1] and as_int(3) == 3
+        assert get({"a": {"b": 2}}, "a", "b") == 2 and mapping(None) == {} and text(5) is None
+    assert reads == []
+    with unknown_reads() as reads:
+        assert mapping(Unknown()) == {} and items(Unknown()) == [] and text(Unknown(secret=True)) is None
+        assert get({"a": Unknown()}, "a", "b") is None
+    assert reads == ["a mapping", "a list", "a string", "a mapping"]
+    assert mapping(Unknown()) == {}  # outside a rule run nothing is collected

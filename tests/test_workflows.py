@@ -633,6 +633,7 @@ def test_every_action_is_pinned_to_a_version(path: Path) -> None:
     assert not uses_problems(document), uses_problems(document)
     used = {str(step["uses"]).split("@")[0] for _, _, step in all_steps(document) if "uses" in step}
     assert used <= {
+        "actions/cache",
         "actions/checkout",
         "actions/setup-python",
         "actions/upload-artifact",
@@ -730,16 +731,48 @@ def test_pulumi_cli_matches_the_sdk_pin(path: Path) -> None:
 # --- pull-request.yml ------------------------------------------------------------------------------------------------
 
 
-def test_pull_request_runs_the_tests_on_python_311() -> None:
+def _step_index(steps: list[dict[str, Any]], predicate: Any) -> int:
+    return next(i for i, step in enumerate(steps) if predicate(step))
+
+
+def test_pull_request_runs_the_full_strict_suite_on_python_311() -> None:
+    """The users' CI runs what .ci/run runs (Debian daemons, `make test` and `make lint` with
+    HPCFORGE_STRICT=1), with the upstream CRDs and chart values fetched at their pinned digests."""
     document = workflow("pull-request.yml")
     assert "pull_request" in document["on"] and "pull_request_target" not in document["on"]
     assert document["env"]["PYTHON_VERSION"] == "3.11"
     test = document["jobs"]["test"]
-    setup = next(s for s in test["steps"] if str(s.get("uses", "")).startswith("actions/setup-python@"))
-    assert setup["with"]["python-version"] == "${{ env.PYTHON_VERSION }}"
-    runs = [str(s.get("run", "")) for s in test["steps"]]
-    assert any(run.startswith("make test") for run in runs)
-    assert test["steps"].index(setup) < runs.index(next(run for run in runs if run.startswith("make test")))
+    steps = test["steps"]
+    setup = _step_index(steps, lambda s: str(s.get("uses", "")).startswith("actions/setup-python@"))
+    assert steps[setup]["with"]["python-version"] == "${{ env.PYTHON_VERSION }}"
+    fetch = _step_index(steps, lambda s: str(s.get("run", "")).startswith("python scripts/ci/fetch_shared.py"))
+    assert '--dest "$HPCFORGE_SHARED"' in steps[fetch]["run"]
+    assert test["env"]["HPCFORGE_SHARED"].startswith("${{ github.workspace }}")
+    cache = _step_index(steps, lambda s: str(s.get("uses", "")).startswith("actions/cache@"))
+    assert steps[cache]["with"]["path"] == "${{ env.HPCFORGE_SHARED }}"
+    assert "hashFiles('scripts/ci/shared-manifest.json')" in steps[cache]["with"]["key"]
+    # as root (the real-daemon tier needs it), with the PATH that has setup-python's Python
+    suite = _step_index(steps, lambda s: str(s.get("run", "")).strip() == 'sudo -E env "PATH=$PATH" .ci/run')
+    assert setup < cache < fetch < suite
+    # .ci/run is what makes the suite strict and installs the daemons: check it still does.
+    ci_run = (REPO / ".ci" / "run").read_text()
+    assert "export HPCFORGE_STRICT=1" in ci_run and "DEBIAN_PACKAGES=(" in ci_run
+    assert re.search(r"^make test$", ci_run, re.M) and re.search(r"^make lint$", ci_run, re.M)
+    assert not any("secrets." in json.dumps(step) for step in steps)
+
+
+def test_pull_request_checks_the_charts_rendered_like_the_engine() -> None:
+    document = workflow("pull-request.yml")
+    charts = document["jobs"]["charts"]
+    assert charts["strategy"]["matrix"]["stack"] == STACKS and "test" in charts["needs"]
+    steps = charts["steps"]
+    cache = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache@"))
+    assert cache["with"]["path"] == "${{ env.HPCFORGE_CHARTS_CACHE }}"
+    assert charts["env"]["HPCFORGE_CHARTS_CACHE"].startswith("${{ github.workspace }}")
+    check = next(str(s["run"]) for s in steps if "-m offline check" in str(s.get("run", "")))
+    assert "--render-charts --pull-charts" in check and '--stack "$STACK"' in check
+    arguments = re.findall(r"--(policy-pack(?:-config)?) (\S+)", check)
+    assert [value for flag, value in arguments if flag == "policy-pack"] == POLICY_PACKS
 
 
 def test_pull_request_previews_each_stack_with_the_policy_packs() -> None:
@@ -782,6 +815,7 @@ def test_pull_requests_from_forks_are_checked_offline() -> None:
         for flag, value in (("policy-pack", pack), ("policy-pack-config", '"policies/config/$STACK.json"'))
     ]
     assert '--stack "$STACK"' in check and offline["env"]["STACK"] == "${{ matrix.stack }}"
+    assert "--preview" in check  # as the preview job's `pulumi preview` sees the program
     render = next(run for run in runs if "-m offline render" in run)
     assert '--out "out/$STACK"' in render
     upload = next(s for s in offline["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@"))

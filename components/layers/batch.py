@@ -199,6 +199,9 @@ class Batch(pulumi.ComponentResource):
             for p in cfg.priority_classes
         ]
         objects: list[pulumi.Resource] = [kueue, appwrapper, *appwrapper_ns.ready, *flavors, cohort, *queues, *classes]
+        # What each team namespace needs before workloads go into it: the namespace (and its
+        # policies) and its LocalQueue, by namespace name.
+        team_ready: dict[str, list[pulumi.Resource]] = {}
         for team in cfg.teams:
             team_ns = Namespace(
                 ctx,
@@ -215,7 +218,8 @@ class Batch(pulumi.ComponentResource):
                 team.namespace,
                 [*team_ns.ready, *queues],
             )
-            objects += [*team_ns.ready, local]
+            team_ready[team.namespace] = [*team_ns.ready, local]
+            objects += team_ready[team.namespace]
         if cfg.samples and cfg.sample_namespace:
             sample = sample_appwrapper(cfg.sample_namespace)
             objects.append(
@@ -231,7 +235,7 @@ class Batch(pulumi.ComponentResource):
                         extra_labels=sample["metadata"]["labels"],
                     ),
                     spec=sample["spec"],
-                    opts=ctx.opts(self, depends_on=[appwrapper, *objects[-2:]]),
+                    opts=ctx.opts(self, depends_on=[appwrapper, *team_ready[cfg.sample_namespace]]),
                 )
             )
         self.ready = objects

@@ -13,11 +13,11 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_random as random
 
 from ..charts import ChartDeployer, ChartUse
 from ..config.identity import DatabaseConfig
 from ..context import DeployContext, Stateful
+from ..generated import generated_secret
 from ..k8s import (
     Namespace,
     Port,
@@ -26,7 +26,6 @@ from ..k8s import (
     egress_to_namespaces,
     ingress_from_anywhere,
     ingress_from_namespaces,
-    secret,
 )
 from ..versions import Charts, Images
 
@@ -139,30 +138,31 @@ class Database(pulumi.ComponentResource):
             depends_on=[crds],
         )
 
-        root_password = random.RandomPassword("mariadb-root", length=32, special=False, opts=pulumi.ResourceOptions(parent=self))
-        slurm_password = random.RandomPassword("slurm-db", length=32, special=False, opts=pulumi.ResourceOptions(parent=self))
-        root_secret = secret(
+        root = generated_secret(
             ctx,
             "mariadb-root",
+            "mariadb-root",
             NAMESPACE,
-            {PASSWORD_KEY: root_password.result},
+            PASSWORD_KEY,
+            length=32,
             component="database",
             parent=self,
             app=SERVER,
             depends_on=db_ns.ready,
-            stateful=Stateful.KEY_MATERIAL,
         )
-        user_secret = secret(
+        slurm_user = generated_secret(
             ctx,
+            "slurm-db",
             PASSWORD_SECRET,
             NAMESPACE,
-            {PASSWORD_KEY: slurm_password.result},
+            PASSWORD_KEY,
+            length=32,
             component="database",
             parent=self,
             app=SERVER,
             depends_on=db_ns.ready,
-            stateful=Stateful.KEY_MATERIAL,
         )
+        root_secret, user_secret = root.secret, slurm_user.secret
 
         def custom(
             kind: str, name: str, spec: dict[str, Any], depends: list[pulumi.Resource], stateful: Stateful | None
@@ -246,7 +246,7 @@ class Database(pulumi.ComponentResource):
             port=3306,
             database=ACCOUNTING_DATABASE,
             user=ACCOUNTING_USER,
-            password=pulumi.Output.secret(slurm_password.result),
+            password=slurm_user.value,
             password_secret=PASSWORD_SECRET,
             password_key=PASSWORD_KEY,
         )

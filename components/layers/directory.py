@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_random as random
 
 from ..config.identity import DirectoryConfig
 from ..config.inventory import digest_annotations
 from ..context import DeployContext, Stateful
-from ..k8s import Namespace, Port, config_map, container_resources, ingress_from_namespaces, secret
+from ..generated import generated_secret
+from ..k8s import Namespace, Port, config_map, container_resources, ingress_from_namespaces
 from ..renderers.ldif import render_directory_ldif, sssd_bind_dn
 from ..versions import Images
 from .certificates import certificate
@@ -76,32 +76,31 @@ class Directory(pulumi.ComponentResource):
             allows=[ingress_from_namespaces("allow-ingress-ldap", clients, Port(LDAP_PORT), Port(LDAPS_PORT))],
             depends_on=args.depends_on,
         )
-        dm_password = random.RandomPassword("dirsrv-dm", length=32, special=False, opts=pulumi.ResourceOptions(parent=self))
-        bind_password = random.RandomPassword(
-            "dirsrv-sssd-bind", length=32, special=False, opts=pulumi.ResourceOptions(parent=self)
-        )
-        dm_secret = secret(
+        dm = generated_secret(
             ctx,
+            "dirsrv-dm",
             "dirsrv-dm-password",
             NAMESPACE,
-            {"password": dm_password.result},
+            "password",
+            length=32,
             component="directory",
             parent=self,
             app=APP,
             depends_on=namespace.ready,
-            stateful=Stateful.KEY_MATERIAL,
         )
-        bind_secret = secret(
+        bind = generated_secret(
             ctx,
             "dirsrv-sssd-bind",
+            "dirsrv-sssd-bind",
             NAMESPACE,
-            {"password": bind_password.result},
+            "password",
+            length=32,
             component="directory",
             parent=self,
             app=APP,
             depends_on=namespace.ready,
-            stateful=Stateful.KEY_MATERIAL,
         )
+        dm_secret, bind_secret = dm.secret, bind.secret
         service_host = f"{APP}.{NAMESPACE}.svc.cluster.local"
         dns_names = [service_host, f"{APP}.{NAMESPACE}.svc", APP, *([args.expose_hostname] if args.expose_hostname else [])]
         tls = certificate(
@@ -219,9 +218,7 @@ class Directory(pulumi.ComponentResource):
             opts=ctx.opts(self, depends_on=[dm_secret, tls, service], stateful=Stateful.DIRECTORY),
         )
 
-        bind_checksum: pulumi.Output[str] = bind_password.result.apply(
-            lambda value: hashlib.sha256(value.encode()).hexdigest()[:16]
-        )
+        bind_checksum: pulumi.Output[str] = bind.value.apply(lambda value: hashlib.sha256(value.encode()).hexdigest()[:16])
         ldif = render_directory_ldif(cfg)
         script = SYNC_SCRIPT.read_text()
         sync_script = config_map(
@@ -344,7 +341,7 @@ class Directory(pulumi.ComponentResource):
             ldap_uri=f"ldaps://{service_host}:{LDAPS_PORT}",
             base_dn=cfg.suffix,
             bind_dn=sssd_bind_dn(cfg.suffix),
-            bind_password=pulumi.Output.secret(bind_password.result),
+            bind_password=bind.value,
             bind_password_secret="dirsrv-sssd-bind",
             ca_issuer=args.issuer,
         )

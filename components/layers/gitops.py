@@ -9,13 +9,13 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_random as random
 import yaml
 
 from ..charts import ARGOCD_NAMESPACE, IN_CLUSTER, PLATFORM_PROJECT, ChartDeployer, ChartUse, project_spec
 from ..config.platform_core import GitOpsConfig
 from ..context import DeployContext
-from ..k8s import Namespace, Port, container_resources, egress_to_apiserver, egress_to_internet, ingress_from_namespaces, secret
+from ..generated import generated_password, generated_secret
+from ..k8s import Namespace, Port, container_resources, egress_to_apiserver, egress_to_internet, ingress_from_namespaces
 from ..versions import Charts
 
 APPS_PROJECT = "site-apps"
@@ -66,20 +66,22 @@ class GitOps(pulumi.ComponentResource):
             ],
             depends_on=args.depends_on,
         )
-        admin = random.RandomPassword("argocd-admin", length=32, special=False, opts=pulumi.ResourceOptions(parent=self))
-        redis = random.RandomPassword("argocd-redis", length=32, special=False, opts=pulumi.ResourceOptions(parent=self))
+        admin = generated_password(ctx, "argocd-admin", length=32, parent=self)
         self.admin_password = pulumi.Output.secret(admin.result)
         # The chart's redis-secret-init Job is a Helm hook (dropped by helm.v4.Chart): create its Secret here.
-        redis_secret = secret(
+        redis_secret = generated_secret(
             ctx,
             "argocd-redis",
+            "argocd-redis",
             ARGOCD_NAMESPACE,
-            {"auth": redis.result},
+            "auth",
+            length=32,
             component="gitops",
             parent=self,
             app="argocd",
             depends_on=namespace.ready,
-        )
+            stateful=None,
+        ).secret
         replicas = 2 if cfg.argocd.ha else 1
         values: dict[str, Any] = {
             "global": {"domain": args.hostname},

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_random as random
 
 from ..config.inventory import digest_annotations
 from ..config.provisioning import ProvisioningConfig
 from ..config.slurm import SlurmConfig
 from ..context import DeployContext, Stateful
+from ..generated import generated_password
 from ..k8s import Namespace, Port, config_map, container_resources, ingress_from_namespaces, secret
 from ..renderers.grendel import (
     JOIN_DIR,
@@ -52,6 +52,8 @@ class ProvisioningArgs:
     certificate_duration: str
     renew_before: str
     depends_on: Sequence[pulumi.Resource] = ()
+    issuer_ready: Sequence[pulumi.Resource] = ()
+    """cert-manager and the ClusterIssuer `issuer` (Certificates.ready): the API certificate waits for them."""
 
 
 class Provisioning(pulumi.ComponentResource):
@@ -72,8 +74,8 @@ class Provisioning(pulumi.ComponentResource):
             allows=[ingress_from_namespaces("allow-ingress-http", ["traefik"], Port(80))] if cfg.api.expose else [],
             depends_on=args.depends_on,
         )
-        api_secret = random.RandomPassword("grendel-api", length=48, special=False, opts=pulumi.ResourceOptions(parent=self))
-        root_password = random.RandomPassword("grendel-root", length=24, special=False, opts=pulumi.ResourceOptions(parent=self))
+        api_secret = generated_password(ctx, "grendel-api", length=48, parent=self)
+        root_password = generated_password(ctx, "grendel-root", length=24, parent=self)
         toml = pulumi.Output.all(api_secret.result, root_password.bcrypt_hash).apply(
             lambda values: render_grendel_toml(
                 cfg, args.domain, GrendelSecrets(api_secret=values[0], root_password_hash=values[1])
@@ -219,12 +221,18 @@ class Provisioning(pulumi.ComponentResource):
         self.address = ip
         objects: list[pulumi.Resource] = [deployment, volume, config_secret]
         if cfg.api.expose and cfg.api.hostname:
-            objects += self._expose(ctx, args, ns, selector, deployment)
+            objects += self._expose(ctx, args, ns, selector, deployment, namespace.ready)
         self.ready = objects
         self.register_outputs({"address": ip, "hosts": len(cfg.hosts), "joinScripts": sorted(join_scripts)})
 
     def _expose(
-        self, ctx: DeployContext, args: ProvisioningArgs, ns: str, selector: dict[str, str], deployment: pulumi.Resource
+        self,
+        ctx: DeployContext,
+        args: ProvisioningArgs,
+        ns: str,
+        selector: dict[str, str],
+        deployment: pulumi.Resource,
+        namespace_ready: Sequence[pulumi.Resource],
     ) -> list[pulumi.Resource]:
         hostname = args.config.api.hostname
         assert hostname is not None
@@ -245,6 +253,8 @@ class Provisioning(pulumi.ComponentResource):
             renew_before=args.renew_before,
             component="provisioning",
             app=APP,
+            # The issuer must exist (cert-manager and its ClusterIssuer) and so must the namespace.
+            depends_on=[*namespace_ready, *args.issuer_ready],
         )
         ingress = k8s.networking.v1.Ingress(
             f"{ns}/{APP}",

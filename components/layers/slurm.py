@@ -15,11 +15,11 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_random as random
 
 from ..charts import ChartDeployer, ChartUse
 from ..config.slurm import NodeSetConfig, Script, SlurmConfig
 from ..context import DeployContext, Stateful
+from ..generated import generated_secret
 from ..k8s import (
     Allow,
     Namespace,
@@ -187,30 +187,32 @@ class Slurm(pulumi.ComponentResource):
         ready_ns = slurm_ns.ready
 
         # --- keys and secrets -------------------------------------------------------------------
-        slurm_key = random.RandomBytes("slurm-key", length=1024, opts=pulumi.ResourceOptions(parent=self))
-        jwt_key = random.RandomBytes("slurm-jwt-key", length=1024, opts=pulumi.ResourceOptions(parent=self))
-        key_secret = secret(
+        key_secret = generated_secret(
             ctx,
+            "slurm-key",
             SLURM_KEY_SECRET,
             ns,
-            data={"slurm.key": slurm_key.base64},
+            "slurm.key",
+            length=1024,
+            kind="bytes",
             component="slurm",
             parent=self,
             app=CONTROLLER,
             depends_on=ready_ns,
-            stateful=Stateful.KEY_MATERIAL,
-        )
-        jwt_secret = secret(
+        ).secret
+        jwt_secret = generated_secret(
             ctx,
+            "slurm-jwt-key",
             JWT_KEY_SECRET,
             ns,
-            data={"jwt.key": jwt_key.base64},
+            "jwt.key",
+            length=1024,
+            kind="bytes",
             component="slurm",
             parent=self,
             app=CONTROLLER,
             depends_on=ready_ns,
-            stateful=Stateful.KEY_MATERIAL,
-        )
+        ).secret
         keys = {
             "slurmKeyRef": {"name": SLURM_KEY_SECRET, "key": "slurm.key"},
             "jwtKeyRef": {"name": JWT_KEY_SECRET, "key": "jwt.key"},
@@ -302,28 +304,27 @@ class Slurm(pulumi.ComponentResource):
                 depends_on=ready_ns,
                 stateful=Stateful.KEY_MATERIAL,
             )
-            objects.append(
-                cr(
-                    "Accounting",
-                    CONTROLLER,
-                    {
-                        **keys,
-                        "slurmdbd": {
-                            "image": Images.SLURMDBD.ref,
-                            "resources": container_resources(cfg.accounting.cpu, cfg.accounting.memory),
-                        },
-                        "storageConfig": {
-                            "host": db.host,
-                            "port": db.port,
-                            "database": db.database,
-                            "username": db.user,
-                            "passwordKeyRef": {"name": DB_PASSWORD_SECRET, "key": "password"},
-                        },
+            accounting = cr(
+                "Accounting",
+                CONTROLLER,
+                {
+                    **keys,
+                    "slurmdbd": {
+                        "image": Images.SLURMDBD.ref,
+                        "resources": container_resources(cfg.accounting.cpu, cfg.accounting.memory),
                     },
-                    [operator, key_secret, jwt_secret, db_secret],
-                )
+                    "storageConfig": {
+                        "host": db.host,
+                        "port": db.port,
+                        "database": db.database,
+                        "username": db.user,
+                        "passwordKeyRef": {"name": DB_PASSWORD_SECRET, "key": "password"},
+                    },
+                },
+                [operator, key_secret, jwt_secret, db_secret],
             )
-            pre_controller.append(objects[-1])
+            objects.append(accounting)
+            pre_controller.append(accounting)
         controller = cr("Controller", CONTROLLER, controller_spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
         self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"

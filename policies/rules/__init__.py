@@ -7,7 +7,7 @@ policies/framework.py) and the unit tests call them directly.
 from __future__ import annotations
 
 from . import gitops, security, slurm
-from .common import ResourceRule, Rule, StackRule
+from .rule import ResourceRule, Rule, StackRule
 
 FAMILIES: dict[str, tuple[Rule, ...]] = {
     "gitops-drift": gitops.RULES,

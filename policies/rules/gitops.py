@@ -20,27 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .common import (
-    STRING_LIST,
-    ContainerRef,
-    HelmSource,
-    ResourceRule,
-    ResourceView,
-    RuleConfig,
-    containers,
-    get,
-    git_sources,
-    glob,
-    helm_sources,
-    is_application,
-    is_unknown,
-    items,
-    knob,
-    mapping,
-    parse_image,
-    text,
-    walk,
-)
+from .access import get, glob, items, mapping, text
+from .images import parse_image
+from .knobs import STRING_LIST, RuleConfig, knob
+from .rule import ResourceRule
+from .sources import HelmSource, git_sources, helm_sources, is_application, walk
+from .view import ResourceView
+from .wire import is_unknown
+from .workloads import ContainerRef, containers
 
 # --- helm-charts-pinned ---------------------------------------------------------------------------
 

@@ -18,29 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .common import (
-    STRING_LIST,
-    ObjectSelector,
-    ResourceRule,
-    ResourceView,
-    RuleConfig,
-    StackRule,
-    StackView,
-    Violation,
-    containers,
-    get,
-    glob,
-    helm_sources,
-    is_secret,
-    is_unknown,
-    items,
-    knob,
-    mapping,
-    pod_specs,
-    selector_list_knob,
-    text,
-    walk,
-)
+from .access import get, glob, items, mapping, text
+from .knobs import STRING_LIST, ObjectSelector, RuleConfig, knob, selector_list_knob
+from .rule import ResourceRule, StackRule
+from .sources import helm_sources, walk
+from .view import ResourceView, StackView, Violation
+from .wire import is_secret, is_unknown
+from .workloads import containers, pod_specs
 
 # --- secrets-not-plaintext ------------------------------------------------------------------------
 

@@ -18,28 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .common import (
-    SLINKY_GROUP,
-    STRING_LIST,
-    ResourceRule,
-    ResourceView,
-    RuleConfig,
-    StackRule,
-    StackView,
-    Violation,
-    as_int,
-    chart_basename,
-    containers,
-    get,
-    helm_sources,
-    int_or_percent,
-    is_unknown,
-    items,
-    knob,
-    mapping,
-    resolve_int_or_percent,
-    text,
-)
+from .access import as_int, get, int_or_percent, items, mapping, resolve_int_or_percent, text
+from .knobs import STRING_LIST, RuleConfig, knob
+from .rule import ResourceRule, StackRule
+from .sources import chart_basename, helm_sources
+from .view import ResourceView, StackView, Violation
+from .wire import is_unknown
+from .workloads import SLINKY_GROUP, containers
 
 
 def is_slinky(resource: ResourceView, kind: str) -> bool:
