@@ -65,6 +65,9 @@ def describe_value(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return f"{'true' if value else 'false'}, a boolean"
+    if isinstance(value, int) and not -(10**60) < value < 10**60:
+        # str() of an int over 4,300 digits raises (sys.int_info.default_max_str_digits): never print it whole.
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"
     if isinstance(value, int | float):
         return f"{value}, a number"
     if isinstance(value, dict):
