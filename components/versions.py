@@ -72,6 +72,12 @@ class Charts:
     SLURM_OPERATOR = ChartPin("slurm-operator", "1.2.1", "oci://ghcr.io/slinkyproject/charts", "slurm-operator-1.2.1")
     KUEUE = ChartPin("kueue", "0.19.2", "oci://registry.k8s.io/kueue/charts", "kueue-0.19.2")
     ARGO_WORKFLOWS = ChartPin("argo-workflows", "1.0.18", ARGO_HELM, "argo-workflows-1.0.18")
+    KUBE_PROMETHEUS_STACK = ChartPin(
+        "kube-prometheus-stack",
+        "88.5.3",
+        "https://prometheus-community.github.io/helm-charts",
+        "kube-prometheus-stack-88.5.3",
+    )
 
     @classmethod
     def all(cls) -> list[ChartPin]:

@@ -7,6 +7,7 @@
     python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     python -m offline migrate-inventory --stack prod [--config FILE]
     python -m offline urns    [--stack dev --stack prod] [--update]
+    (render and check: [--render-charts [--charts-from DIR] [--pull-charts]], see docs/charts.md)
 
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
 create a resource (generated passwords and keys, command output, object status, ids) is unknown, so
@@ -24,6 +25,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from .chart_cli import add_chart_arguments, render_charts, report_chart_error
+from .chart_objects import chart_documents
+from .charts import ChartRenderError
 from .engine import ProgramConfigError, RecordedStack, run_program
 from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render
@@ -62,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_stack_arguments(render)
     _add_preview_argument(render)
     render.add_argument("--out", type=Path, required=True, help="output directory")
+    add_chart_arguments(render)
 
     check = commands.add_parser("check", help="run policy packs over the gRPC Analyzer protocol")
     _add_stack_arguments(check)
@@ -87,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         "policy-config", help="print the policy configuration file that the stack's hpcforge:environmentKind selects"
     )
     policy.add_argument("--config", type=Path, required=True, help="stack file")
+    add_chart_arguments(check)
     migrate = commands.add_parser(
         "migrate-inventory", help="move inline hosts, users and groups from the stack file into inventory/<stack>/"
     )
@@ -220,7 +226,11 @@ def main(argv: list[str] | None = None) -> int:
         return run_admission(stack, args)
 
     if args.command == "render":
-        paths = write_render(stack, args.out)
+        try:
+            report = render_charts(args, stack)
+        except ChartRenderError as error:
+            return report_chart_error(error)
+        paths = write_render(stack, args.out, chart_documents(report) if report else [])
         print(f"wrote {len(paths)} files to {args.out}")
         return EXIT_OK
     return EXIT_CONFIG

@@ -39,6 +39,7 @@ from .certificates import certificate
 from .database import DatabaseEndpoint
 from .directory import DirectoryEndpoint
 from .network import metallb_service_annotations
+from .slurm_accounts import deploy_accounts
 
 OPERATOR_NAMESPACE = "slinky"
 CONTROLLER = "slurm"
@@ -123,6 +124,10 @@ class SlurmArgs:
     bare_metal_subnets: Sequence[str] = ()
     """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
     depends_on: Sequence[pulumi.Resource] = ()
+    metrics: bool = False
+    """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
+    accounts_state: str | None = None
+    """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
 
 class Slurm(pulumi.ComponentResource):
@@ -266,6 +271,10 @@ class Slurm(pulumi.ComponentResource):
                 **({"storageClassName": storage_class} if storage_class else {}),
             },
         }
+        if args.metrics:
+            # The operator sets MetricsType=metrics/openmetrics and makes a ServiceMonitor for
+            # /metrics/{jobs,nodes,partitions,scheduler} on the controller service.
+            controller_spec["metrics"] = {"enabled": True, "serviceMonitor": {"enabled": True}}
         if "prolog" in script_maps:
             controller_spec["prologScriptRefs"] = [{"name": "slurm-prolog-scripts"}]
         if "epilog" in script_maps:
@@ -332,6 +341,16 @@ class Slurm(pulumi.ComponentResource):
             pre_controller.append(accounting)
         controller = cr("Controller", CONTROLLER, controller_spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
+        if args.accounts_state is not None:
+            objects += deploy_accounts(
+                ctx,
+                self,
+                namespace=ns,
+                controller=CONTROLLER,
+                slurm_key_secret=SLURM_KEY_SECRET,
+                desired=args.accounts_state,
+                depends_on=list(objects),
+            )
         self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
 
         # --- login -------------------------------------------------------------------------------
