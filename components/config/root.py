@@ -11,6 +11,7 @@ from .accounting import check_accounts
 from .backups import BackupsConfig
 from .base import MULTILINE, DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
+from .gpu import GpuConfig, check_gpu_data_plane
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
 from .observability import ObservabilityConfig
@@ -18,6 +19,7 @@ from .operations import ClusterConfig, EvidenceConfig
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
 from .pools import NodePool
 from .provisioning import ProvisioningConfig
+from .rdma import RdmaConfig, check_rdma
 from .relations import check_relations
 from .slurm import SlurmConfig
 
@@ -60,6 +62,10 @@ class PlatformConfig(StrictModel):
     """Directory layer: the site's users and groups."""
     slurm: SlurmConfig
     """Slurm layer (Slinky slurm-operator): controller, accounting, login, nodesets, partitions, prolog and epilog."""
+    gpu: GpuConfig = Field(default_factory=GpuConfig)
+    """GPU data plane: the NVIDIA GPU Operator and the GPU health checks of the Slurm prolog and epilog."""
+    rdma: RdmaConfig | None = None
+    """RDMA data plane: NVIDIA Network Operator, fabrics and the NICs of each pool (null: no RDMA)."""
     provisioning: ProvisioningConfig | None = None
     """Provisioning layer: Grendel on the provisioning network (null: no bare-metal provisioning)."""
     batch: BatchConfig | None = None
@@ -119,6 +125,8 @@ class PlatformConfig(StrictModel):
         self._check_namespaces(problems)
         self._check_operations(problems)
         self._check_production(problems)
+        check_gpu_data_plane(self, problems)
+        check_rdma(self, problems)
         check_relations(self, problems)
         check_accounts(self, problems)
         problems.raise_if_any()
