@@ -43,6 +43,7 @@ from .layers.observability import Observability, ObservabilityArgs
 from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import Slurm, SlurmArgs
+from .layers.storage import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
 from .renderers.alerts import RuleSettings
 from .renderers.sacct import render_desired_state
 from .renderers.script_settings import gpu_health_settings
@@ -60,8 +61,10 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
         *network.CHARTS,
         *certificates.CHARTS,
         *sealed_secrets.CHARTS,
-        *database.CHARTS,
+        # A lab without Slurm accounting deploys no database (no mariadb-operator, no MariaDB).
+        *(database.CHARTS if config.slurm.accounting.enabled else ()),
         *slurm.CHARTS,
+        *charts_for(config.storage),
     ]
     if gpu_operator_enabled(config):
         uses += gpu_operator.CHARTS
@@ -110,7 +113,9 @@ class Platform(pulumi.ComponentResource):
             cluster = ClusterBootstrap(
                 "cluster",
                 BootstrapArgs(
-                    config=cfg.cluster.bootstrap, ssh_private_key=pulumi.Output.secret(cfg.ssh_private_key.get_secret_value())
+                    config=cfg.cluster.bootstrap,
+                    ssh_private_key=pulumi.Output.secret(cfg.ssh_private_key.get_secret_value()),
+                    protection=cfg.protection_mode,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -177,10 +182,27 @@ class Platform(pulumi.ComponentResource):
 
         tls = cfg.tls
         slurm_namespace = cfg.slurm.namespace
-        db = Database(
-            "database",
-            DatabaseArgs(ctx=ctx, config=cfg.database, charts=charts, client_namespaces=[slurm_namespace]),
+        storage = Storage(
+            "storage",
+            StorageArgs(
+                ctx=ctx,
+                config=cfg.storage,
+                charts=charts,
+                slurm_namespace=slurm_namespace,
+                kubelet_dir=K0S_KUBELET_DIR
+                if cfg.cluster.bootstrap is not None and cfg.cluster.bootstrap.distribution == "k0s"
+                else None,
+            ),
             opts=pulumi.ResourceOptions(parent=self),
+        )
+        db = (
+            Database(
+                "database",
+                DatabaseArgs(ctx=ctx, config=cfg.database, charts=charts, client_namespaces=[slurm_namespace]),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            if cfg.slurm.accounting.enabled
+            else None
         )
         ldap = Directory(
             "directory",
@@ -227,7 +249,7 @@ class Platform(pulumi.ComponentResource):
                 ctx=ctx,
                 config=cfg.slurm,
                 charts=charts,
-                database=db.endpoint,
+                database=db.endpoint if db is not None else None,
                 directory=ldap.endpoint,
                 node_selectors=node_selectors(cfg),
                 pool_taints={
@@ -236,17 +258,36 @@ class Platform(pulumi.ComponentResource):
                 ca_issuer=certs.ca_issuer,
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
-                bare_metal_subnets=[prov.subnet] if prov else [],
+                bare_metal_subnets=[prov.subnet, *(extra.subnet for extra in prov.subnets)] if prov else [],
+                # The topology places the inventory's hosts even when Grendel is switched off.
+                hosts=cfg.provisioning.hosts if cfg.provisioning is not None else (),
+                storage=cfg.storage,
+                login_node_selectors={
+                    lg.name: dict(pool.labels)
+                    for lg in cfg.slurm.login_sets()
+                    if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
+                },
+                login_pool_taints={
+                    lg.name: pool.taints
+                    for lg in cfg.slurm.login_sets()
+                    if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
+                },
                 script_settings=gpu_health_settings(cfg.gpu.health, mig=cfg.gpu.operator.mig_strategy != "none"),
                 rdma=rdma,
                 nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
-                depends_on=[*certs.ready, *net.ready, *(gpus.ready if gpus else []), *(nics.ready if nics else [])],
                 metrics=monitored,
                 accounts_state=(
                     render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
                     if cfg.slurm.accounts is not None
                     else None
                 ),
+                depends_on=[
+                    *certs.ready,
+                    *net.ready,
+                    *storage.ready,
+                    *(gpus.ready if gpus else []),
+                    *(nics.ready if nics else []),
+                ],
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -264,6 +305,7 @@ class Platform(pulumi.ComponentResource):
                     issuer=certs.ca_issuer,
                     certificate_duration=tls.certificate_duration,
                     renew_before=tls.renew_before,
+                    host_mounts=tuple(cfg.storage.mounted_on("compute")),
                     depends_on=[*net.ready, *certs.ready],
                     issuer_ready=certs.ready,
                 ),
@@ -276,7 +318,8 @@ class Platform(pulumi.ComponentResource):
             net,
             certs,
             sealed,
-            db,
+            storage,
+            *([db] if db is not None else []),
             ldap,
             hpc,
             *([gpus] if gpus else []),
@@ -311,6 +354,7 @@ class Platform(pulumi.ComponentResource):
             registry = lane.registry_host
 
         if cfg.backups is not None:
+            assert db is not None  # PlatformConfig refuses backups without the database
             Backups(
                 "backups",
                 BackupsArgs(
@@ -338,8 +382,9 @@ class Platform(pulumi.ComponentResource):
                         backup_max_age_hours=cfg.observability.backup_max_age_hours,
                     ),
                     gpus=cfg.slurm.has_gpus,
+                    database=db is not None,
                     # its NetworkPolicies go into the scraped layers' namespaces
-                    depends_on=[*certs.ready, *net.ready, *db.ready, *git.ready],
+                    depends_on=[*certs.ready, *net.ready, *(db.ready if db is not None else []), *git.ready],
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -365,7 +410,7 @@ class Platform(pulumi.ComponentResource):
             "ldapBaseDn": ldap.endpoint.base_dn,
             "ldapBindDn": ldap.endpoint.bind_dn,
             "ldapBindPassword": ldap.endpoint.bind_password,
-            "databaseHost": db.endpoint.host,
+            "databaseHost": db.endpoint.host if db is not None else None,
             "slurmCluster": cfg.slurm.cluster_name,
             "slurmController": hpc.controller_host,
             "slurmControllerAddress": hpc.controller_address,

@@ -81,6 +81,19 @@ class Charts:
     )
     GPU_OPERATOR = ChartPin("gpu-operator", "v26.7.0", NVIDIA_HELM, "gpu-operator-26.7.0")
     NETWORK_OPERATOR = ChartPin("network-operator", "26.4.1", NVIDIA_HELM, "network-operator-26.4.1")
+    CSI_DRIVER_NFS = ChartPin(
+        "csi-driver-nfs",
+        "4.13.4",
+        "https://raw.githubusercontent.com/kubernetes-csi/csi-driver-nfs/master/charts",
+        "csi-driver-nfs-4.13.4",
+    )
+    # No classic Helm repository (rancher/local-path-provisioner#89); releases push the chart here.
+    LOCAL_PATH_PROVISIONER = ChartPin(
+        "local-path-provisioner",
+        "0.0.37",
+        "oci://ghcr.io/rancher/local-path-provisioner/charts",
+        "local-path-provisioner-0.0.37",
+    )
 
     @classmethod
     def all(cls) -> list[ChartPin]:
@@ -114,6 +127,8 @@ class Images:
     SLURMRESTD = ImagePin("ghcr.io/slinkyproject/slurmrestd", SLINKY_TAG)
     LOGIN = ImagePin("ghcr.io/slinkyproject/login", SLINKY_TAG)
     ALPINE = ImagePin("docker.io/library/alpine", "3.22.2")
+    BUSYBOX = ImagePin("docker.io/library/busybox", "1.37.0")
+    """local-path-provisioner's helper pod (the chart defaults to the unpinned `latest`)."""
     KUEUE = ImagePin("registry.k8s.io/kueue/kueue", "v0.19.2")
     REGISTRY = ImagePin("docker.io/library/registry", "3.0.0")
     # NVIDIA GPU Operator v26.7.0 and its operands (the chart's defaults, pinned here explicitly).

@@ -29,6 +29,7 @@ THIRD_PARTY = {
     "network-operator",
     "slurm-operator-crds",
     "slurm-operator",
+    "csi-driver-nfs",
     "kueue",
     "argo-workflows",
     "kube-prometheus-stack",
@@ -66,9 +67,8 @@ def test_prod_delivers_every_third_party_chart_through_argocd(prod_stack: Record
 
 def test_dev_delivers_every_third_party_chart_with_pulumi(dev_stack: RecordedStack) -> None:
     charts = {r.name: r.inputs for r in dev_stack.resources if r.is_chart}
-    assert THIRD_PARTY - {"kueue", "kube-prometheus-stack", "gpu-operator", "network-operator"} <= set(
-        charts
-    )  # dev has no Kueue, monitoring, GPUs or RDMA
+    # dev has no Kueue, monitoring, GPUs, RDMA or NFS
+    assert THIRD_PARTY - {"kueue", "kube-prometheus-stack", "gpu-operator", "network-operator", "csi-driver-nfs"} <= set(charts)
     assert charts["cert-manager"]["chart"] == "oci://quay.io/jetstack/charts/cert-manager"
     assert charts["traefik"]["repositoryOpts"]["repo"] == "https://traefik.github.io/charts"
 
@@ -220,7 +220,7 @@ def test_grendel_workload(prod_stack: RecordedStack) -> None:
     assert "privileged" not in container["securityContext"]
     assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "k8s-infra-01"}
     networks = json.loads(pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"])
-    assert networks == [{"name": "provisioning", "namespace": "provisioning", "ips": ["10.20.0.2/22"], "interface": "prov0"}]
+    assert networks == [{"name": "provisioning", "namespace": "provisioning", "ips": ["10.20.0.2/23"], "interface": "prov0"}]
     config = objects(prod_stack, "Secret")["provisioning/grendel-config"]
     assert config.secret_paths
     pvc = objects(prod_stack, "PersistentVolumeClaim")["provisioning/grendel-data"]

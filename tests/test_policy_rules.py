@@ -640,6 +640,14 @@ def test_slurm_partitions_reference_nodesets() -> None:
     assert rule(stack(controller("PartitionName=empty State=UP")))
 
 
+def test_partition_over_a_feature_nodeset_of_the_same_extra_conf_passes() -> None:
+    rule = slurm.PARTITIONS_REFERENCE_NODESETS
+    conf = "NodeSet=bigmem_bigmem Feature=bigmem\nPartitionName=bigmem Nodes=bigmem_bigmem,cpu\n"
+    assert rule(stack(controller(conf), nodeset("cpu"))) == []
+    undefined = rule(stack(controller("PartitionName=bigmem Nodes=bigmem_bigmem\n"), nodeset("cpu")))
+    assert len(undefined) == 1 and "'bigmem_bigmem'" in undefined[0].message
+
+
 def test_nodeset_rolling_update_bounded() -> None:
     rule = slurm.NODESET_ROLLING_UPDATE
     assert rule(nodeset(replicas=8, max_unavailable=1)) == []

@@ -21,39 +21,10 @@ from .base import (
     quantity_value,
 )
 from .identity import Storage, validate_ssh_public_key
-
-# Slurm and Kubernetes both see these names: NodeSet names become object, pod and Slurm node names;
-# partition names go into slurm.conf. Keep both to DNS labels and refuse Slurm's reserved words.
-_SLURM_RESERVED = {"default", "all", "none"}
-
-
-def _slurm_k8s_name(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", value) or len(value) > 40:
-        raise ValueError(
-            f"{value!r} is not a valid Slurm and Kubernetes name (lowercase letters, digits and '-', "
-            "starting and ending with a letter or digit, at most 40 characters)"
-        )
-    if value in _SLURM_RESERVED:
-        raise ValueError(f"{value!r} is reserved by Slurm")
-    return value
-
-
-SlurmName = Annotated[str, AfterValidator(_slurm_k8s_name)]
-
-_SLURM_TIME = re.compile(
-    r"^(UNLIMITED|INFINITE|[0-9]+|[0-9]+:[0-9]{2}|[0-9]+:[0-9]{2}:[0-9]{2}|"
-    r"[0-9]+-[0-9]+|[0-9]+-[0-9]+:[0-9]{2}|[0-9]+-[0-9]+:[0-9]{2}:[0-9]{2})$"
-)
-
-
-def _slurm_time(value: Any) -> str:
-    text = str(value)
-    if not _SLURM_TIME.match(text):
-        raise ValueError(f"{value!r} is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)")
-    return text
-
-
-SlurmTime = Annotated[str, BeforeValidator(_slurm_time)]
+from .reservations import ReservationConfig
+from .slurm_partitions import PartitionConfig, Preemption
+from .slurm_types import SlurmName, SlurmTime, config_key
+from .topology import TopologyConfig
 
 
 def _max_unavailable(value: Any) -> int | str:
@@ -78,12 +49,6 @@ def _max_unavailable(value: Any) -> int | str:
 
 
 MaxUnavailable = Annotated[int | str, BeforeValidator(_max_unavailable)]
-
-
-def _config_key(value: str) -> str:
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
-        raise ValueError(f"{value!r} is not a slurm.conf parameter name")
-    return value
 
 
 # slurm.conf is read line by line; on a line, `Name=Value` pairs are separated by white space and
@@ -228,7 +193,9 @@ class ControllerConfig(StrictModel):
     srun_port_range: tuple[int, int] = (60001, 63000)
     """`SrunPortRange` (first, last): the ports srun listens on for its job steps; the Slurm namespace admits them
     from bare-metal hosts, and pods may reach them on bare-metal hosts."""
-    extra_parameters: dict[Annotated[str, AfterValidator(_config_key)], SlurmValue] = Field(default_factory=dict)
+    preemption: Preemption = Field(default_factory=Preemption)
+    """Preemption between partitions or QOS (`PreemptType`, `PreemptMode`)."""
+    extra_parameters: dict[Annotated[str, AfterValidator(config_key)], SlurmValue] = Field(default_factory=dict)
     """Further slurm.conf parameters (name -> value) that have no typed setting yet: names are letters and
     digits, values one word (no spaces, `#`, quotes or backslashes)."""
 
@@ -301,6 +268,11 @@ class LoginConfig(StrictModel):
     """Memory limit of a login pod (at least `memory`)."""
     max_unavailable: int = Field(default=0, ge=0, le=19)
     """Login pods taken down at once during an update (users' sessions die with them)."""
+    node_pool: K8sName | None = None
+    """Node pool (hpcforge:nodePools) the login pods run on (its labels select the nodes, its taints are
+    tolerated); null: anywhere."""
+    gpus: GpuSpec | None = None
+    """GPUs per login pod (a GPU login pool for interactive work and builds); null: none."""
 
     @field_validator("root_ssh_authorized_keys")
     @classmethod
@@ -437,6 +409,8 @@ class NodeSetConfig(StrictModel):
     """Let the operator protect pods that run jobs with a PodDisruptionBudget."""
     scaling_mode: Literal["StatefulSet", "DaemonSet"] = "StatefulSet"
     """`StatefulSet`: `replicas` pods; `DaemonSet`: one pod on every selected node."""
+    weight: int | None = Field(default=None, ge=1, le=65533)
+    """Node `Weight` of the nodeset's nodes: Slurm allocates the lowest weights first (null: Slurm's default, 1)."""
 
     @field_validator("gres")
     @classmethod
@@ -502,34 +476,6 @@ class NodeSetConfig(StrictModel):
         return self
 
 
-def _oversubscribe(value: str) -> str:
-    if not re.fullmatch(r"(NO|EXCLUSIVE|YES(:[0-9]+)?|FORCE(:[0-9]+)?)", value):
-        raise ValueError(f"{value!r} is not a Slurm OverSubscribe value (NO, EXCLUSIVE, YES[:n], FORCE[:n])")
-    return value
-
-
-Oversubscribe = Annotated[str, AfterValidator(_oversubscribe)]
-
-
-class PartitionConfig(StrictModel):
-    name: SlurmName
-    """`PartitionName`."""
-    nodesets: tuple[str, ...] = Field(min_length=1)
-    """Nodesets in the partition (`Nodes=`)."""
-    default: bool = False
-    """The default partition (`Default=YES`); at most one."""
-    max_time: SlurmTime = "UNLIMITED"
-    """`MaxTime`."""
-    default_time: SlurmTime | None = None
-    """`DefaultTime` (null: not written, `MaxTime` applies)."""
-    oversubscribe: Oversubscribe = "NO"
-    """`OverSubscribe`."""
-    qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]+$")
-    """Partition QOS: one of `slurm.accounts.qos` (or `normal`)."""
-    priority_tier: int = Field(default=1, ge=0, le=65533)
-    """`PriorityTier`."""
-
-
 class RestApiConfig(StrictModel):
     enabled: bool = False
     """Run slurmrestd (Slinky RestApi)."""
@@ -548,6 +494,8 @@ class SlurmConfig(StrictModel):
     """slurmdbd (Slinky Accounting)."""
     login: LoginConfig
     """The login nodes (Slinky LoginSet)."""
+    extra_logins: tuple[LoginConfig, ...] = ()
+    """Further login pools, each its own LoginSet with its own address (e.g. a GPU login pool on GPU nodes)."""
     nodesets: tuple[NodeSetConfig, ...] = Field(min_length=1)
     """Compute nodesets, one Slinky NodeSet each."""
     partitions: tuple[PartitionConfig, ...] = Field(min_length=1)
@@ -563,12 +511,62 @@ class SlurmConfig(StrictModel):
     """Prolog scripts (ConfigMap `slurm-prolog-scripts`); one that fails drains the node."""
     epilog: tuple[Script, ...] = ()
     """Epilog scripts (ConfigMap `slurm-epilog-scripts`)."""
+    topology: TopologyConfig | None = None
+    """Network topology (switch tree, blocks) for topology-aware scheduling (null: flat)."""
+    reservations: tuple[ReservationConfig, ...] = ()
+    """Standing reservations such as maintenance windows, made with `scontrol create reservation` by a Job."""
+
+    def _check_partition_options(self, problems: ProblemCollector) -> None:
+        preemption = self.controller.preemption
+        partition_names = {p.name for p in self.partitions}
+        for index, partition in enumerate(self.partitions):
+            if partition.preempt_mode is not None and preemption.type == "preempt/none":
+                problems.add(
+                    ["partitions", index, "preemptMode"],
+                    f"partition {partition.name!r}: a preempt mode needs controller.preemption.type other than preempt/none",
+                )
+            if partition.preempt_mode == "SUSPEND" and not preemption.gang:
+                problems.add(
+                    ["partitions", index, "preemptMode"],
+                    f"partition {partition.name!r}: SUSPEND needs controller.preemption.gang: true (slurm.conf(5), PreemptMode)",
+                )
+            if partition.def_mem_per_gpu is not None:
+                gpu_sets = [name for name in partition.nodesets if (ns := self.nodeset(name)) is not None and ns.gpus]
+                if partition.nodesets and not gpu_sets and not partition.features:
+                    problems.add(
+                        ["partitions", index, "defMemPerGpu"],
+                        f"partition {partition.name!r} has no GPU nodeset: DefMemPerGPU would never apply",
+                    )
+            for feature_index, feature in enumerate(partition.features):
+                if partition.feature_nodeset(feature) in {ns.name for ns in self.nodesets}:
+                    problems.add(
+                        ["partitions", index, "features", feature_index],
+                        f"NodeSet name {partition.feature_nodeset(feature)!r} is already a nodeset's",
+                    )
+        reservation_names: list[str] = []
+        for index, reservation in enumerate(self.reservations):
+            reservation_names += reservation.command_names()
+            for p_index, partition_name in enumerate(reservation.partitions):
+                if partition_name not in partition_names:
+                    problems.add(
+                        ["reservations", index, "partitions", p_index],
+                        f"reservation {reservation.name!r}: unknown partition {partition_name!r}",
+                    )
+        for name in duplicates(reservation_names):
+            problems.add(["reservations"], f"duplicate reservation name {name!r}")
+
+    def login_sets(self) -> tuple[LoginConfig, ...]:
+        """Every login pool: `login` first, then `extraLogins`."""
+        return (self.login, *self.extra_logins)
 
     def nodeset(self, name: str) -> NodeSetConfig | None:
         return next((ns for ns in self.nodesets if ns.name == name), None)
 
     def partitions_of(self, nodeset: str) -> list[str]:
-        return [p.name for p in self.partitions if nodeset in p.nodesets]
+        """Partitions that take the nodeset's nodes: by name, or by a feature every node of it carries."""
+        spec = self.nodeset(nodeset)
+        features = {nodeset, *(spec.features if spec else ())}
+        return [p.name for p in self.partitions if nodeset in p.nodesets or features & set(p.features)]
 
     @property
     def has_gpus(self) -> bool:
@@ -584,6 +582,14 @@ class SlurmConfig(StrictModel):
                 problems.add(["nodesets", index, "name"], f"duplicate nodeset name {ns.name!r}")
             if ns.name == self.login.name:
                 problems.add(["nodesets", index, "name"], f"{ns.name!r} is already the login set's name")
+        login_names = [self.login.name]
+        for index, extra in enumerate(self.extra_logins):
+            if extra.name in login_names or extra.name in nodeset_names:
+                problems.add(["extraLogins", index, "name"], f"login set name {extra.name!r} is already used")
+            login_names.append(extra.name)
+        addresses = [lg.address for lg in self.login_sets() if lg.address is not None]
+        for address in duplicates(addresses):
+            problems.add(["extraLogins"], f"login address {address} is used by two login sets")
         partition_names = [p.name for p in self.partitions]
         for index, partition in enumerate(self.partitions):
             if partition.name in partition_names[:index]:
@@ -596,6 +602,7 @@ class SlurmConfig(StrictModel):
                     )
             for name in duplicates(partition.nodesets):
                 problems.add(["partitions", index, "nodesets"], f"nodeset {name!r} is listed twice")
+        self._check_partition_options(problems)
         defaults = [p.name for p in self.partitions if p.default]
         if len(defaults) > 1:
             problems.add(["partitions"], f"only one partition can be the default, found {', '.join(defaults)}")

@@ -19,8 +19,10 @@ import pulumi_kubernetes as k8s
 
 from ..charts import ChartDeployer, ChartUse
 from ..config.base import quantity_value
+from ..config.provisioning import Host
 from ..config.rdma import RdmaConfig
-from ..config.slurm import NodeSetConfig, Script, SlurmConfig
+from ..config.slurm import LoginConfig, NodeSetConfig, Script, SlurmConfig
+from ..config.storage import NfsExport, StorageConfig
 from ..context import DeployContext, Stateful
 from ..generated import generated_secret
 from ..k8s import (
@@ -45,6 +47,7 @@ from ..renderers.slurm_conf import (
     nodeset_extra_conf,
 )
 from ..renderers.sssd import SSSD_CA_DIR, SssdSettings, render_sssd_conf
+from ..renderers.storage import container_mounts, pod_volumes
 from ..versions import Charts, Images
 from .certificates import certificate
 from .database import DatabaseEndpoint
@@ -52,6 +55,7 @@ from .directory import DirectoryEndpoint
 from .network import metallb_service_annotations
 from .network_operator import NETWORKS_ANNOTATION, RESOURCE_ANNOTATION, attachment_config, attachment_interfaces, rdma_resource
 from .slurm_accounts import deploy_accounts
+from .slurm_site import shared_tree_claims, site_objects, topology_files
 
 OPERATOR_NAMESPACE = "slinky"
 CONTROLLER = "slurm"
@@ -107,6 +111,7 @@ def nodeset_spec(
     controller: str = CONTROLLER,
     fabrics: Mapping[str, str] | None = None,
     namespace: str = "slurm",
+    exports: Sequence[NfsExport] = (),
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
 
@@ -142,6 +147,8 @@ def nodeset_spec(
     tolerations += [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints if key not in tolerated]
     if tolerations:
         pod_spec["tolerations"] = tolerations
+    if exports:
+        pod_spec["volumes"] = pod_volumes(exports)
     spec: dict[str, Any] = {
         "controllerRef": {"name": controller},
         "replicas": nodeset.replicas,
@@ -152,6 +159,7 @@ def nodeset_spec(
             **({"env": env} if env else {}),
             # RDMA registers (pins) memory: IPC_LOCK, on top of what the operator gives slurmd.
             **({"securityContext": {"capabilities": {"add": ["IPC_LOCK"]}}} if fabrics else {}),
+            **({"volumeMounts": container_mounts(exports)} if exports else {}),
         },
         "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
         # Partitions are declared on the Controller (they may span several NodeSets).
@@ -169,12 +177,65 @@ def nodeset_spec(
     return spec
 
 
+def login_spec(
+    login: LoginConfig,
+    *,
+    node_selector: dict[str, str] | None = None,
+    pool_taints: Sequence[str] = (),
+    exports: Sequence[NfsExport] = (),
+) -> dict[str, Any]:
+    """The LoginSet spec of one login pool (pure: tested directly)."""
+    resources = container_resources(login.cpu, login.memory, login.memory_limit)
+    if login.gpus is not None:
+        resources["limits"][login.gpus.resource] = login.gpus.count
+        resources["requests"][login.gpus.resource] = login.gpus.count
+    pod_spec: dict[str, Any] = {
+        "volumes": [
+            {
+                "name": "hpcforge-ca",
+                "secret": {"secretName": CA_TRUST_SECRET, "items": [{"key": "ca.crt", "path": "ca.crt"}]},
+            },
+            *pod_volumes(exports),
+        ]
+    }
+    if node_selector:
+        pod_spec["nodeSelector"] = dict(node_selector)
+    if pool_taints:
+        pod_spec["tolerations"] = [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints]
+    spec: dict[str, Any] = {
+        "controllerRef": {"name": CONTROLLER},
+        "replicas": login.replicas,
+        "sssdConfRef": {"name": SSSD_SECRET, "key": "sssd.conf"},
+        "login": {
+            "image": Images.LOGIN.ref,
+            "resources": resources,
+            "volumeMounts": [
+                {"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True},
+                *container_mounts(exports),
+            ],
+        },
+        "initconf": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
+        # Login pods hold users' sessions: surge a new pod before an old one goes.
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": login.max_unavailable, "maxSurge": 1}},
+        "extraSshdConfig": "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys\nAuthorizedKeysCommandUser nobody\n",
+        "service": {
+            "metadata": {"annotations": metallb_service_annotations(login.pool, login.address)},
+            "spec": {"type": "LoadBalancer"},
+        },
+        "template": {"spec": pod_spec},
+    }
+    if login.root_ssh_authorized_keys:
+        spec["rootSshAuthorizedKeys"] = "\n".join(login.root_ssh_authorized_keys) + "\n"
+    return spec
+
+
 @dataclass(frozen=True)
 class SlurmArgs:
     ctx: DeployContext
     config: SlurmConfig
     charts: ChartDeployer
-    database: DatabaseEndpoint
+    database: DatabaseEndpoint | None
+    """The accounting database (None when accounting is off: nothing is deployed for it)."""
     directory: DirectoryEndpoint
     node_selectors: dict[str, dict[str, str]]
     """Node selector per nodeset (from its node pool's labels, or its own nodeSelector)."""
@@ -191,6 +252,14 @@ class SlurmArgs:
     """Node pool of each nodeset (to find the RDMA fabrics its nodes reach)."""
     script_settings: Mapping[str, str] = field(default_factory=dict)
     """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
+    hosts: Sequence[Host] = ()
+    """The bare-metal inventory (its topology tags go into topology.yaml)."""
+    login_node_selectors: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Node selector per login pool that names a node pool (its labels)."""
+    login_pool_taints: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Taint keys of each login pool's node pool, which its pods tolerate."""
+    storage: StorageConfig | None = None
+    """Shared NFS trees mounted on login and compute pods (claims bound to the storage layer's volumes)."""
     depends_on: Sequence[pulumi.Resource] = ()
     metrics: bool = False
     """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
@@ -235,7 +304,7 @@ class Slurm(pulumi.ComponentResource):
                 ingress_from_anywhere("allow-ingress-ssh", Port(22)),
                 ingress_from_anywhere("allow-ingress-slurmctld", Port(SLURMCTLD_PORT)),
                 Allow("allow-ingress-from-operator", "ingress", namespaces=(OPERATOR_NAMESPACE,)),
-                egress_to_namespaces("allow-egress-database", ["database"], Port(3306)),
+                *([egress_to_namespaces("allow-egress-database", ["database"], Port(3306))] if cfg.accounting.enabled else []),
                 egress_to_namespaces("allow-egress-directory", ["directory"], Port(3636)),
                 egress_to_apiserver(),
                 *slurm_bare_metal_allows(bare_metal, cfg.controller.srun_port_range),
@@ -298,6 +367,7 @@ class Slurm(pulumi.ComponentResource):
         gres = gres_conf(cfg)
         if gres is not None:
             files["gres.conf"] = gres
+        files.update(topology_files(cfg, args.hosts))
         extra_files = config_map(
             ctx, "slurm-config-extra", ns, files, component="slurm", parent=self, app=CONTROLLER, depends_on=ready_ns
         )
@@ -372,6 +442,8 @@ class Slurm(pulumi.ComponentResource):
         objects: list[pulumi.Resource] = []
         if accounting:
             db = args.database
+            if db is None:
+                raise ValueError("slurm.accounting.enabled needs the database layer's endpoint")
             db_secret = secret(
                 ctx,
                 DB_PASSWORD_SECRET,
@@ -450,37 +522,20 @@ class Slurm(pulumi.ComponentResource):
             depends_on=ready_ns,
         )
         self.login_address = login.address
-        login_spec: dict[str, Any] = {
-            "controllerRef": {"name": CONTROLLER},
-            "replicas": login.replicas,
-            "sssdConfRef": {"name": SSSD_SECRET, "key": "sssd.conf"},
-            "login": {
-                "image": Images.LOGIN.ref,
-                "resources": container_resources(login.cpu, login.memory, login.memory_limit),
-                "volumeMounts": [{"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True}],
-            },
-            "initconf": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
-            # Login pods hold users' sessions: surge a new pod before an old one goes.
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": login.max_unavailable, "maxSurge": 1}},
-            "extraSshdConfig": "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys\nAuthorizedKeysCommandUser nobody\n",
-            "service": {
-                "metadata": {"annotations": metallb_service_annotations(login.pool, login.address)},
-                "spec": {"type": "LoadBalancer"},
-            },
-            "template": {
-                "spec": {
-                    "volumes": [
-                        {
-                            "name": "hpcforge-ca",
-                            "secret": {"secretName": CA_TRUST_SECRET, "items": [{"key": "ca.crt", "path": "ca.crt"}]},
-                        }
-                    ]
-                }
-            },
-        }
-        if login.root_ssh_authorized_keys:
-            login_spec["rootSshAuthorizedKeys"] = "\n".join(login.root_ssh_authorized_keys) + "\n"
-        objects.append(cr("LoginSet", login.name, login_spec, [controller, sssd_secret, ca_trust]))
+        storage = args.storage
+        login_exports = storage.mounted_on("login") if storage else ()
+        compute_exports = storage.mounted_on("compute") if storage else ()
+        claims = shared_tree_claims(ctx, self, storage, namespace=ns, app=CONTROLLER, depends_on=ready_ns)
+        for login_set in cfg.login_sets():
+            spec = login_spec(
+                login_set,
+                node_selector=args.login_node_selectors.get(login_set.name, {}),
+                pool_taints=args.login_pool_taints.get(login_set.name, ()),
+                exports=login_exports,
+            )
+            objects.append(cr("LoginSet", login_set.name, spec, [controller, sssd_secret, ca_trust, *claims]))
+
+        objects += site_objects(ctx, self, cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET, depends_on=[controller])
 
         # --- RDMA attachments --------------------------------------------------------------------
         attachments: list[pulumi.Resource] = []
@@ -519,8 +574,9 @@ class Slurm(pulumi.ComponentResource):
                 pool_taints=args.pool_taints.get(nodeset.name, ()),
                 fabrics=fabrics,
                 namespace=ns,
+                exports=compute_exports,
             )
-            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments]))
+            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims]))
 
         if cfg.restapi.enabled:
             objects.append(
@@ -550,4 +606,4 @@ class Slurm(pulumi.ComponentResource):
         )
 
 
-__all__ = ["CHARTS", "NODESET_KIND", "Slurm", "SlurmArgs", "nodeset_spec", "script_text"]
+__all__ = ["CHARTS", "NODESET_KIND", "Slurm", "SlurmArgs", "login_spec", "nodeset_spec", "script_text"]

@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Sequence
 
 from ..config.base import quantity_value
+from ..config.provisioning import Host
 from ..config.slurm import NodeSetConfig, PartitionConfig, SlurmConfig
 
 SLURMCTLD_PORT = 6817
@@ -37,16 +38,47 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
+def _mebibytes_text(quantity: str) -> str:
+    return str(int(quantity_value(quantity) // 2**20))
+
+
+def partition_nodes(partition: PartitionConfig) -> list[str]:
+    """`Nodes=` items: the nodesets by name, then one feature NodeSet per feature."""
+    return [*partition.nodesets, *(partition.feature_nodeset(feature) for feature in partition.features)]
+
+
+def feature_nodeset_lines(slurm: SlurmConfig) -> list[str]:
+    """`NodeSet=<partition>_<feature> Feature=<feature>`: the nodes of a partition chosen by feature."""
+    return [
+        f"{conf_token('NodeSet', partition.feature_nodeset(feature))} {conf_token('Feature', feature)}"
+        for partition in slurm.partitions
+        for feature in partition.features
+    ]
+
+
 def partition_line(partition: PartitionConfig) -> str:
-    """`PartitionName=... Nodes=<nodeset>,...`: nodesets are Slurm NodeSet names (one per NodeSet CR)."""
+    """`PartitionName=... Nodes=<nodeset>,...`: nodesets are Slurm NodeSet names (one per NodeSet CR,
+    plus the feature NodeSets of `feature_nodeset_lines`)."""
     fields = [
         f"PartitionName={partition.name}",
-        f"Nodes={','.join(partition.nodesets)}",
+        f"Nodes={','.join(partition_nodes(partition))}",
         f"Default={'YES' if partition.default else 'NO'}",
         f"MaxTime={partition.max_time}",
     ]
     if partition.default_time is not None:
         fields.append(f"DefaultTime={partition.default_time}")
+    if partition.max_nodes is not None:
+        fields.append(f"MaxNodes={partition.max_nodes}")
+    if partition.allow_groups:
+        fields.append(f"AllowGroups={','.join(partition.allow_groups)}")
+    if partition.allow_accounts:
+        fields.append(f"AllowAccounts={','.join(partition.allow_accounts)}")
+    if partition.def_mem_per_cpu is not None:
+        fields.append(f"DefMemPerCPU={_mebibytes_text(partition.def_mem_per_cpu)}")
+    if partition.def_mem_per_gpu is not None:
+        fields.append(f"DefMemPerGPU={_mebibytes_text(partition.def_mem_per_gpu)}")
+    if partition.preempt_mode is not None:
+        fields.append(f"PreemptMode={partition.preempt_mode}")
     fields.append(f"OverSubscribe={partition.oversubscribe}")
     fields.append(f"PriorityTier={partition.priority_tier}")
     if partition.qos:
@@ -80,6 +112,9 @@ def controller_parameters(slurm: SlurmConfig, *, accounting: bool, rdma: bool = 
             ("PriorityWeightPartition", str(weights.partition)),
             ("PriorityWeightQOS", str(weights.qos)),
         ]
+    if ctl.preemption.type != "preempt/none":
+        params.append(("PreemptType", ctl.preemption.type))
+        params.append(("PreemptMode", ctl.preemption.slurm_mode()))
     if accounting and ctl.accounting_enforce:
         params.append(("AccountingStorageEnforce", ",".join(ctl.accounting_enforce)))
     if slurm.has_gpus:
@@ -112,6 +147,7 @@ def controller_extra_conf(slurm: SlurmConfig, *, accounting: bool, rdma: bool = 
     lines = ["### hpcforge: controller settings (typed, from hpcforge:slurm.controller) ###"]
     lines += [conf_token(name, value) for name, value in controller_parameters(slurm, accounting=accounting, rdma=rdma)]
     lines.append("### hpcforge: partitions (hpcforge:slurm.partitions) ###")
+    lines += feature_nodeset_lines(slurm)
     lines += [partition_line(partition) for partition in slurm.partitions]
     return "\n".join(lines) + "\n"
 
@@ -201,7 +237,30 @@ def node_parameters(nodeset: NodeSetConfig, *, include_feature: bool = False) ->
         params.append(("Gres", ",".join(gres)))
     # No RealMemory/CPUs: the slurmd image (SlinkyProject/containers, slurmd-entrypoint.sh) adds
     # CoreSpecCount/MemSpecLimit = host minus the pod's limits; an explicit RealMemory would be reduced twice.
+    if nodeset.weight is not None:
+        params.append(("Weight", str(nodeset.weight)))
     return params
+
+
+def host_parameters(nodeset: NodeSetConfig, host: Host) -> list[tuple[str, str]]:
+    """slurmd `--conf` parameters of one bare-metal host: its nodeset's, with the host's own features added
+    and its own GRES (when given) in place of the nodeset's."""
+    params = node_parameters(nodeset, include_feature=True)
+    result: list[tuple[str, str]] = []
+    for key, value in params:
+        own = value
+        if key == "Features" and host.features:
+            known = value.split(",")
+            own = ",".join(known + [f for f in host.features if f not in known])
+        if key == "Gres" and host.gres:
+            own = ",".join(host.gres)
+        result.append((key, own))
+    keys = {key for key, _ in result}
+    if host.features and "Features" not in keys:
+        result.insert(0, ("Features", ",".join(host.features)))
+    if host.gres and "Gres" not in keys:
+        result.append(("Gres", ",".join(host.gres)))
+    return result
 
 
 def nodeset_extra_conf(nodeset: NodeSetConfig) -> str:
@@ -209,9 +268,14 @@ def nodeset_extra_conf(nodeset: NodeSetConfig) -> str:
     return " ".join(conf_token(key, value) for key, value in node_parameters(nodeset))
 
 
+def conf_text(params: Sequence[tuple[str, str]]) -> str:
+    """slurmd `--conf` text: `Name=Value` items joined by spaces, each checked by `conf_token`."""
+    return " ".join(conf_token(key, value) for key, value in params)
+
+
 def bare_metal_slurmd_argv(nodeset: NodeSetConfig, controller: str, *, node_name: str | None = None) -> list[str]:
     """The slurmd command line a bare-metal host of `nodeset` runs: a configless dynamic node."""
-    conf = " ".join(conf_token(key, value) for key, value in node_parameters(nodeset, include_feature=True))
+    conf = conf_text(node_parameters(nodeset, include_feature=True))
     argv = ["slurmd", "-Z", "--conf-server", controller, "--conf", conf]
     if node_name:
         argv += ["-N", node_name]

@@ -158,6 +158,8 @@ def check_partitions(stack: StackView, config: PartitionsConfig) -> list[Violati
         if not isinstance(extra, str):
             continue
         nodesets = {n.object_name for n in _controller_nodesets(stack, controller)}
+        # `NodeSet=<name> Feature=<f>` lines in the same extraConf define nodesets by feature too.
+        nodesets |= {name for line in extra.splitlines() if (name := parse_conf(line).get("nodeset"))}
         known = ", ".join(sorted(nodesets)) or "none"
         for line in extra.splitlines():
             conf = parse_conf(line)
