@@ -152,6 +152,12 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
         }
         for i in range(users)
     ]
+    # Slurm accounts: one per project group (prod's name prod's groups and users).
+    if "accounts" in slurm:
+        slurm["accounts"]["users"] = []
+        slurm["accounts"]["accounts"] = [{"name": "science"}] + [
+            {"name": f"proj{i:04d}", "parent": "science", "groups": [f"proj{i:04d}"]} for i in range(projects)
+        ]
     return config
 
 

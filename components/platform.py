@@ -12,7 +12,8 @@ from .charts import ChartDeployer, ChartUse
 from .config.inventory import digest_annotations
 from .config.root import PlatformConfig
 from .context import DeployContext
-from .layers import batch, certificates, database, devops, directory, gitops, network, sealed_secrets, slurm
+from .layers import batch, certificates, database, devops, directory, gitops, network, observability, sealed_secrets, slurm
+from .layers.backups import Backups, BackupsArgs
 from .layers.batch import Batch, BatchArgs
 from .layers.bootstrap import BootstrapArgs, ClusterBootstrap
 from .layers.certificates import Certificates, CertificatesArgs
@@ -22,10 +23,13 @@ from .layers.directory import Directory, DirectoryArgs
 from .layers.evidence import Evidence, EvidenceArgs
 from .layers.gitops import GitOps, GitOpsArgs
 from .layers.network import Network, NetworkArgs, TcpEntryPoint
+from .layers.observability import Observability, ObservabilityArgs
 from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import Slurm, SlurmArgs
 from .layers.storage import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
+from .renderers.alerts import RuleSettings
+from .renderers.sacct import render_desired_state
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
         uses += batch.CHARTS
     if config.devops is not None and config.devops.enabled:
         uses += devops.CHARTS
+    if config.observability is not None and config.observability.enabled:
+        uses += observability.CHARTS
     return uses
 
 
@@ -192,6 +198,7 @@ class Platform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         prov = cfg.provisioning if cfg.provisioning is not None and cfg.provisioning.enabled else None
+        monitored = cfg.observability is not None and cfg.observability.enabled
         hpc = Slurm(
             "slurm",
             SlurmArgs(
@@ -222,6 +229,12 @@ class Platform(pulumi.ComponentResource):
                     if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
                 },
                 depends_on=[*certs.ready, *net.ready, *storage.ready],
+                metrics=monitored,
+                accounts_state=(
+                    render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
+                    if cfg.slurm.accounts is not None
+                    else None
+                ),
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -275,6 +288,40 @@ class Platform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             registry = lane.registry_host
+
+        if cfg.backups is not None:
+            Backups(
+                "backups",
+                BackupsArgs(
+                    ctx=ctx,
+                    config=cfg.backups,
+                    mariadb=database.SERVER,
+                    directory_suffix=cfg.directory.suffix,
+                    directory_uri=f"ldaps://{directory.APP}.{directory.NAMESPACE}.svc.cluster.local:{directory.LDAPS_PORT}",
+                    depends_on=[*(db.ready if db is not None else []), *ldap.ready],
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        if cfg.observability is not None and cfg.observability.enabled:
+            Observability(
+                "observability",
+                ObservabilityArgs(
+                    ctx=ctx,
+                    config=cfg.observability,
+                    charts=charts,
+                    rules=RuleSettings(
+                        slurm_namespace=slurm_namespace,
+                        slurm_accounting="slurm-accounting" if cfg.slurm.accounting.enabled else None,
+                        gpus=cfg.slurm.has_gpus,
+                        nodes_unavailable_ratio=cfg.observability.nodes_unavailable_ratio,
+                        backup_max_age_hours=cfg.observability.backup_max_age_hours,
+                    ),
+                    gpus=cfg.slurm.has_gpus,
+                    # its NetworkPolicies go into the scraped layers' namespaces
+                    depends_on=[*certs.ready, *net.ready, *(db.ready if db is not None else []), *git.ready],
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
 
         evidence: dict[str, pulumi.Output[str]] = {}
         if cfg.evidence.enabled:

@@ -85,6 +85,12 @@ class Charts:
         "oci://ghcr.io/rancher/local-path-provisioner/charts",
         "local-path-provisioner-0.0.37",
     )
+    KUBE_PROMETHEUS_STACK = ChartPin(
+        "kube-prometheus-stack",
+        "88.5.3",
+        "https://prometheus-community.github.io/helm-charts",
+        "kube-prometheus-stack-88.5.3",
+    )
 
     @classmethod
     def all(cls) -> list[ChartPin]:

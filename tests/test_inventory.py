@@ -87,6 +87,10 @@ def test_inline_inventory_is_refused_before_any_resource(tmp_path: Path) -> None
     with pytest.raises(ProgramConfigError) as raised:
         run_stack_file(path, "dev")
     assert raised.value.registered == 0
+    assert any(
+        "`python -m offline migrate-inventory --stack dev` (it writes inventory/dev/hosts.yaml" in m
+        for m in raised.value.messages
+    )
 
 
 def test_a_pinned_digest_that_does_not_match_is_refused() -> None:
@@ -158,7 +162,9 @@ def test_anchors_and_aliases_are_refused(tmp_path: Path) -> None:
 def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "hosts.yaml"
     path.write_text("hosts:\n- {name: a, name: b}\n")
-    with pytest.raises(InventoryError, match=r"hosts\.yaml: not valid YAML: duplicate mapping key"):
+    with pytest.raises(
+        InventoryError, match=r"hosts\.yaml: hosts\[0\] \(line 2\): not valid YAML: duplicate mapping key: 'name'"
+    ):
         read_yaml_file(path, "hosts.yaml")
 
 

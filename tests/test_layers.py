@@ -30,6 +30,7 @@ THIRD_PARTY = {
     "csi-driver-nfs",
     "kueue",
     "argo-workflows",
+    "kube-prometheus-stack",
 }
 
 
@@ -64,7 +65,7 @@ def test_prod_delivers_every_third_party_chart_through_argocd(prod_stack: Record
 
 def test_dev_delivers_every_third_party_chart_with_pulumi(dev_stack: RecordedStack) -> None:
     charts = {r.name: r.inputs for r in dev_stack.resources if r.is_chart}
-    assert THIRD_PARTY - {"kueue", "csi-driver-nfs"} <= set(charts)  # dev has no Kueue and no NFS
+    assert THIRD_PARTY - {"kueue", "kube-prometheus-stack", "csi-driver-nfs"} <= set(charts)  # dev: no Kueue, monitoring, NFS
     assert charts["cert-manager"]["chart"] == "oci://quay.io/jetstack/charts/cert-manager"
     assert charts["traefik"]["repositoryOpts"]["repo"] == "https://traefik.github.io/charts"
 

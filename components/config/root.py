@@ -7,10 +7,13 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from .base import DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
+from .accounting import check_accounts
+from .backups import BackupsConfig
+from .base import MULTILINE, DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
+from .observability import ObservabilityConfig
 from .operations import ClusterConfig, EvidenceConfig
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
 from .pools import NodePool
@@ -68,6 +71,11 @@ class PlatformConfig(StrictModel):
     """Kubernetes-native batch beside Slurm: Kueue queues over node pools that Slurm does not use."""
     devops: DevOpsConfig | None = None
     """Build and test lane for the site's software: Argo Workflows, shared software storage, a registry."""
+    # MULTILINE: BackupsConfig guards its own fields; only its keyRecipient (a PEM certificate) may span lines.
+    backups: BackupsConfig | None = Field(default=None, json_schema_extra=MULTILINE)
+    """Scheduled backups of the accounting database to S3 or a volume (null: none)."""
+    observability: ObservabilityConfig | None = None
+    """Monitoring (kube-prometheus-stack), alert rules, receivers and dashboards (null: none)."""
     evidence: EvidenceConfig = Field(default_factory=EvidenceConfig)
     """Evidence checks at the end of `pulumi up` (off by default)."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
@@ -117,6 +125,7 @@ class PlatformConfig(StrictModel):
         self._check_operations(problems)
         self._check_production(problems)
         check_relations(self, problems)
+        check_accounts(self, problems)
         check_site_layout(self, problems)
         problems.raise_if_any()
         return self
@@ -318,6 +327,8 @@ class PlatformConfig(StrictModel):
             "appwrapper-system",
             "argo",
             "registry",
+            "monitoring",
+            "backups",
         }
         if self.provisioning is not None:
             reserved.add(self.provisioning.namespace)

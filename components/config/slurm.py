@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
+from .accounting import SlurmAccountsConfig
 from .base import (
     MULTILINE,
     IPv4,
@@ -406,6 +407,9 @@ class SlurmConfig(StrictModel):
     """Partitions, written into the Controller's `extraConf`; every nodeset must be in one."""
     restapi: RestApiConfig = Field(default_factory=RestApiConfig)
     """slurmrestd (Slinky RestApi)."""
+    accounts: SlurmAccountsConfig | None = None
+    """Accounting as code: accounts, users' associations, QOS and coordinators, reconciled into slurmdbd by a Job
+    (null: slurmdbd's associations are managed by hand, and no partition may name a QOS)."""
     cgroup: CgroupConfig = Field(default_factory=CgroupConfig)
     """cgroup.conf (cgroup v2)."""
     prolog: tuple[Script, ...] = ()

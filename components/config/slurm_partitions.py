@@ -87,7 +87,7 @@ class PartitionConfig(StrictModel):
     oversubscribe: Oversubscribe = "NO"
     """`OverSubscribe`."""
     qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]+$")
-    """Partition QOS (the QOS must exist in slurmdbd)."""
+    """Partition QOS: one of `slurm.accounts.qos` (or `normal`)."""
     priority_tier: int = Field(default=1, ge=0, le=65533)
     """`PriorityTier`."""
 

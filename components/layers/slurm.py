@@ -16,6 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .. import pod_security
 from ..charts import ChartDeployer, ChartUse
 from ..config.provisioning import Host
 from ..config.slurm import LoginConfig, NodeSetConfig, Script, SlurmConfig
@@ -41,6 +42,7 @@ from .certificates import certificate
 from .database import DatabaseEndpoint
 from .directory import DirectoryEndpoint
 from .network import metallb_service_annotations
+from .slurm_accounts import deploy_accounts
 from .slurm_site import shared_tree_claims, site_objects, topology_files
 
 OPERATOR_NAMESPACE = "slinky"
@@ -195,6 +197,10 @@ class SlurmArgs:
     storage: StorageConfig | None = None
     """Shared NFS trees mounted on login and compute pods (claims bound to the storage layer's volumes)."""
     depends_on: Sequence[pulumi.Resource] = ()
+    metrics: bool = False
+    """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
+    accounts_state: str | None = None
+    """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
 
 class Slurm(pulumi.ComponentResource):
@@ -250,9 +256,13 @@ class Slurm(pulumi.ComponentResource):
             OPERATOR_NAMESPACE,
             {
                 "crds": {"enabled": False},
-                "operator": {"resources": container_resources("100m", "128Mi", "512Mi")},
+                # The chart renders no securityContext unless given one: its namespace enforces `restricted`.
+                "operator": {
+                    "resources": container_resources("100m", "128Mi", "512Mi"),
+                    **pod_security.restricted_chart_security(),
+                },
                 # The webhook's serving certificate comes from cert-manager.
-                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi")},
+                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi"), **pod_security.restricted_chart_security()},
             },
             parent=self,
             depends_on=[crds],
@@ -335,6 +345,10 @@ class Slurm(pulumi.ComponentResource):
                 **({"storageClassName": storage_class} if storage_class else {}),
             },
         }
+        if args.metrics:
+            # The operator sets MetricsType=metrics/openmetrics and makes a ServiceMonitor for
+            # /metrics/{jobs,nodes,partitions,scheduler} on the controller service.
+            controller_spec["metrics"] = {"enabled": True, "serviceMonitor": {"enabled": True}}
         if "prolog" in script_maps:
             controller_spec["prologScriptRefs"] = [{"name": "slurm-prolog-scripts"}]
         if "epilog" in script_maps:
@@ -403,6 +417,16 @@ class Slurm(pulumi.ComponentResource):
             pre_controller.append(accounting)
         controller = cr("Controller", CONTROLLER, controller_spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
+        if args.accounts_state is not None:
+            objects += deploy_accounts(
+                ctx,
+                self,
+                namespace=ns,
+                controller=CONTROLLER,
+                slurm_key_secret=SLURM_KEY_SECRET,
+                desired=args.accounts_state,
+                depends_on=list(objects),
+            )
         self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
 
         # --- login -------------------------------------------------------------------------------

@@ -178,22 +178,26 @@ _dump = json.JSONEncoder(separators=(",", ":")).encode
 
 def _host_json(host: Host, domain: str, boot_image: str, prefix: int, bmc_prefix: int | None = None) -> str:
     """`json.dumps(host_record(...), separators=(",", ":"))`, written directly (a test compares them):
-    100,000 hosts without building 300,000 dicts."""
+    100,000 hosts without building 300,000 dicts. Host names, MACs, IPs and the domain are
+    validated to characters JSON writes as they are; the free-form values go through the encoder."""
     tags = [*host.tags, f"{NODESET_TAG_PREFIX}{host.nodeset}"] if host.nodeset else host.tags
     if host.switch is not None or host.block is not None:
         tags = [*tags, *(f"{kind}:{value}" for kind, value in (("switch", host.switch), ("block", host.block)) if value)]
+    ifname = _dump(host.ifname) if host.ifname else '""'
+    vlan = host.vlan if host.vlan is not None else ""
+    mtu = f',"mtu":{host.mtu}}}' if host.mtu is not None else "}"
     nic = (
-        f'{{"ifname":{_dump(host.ifname)},"mac":{_dump(host.mac)},"ip":"{host.ip}/{prefix}",'
-        f'"fqdn":{_dump(f"{host.name}.{domain}")},"bmc":false,"vlan":"{host.vlan if host.vlan is not None else ""}"'
-        + (f',"mtu":{host.mtu}}}' if host.mtu is not None else "}")
+        f'{{"ifname":{ifname},"mac":"{host.mac}","ip":"{host.ip}/{prefix}",'
+        f'"fqdn":"{host.name}.{domain}","bmc":false,"vlan":"{vlan}"{mtu}'
     )
     if host.bmc is not None:
         nic += (
-            f',{{"ifname":"","mac":{_dump(host.bmc.mac)},"ip":"{host.bmc.ip}/{prefix if bmc_prefix is None else bmc_prefix}",'
-            f'"fqdn":{_dump(f"{host.name}-bmc.{domain}")},"bmc":true,"vlan":""}}'
+            f',{{"ifname":"","mac":"{host.bmc.mac}","ip":"{host.bmc.ip}/{prefix if bmc_prefix is None else bmc_prefix}",'
+            f'"fqdn":"{host.name}-bmc.{domain}","bmc":true,"vlan":""}}'
         )
+    provision = "true" if host.provision else "false"
     return (
-        f'{{"name":{_dump(host.name)},"provision":{"true" if host.provision else "false"},"boot_image":{_dump(boot_image)},'
+        f'{{"name":"{host.name}","provision":{provision},"boot_image":{_dump(boot_image)},'
         f'"tags":{_dump(list(tags))},"interfaces":[{nic}]}}'
     )
 

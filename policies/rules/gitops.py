@@ -345,6 +345,7 @@ STATEFUL_TYPES = (
     "kubernetes:core/v1:PersistentVolumeClaim",
     "kubernetes:k8s.mariadb.com/v1alpha1:MariaDB",
     "kubernetes:k8s.mariadb.com/v1alpha1:Database",
+    "kubernetes:k8s.mariadb.com/v1alpha1:Backup",
     "kubernetes:slinky.slurm.net/v1beta1:Controller",
 )
 
@@ -355,7 +356,7 @@ class StatefulConfig(RuleConfig):
         "statefulTypes",
         STATEFUL_TYPES,
         STRING_LIST,
-        "Resource type tokens (shell globs) that hold state: volumes, databases, Slurm's controller state.",
+        "Resource type tokens (shell globs) that hold state: volumes, databases, backup schedules, Slurm's controller state.",
     )
     volume_claim_templates: bool = knob(
         "volumeClaimTemplates",
