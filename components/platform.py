@@ -9,10 +9,24 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
+from .config.gpu import gpu_operator_enabled
 from .config.inventory import digest_annotations
 from .config.root import PlatformConfig
 from .context import DeployContext
-from .layers import batch, certificates, database, devops, directory, gitops, network, observability, sealed_secrets, slurm
+from .layers import (
+    batch,
+    certificates,
+    database,
+    devops,
+    directory,
+    gitops,
+    gpu_operator,
+    network,
+    network_operator,
+    observability,
+    sealed_secrets,
+    slurm,
+)
 from .layers.backups import Backups, BackupsArgs
 from .layers.batch import Batch, BatchArgs
 from .layers.bootstrap import BootstrapArgs, ClusterBootstrap
@@ -22,7 +36,9 @@ from .layers.devops import DevOps, DevOpsArgs
 from .layers.directory import Directory, DirectoryArgs
 from .layers.evidence import Evidence, EvidenceArgs
 from .layers.gitops import GitOps, GitOpsArgs
+from .layers.gpu_operator import GpuOperator, GpuOperatorArgs
 from .layers.network import Network, NetworkArgs, TcpEntryPoint
+from .layers.network_operator import NetworkOperator, NetworkOperatorArgs
 from .layers.observability import Observability, ObservabilityArgs
 from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
@@ -30,6 +46,7 @@ from .layers.slurm import Slurm, SlurmArgs
 from .layers.storage import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
 from .renderers.alerts import RuleSettings
 from .renderers.sacct import render_desired_state
+from .renderers.script_settings import gpu_health_settings
 
 
 @dataclass(frozen=True)
@@ -49,6 +66,10 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
         *slurm.CHARTS,
         *charts_for(config.storage),
     ]
+    if gpu_operator_enabled(config):
+        uses += gpu_operator.CHARTS
+    if config.rdma is not None and config.rdma.enabled:
+        uses += network_operator.CHARTS
     if config.batch is not None and config.batch.enabled:
         uses += batch.CHARTS
     if config.devops is not None and config.devops.enabled:
@@ -199,6 +220,29 @@ class Platform(pulumi.ComponentResource):
         )
         prov = cfg.provisioning if cfg.provisioning is not None and cfg.provisioning.enabled else None
         monitored = cfg.observability is not None and cfg.observability.enabled
+        gpus: GpuOperator | None = None
+        if gpu_operator_enabled(cfg):
+            gpus = GpuOperator(
+                "gpu-operator",
+                GpuOperatorArgs(ctx=ctx, config=cfg.gpu.operator, charts=charts, depends_on=net.ready),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        rdma = cfg.rdma if cfg.rdma is not None and cfg.rdma.enabled else None
+        nics: NetworkOperator | None = None
+        if rdma is not None:
+            nics = NetworkOperator(
+                "network-operator",
+                NetworkOperatorArgs(
+                    ctx=ctx,
+                    config=rdma,
+                    charts=charts,
+                    deploy_nfd=not gpu_operator_enabled(cfg),
+                    pool_labels={pool.name: pool.labels for pool in cfg.node_pools},
+                    attachment_namespace=cfg.slurm.namespace,
+                    depends_on=net.ready,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         hpc = Slurm(
             "slurm",
             SlurmArgs(
@@ -228,13 +272,22 @@ class Platform(pulumi.ComponentResource):
                     for lg in cfg.slurm.login_sets()
                     if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
                 },
-                depends_on=[*certs.ready, *net.ready, *storage.ready],
+                script_settings=gpu_health_settings(cfg.gpu.health, mig=cfg.gpu.operator.mig_strategy != "none"),
+                rdma=rdma,
+                nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
                 metrics=monitored,
                 accounts_state=(
                     render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
                     if cfg.slurm.accounts is not None
                     else None
                 ),
+                depends_on=[
+                    *certs.ready,
+                    *net.ready,
+                    *storage.ready,
+                    *(gpus.ready if gpus else []),
+                    *(nics.ready if nics else []),
+                ],
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -260,7 +313,18 @@ class Platform(pulumi.ComponentResource):
             )
             provisioning_address = grendel.address
 
-        layers: list[pulumi.Resource] = [git, net, certs, sealed, storage, *([db] if db is not None else []), ldap, hpc]
+        layers: list[pulumi.Resource] = [
+            git,
+            net,
+            certs,
+            sealed,
+            storage,
+            *([db] if db is not None else []),
+            ldap,
+            hpc,
+            *([gpus] if gpus else []),
+            *([nics] if nics else []),
+        ]
         if prov is not None:
             layers.append(grendel)
         batch_queues: list[str] = []
@@ -290,6 +354,7 @@ class Platform(pulumi.ComponentResource):
             registry = lane.registry_host
 
         if cfg.backups is not None:
+            assert db is not None  # PlatformConfig refuses backups without the database
             Backups(
                 "backups",
                 BackupsArgs(
@@ -298,7 +363,7 @@ class Platform(pulumi.ComponentResource):
                     mariadb=database.SERVER,
                     directory_suffix=cfg.directory.suffix,
                     directory_uri=f"ldaps://{directory.APP}.{directory.NAMESPACE}.svc.cluster.local:{directory.LDAPS_PORT}",
-                    depends_on=[*(db.ready if db is not None else []), *ldap.ready],
+                    depends_on=[*db.ready, *ldap.ready],
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -317,6 +382,7 @@ class Platform(pulumi.ComponentResource):
                         backup_max_age_hours=cfg.observability.backup_max_age_hours,
                     ),
                     gpus=cfg.slurm.has_gpus,
+                    database=db is not None,
                     # its NetworkPolicies go into the scraped layers' namespaces
                     depends_on=[*certs.ready, *net.ready, *(db.ready if db is not None else []), *git.ready],
                 ),

@@ -264,3 +264,13 @@ def test_keys_of_other_namespaces_are_ignored() -> None:
     values = raw_config(config_values("dev"))
     values["kubernetes:context"] = "somewhere"
     assert load_config(values).environment == "dev"
+
+
+def test_backups_without_the_accounting_database_are_refused_by_name() -> None:
+    from .helpers import config_values, raw_config
+
+    values = config_values("prod")
+    values["hpcforge:slurm"]["accounting"] = {**values["hpcforge:slurm"].get("accounting", {}), "enabled": False}
+    with pytest.raises(ConfigError) as raised:
+        load_config(raw_config(values))
+    assert any(m.startswith("hpcforge:backups:") and "accounting database" in m for m in raised.value.messages)

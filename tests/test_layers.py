@@ -25,6 +25,8 @@ THIRD_PARTY = {
     "sealed-secrets",
     "mariadb-operator-crds",
     "mariadb-operator",
+    "gpu-operator",
+    "network-operator",
     "slurm-operator-crds",
     "slurm-operator",
     "csi-driver-nfs",
@@ -65,7 +67,8 @@ def test_prod_delivers_every_third_party_chart_through_argocd(prod_stack: Record
 
 def test_dev_delivers_every_third_party_chart_with_pulumi(dev_stack: RecordedStack) -> None:
     charts = {r.name: r.inputs for r in dev_stack.resources if r.is_chart}
-    assert THIRD_PARTY - {"kueue", "kube-prometheus-stack", "csi-driver-nfs"} <= set(charts)  # dev: no Kueue, monitoring, NFS
+    # dev has no Kueue, monitoring, GPUs, RDMA or NFS
+    assert THIRD_PARTY - {"kueue", "kube-prometheus-stack", "gpu-operator", "network-operator", "csi-driver-nfs"} <= set(charts)
     assert charts["cert-manager"]["chart"] == "oci://quay.io/jetstack/charts/cert-manager"
     assert charts["traefik"]["repositoryOpts"]["repo"] == "https://traefik.github.io/charts"
 
@@ -195,7 +198,9 @@ def test_slurm_custom_resources(prod_stack: RecordedStack) -> None:
     assert "stringData.sssd.conf" in sssd.secret_paths or "stringData" in sssd.secret_paths
     prolog = one(prod_stack, "ConfigMap", "slurm", "slurm-prolog-scripts")["data"]
     assert sorted(prolog) == ["00-health.sh", "05-scratch.sh", "10-gpu-check.sh"]
-    assert one(prod_stack, "ConfigMap", "slurm", "slurm-config-extra")["data"]["gres.conf"].endswith("AutoDetect=nvidia\n")
+    assert one(prod_stack, "ConfigMap", "slurm", "slurm-config-extra")["data"]["gres.conf"].startswith(
+        "# hpcforge: GPUs per nodeset"
+    )
 
 
 def test_slurm_keys_are_secret_and_retained(prod_stack: RecordedStack) -> None:

@@ -417,6 +417,11 @@ def test_images_pinned() -> None:
     assert rule(chart("x", "1.0.0", {"image": {"repository": "ghcr.io/x/y", "tag": "1.2.3"}})) == []
     assert "latest" in rule(chart("x", "1.0.0", {"server": {"image": {"repository": "ghcr.io/x/y", "tag": "latest"}}}))[0]
     assert "without a tag" in rule(chart("x", "1.0.0", {"image": {"repository": "ghcr.io/x/y"}}))[0]
+    # NVIDIA charts: repository + image + version
+    nvidia = {"dcgm": {"repository": "nvcr.io/nvidia/cloud-native", "image": "dcgm", "version": "4.6.0-1-ubuntu24.04"}}
+    assert rule(chart("gpu-operator", "v26.7.0", nvidia)) == []
+    assert "moving tag 'latest'" in rule(chart("gpu-operator", "v26.7.0", {"dcgm": {**nvidia["dcgm"], "version": "latest"}}))[0]
+    assert "no tag" in rule(chart("gpu-operator", "v26.7.0", {"operator": {"repository": "nvcr.io/nvidia", "image": "x"}}))[0]
     strict = gitops.ImagesConfig(require_digest=True)
     assert rule(deployment(GOOD_CONTAINER), strict)
 
@@ -601,6 +606,26 @@ def test_nodeset_gres_matches_gpus() -> None:
     assert "no gpu GRES" in rule(nodeset(extra_conf="RealMemory=1", gpus=8))[0]
     assert rule(nodeset(extra_conf="Gres=gpu:a100:8", gpus=None))
     assert rule(deployment(GOOD_CONTAINER)) == []
+
+
+def test_nodeset_extraconf_well_formed() -> None:
+    rule = slurm.NODESET_EXTRA_CONF
+    assert rule(nodeset()) == []
+    # An empty Topology= swallows the next --conf item (slurm-operator#261); more in test_policy_slurm_workarounds.py.
+    assert "slurm-operator#261" in rule(nodeset(extra_conf="Topology= Gres=gpu:a100:8"))[0]
+
+
+def test_nodeset_slurm_sees_pod_resources() -> None:
+    rule = slurm.NODESET_POD_RESOURCES
+    assert "no CPU limit" in rule(nodeset())[0]  # more in test_policy_slurm_workarounds.py
+
+
+def test_nodeset_rdma_complete() -> None:
+    rule = slurm.NODESET_RDMA
+    assert rule(nodeset()) == []  # more in test_policy_slurm_workarounds.py
+    bare = nodeset()
+    bare.spec["slurmd"]["resources"]["limits"]["rdma/ib-rail0"] = 1
+    assert "attaches no network" in rule(bare)[0]
 
 
 def test_slurm_partitions_reference_nodesets() -> None:

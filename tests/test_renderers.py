@@ -79,7 +79,13 @@ def test_partition_line_defaults(dev: PlatformConfig) -> None:
 
 
 def test_gres_and_cgroup(prod: PlatformConfig, dev: PlatformConfig) -> None:
-    assert gres_conf(prod.slurm) == "# hpcforge: GPU devices are discovered on each node through NVML\nAutoDetect=nvidia\n"
+    gres = gres_conf(prod.slurm)
+    assert gres is not None
+    lines = gres.splitlines()[1:]
+    assert lines[0] == "NodeName=gpu-a100-[0-7] Name=gpu Type=a100 File=/dev/nvidia[0-7]"
+    assert lines[1:] == [
+        f"NodeName=gpu-h100-[0-3] Name=gpu Type=h100 File=/dev/nvidia{i} Cores={'0-47' if i < 4 else '48-95'}" for i in range(8)
+    ]
     assert gres_conf(dev.slurm) is None
     cgroup = cgroup_conf(prod.slurm)
     assert "CgroupPlugin=cgroup/v2" in cgroup and "ConstrainDevices=yes" in cgroup and "IgnoreSystemd=yes" in cgroup

@@ -11,6 +11,7 @@ from .accounting import check_accounts
 from .backups import BackupsConfig
 from .base import MULTILINE, DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
+from .gpu import GpuConfig, check_gpu_data_plane
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
 from .observability import ObservabilityConfig
@@ -18,6 +19,7 @@ from .operations import ClusterConfig, EvidenceConfig
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
 from .pools import NodePool
 from .provisioning import ProvisioningConfig
+from .rdma import RdmaConfig, check_rdma
 from .relations import check_relations
 from .site_layout import check_site_layout
 from .slurm import SlurmConfig
@@ -62,6 +64,10 @@ class PlatformConfig(StrictModel):
     """Directory layer: the site's users and groups."""
     slurm: SlurmConfig
     """Slurm layer (Slinky slurm-operator): controller, accounting, login, nodesets, partitions, prolog and epilog."""
+    gpu: GpuConfig = Field(default_factory=GpuConfig)
+    """GPU data plane: the NVIDIA GPU Operator and the GPU health checks of the Slurm prolog and epilog."""
+    rdma: RdmaConfig | None = None
+    """RDMA data plane: NVIDIA Network Operator, fabrics and the NICs of each pool (null: no RDMA)."""
     storage: StorageConfig = Field(default_factory=StorageConfig)
     """Shared storage: NFS exports (home, software, scratch) mounted on login pods, compute pods and bare-metal
     hosts alike, and local-path-provisioner for a lab without a storage class."""
@@ -124,6 +130,8 @@ class PlatformConfig(StrictModel):
         self._check_namespaces(problems)
         self._check_operations(problems)
         self._check_production(problems)
+        check_gpu_data_plane(self, problems)
+        check_rdma(self, problems)
         check_relations(self, problems)
         check_accounts(self, problems)
         check_site_layout(self, problems)
@@ -349,6 +357,12 @@ class PlatformConfig(StrictModel):
             )
         if self.cluster.bootstrap is not None and self.kubernetes.context is not None:
             problems.add(["kubernetes", "context"], "a bootstrapped cluster brings its own kubeconfig: remove kubernetes.context")
+        if self.backups is not None and not self.slurm.accounting.enabled:
+            problems.add(
+                ["backups"],
+                "backups include the accounting database, which a site with slurm.accounting.enabled: false does not deploy;"
+                " turn accounting on or remove hpcforge:backups",
+            )
         evidence = self.evidence
         if evidence.test_partition is not None and evidence.test_partition not in {p.name for p in self.slurm.partitions}:
             problems.add(["evidence", "testPartition"], f"unknown partition {evidence.test_partition!r}")

@@ -190,11 +190,22 @@ class ControllerConfig(StrictModel):
     """`AccountingStorageEnforce` (written only when accounting is enabled)."""
     timeouts: Timeouts = Field(default_factory=Timeouts)
     """Daemon and job timeouts."""
+    srun_port_range: tuple[int, int] = (60001, 63000)
+    """`SrunPortRange` (first, last): the ports srun listens on for its job steps; the Slurm namespace admits them
+    from bare-metal hosts, and pods may reach them on bare-metal hosts."""
     preemption: Preemption = Field(default_factory=Preemption)
     """Preemption between partitions or QOS (`PreemptType`, `PreemptMode`)."""
     extra_parameters: dict[Annotated[str, AfterValidator(config_key)], SlurmValue] = Field(default_factory=dict)
     """Further slurm.conf parameters (name -> value) that have no typed setting yet: names are letters and
     digits, values one word (no spaces, `#`, quotes or backslashes)."""
+
+    @field_validator("srun_port_range")
+    @classmethod
+    def _srun_ports(cls, value: tuple[int, int]) -> tuple[int, int]:
+        first, last = value
+        if not 1024 < first <= last <= 65535:
+            raise ValueError(f"{first}-{last} is not a port range above 1024 (first <= last <= 65535)")
+        return value
 
 
 class CgroupConfig(StrictModel):
@@ -278,13 +289,76 @@ class LoginConfig(StrictModel):
         return self
 
 
+# A MIG profile as the GPU Operator names it (`1g.10gb`, `3g.40gb`, `1g.10gb+me`); Slurm takes it as a GRES type.
+MIG_PROFILE = re.compile(r"^[1-7]g\.[0-9]+gb(\+me)?$")
+_DEVICE_FILES = re.compile(r"^/dev/[A-Za-z0-9_/-]+(\[[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*\])?$")
+_CORE_LIST = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$")
+
+
+def _gpu_type(value: str) -> str:
+    if re.fullmatch(r"[a-z0-9_]+", value) or MIG_PROFILE.fullmatch(value):
+        return value
+    raise ValueError(
+        f"{value!r} is not a GPU type: lowercase letters, digits and '_' (e.g. h100), or a MIG profile (e.g. 1g.10gb)"
+    )
+
+
+def _core_list(value: str) -> str:
+    if not _CORE_LIST.match(value):
+        raise ValueError(f"{value!r} is not a core list (e.g. 0-55 or 0-27,56-83)")
+    return value
+
+
 class GpuSpec(StrictModel):
-    type: str = Field(pattern=r"^[a-z0-9_]+$")
-    """GRES type as Slurm sees it (e.g. a100, h100)."""
-    count: int = Field(ge=1, le=16)
-    """GPUs per node: the `nvidia.com/gpu` limit AND the GRES count."""
-    resource: str = "nvidia.com/gpu"
-    """Device-plugin resource that provides the GPUs."""
+    """GPUs as hardware: what the device plugin offers and what Slurm's gres.conf describes, from one place."""
+
+    type: Annotated[str, AfterValidator(_gpu_type)]
+    """GRES type as Slurm sees it (e.g. a100, h100), or a MIG profile (e.g. `1g.10gb`) where MIG is configured."""
+    count: int = Field(ge=1, le=64)
+    """GPUs (or MIG devices) per node: the device-plugin limit AND the GRES count."""
+    resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/(gpu|mig-[1-7]g\.[0-9]+gb(\+me)?)$")
+    """Device-plugin resource that provides them: `nvidia.com/gpu`, or `nvidia.com/mig-<profile>` with the mixed MIG
+    strategy."""
+    files: str | None = None
+    """Device files of the GPUs in gres.conf (`File=`); default `/dev/nvidia[0-<count-1>]`. Not used with `autodetect`."""
+    cores: tuple[Annotated[str, AfterValidator(_core_list)], ...] = ()
+    """Core affinity per GPU (`Cores=` in gres.conf), e.g. `0-55` for GPUs near the first socket; empty: no affinity.
+    One entry per GPU, in device order (from the NIC/GPU locality, `nvidia-smi topo -m`)."""
+    autodetect: Literal["off", "nvml", "nvidia"] = "off"
+    """`AutoDetect=` in gres.conf: `off` describes the devices from this spec; `nvml` or `nvidia` lets slurmd discover
+    them (required for MIG devices, whose files are not /dev/nvidiaN)."""
+
+    @property
+    def is_mig(self) -> bool:
+        return MIG_PROFILE.fullmatch(self.type) is not None
+
+    def device_files(self) -> str:
+        return self.files or (f"/dev/nvidia[0-{self.count - 1}]" if self.count > 1 else "/dev/nvidia0")
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, value: str | None) -> str | None:
+        if value is not None and not _DEVICE_FILES.match(value):
+            raise ValueError(f"{value!r} is not a device file expression (e.g. /dev/nvidia[0-7])")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GpuSpec:
+        problems = ProblemCollector()
+        if self.cores and len(self.cores) != self.count:
+            problems.add(["cores"], f"{len(self.cores)} core list(s) for {self.count} GPU(s): give one per GPU")
+        mig_resource = self.resource.startswith("nvidia.com/mig-")
+        if mig_resource and self.resource != f"nvidia.com/mig-{self.type}":
+            problems.add(["resource"], f"{self.resource} does not provide MIG devices of type {self.type!r}")
+        if self.is_mig and self.autodetect == "off" and self.files is None:
+            problems.add(
+                ["autodetect"],
+                f"MIG devices ({self.type}) have no /dev/nvidiaN files: set autodetect (nvml or nvidia) or give their files",
+            )
+        if mig_resource and not self.is_mig:
+            problems.add(["type"], f"{self.resource} provides MIG devices: the type must be their profile")
+        problems.raise_if_any()
+        return self
 
 
 class Toleration(StrictModel):
@@ -308,9 +382,16 @@ class NodeSetConfig(StrictModel):
     cpu: Quantity
     """CPU request of each slurmd pod."""
     memory: Quantity
-    """Memory request of each slurmd pod; the memory limit becomes the nodes' `RealMemory`."""
+    """Memory request of each slurmd pod; what Slurm may give jobs is the memory limit minus `reservedMemory`."""
     memory_limit: Quantity | None = None
     """Default: equal to the request (guaranteed memory for jobs)."""
+    cpu_limit: Quantity | None = None
+    """CPU limit of each slurmd pod; default: equal to the request. The Slinky slurmd image turns the limits into
+    `CoreSpecCount`/`MemSpecLimit` (host minus pod), so Slurm schedules what the pod has, not the whole host."""
+    reserved_cpus: int = Field(default=0, ge=0)
+    """CPUs of the pod kept from jobs for slurmd/slurmstepd themselves (added to `CoreSpecCount`)."""
+    reserved_memory: Quantity | None = None
+    """Memory of the pod kept from jobs for slurmd/slurmstepd themselves (added to `MemSpecLimit`)."""
     gpus: GpuSpec | None = None
     """GPUs per slurmd pod: the device-plugin limit and the nodes' `Gres=gpu:<type>:<count>` (null: no GPUs)."""
     gres: tuple[str, ...] = ()
@@ -335,7 +416,7 @@ class NodeSetConfig(StrictModel):
     @classmethod
     def _gres_form(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for entry in value:
-            if not re.fullmatch(r"[a-z_]+(:[a-z0-9_]+)?(:[0-9]+)?", entry):
+            if not re.fullmatch(r"[a-z_]+(:([a-z0-9_]+|[1-7]g\.[0-9]+gb(\+me)?))?(:[0-9]+)?", entry):
                 raise ValueError(f"{entry!r} is not a GRES entry (name[:type][:count], e.g. gpu:a100:8)")
         return value
 
@@ -372,6 +453,20 @@ class NodeSetConfig(StrictModel):
                 )
         if self.memory_limit is not None and quantity_value(self.memory_limit) < quantity_value(self.memory):
             problems.add(["memoryLimit"], f"{self.memory_limit} is below the memory request {self.memory}")
+        if self.gpus is not None and self.gpus.autodetect == "off" and (self.scaling_mode == "DaemonSet" or not self.replicas):
+            problems.add(
+                ["gpus", "autodetect"],
+                f"nodeset {self.name!r}: its node names are not known in advance (DaemonSet or bare-metal hosts), so "
+                "gres.conf cannot name them: set autodetect (nvml or nvidia)",
+            )
+        if self.cpu_limit is not None and quantity_value(self.cpu_limit) < quantity_value(self.cpu):
+            problems.add(["cpuLimit"], f"{self.cpu_limit} is below the CPU request {self.cpu}")
+        if self.reserved_cpus and self.reserved_cpus >= quantity_value(self.cpu_limit or self.cpu):
+            problems.add(["reservedCpus"], f"nodeset {self.name!r}: reserving {self.reserved_cpus} CPU(s) leaves jobs none")
+        if self.reserved_memory is not None and quantity_value(self.reserved_memory) >= quantity_value(
+            self.memory_limit or self.memory
+        ):
+            problems.add(["reservedMemory"], f"nodeset {self.name!r}: reserving {self.reserved_memory} leaves jobs no memory")
         if isinstance(self.max_unavailable, int) and self.replicas and self.max_unavailable > self.replicas:
             problems.add(
                 ["maxUnavailable"],

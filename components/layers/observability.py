@@ -151,6 +151,8 @@ class ObservabilityArgs:
     charts: ChartDeployer
     rules: RuleSettings
     gpus: bool
+    database: bool = True
+    """Whether the site runs the database layer (mariadb-operator is scraped only then)."""
     depends_on: Sequence[pulumi.Resource] = ()
 
 
@@ -203,7 +205,8 @@ class Observability(pulumi.ComponentResource):
         )
         objects: list[pulumi.Resource] = [chart]
         objects.append(monitoring_object(ctx, self, "PrometheusRule", "hpcforge-site", alert_rules(args.rules), [chart]))
-        targets = [*SITE_TARGETS, *([DCGM_TARGET] if args.gpus else [])]
+        site_targets = [t for t in SITE_TARGETS if args.database or t.namespace != "mariadb-system"]
+        targets = [*site_targets, *([DCGM_TARGET] if args.gpus else [])]
         for target in targets:
             objects.append(
                 monitoring_object(ctx, self, "PodMonitor", target.name, pod_monitor_spec(target, cfg.scrape_interval), [chart])
@@ -211,7 +214,7 @@ class Observability(pulumi.ComponentResource):
         # The scraped namespaces deny ingress by default: admit Prometheus to the metrics port of the
         # scraped pods only (NetworkPolicies add up). dcgm-exporter's namespace belongs to the GPU
         # operator, which may not exist yet: its policy is the GPU layer's.
-        for target in SITE_TARGETS:
+        for target in site_targets:
             objects.append(
                 k8s.networking.v1.NetworkPolicy(
                     f"{target.namespace}/allow-ingress-prometheus-{target.name}",

@@ -8,7 +8,8 @@ drains a Slurm node before deleting its pod; login pods are replaced one at a ti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ import pulumi_kubernetes as k8s
 
 from .. import pod_security
 from ..charts import ChartDeployer, ChartUse
+from ..config.base import quantity_value
 from ..config.provisioning import Host
+from ..config.rdma import RdmaConfig
 from ..config.slurm import LoginConfig, NodeSetConfig, Script, SlurmConfig
 from ..config.storage import NfsExport, StorageConfig
 from ..context import DeployContext, Stateful
@@ -34,7 +37,16 @@ from ..k8s import (
     ingress_from_anywhere,
     secret,
 )
-from ..renderers.slurm_conf import SLURMCTLD_PORT, cgroup_conf, controller_extra_conf, gres_conf, nodeset_extra_conf
+from ..renderers.script_settings import apply_settings
+from ..renderers.slurm_conf import (
+    SLURMCTLD_PORT,
+    SLURMD_PORT,
+    cgroup_conf,
+    controller_extra_conf,
+    gres_conf,
+    mebibytes,
+    nodeset_extra_conf,
+)
 from ..renderers.sssd import SSSD_CA_DIR, SssdSettings, render_sssd_conf
 from ..renderers.storage import container_mounts, pod_volumes
 from ..versions import Charts, Images
@@ -42,6 +54,7 @@ from .certificates import certificate
 from .database import DatabaseEndpoint
 from .directory import DirectoryEndpoint
 from .network import metallb_service_annotations
+from .network_operator import NETWORKS_ANNOTATION, RESOURCE_ANNOTATION, attachment_config, attachment_interfaces, rdma_resource
 from .slurm_accounts import deploy_accounts
 from .slurm_site import shared_tree_claims, site_objects, topology_files
 
@@ -72,21 +85,61 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
     return path.read_text()
 
 
+def slurm_bare_metal_allows(bare_metal: Sequence[str], srun_ports: tuple[int, int]) -> list[Allow]:
+    """Slurm traffic between the Slurm namespace's pods and bare-metal Slurm hosts, and nothing else (pure).
+
+    A job spanning pods and bare-metal nodes needs: slurmd on either side reaching slurmd on the other (6818: the
+    launch fan-out and its forwarding tree), and slurmstepd reaching the srun that started the step (SrunPortRange),
+    which runs on login pods or on bare-metal hosts. slurmctld (6817) is already open to its LoadBalancer clients.
+    """
+    if not bare_metal:
+        return []
+    cidrs = tuple(bare_metal)
+    srun = Port(srun_ports[0], end_port=srun_ports[1])
+    return [
+        Allow("allow-ingress-bare-metal-slurmd", "ingress", (Port(SLURMD_PORT),), cidrs=cidrs),
+        Allow("allow-ingress-bare-metal-srun", "ingress", (srun,), cidrs=cidrs),
+        Allow("allow-egress-bare-metal-slurmd", "egress", (Port(SLURMD_PORT),), cidrs=cidrs),
+        Allow("allow-egress-bare-metal-srun", "egress", (srun,), cidrs=cidrs),
+    ]
+
+
 def nodeset_spec(
     nodeset: NodeSetConfig,
     *,
     node_selector: dict[str, str],
     pool_taints: Sequence[str] = (),
     controller: str = CONTROLLER,
+    fabrics: Mapping[str, str] | None = None,
+    namespace: str = "slurm",
     exports: Sequence[NfsExport] = (),
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
 
     `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).
+    `fabrics`: RDMA fabrics the pool's nodes reach (name -> device-plugin resource): the pods request the resource,
+    attach the fabric's NetworkAttachmentDefinition (in `namespace`) and get IPC_LOCK to pin memory for RDMA.
     """
-    limits: dict[str, Any] = {"memory": nodeset.memory_limit or nodeset.memory}
+    # CPU and memory limits: the slurmd image turns them into CoreSpecCount/MemSpecLimit (host minus pod), so Slurm
+    # schedules what the pod has. Reservations for slurmd itself lower what the image is told the pod has (POD_CPUS,
+    # POD_MEMORY: the operator's env, overridden by name through the container merge).
+    cpu_limit = nodeset.cpu_limit or nodeset.cpu
+    memory_limit = nodeset.memory_limit or nodeset.memory
+    limits: dict[str, Any] = {"cpu": cpu_limit, "memory": memory_limit}
+    requests: dict[str, Any] = {"cpu": nodeset.cpu, "memory": nodeset.memory}
     if nodeset.gpus is not None:
         limits[nodeset.gpus.resource] = nodeset.gpus.count
+        requests[nodeset.gpus.resource] = nodeset.gpus.count
+    fabrics = dict(fabrics or {})
+    for resource in fabrics.values():
+        limits[resource] = 1
+        requests[resource] = 1
+    env: list[dict[str, str]] = []
+    if nodeset.reserved_cpus:
+        cpus = math.ceil(quantity_value(cpu_limit)) - nodeset.reserved_cpus
+        env.append({"name": "POD_CPUS", "value": str(cpus)})
+    if nodeset.reserved_memory is not None:
+        env.append({"name": "POD_MEMORY", "value": str(mebibytes(memory_limit) - mebibytes(nodeset.reserved_memory))})
     pod_spec: dict[str, Any] = {}
     if node_selector:
         pod_spec["nodeSelector"] = dict(node_selector)
@@ -103,7 +156,10 @@ def nodeset_spec(
         "scalingMode": nodeset.scaling_mode,
         "slurmd": {
             "image": Images.SLURMD.ref,
-            "resources": {"requests": {"cpu": nodeset.cpu, "memory": nodeset.memory}, "limits": limits},
+            "resources": {"requests": requests, "limits": limits},
+            **({"env": env} if env else {}),
+            # RDMA registers (pins) memory: IPC_LOCK, on top of what the operator gives slurmd.
+            **({"securityContext": {"capabilities": {"add": ["IPC_LOCK"]}}} if fabrics else {}),
             **({"volumeMounts": container_mounts(exports)} if exports else {}),
         },
         "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
@@ -113,6 +169,9 @@ def nodeset_spec(
         "workloadDisruptionProtection": nodeset.workload_disruption_protection,
         "template": {"spec": pod_spec},
     }
+    if fabrics:
+        networks = ",".join(f"{namespace}/{fabric}" for fabric in fabrics)
+        spec["template"]["metadata"] = {"annotations": {NETWORKS_ANNOTATION: networks}}
     extra = nodeset_extra_conf(nodeset)
     if extra:
         spec["extraConf"] = extra
@@ -188,6 +247,12 @@ class SlurmArgs:
     """Taint keys of each nodeset's node pool, which its pods tolerate."""
     bare_metal_subnets: Sequence[str] = ()
     """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
+    rdma: RdmaConfig | None = None
+    """RDMA fabrics: one NetworkAttachmentDefinition each in the Slurm namespace; GPU nodesets on their pools attach them."""
+    nodeset_pools: dict[str, str] = field(default_factory=dict)
+    """Node pool of each nodeset (to find the RDMA fabrics its nodes reach)."""
+    script_settings: Mapping[str, str] = field(default_factory=dict)
+    """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
     hosts: Sequence[Host] = ()
     """The bare-metal inventory (its topology tags go into topology.yaml)."""
     login_node_selectors: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -243,7 +308,7 @@ class Slurm(pulumi.ComponentResource):
                 *([egress_to_namespaces("allow-egress-database", ["database"], Port(3306))] if cfg.accounting.enabled else []),
                 egress_to_namespaces("allow-egress-directory", ["directory"], Port(3636)),
                 egress_to_apiserver(),
-                *([Allow("allow-egress-bare-metal-slurmd", "egress", (Port(6818),), cidrs=bare_metal)] if bare_metal else []),
+                *slurm_bare_metal_allows(bare_metal, cfg.controller.srun_port_range),
             ],
             depends_on=args.depends_on,
         )
@@ -317,7 +382,7 @@ class Slurm(pulumi.ComponentResource):
                     ctx,
                     f"slurm-{kind}-scripts",
                     ns,
-                    {s.name: script_text(s) for s in scripts},
+                    {s.name: apply_settings(script_text(s), args.script_settings) for s in scripts},
                     component="slurm",
                     parent=self,
                     app=CONTROLLER,
@@ -330,7 +395,7 @@ class Slurm(pulumi.ComponentResource):
         controller_spec: dict[str, Any] = {
             "clusterName": cfg.cluster_name,
             **keys,
-            "extraConf": controller_extra_conf(cfg, accounting=accounting),
+            "extraConf": controller_extra_conf(cfg, accounting=accounting, rdma=args.rdma is not None),
             "configFileRefs": [{"name": "slurm-config-extra"}],
             "slurmctld": {
                 "image": Images.SLURMCTLD.ref,
@@ -476,15 +541,46 @@ class Slurm(pulumi.ComponentResource):
 
         objects += site_objects(ctx, self, cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET, depends_on=[controller])
 
+        # --- RDMA attachments --------------------------------------------------------------------
+        attachments: list[pulumi.Resource] = []
+        rdma = args.rdma
+        # Shared-mode fabrics get their attachment here; the SR-IOV operator makes those of SR-IOV fabrics.
+        for fabric in (f for f in (rdma.fabrics if rdma else ()) if f.mode == "shared"):
+            assert rdma is not None
+            attachments.append(
+                k8s.apiextensions.CustomResource(
+                    f"{ns}/attachment-{fabric.name}",
+                    api_version="k8s.cni.cncf.io/v1",
+                    kind="NetworkAttachmentDefinition",
+                    metadata=ctx.meta(
+                        fabric.name,
+                        "rdma-attachment",
+                        ns,
+                        app=CONTROLLER,
+                        annotations={RESOURCE_ANNOTATION: fabric.resource},
+                    ),
+                    spec={"config": attachment_config(fabric, attachment_interfaces(rdma, fabric.name))},
+                    opts=ctx.opts(self, depends_on=ready_ns),
+                )
+            )
+
         # --- compute -----------------------------------------------------------------------------
         for nodeset in cfg.nodesets:
+            pool = args.nodeset_pools.get(nodeset.name)
+            fabrics = (
+                {name: rdma_resource(rdma, name) for name in rdma.fabrics_of(pool)}
+                if rdma is not None and nodeset.gpus is not None
+                else {}
+            )
             spec = nodeset_spec(
                 nodeset,
                 node_selector=args.node_selectors.get(nodeset.name, {}),
                 pool_taints=args.pool_taints.get(nodeset.name, ()),
+                fabrics=fabrics,
+                namespace=ns,
                 exports=compute_exports,
             )
-            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *claims]))
+            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims]))
 
         if cfg.restapi.enabled:
             objects.append(

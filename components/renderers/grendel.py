@@ -181,11 +181,11 @@ def _host_json(host: Host, domain: str, boot_image: str, prefix: int, bmc_prefix
     100,000 hosts without building 300,000 dicts. Host names, MACs, IPs and the domain are
     validated to characters JSON writes as they are; the free-form values go through the encoder."""
     tags = [*host.tags, f"{NODESET_TAG_PREFIX}{host.nodeset}"] if host.nodeset else host.tags
-    if host.switch is not None or host.block is not None:
-        tags = [*tags, *(f"{kind}:{value}" for kind, value in (("switch", host.switch), ("block", host.block)) if value)]
     ifname = _dump(host.ifname) if host.ifname else '""'
     vlan = host.vlan if host.vlan is not None else ""
     mtu = f',"mtu":{host.mtu}}}' if host.mtu is not None else "}"
+    if host.switch is not None or host.block is not None:
+        tags = [*tags, *(f"{kind}:{value}" for kind, value in (("switch", host.switch), ("block", host.block)) if value)]
     nic = (
         f'{{"ifname":{ifname},"mac":"{host.mac}","ip":"{host.ip}/{prefix}",'
         f'"fqdn":"{host.name}.{domain}","bmc":false,"vlan":"{vlan}"{mtu}'

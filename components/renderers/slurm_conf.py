@@ -17,6 +17,7 @@ from ..config.provisioning import Host
 from ..config.slurm import NodeSetConfig, PartitionConfig, SlurmConfig
 
 SLURMCTLD_PORT = 6817
+SLURMD_PORT = 6818
 
 
 # slurm.conf(5): white space separates `Name=Value` pairs on a line and `#` starts a comment. The
@@ -86,8 +87,10 @@ def partition_line(partition: PartitionConfig) -> str:
     return " ".join(conf_token(*field.split("=", 1)) for field in fields)
 
 
-def controller_parameters(slurm: SlurmConfig, *, accounting: bool) -> list[tuple[str, str]]:
-    """Typed controller settings as ordered slurm.conf (name, value) pairs."""
+def controller_parameters(slurm: SlurmConfig, *, accounting: bool, rdma: bool = False) -> list[tuple[str, str]]:
+    """Typed controller settings as ordered slurm.conf (name, value) pairs.
+
+    `rdma`: jobs keep slurmd's (unlimited) locked-memory limit instead of the submitting shell's, which RDMA needs."""
     ctl = slurm.controller
     params: list[tuple[str, str]] = [
         ("SchedulerType", ctl.scheduler.type),
@@ -132,25 +135,71 @@ def controller_parameters(slurm: SlurmConfig, *, accounting: bool) -> list[tuple
         ("MinJobAge", str(ctl.timeouts.min_job_age)),
         ("UnkillableStepTimeout", str(ctl.timeouts.unkillable_step)),
     ]
+    params.append(("SrunPortRange", f"{ctl.srun_port_range[0]}-{ctl.srun_port_range[1]}"))
+    if rdma:
+        params.append(("PropagateResourceLimitsExcept", "MEMLOCK"))
     params += sorted(ctl.extra_parameters.items())
     return params
 
 
-def controller_extra_conf(slurm: SlurmConfig, *, accounting: bool) -> str:
+def controller_extra_conf(slurm: SlurmConfig, *, accounting: bool, rdma: bool = False) -> str:
     """The Controller's `extraConf`: typed settings, then one line per partition."""
     lines = ["### hpcforge: controller settings (typed, from hpcforge:slurm.controller) ###"]
-    lines += [conf_token(name, value) for name, value in controller_parameters(slurm, accounting=accounting)]
+    lines += [conf_token(name, value) for name, value in controller_parameters(slurm, accounting=accounting, rdma=rdma)]
     lines.append("### hpcforge: partitions (hpcforge:slurm.partitions) ###")
     lines += feature_nodeset_lines(slurm)
     lines += [partition_line(partition) for partition in slurm.partitions]
     return "\n".join(lines) + "\n"
 
 
+def nodeset_hostlist(nodeset: NodeSetConfig) -> str | None:
+    """The Slurm node names of a StatefulSet nodeset's pods (`<name>-[0-N]`); None when they are not known in advance
+    (DaemonSet mode, or a nodeset only bare-metal hosts join)."""
+    if nodeset.scaling_mode != "StatefulSet" or nodeset.replicas == 0:
+        return None
+    return f"{nodeset.name}-0" if nodeset.replicas == 1 else f"{nodeset.name}-[0-{nodeset.replicas - 1}]"
+
+
+def gres_lines(nodeset: NodeSetConfig) -> list[str]:
+    """gres.conf lines of one GPU nodeset, from its `gpus` hardware description (type, count, device files, cores)."""
+    gpus = nodeset.gpus
+    if gpus is None:
+        return []
+    hosts = nodeset_hostlist(nodeset)
+    prefix = f"NodeName={hosts} " if hosts else ""
+    if gpus.autodetect != "off":
+        # slurmd discovers the devices; Slurm matches the configured type (`Gres=gpu:<type>:<n>` in --conf) as a
+        # substring of the detected name (e.g. h100 in nvidia_h100_80gb_hbm3, 1g.10gb in nvidia_a100_1g.10gb).
+        return [f"{prefix}AutoDetect={gpus.autodetect}"]
+    if not gpus.cores:
+        return [f"{prefix}Name=gpu Type={gpus.type} File={gpus.device_files()}"]
+    files = expand_device_files(gpus.device_files())
+    return [f"{prefix}Name=gpu Type={gpus.type} File={file} Cores={cores}" for file, cores in zip(files, gpus.cores, strict=True)]
+
+
+def expand_device_files(expression: str) -> list[str]:
+    """`/dev/nvidia[0-2,5]` -> the files one by one (what Slurm's hostlist-style `File=` expansion gives)."""
+    if "[" not in expression:
+        return [expression]
+    base, _, rest = expression.partition("[")
+    files: list[str] = []
+    for part in rest.rstrip("]").split(","):
+        low, _, high = part.partition("-")
+        files += [f"{base}{i}" for i in range(int(low), int(high or low) + 1)]
+    return files
+
+
 def gres_conf(slurm: SlurmConfig) -> str | None:
-    """gres.conf: GPUs are discovered through NVML on each node (None when no nodeset has GPUs)."""
+    """gres.conf: per GPU nodeset, its GPUs' type and device files (or autodetection); None when no nodeset has GPUs.
+
+    A node takes the lines whose NodeName matches it; slurmd checks them against its `Gres=` (from the nodeset's
+    `--conf`), so the count here, the GRES and the device-plugin limit all come from `gpus`."""
     if not slurm.has_gpus:
         return None
-    return "# hpcforge: GPU devices are discovered on each node through NVML\nAutoDetect=nvidia\n"
+    lines = ["# hpcforge: GPUs per nodeset (hpcforge:slurm.nodesets[].gpus)"]
+    for nodeset in slurm.nodesets:
+        lines += gres_lines(nodeset)
+    return "\n".join(lines) + "\n"
 
 
 def cgroup_conf(slurm: SlurmConfig) -> str:
@@ -168,7 +217,7 @@ def cgroup_conf(slurm: SlurmConfig) -> str:
     )
 
 
-def _mebibytes(quantity: str) -> int:
+def mebibytes(quantity: str) -> int:
     return int(quantity_value(quantity) // 2**20)
 
 
@@ -184,9 +233,10 @@ def node_parameters(nodeset: NodeSetConfig, *, include_feature: bool = False) ->
         params.append(("Features", ",".join(features)))
     gres = nodeset.gres_entries()
     if gres:
+        # In --conf, so that a GPU node has its GRES from its first registration (slurm-operator PR #191).
         params.append(("Gres", ",".join(gres)))
-    if nodeset.replicas and not include_feature:
-        params.append(("RealMemory", str(_mebibytes(nodeset.memory_limit or nodeset.memory))))
+    # No RealMemory/CPUs: the slurmd image (SlinkyProject/containers, slurmd-entrypoint.sh) adds
+    # CoreSpecCount/MemSpecLimit = host minus the pod's limits; an explicit RealMemory would be reduced twice.
     if nodeset.weight is not None:
         params.append(("Weight", str(nodeset.weight)))
     return params

@@ -516,6 +516,19 @@ def _values_problems(source: HelmSource, config: ImagesConfig) -> list[str]:
         if not isinstance(value, Mapping):
             continue
         image = value.get("image")
+        version = value.get("version")
+        repository = value.get("repository")
+        if isinstance(image, str) and isinstance(repository, str) and repository and "version" in value:
+            # NVIDIA charts (gpu-operator, network-operator): `repository` + `image` + `version`.
+            if is_unknown(version):
+                continue
+            if not isinstance(version, str | int | float) or not str(version):
+                problems.append(f"{path} sets image {repository}/{image} with an empty version.")
+                continue
+            problem = image_problem(f"{repository}/{image}:{version}", config)
+            if problem:
+                problems.append(f"{path}: {repository}/{image}:{version!s} {problem}.")
+            continue
         if isinstance(image, str) and image.strip():
             # `image: repo[:tag]`, possibly with a sibling `tag:`.
             tag = value.get("tag")
