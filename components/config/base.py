@@ -258,10 +258,12 @@ LabelValue = Annotated[str, AfterValidator(_label_value)]
 
 def _linux_ifname(value: str) -> str:
     # Linux dev_valid_name (net/core/dev.c): 1 to 15 bytes (IFNAMSIZ 16), not "." or "..", no '/', ':' or
-    # space; hpcforge also keeps to the characters interface names use in practice (udev, systemd, VLANs).
-    if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,15}", value) or value in (".", ".."):
+    # space; hpcforge also keeps to the characters interface names use in practice (udev, systemd, VLANs),
+    # and refuses a leading '-', which `ip link` and the CNI plugins would read as an option.
+    if not re.fullmatch(r"[A-Za-z0-9_.@][A-Za-z0-9_.@-]{0,14}", value) or value in (".", ".."):
         raise ValueError(
-            f"{value!r} is not a Linux interface name (1 to 15 letters, digits, '_', '.', '-' or '@', e.g. eth1, bond0.20)"
+            f"{value!r} is not a Linux interface name (1 to 15 letters, digits, '_', '.', '-' or '@', not starting with '-';"
+            " e.g. eth1, bond0.20)"
         )
     return value
 
