@@ -158,7 +158,9 @@ def test_anchors_and_aliases_are_refused(tmp_path: Path) -> None:
 def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "hosts.yaml"
     path.write_text("hosts:\n- {name: a, name: b}\n")
-    with pytest.raises(InventoryError, match=r"hosts\.yaml: hosts\[0\] \(line 2\): not valid YAML: duplicate mapping key: 'name'"):
+    with pytest.raises(
+        InventoryError, match=r"hosts\.yaml: hosts\[0\] \(line 2\): not valid YAML: duplicate mapping key: 'name'"
+    ):
         read_yaml_file(path, "hosts.yaml")
 
 
