@@ -21,8 +21,10 @@ preview: $(STAMP)
 ## Write every object of a stack as YAML: make render STACK=prod OUT=out/prod
 STACK ?= dev
 OUT ?= out/$(STACK)
+## Add the charts' rendered objects: make render CHART_FLAGS="--render-charts --charts-from DIR" (docs/charts.md)
+CHART_FLAGS ?=
 render: $(STAMP)
-	$(PY) -m offline render --stack $(STACK) --out $(OUT)
+	$(PY) -m offline render --stack $(STACK) --out $(OUT) $(CHART_FLAGS)
 
 ## Run every policy pack against a stack offline, over the gRPC Analyzer protocol; the policy
 ## configuration follows the stack's hpcforge:environmentKind. Any stack file: make check STACK_FILE=path
@@ -35,7 +37,7 @@ check: $(STAMP)
 	$(PY) -m offline check --stack $(STACK) --config $(STACK_FILE) $(if $(PREVIEW),--preview) \
 		--policy-pack policies/gitops-drift --policy-pack-config $$policy \
 		--policy-pack policies/security --policy-pack-config $$policy \
-		--policy-pack policies/slurm-contract --policy-pack-config $$policy
+		--policy-pack policies/slurm-contract --policy-pack-config $$policy $(CHART_FLAGS)
 
 ## The whole test suite (tiers whose daemons or ../shared data are missing skip with the reason).
 test: $(STAMP)

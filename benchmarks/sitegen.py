@@ -74,9 +74,21 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
             "nodeset": "cpu-bm",
             "bmc": {"mac": _mac(0x20, i), "ip": str(ipaddress.IPv4Address(first_bmc + i))},
             "tags": ["compute", f"rack{i // 40 + 1}"],
+            "switch": f"rack{i // 40 + 1}",
+            **({"features": ["bigmem"]} if i > hosts - 2 else {}),
         }
         for i in range(1, hosts + 1)
     ]
+    # BMCs share the provisioning subnet here: no separate BMC network or further subnets. The racks
+    # follow the hosts' switch tags (40 hosts a rack).
+    prov.pop("bmcNetwork", None)
+    prov.pop("subnets", None)
+    topology = config["hpcforge:slurm"].get("topology")
+    if topology is not None:
+        racks = sorted({host["switch"] for host in prov["hosts"]}, key=lambda name: int(name[4:]))
+        others = [sw for sw in topology["switches"] if sw["name"] != "spine" and not sw["name"].startswith("rack")]
+        spine = {"name": "spine", "switches": [*racks, *(sw["name"] for sw in others)]}
+        topology["switches"] = [spine, *({"name": rack} for rack in racks), *others]
 
     # Nodesets: exactly `nodesets` of them. Below prod's four, keep the bare-metal one first (the
     # hosts join it); above, add CPU nodesets on one large pool, in partitions of ten.
@@ -87,8 +99,8 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
         slurm["nodesets"] = [ns for ns in slurm["nodesets"] if ns["name"] in keep]
         partitions = []
         for partition in slurm["partitions"]:
-            members = [name for name in partition["nodesets"] if name in keep]
-            if members:
+            members = [name for name in partition.get("nodesets", []) if name in keep]
+            if members or partition.get("features"):
                 partitions.append({**partition, "nodesets": members})
         if not any(p.get("default") for p in partitions):
             partitions.insert(0, {"name": "all", "nodesets": sorted(keep), "default": True})
@@ -123,6 +135,9 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
     directory = config["hpcforge:directory"]
     directory.pop("inventory", None)
     projects = max(1, users // 100)
+    for partition in slurm["partitions"]:  # group limits name prod's groups: keep the one every site has
+        if partition.get("allowGroups"):
+            partition["allowGroups"] = ["hpc-users"]
     directory["groups"] = [{"name": "hpc-users", "gidNumber": 5000}] + [
         {"name": f"proj{i:04d}", "gidNumber": 20000 + i} for i in range(projects)
     ]
@@ -137,6 +152,12 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
         }
         for i in range(users)
     ]
+    # Slurm accounts: one per project group (prod's name prod's groups and users).
+    if "accounts" in slurm:
+        slurm["accounts"]["users"] = []
+        slurm["accounts"]["accounts"] = [{"name": "science"}] + [
+            {"name": f"proj{i:04d}", "parent": "science", "groups": [f"proj{i:04d}"]} for i in range(projects)
+        ]
     return config
 
 

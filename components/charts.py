@@ -23,6 +23,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .chart_hooks import with_hooks_off
+from .chart_security import with_security
 from .context import DeployContext
 from .versions import ChartPin
 
@@ -177,6 +179,9 @@ class ChartDeployer:
                 f"chart release {release!r} ({pin.chart} {pin.version}) in namespace {namespace!r} was not planned; "
                 "add it to the layer's CHARTS so the AppProject allows it"
             )
+        # Security contexts the charts lack (chart_security.py), under the layer's values; hooks that
+        # helm.v4.Chart would drop switched off over them, for every chart (chart_hooks.py).
+        values = with_hooks_off(pin, with_security(pin, values))
         if self.mode == "argocd":
             return self._application(use, values, parent, depends_on, ignore_differences, component)
         return self._chart(use, values, parent, depends_on)

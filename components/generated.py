@@ -23,22 +23,29 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
+from .config.root import ProtectionMode
 from .context import DeployContext, Stateful
 from .k8s import secret
 
 Generator = random.RandomPassword | random.RandomBytes
 
 
-def generator_options(ctx: DeployContext, parent: pulumi.Resource) -> pulumi.ResourceOptions:
-    """`protect` in protect mode, `retainOnDelete` in retain mode; never `ignoreChanges`."""
-    if ctx.protection == "protect":
+def generator_options(ctx: DeployContext | ProtectionMode, parent: pulumi.Resource) -> pulumi.ResourceOptions:
+    """`protect` in protect mode, `retainOnDelete` in retain mode; never `ignoreChanges`.
+
+    `ctx` may be the protection mode itself, for what exists before the DeployContext does (the
+    cluster bootstrap, whose kubeconfig the context's provider is built from)."""
+    protection = ctx if isinstance(ctx, str) else ctx.protection
+    if protection == "protect":
         return pulumi.ResourceOptions(parent=parent, protect=True)
-    if ctx.protection == "retain":
+    if protection == "retain":
         return pulumi.ResourceOptions(parent=parent, retain_on_delete=True)
     return pulumi.ResourceOptions(parent=parent)
 
 
-def generated_password(ctx: DeployContext, name: str, *, length: int, parent: pulumi.Resource) -> random.RandomPassword:
+def generated_password(
+    ctx: DeployContext | ProtectionMode, name: str, *, length: int, parent: pulumi.Resource
+) -> random.RandomPassword:
     """A password of letters and digits (safe in every config file format we render)."""
     return random.RandomPassword(name, length=length, special=False, opts=generator_options(ctx, parent))
 

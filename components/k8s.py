@@ -20,9 +20,14 @@ ANYWHERE = "0.0.0.0/0"
 class Port:
     port: int
     protocol: Literal["TCP", "UDP", "SCTP"] = "TCP"
+    end_port: int | None = None
+    """Last port of a range starting at `port` (NetworkPolicy `endPort`)."""
 
     def to_k8s(self) -> dict[str, Any]:
-        return {"port": self.port, "protocol": self.protocol}
+        spec: dict[str, Any] = {"port": self.port, "protocol": self.protocol}
+        if self.end_port is not None:
+            spec["endPort"] = self.end_port
+        return spec
 
 
 @dataclass(frozen=True)

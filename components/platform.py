@@ -9,10 +9,25 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
+from .config.gpu import gpu_operator_enabled
 from .config.inventory import digest_annotations
 from .config.root import PlatformConfig
 from .context import DeployContext
-from .layers import batch, certificates, database, devops, directory, gitops, network, sealed_secrets, slurm
+from .layers import (
+    batch,
+    certificates,
+    database,
+    devops,
+    directory,
+    gitops,
+    gpu_operator,
+    network,
+    network_operator,
+    observability,
+    sealed_secrets,
+    slurm,
+)
+from .layers.backups import Backups, BackupsArgs
 from .layers.batch import Batch, BatchArgs
 from .layers.bootstrap import BootstrapArgs, ClusterBootstrap
 from .layers.certificates import Certificates, CertificatesArgs
@@ -21,10 +36,17 @@ from .layers.devops import DevOps, DevOpsArgs
 from .layers.directory import Directory, DirectoryArgs
 from .layers.evidence import Evidence, EvidenceArgs
 from .layers.gitops import GitOps, GitOpsArgs
+from .layers.gpu_operator import GpuOperator, GpuOperatorArgs
 from .layers.network import Network, NetworkArgs, TcpEntryPoint
+from .layers.network_operator import NetworkOperator, NetworkOperatorArgs
+from .layers.observability import Observability, ObservabilityArgs
 from .layers.provisioning import Provisioning, ProvisioningArgs
 from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import Slurm, SlurmArgs
+from .layers.storage import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
+from .renderers.alerts import RuleSettings
+from .renderers.sacct import render_desired_state
+from .renderers.script_settings import gpu_health_settings
 
 
 @dataclass(frozen=True)
@@ -39,13 +61,21 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
         *network.CHARTS,
         *certificates.CHARTS,
         *sealed_secrets.CHARTS,
-        *database.CHARTS,
+        # A lab without Slurm accounting deploys no database (no mariadb-operator, no MariaDB).
+        *(database.CHARTS if config.slurm.accounting.enabled else ()),
         *slurm.CHARTS,
+        *charts_for(config.storage),
     ]
+    if gpu_operator_enabled(config):
+        uses += gpu_operator.CHARTS
+    if config.rdma is not None and config.rdma.enabled:
+        uses += network_operator.CHARTS
     if config.batch is not None and config.batch.enabled:
         uses += batch.CHARTS
     if config.devops is not None and config.devops.enabled:
         uses += devops.CHARTS
+    if config.observability is not None and config.observability.enabled:
+        uses += observability.CHARTS
     return uses
 
 
@@ -83,7 +113,9 @@ class Platform(pulumi.ComponentResource):
             cluster = ClusterBootstrap(
                 "cluster",
                 BootstrapArgs(
-                    config=cfg.cluster.bootstrap, ssh_private_key=pulumi.Output.secret(cfg.ssh_private_key.get_secret_value())
+                    config=cfg.cluster.bootstrap,
+                    ssh_private_key=pulumi.Output.secret(cfg.ssh_private_key.get_secret_value()),
+                    protection=cfg.protection_mode,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -150,10 +182,27 @@ class Platform(pulumi.ComponentResource):
 
         tls = cfg.tls
         slurm_namespace = cfg.slurm.namespace
-        db = Database(
-            "database",
-            DatabaseArgs(ctx=ctx, config=cfg.database, charts=charts, client_namespaces=[slurm_namespace]),
+        storage = Storage(
+            "storage",
+            StorageArgs(
+                ctx=ctx,
+                config=cfg.storage,
+                charts=charts,
+                slurm_namespace=slurm_namespace,
+                kubelet_dir=K0S_KUBELET_DIR
+                if cfg.cluster.bootstrap is not None and cfg.cluster.bootstrap.distribution == "k0s"
+                else None,
+            ),
             opts=pulumi.ResourceOptions(parent=self),
+        )
+        db = (
+            Database(
+                "database",
+                DatabaseArgs(ctx=ctx, config=cfg.database, charts=charts, client_namespaces=[slurm_namespace]),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            if cfg.slurm.accounting.enabled
+            else None
         )
         ldap = Directory(
             "directory",
@@ -170,13 +219,37 @@ class Platform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         prov = cfg.provisioning if cfg.provisioning is not None and cfg.provisioning.enabled else None
+        monitored = cfg.observability is not None and cfg.observability.enabled
+        gpus: GpuOperator | None = None
+        if gpu_operator_enabled(cfg):
+            gpus = GpuOperator(
+                "gpu-operator",
+                GpuOperatorArgs(ctx=ctx, config=cfg.gpu.operator, charts=charts, depends_on=net.ready),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        rdma = cfg.rdma if cfg.rdma is not None and cfg.rdma.enabled else None
+        nics: NetworkOperator | None = None
+        if rdma is not None:
+            nics = NetworkOperator(
+                "network-operator",
+                NetworkOperatorArgs(
+                    ctx=ctx,
+                    config=rdma,
+                    charts=charts,
+                    deploy_nfd=not gpu_operator_enabled(cfg),
+                    pool_labels={pool.name: pool.labels for pool in cfg.node_pools},
+                    attachment_namespace=cfg.slurm.namespace,
+                    depends_on=net.ready,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         hpc = Slurm(
             "slurm",
             SlurmArgs(
                 ctx=ctx,
                 config=cfg.slurm,
                 charts=charts,
-                database=db.endpoint,
+                database=db.endpoint if db is not None else None,
                 directory=ldap.endpoint,
                 node_selectors=node_selectors(cfg),
                 pool_taints={
@@ -185,8 +258,36 @@ class Platform(pulumi.ComponentResource):
                 ca_issuer=certs.ca_issuer,
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
-                bare_metal_subnets=[prov.subnet] if prov else [],
-                depends_on=[*certs.ready, *net.ready],
+                bare_metal_subnets=[prov.subnet, *(extra.subnet for extra in prov.subnets)] if prov else [],
+                # The topology places the inventory's hosts even when Grendel is switched off.
+                hosts=cfg.provisioning.hosts if cfg.provisioning is not None else (),
+                storage=cfg.storage,
+                login_node_selectors={
+                    lg.name: dict(pool.labels)
+                    for lg in cfg.slurm.login_sets()
+                    if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
+                },
+                login_pool_taints={
+                    lg.name: pool.taints
+                    for lg in cfg.slurm.login_sets()
+                    if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
+                },
+                script_settings=gpu_health_settings(cfg.gpu.health, mig=cfg.gpu.operator.mig_strategy != "none"),
+                rdma=rdma,
+                nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
+                metrics=monitored,
+                accounts_state=(
+                    render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
+                    if cfg.slurm.accounts is not None
+                    else None
+                ),
+                depends_on=[
+                    *certs.ready,
+                    *net.ready,
+                    *storage.ready,
+                    *(gpus.ready if gpus else []),
+                    *(nics.ready if nics else []),
+                ],
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -204,6 +305,7 @@ class Platform(pulumi.ComponentResource):
                     issuer=certs.ca_issuer,
                     certificate_duration=tls.certificate_duration,
                     renew_before=tls.renew_before,
+                    host_mounts=tuple(cfg.storage.mounted_on("compute")),
                     depends_on=[*net.ready, *certs.ready],
                     issuer_ready=certs.ready,
                 ),
@@ -211,7 +313,18 @@ class Platform(pulumi.ComponentResource):
             )
             provisioning_address = grendel.address
 
-        layers: list[pulumi.Resource] = [git, net, certs, sealed, db, ldap, hpc]
+        layers: list[pulumi.Resource] = [
+            git,
+            net,
+            certs,
+            sealed,
+            storage,
+            *([db] if db is not None else []),
+            ldap,
+            hpc,
+            *([gpus] if gpus else []),
+            *([nics] if nics else []),
+        ]
         if prov is not None:
             layers.append(grendel)
         batch_queues: list[str] = []
@@ -240,6 +353,42 @@ class Platform(pulumi.ComponentResource):
             )
             registry = lane.registry_host
 
+        if cfg.backups is not None:
+            assert db is not None  # PlatformConfig refuses backups without the database
+            Backups(
+                "backups",
+                BackupsArgs(
+                    ctx=ctx,
+                    config=cfg.backups,
+                    mariadb=database.SERVER,
+                    directory_suffix=cfg.directory.suffix,
+                    directory_uri=f"ldaps://{directory.APP}.{directory.NAMESPACE}.svc.cluster.local:{directory.LDAPS_PORT}",
+                    depends_on=[*db.ready, *ldap.ready],
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        if cfg.observability is not None and cfg.observability.enabled:
+            Observability(
+                "observability",
+                ObservabilityArgs(
+                    ctx=ctx,
+                    config=cfg.observability,
+                    charts=charts,
+                    rules=RuleSettings(
+                        slurm_namespace=slurm_namespace,
+                        slurm_accounting="slurm-accounting" if cfg.slurm.accounting.enabled else None,
+                        gpus=cfg.slurm.has_gpus,
+                        nodes_unavailable_ratio=cfg.observability.nodes_unavailable_ratio,
+                        backup_max_age_hours=cfg.observability.backup_max_age_hours,
+                    ),
+                    gpus=cfg.slurm.has_gpus,
+                    database=db is not None,
+                    # its NetworkPolicies go into the scraped layers' namespaces
+                    depends_on=[*certs.ready, *net.ready, *(db.ready if db is not None else []), *git.ready],
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+
         evidence: dict[str, pulumi.Output[str]] = {}
         if cfg.evidence.enabled:
             checks = Evidence(
@@ -261,7 +410,7 @@ class Platform(pulumi.ComponentResource):
             "ldapBaseDn": ldap.endpoint.base_dn,
             "ldapBindDn": ldap.endpoint.bind_dn,
             "ldapBindPassword": ldap.endpoint.bind_password,
-            "databaseHost": db.endpoint.host,
+            "databaseHost": db.endpoint.host if db is not None else None,
             "slurmCluster": cfg.slurm.cluster_name,
             "slurmController": hpc.controller_host,
             "slurmControllerAddress": hpc.controller_address,

@@ -54,6 +54,7 @@ class ManifestPin:
 
 
 ARGO_HELM = "https://argoproj.github.io/argo-helm"
+NVIDIA_HELM = "https://helm.ngc.nvidia.com/nvidia"
 
 
 class Charts:
@@ -72,6 +73,27 @@ class Charts:
     SLURM_OPERATOR = ChartPin("slurm-operator", "1.2.1", "oci://ghcr.io/slinkyproject/charts", "slurm-operator-1.2.1")
     KUEUE = ChartPin("kueue", "0.19.2", "oci://registry.k8s.io/kueue/charts", "kueue-0.19.2")
     ARGO_WORKFLOWS = ChartPin("argo-workflows", "1.0.18", ARGO_HELM, "argo-workflows-1.0.18")
+    KUBE_PROMETHEUS_STACK = ChartPin(
+        "kube-prometheus-stack",
+        "88.5.3",
+        "https://prometheus-community.github.io/helm-charts",
+        "kube-prometheus-stack-88.5.3",
+    )
+    GPU_OPERATOR = ChartPin("gpu-operator", "v26.7.0", NVIDIA_HELM, "gpu-operator-26.7.0")
+    NETWORK_OPERATOR = ChartPin("network-operator", "26.4.1", NVIDIA_HELM, "network-operator-26.4.1")
+    CSI_DRIVER_NFS = ChartPin(
+        "csi-driver-nfs",
+        "4.13.4",
+        "https://raw.githubusercontent.com/kubernetes-csi/csi-driver-nfs/master/charts",
+        "csi-driver-nfs-4.13.4",
+    )
+    # No classic Helm repository (rancher/local-path-provisioner#89); releases push the chart here.
+    LOCAL_PATH_PROVISIONER = ChartPin(
+        "local-path-provisioner",
+        "0.0.37",
+        "oci://ghcr.io/rancher/local-path-provisioner/charts",
+        "local-path-provisioner-0.0.37",
+    )
 
     @classmethod
     def all(cls) -> list[ChartPin]:
@@ -105,8 +127,25 @@ class Images:
     SLURMRESTD = ImagePin("ghcr.io/slinkyproject/slurmrestd", SLINKY_TAG)
     LOGIN = ImagePin("ghcr.io/slinkyproject/login", SLINKY_TAG)
     ALPINE = ImagePin("docker.io/library/alpine", "3.22.2")
+    BUSYBOX = ImagePin("docker.io/library/busybox", "1.37.0")
+    """local-path-provisioner's helper pod (the chart defaults to the unpinned `latest`)."""
     KUEUE = ImagePin("registry.k8s.io/kueue/kueue", "v0.19.2")
     REGISTRY = ImagePin("docker.io/library/registry", "3.0.0")
+    # NVIDIA GPU Operator v26.7.0 and its operands (the chart's defaults, pinned here explicitly).
+    GPU_OPERATOR = ImagePin("nvcr.io/nvidia/gpu-operator", "v26.7.0")
+    GPU_DRIVER = ImagePin("nvcr.io/nvidia/driver", "595.91.07")
+    CONTAINER_TOOLKIT = ImagePin("nvcr.io/nvidia/k8s/container-toolkit", "v1.20.0")
+    DEVICE_PLUGIN = ImagePin("nvcr.io/nvidia/k8s-device-plugin", "v0.20.0")
+    DCGM = ImagePin("nvcr.io/nvidia/cloud-native/dcgm", "4.6.0-1-ubuntu24.04")
+    DCGM_EXPORTER = ImagePin("nvcr.io/nvidia/k8s/dcgm-exporter", "4.6.0-4.8.3-distroless")
+    MIG_MANAGER = ImagePin("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.15.0")
+    DRIVER_MANAGER = ImagePin("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.12.0")
+    # nccl-tests (all_reduce_perf_mpi) as shipped in NVIDIA's PyTorch container, for the NCCL evidence check.
+    NCCL_TESTS = ImagePin("nvcr.io/nvidia/pytorch", "25.08-py3")
+    # NVIDIA Network Operator 26.4.1 operands named in the NicClusterPolicy (the release's tag scheme).
+    RDMA_SHARED_DEVICE_PLUGIN = ImagePin("nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin", "network-operator-v26.4.1")
+    CNI_PLUGINS = ImagePin("nvcr.io/nvidia/mellanox/plugins", "network-operator-v26.4.1")
+    IPOIB_CNI = ImagePin("nvcr.io/nvidia/mellanox/ipoib-cni", "network-operator-v26.4.1")
 
     @classmethod
     def all(cls) -> list[ImagePin]:

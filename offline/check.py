@@ -29,10 +29,12 @@ stdout line. The driver then speaks the Analyzer protocol in the engine's order:
    each resource's outputs here; in a preview those are the provider's preview of the inputs, so
    the driver sends the inputs with `additionalSecretOutputs` marked secret.
 
-One deliberate difference: a remote component such as `kubernetes:helm.sh/v4:Chart` is expanded
-by the provider under the real engine (the component itself is registered without inputs, and each
-rendered object is analyzed as its own resource). The mock engine cannot render charts, so the
-driver passes the chart's declared inputs (chart, version, values) instead. Rules handle both.
+Charts: a remote component such as `kubernetes:helm.sh/v4:Chart` is expanded by the provider under
+the real engine (the component itself is registered without inputs, and each rendered object is
+analyzed as its own resource, the Chart its parent). With `--render-charts` the driver does exactly
+that (offline/charts.py renders, offline/chart_objects.py `engine_view` reshapes the stack). Without
+it the mock engine cannot render charts, so the driver passes the chart's declared inputs (chart,
+version, values) instead; rules handle both.
 
 Diagnostics are printed like `pulumi preview`'s policy summary; exit 1 on any mandatory
 violation, 2 when packs cannot be started or configured, 0 otherwise.
@@ -575,28 +577,40 @@ def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[
     diagnostics: list[Diagnostic] = []
     # Like the engine, each resource goes to every pack: Remediate (in pack order, each pack seeing the
     # previous packs' remediations), then Analyze. The packs are separate processes, so the requests
-    # to them are sent together (gRPC futures) and the answers read in pack order; a remediation that
-    # changes the properties re-asks the later packs with the new ones, as the engine would have.
+    # to them are sent together (gRPC futures) and the answers read in resource and pack order; a
+    # remediation that changes the properties re-asks the later packs with the new ones, as the
+    # engine would have. (A resource's Remediate never depends on another resource's.)
     # Analyze answers are collected at the end; diagnostics keep resource, then pack order.
     pending: list[tuple[list[Diagnostic], _Pack, Any, str]] = []
     per_resource: list[list[Diagnostic]] = []
-    for resource in resources:
-        provider = _provider(proto, resource, by_urn)
+
+    def request(resource: _Resource, inputs: dict[str, Any]) -> Any:
+        return proto.AnalyzeRequest(
+            urn=resource.urn,
+            type=resource.type,
+            name=resource.name,
+            properties=_struct(inputs),
+            options=resource.options(proto),
+            provider=_provider(proto, resource, by_urn),
+        )
+
+    # Remediate requests run WINDOW resources ahead of the one whose answers are being read, so the
+    # pack processes always have work queued.
+    window = 32
+    remediating: list[list[Any]] = []
+
+    def submit(position: int) -> None:
+        if position < len(resources):
+            first = request(resources[position], resources[position].inputs)
+            remediating.append([pack.stub.Remediate.future(first, timeout=RPC_TIMEOUT) for pack in packs])
+
+    for position in range(min(window, len(resources))):
+        submit(position)
+    for position, resource in enumerate(resources):
+        submit(position + window)
         found: list[Diagnostic] = []
         per_resource.append(found)
-
-        def request(inputs: dict[str, Any], resource: _Resource = resource, provider: Any = provider) -> Any:
-            return proto.AnalyzeRequest(
-                urn=resource.urn,
-                type=resource.type,
-                name=resource.name,
-                properties=_struct(inputs),
-                options=resource.options(proto),
-                provider=provider,
-            )
-
-        remediate_request = request(resource.inputs)
-        futures_ = [pack.stub.Remediate.future(remediate_request, timeout=RPC_TIMEOUT) for pack in packs]
+        futures_ = remediating[position]
         for index, pack in enumerate(packs):
             response = futures_[index].result()
             for remediation in response.remediations:
@@ -616,10 +630,11 @@ def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[
                     resource.inputs = json_format.MessageToDict(remediation.properties)
                     print(f"    remediated {resource.type} {resource.name} ({remediation.policyName})", file=err)
                     # Later packs must see the remediated properties: ask them again.
-                    remediate_request = request(resource.inputs)
+                    again = request(resource, resource.inputs)
                     for later in range(index + 1, len(packs)):
-                        futures_[later] = packs[later].stub.Remediate.future(remediate_request, timeout=RPC_TIMEOUT)
-        analyze_request = request(_skip_internal(resource.inputs))
+                        futures_[later] = packs[later].stub.Remediate.future(again, timeout=RPC_TIMEOUT)
+        remediating[position] = []
+        analyze_request = request(resource, _skip_internal(resource.inputs))
         for pack in packs:
             pending.append((found, pack, pack.stub.Analyze.future(analyze_request, timeout=RPC_TIMEOUT), resource.urn))
     for slot, pack, future, urn in pending:
@@ -831,6 +846,17 @@ def run_check(args: argparse.Namespace) -> int:
     path = args.config if args.config else stack_path(args.stack)
     stack_file = read_stack_file(path, name=args.stack)
     recorded = run_program(stack_file, PROJECT_ROOT, preview=getattr(args, "preview", False))
+    if getattr(args, "render_charts", False):
+        from .chart_cli import render_charts, report_chart_error
+        from .chart_objects import engine_view
+        from .charts import ChartRenderError
+
+        try:
+            report = render_charts(args, recorded)
+        except ChartRenderError as error:
+            return report_chart_error(error)
+        assert report is not None
+        recorded = engine_view(recorded, report)
     print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")
     try:
         return check_stack(recorded, stack_file, specs).exit_code

@@ -3,16 +3,18 @@
     python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
     python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline admission --stack prod [--config FILE] [--preview] [--objects DIR]
     python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     python -m offline migrate-inventory --stack prod [--config FILE]
     python -m offline urns    [--stack dev --stack prod] [--update]
+    (render and check: [--render-charts [--charts-from DIR] [--pull-charts]], see docs/charts.md)
 
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
 create a resource (generated passwords and keys, command output, object status, ids) is unknown, so
 whatever the program builds from it is unknown too (printed and rendered as `<unknown>`).
 
-Exit codes: 0 success; 1 mandatory policy violations (check) or a URN removed without an alias (urns);
-2 invalid configuration or usage.
+Exit codes: 0 success; 1 mandatory policy violations (check), anything refused (admission) or a URN
+removed without an alias (urns); 2 invalid configuration or usage.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from .chart_cli import add_chart_arguments, render_charts, report_chart_error
+from .chart_objects import chart_documents
+from .charts import ChartRenderError
 from .engine import ProgramConfigError, RecordedStack, run_program
 from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render
@@ -61,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_stack_arguments(render)
     _add_preview_argument(render)
     render.add_argument("--out", type=Path, required=True, help="output directory")
+    add_chart_arguments(render)
 
     check = commands.add_parser("check", help="run policy packs over the gRPC Analyzer protocol")
     _add_stack_arguments(check)
@@ -75,10 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="policy config JSON for the pack at the same position (repeatable)",
     )
+
+    admission = commands.add_parser(
+        "admission", help="per-object verdicts of Pod Security, Argo CD AppProjects and API server reachability"
+    )
+    _add_stack_arguments(admission)
+    _add_preview_argument(admission)
+    admission.add_argument("--objects", type=Path, help="also judge the objects in the YAML files under DIR (rendered charts)")
     policy = commands.add_parser(
         "policy-config", help="print the policy configuration file that the stack's hpcforge:environmentKind selects"
     )
     policy.add_argument("--config", type=Path, required=True, help="stack file")
+    add_chart_arguments(check)
     migrate = commands.add_parser(
         "migrate-inventory", help="move inline hosts, users and groups from the stack file into inventory/<stack>/"
     )
@@ -206,8 +220,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nwrote {len(stack.resources)} resources to {args.json}")
         return EXIT_OK
 
+    if args.command == "admission":
+        from .admission import run_admission
+
+        return run_admission(stack, args)
+
     if args.command == "render":
-        paths = write_render(stack, args.out)
+        try:
+            report = render_charts(args, stack)
+        except ChartRenderError as error:
+            return report_chart_error(error)
+        paths = write_render(stack, args.out, chart_documents(report) if report else [])
         print(f"wrote {len(paths)} files to {args.out}")
         return EXIT_OK
     return EXIT_CONFIG

@@ -107,10 +107,11 @@ def render_documents(stack: RecordedStack) -> list[tuple[str, dict[str, Any]]]:
     return documents
 
 
-def write_render(stack: RecordedStack, out_dir: Path) -> list[Path]:
+def write_render(stack: RecordedStack, out_dir: Path, extra: list[tuple[str, dict[str, Any]]] | None = None) -> list[Path]:
+    """Write `render_documents(stack)` (and `extra` documents, e.g. rendered chart objects) under `out_dir`."""
     paths: list[Path] = []
     seen: set[str] = set()
-    for relative, document in render_documents(stack):
+    for relative, document in [*render_documents(stack), *(extra or [])]:
         if relative in seen:
             raise ValueError(f"two objects render to {relative}: object names must be unique per kind and namespace")
         seen.add(relative)

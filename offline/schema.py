@@ -728,6 +728,27 @@ FREE_FORM_VALUES: tuple[FreeFormValues, ...] = (
 
 
 @dataclass(frozen=True)
+class CommentedValue:
+    """A values key that the chart's values.yaml documents only as a comment, and its templates read."""
+
+    chart: str
+    path: tuple[str, ...]
+    reason: str
+
+
+COMMENTED_VALUES: tuple[CommentedValue, ...] = tuple(
+    CommentedValue(
+        "gpu-operator",
+        (component, "version"),
+        f'values.yaml has `#version: ""` under {component} (\'If version is not specified, then default is to use'
+        " chart.AppVersion'); hpcforge pins the image tag explicitly",
+    )
+    for component in ("operator", "validator", "nodeStatusExporter")
+)
+"""Keys that exist although values.yaml only mentions them in a comment. Keep it minimal: one entry per key."""
+
+
+@dataclass(frozen=True)
 class HelmRelease:
     """A chart hpcforge installs, with the values it sets, wherever it came from."""
 
@@ -981,7 +1002,8 @@ def validate_helm_values(
     chart_values = load_chart_values(shared_dir, pin.values_dir)
     free_form = [entry.path for entry in FREE_FORM_VALUES if entry.chart == chart]
     messages = []
-    unknown = unknown_value_keys(values, chart_values.defaults, chart_values.schema, free_form)
+    commented = {entry.path for entry in COMMENTED_VALUES if entry.chart == chart}
+    unknown = [p for p in unknown_value_keys(values, chart_values.defaults, chart_values.schema, free_form) if p not in commented]
     for path in unknown:
         where = "values.yaml" + (" or values.schema.json" if chart_values.schema is not None else "")
         messages.append(f"{label}: values key {_format_path(path)} does not exist in the chart's {where}")

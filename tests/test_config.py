@@ -184,13 +184,13 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "IP outside the provisioning subnet",
         "prod",
         _hosts(lambda h: h[0].update(ip="10.99.0.1")),
-        "{hosts}: hosts[0].ip: host 'cn001': IP 10.99.0.1 is outside the provisioning subnet 10.20.0.0/22",
+        "{hosts}: hosts[0].ip: host 'cn001': IP 10.99.0.1 is outside the provisioning subnets 10.20.0.0/23, 10.21.0.0/24",
     ),
     (
         "IP inside the DHCP dynamic range",
         "prod",
-        _hosts(lambda h: h[1].update(ip="10.20.3.150")),
-        "{hosts}: hosts[1].ip: host 'cn002': IP 10.20.3.150 is inside the DHCP dynamic range 10.20.3.100-10.20.3.200",
+        _hosts(lambda h: h[1].update(ip="10.20.1.240")),
+        "{hosts}: hosts[1].ip: host 'cn002': IP 10.20.1.240 is inside the DHCP dynamic range 10.20.1.230-10.20.1.250",
     ),
     (
         "unknown boot image",
@@ -264,3 +264,13 @@ def test_keys_of_other_namespaces_are_ignored() -> None:
     values = raw_config(config_values("dev"))
     values["kubernetes:context"] = "somewhere"
     assert load_config(values).environment == "dev"
+
+
+def test_backups_without_the_accounting_database_are_refused_by_name() -> None:
+    from .helpers import config_values, raw_config
+
+    values = config_values("prod")
+    values["hpcforge:slurm"]["accounting"] = {**values["hpcforge:slurm"].get("accounting", {}), "enabled": False}
+    with pytest.raises(ConfigError) as raised:
+        load_config(raw_config(values))
+    assert any(m.startswith("hpcforge:backups:") and "accounting database" in m for m in raised.value.messages)

@@ -93,7 +93,7 @@ def test_a_new_field_makes_the_check_fail(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_stale_file_fails_the_command_line(tmp_path: Path) -> None:
     stale = tmp_path / "configuration.md"
-    stale.write_text(DOC.read_text(encoding="utf-8").replace("integer (1..16)", "integer (1..8)"), encoding="utf-8")
+    stale.write_text(DOC.read_text(encoding="utf-8").replace("integer (1..64)", "integer (1..8)"), encoding="utf-8")
     result = run_generator("--check", "--output", str(stale))
     assert result.returncode == 1
     assert "is stale: run make docs" in result.stderr and "integer (1..8)" in result.stderr
@@ -159,9 +159,9 @@ def test_concrete_rows(rows: dict[str, tuple[str, str, str]]) -> None:
         "Address ranges: `10.0.0.10-10.0.0.20`, CIDRs or single addresses.",
     )
     assert rows["hpcforge:slurm.nodesets[].gpus.count"] == (
-        "integer (1..16)",
+        "integer (1..64)",
         "required",
-        "GPUs per node: the `nvidia.com/gpu` limit AND the GRES count.",
+        "GPUs (or MIG devices) per node: the device-plugin limit AND the GRES count.",
     )
     assert rows["hpcforge:slurm.nodesets[].gpus"][:2] == ("object or null", "`null`")
     assert rows["hpcforge:environment"][1] == "required"

@@ -23,6 +23,8 @@ from offline.stackfile import StackFile, read_stack_file
 
 from .helpers import REPO
 
+pytestmark = pytest.mark.policy_protocol
+
 PACKS = ("gitops-drift", "security", "slurm-contract")
 
 
@@ -185,3 +187,70 @@ def test_a_remediation_is_seen_by_the_packs_after_it(dev_stack: RecordedStack, t
     assert [d for d in in_order.diagnostics if d.policy == "needs-label"] == []
     copy_first = check_stack(dev_stack, None, [copy, first, check], out=io.StringIO(), err=io.StringIO())
     assert any(d.policy == "needs-label" for d in copy_first.diagnostics)
+
+
+def test_policies_judge_the_resources_not_the_stack_config(prod_stack: RecordedStack) -> None:
+    # Inventory facts reach the packs through the resources (the Grendel inventory, DNS zones, LDIF,
+    # NodeSets), never through PULUMI_CONFIG: the same diagnostics with the config and without it.
+    specs = [PackSpec(REPO / "policies" / pack, REPO / "policies" / "config" / "prod.json") for pack in PACKS]
+    with_config = check_stack(
+        prod_stack, read_stack_file(REPO / "Pulumi.prod.yaml", name="prod"), specs, out=io.StringIO(), err=io.StringIO()
+    )
+    empty = StackFile(name="prod", path=REPO / "Pulumi.prod.yaml", config={})
+    without = check_stack(prod_stack, empty, specs, out=io.StringIO(), err=io.StringIO())
+    key = [(d.policy, d.urn, d.message) for d in with_config.diagnostics]
+    assert key == [(d.policy, d.urn, d.message) for d in without.diagnostics]
+    assert with_config.analyzed == without.analyzed > 0
+
+
+GO_MARSHAL = """package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+)
+
+func main() {
+	input, _ := io.ReadAll(os.Stdin)
+	config := map[string]string{}
+	if err := json.Unmarshal(input, &config); err != nil {
+		panic(err)
+	}
+	out, err := json.Marshal(config)
+	if err != nil {
+		panic(err)
+	}
+	os.Stdout.Write(out)
+}
+"""
+
+
+def test_config_json_matches_go_encoding_json(tmp_path: Path) -> None:
+    # The CLI builds PULUMI_CONFIG with Go's json.Marshal of a map[string]string; compare with Go
+    # itself (Debian's golang-go). Without \\b and \\f: Go writes those as \\u0008/\\u000c before 1.22.
+    import json as json_module
+    import os as os_module
+
+    from .helpers import require_binaries
+
+    go = require_binaries("go")["go"]
+    config = {
+        "hpcforge:b": "<script>&amp;</script>",
+        "hpcforge:A": 'quote " backslash \\ newline \n tab \t ctrl \x01 del \x7f',
+        "hpcforge:é": "unicode é 漢字 😀 line\u2028para\u2029end",
+        "Z:last": "",
+        "hpcforge:json": json_module.dumps({"hosts": [{"name": "cn001", "ip": "10.0.0.1"}]}),
+    }
+    (tmp_path / "main.go").write_text(GO_MARSHAL)
+    env = {**os_module.environ, "GOCACHE": str(tmp_path / "cache"), "GOPATH": str(tmp_path / "gopath"), "GOFLAGS": "-mod=mod"}
+    completed = subprocess.run(
+        [go, "run", "main.go"],
+        cwd=tmp_path,
+        input=json_module.dumps(config).encode(),
+        capture_output=True,
+        env=env,
+        check=True,
+        timeout=300,
+    )
+    assert go_json_string_map(config).encode() == completed.stdout

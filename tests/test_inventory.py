@@ -87,6 +87,10 @@ def test_inline_inventory_is_refused_before_any_resource(tmp_path: Path) -> None
     with pytest.raises(ProgramConfigError) as raised:
         run_stack_file(path, "dev")
     assert raised.value.registered == 0
+    assert any(
+        "`python -m offline migrate-inventory --stack dev` (it writes inventory/dev/hosts.yaml" in m
+        for m in raised.value.messages
+    )
 
 
 def test_a_pinned_digest_that_does_not_match_is_refused() -> None:

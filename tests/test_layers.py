@@ -25,10 +25,14 @@ THIRD_PARTY = {
     "sealed-secrets",
     "mariadb-operator-crds",
     "mariadb-operator",
+    "gpu-operator",
+    "network-operator",
     "slurm-operator-crds",
     "slurm-operator",
+    "csi-driver-nfs",
     "kueue",
     "argo-workflows",
+    "kube-prometheus-stack",
 }
 
 
@@ -63,7 +67,8 @@ def test_prod_delivers_every_third_party_chart_through_argocd(prod_stack: Record
 
 def test_dev_delivers_every_third_party_chart_with_pulumi(dev_stack: RecordedStack) -> None:
     charts = {r.name: r.inputs for r in dev_stack.resources if r.is_chart}
-    assert THIRD_PARTY - {"kueue"} <= set(charts)  # dev has no Kueue
+    # dev has no Kueue, monitoring, GPUs, RDMA or NFS
+    assert THIRD_PARTY - {"kueue", "kube-prometheus-stack", "gpu-operator", "network-operator", "csi-driver-nfs"} <= set(charts)
     assert charts["cert-manager"]["chart"] == "oci://quay.io/jetstack/charts/cert-manager"
     assert charts["traefik"]["repositoryOpts"]["repo"] == "https://traefik.github.io/charts"
 
@@ -193,7 +198,9 @@ def test_slurm_custom_resources(prod_stack: RecordedStack) -> None:
     assert "stringData.sssd.conf" in sssd.secret_paths or "stringData" in sssd.secret_paths
     prolog = one(prod_stack, "ConfigMap", "slurm", "slurm-prolog-scripts")["data"]
     assert sorted(prolog) == ["00-health.sh", "05-scratch.sh", "10-gpu-check.sh"]
-    assert one(prod_stack, "ConfigMap", "slurm", "slurm-config-extra")["data"]["gres.conf"].endswith("AutoDetect=nvidia\n")
+    assert one(prod_stack, "ConfigMap", "slurm", "slurm-config-extra")["data"]["gres.conf"].startswith(
+        "# hpcforge: GPUs per nodeset"
+    )
 
 
 def test_slurm_keys_are_secret_and_retained(prod_stack: RecordedStack) -> None:
@@ -213,7 +220,7 @@ def test_grendel_workload(prod_stack: RecordedStack) -> None:
     assert "privileged" not in container["securityContext"]
     assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "k8s-infra-01"}
     networks = json.loads(pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"])
-    assert networks == [{"name": "provisioning", "namespace": "provisioning", "ips": ["10.20.0.2/22"], "interface": "prov0"}]
+    assert networks == [{"name": "provisioning", "namespace": "provisioning", "ips": ["10.20.0.2/23"], "interface": "prov0"}]
     config = objects(prod_stack, "Secret")["provisioning/grendel-config"]
     assert config.secret_paths
     pvc = objects(prod_stack, "PersistentVolumeClaim")["provisioning/grendel-data"]

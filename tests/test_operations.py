@@ -178,7 +178,17 @@ def test_evidence_commands_in_prod(prod_stack: RecordedStack, dev_stack: Recorde
     commands = {r.name: r.inputs for r in prod_stack.by_type("command:local:Command")}
     assert set(commands) == {
         f"evidence-{c}"
-        for c in ("argocd-apps", "slurm-controller", "slurm-nodes", "slurm-test-job", "ldap-lookup", "grendel-api")
+        for c in (
+            "argocd-apps",
+            "slurm-controller",
+            "slurm-nodes",
+            "slurm-test-job",
+            "ldap-lookup",
+            "gpu-allocatable",
+            "rdma-devices",
+            "nccl-allreduce",
+            "grendel-api",
+        )
     }
     nodes = commands["evidence-slurm-nodes"]
     assert nodes["create"] == "bash scripts/evidence/slurm-nodes.sh"

@@ -225,7 +225,7 @@ def test_every_rule_becomes_a_pulumi_policy_with_a_defaulted_schema() -> None:
     from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
     names = [rule.name for rule in ALL_RULES]
-    assert len(names) == len(set(names)) == 20
+    assert len(names) == len(set(names)) == 23
     for rule in ALL_RULES:
         policy = to_policy(rule)
         expected = ResourceValidationPolicy if isinstance(rule, ResourceRule) else StackValidationPolicy
@@ -417,6 +417,11 @@ def test_images_pinned() -> None:
     assert rule(chart("x", "1.0.0", {"image": {"repository": "ghcr.io/x/y", "tag": "1.2.3"}})) == []
     assert "latest" in rule(chart("x", "1.0.0", {"server": {"image": {"repository": "ghcr.io/x/y", "tag": "latest"}}}))[0]
     assert "without a tag" in rule(chart("x", "1.0.0", {"image": {"repository": "ghcr.io/x/y"}}))[0]
+    # NVIDIA charts: repository + image + version
+    nvidia = {"dcgm": {"repository": "nvcr.io/nvidia/cloud-native", "image": "dcgm", "version": "4.6.0-1-ubuntu24.04"}}
+    assert rule(chart("gpu-operator", "v26.7.0", nvidia)) == []
+    assert "moving tag 'latest'" in rule(chart("gpu-operator", "v26.7.0", {"dcgm": {**nvidia["dcgm"], "version": "latest"}}))[0]
+    assert "no tag" in rule(chart("gpu-operator", "v26.7.0", {"operator": {"repository": "nvcr.io/nvidia", "image": "x"}}))[0]
     strict = gitops.ImagesConfig(require_digest=True)
     assert rule(deployment(GOOD_CONTAINER), strict)
 
@@ -603,6 +608,26 @@ def test_nodeset_gres_matches_gpus() -> None:
     assert rule(deployment(GOOD_CONTAINER)) == []
 
 
+def test_nodeset_extraconf_well_formed() -> None:
+    rule = slurm.NODESET_EXTRA_CONF
+    assert rule(nodeset()) == []
+    # An empty Topology= swallows the next --conf item (slurm-operator#261); more in test_policy_slurm_workarounds.py.
+    assert "slurm-operator#261" in rule(nodeset(extra_conf="Topology= Gres=gpu:a100:8"))[0]
+
+
+def test_nodeset_slurm_sees_pod_resources() -> None:
+    rule = slurm.NODESET_POD_RESOURCES
+    assert "no CPU limit" in rule(nodeset())[0]  # more in test_policy_slurm_workarounds.py
+
+
+def test_nodeset_rdma_complete() -> None:
+    rule = slurm.NODESET_RDMA
+    assert rule(nodeset()) == []  # more in test_policy_slurm_workarounds.py
+    bare = nodeset()
+    bare.spec["slurmd"]["resources"]["limits"]["rdma/ib-rail0"] = 1
+    assert "attaches no network" in rule(bare)[0]
+
+
 def test_slurm_partitions_reference_nodesets() -> None:
     rule = slurm.PARTITIONS_REFERENCE_NODESETS
     conf = "SchedulerType=sched/backfill\nPartitionName=gpu Nodes=gpu-a100,gpu-h100 Default=NO\nPartitionName=all Nodes=ALL\n"
@@ -613,6 +638,14 @@ def test_slurm_partitions_reference_nodesets() -> None:
     other = rule(stack(controller(conf), nodeset("gpu-a100"), nodeset("gpu-h100", controller="other")))
     assert len(other) == 1
     assert rule(stack(controller("PartitionName=empty State=UP")))
+
+
+def test_partition_over_a_feature_nodeset_of_the_same_extra_conf_passes() -> None:
+    rule = slurm.PARTITIONS_REFERENCE_NODESETS
+    conf = "NodeSet=bigmem_bigmem Feature=bigmem\nPartitionName=bigmem Nodes=bigmem_bigmem,cpu\n"
+    assert rule(stack(controller(conf), nodeset("cpu"))) == []
+    undefined = rule(stack(controller("PartitionName=bigmem Nodes=bigmem_bigmem\n"), nodeset("cpu")))
+    assert len(undefined) == 1 and "'bigmem_bigmem'" in undefined[0].message
 
 
 def test_nodeset_rolling_update_bounded() -> None:
@@ -677,6 +710,109 @@ def test_every_rule_has_a_unit_test() -> None:
         assert rule.name in tested, f"no unit test named test_{rule.name.replace('-', '_')}"
 
 
+# --- admission (policies/rules/admission_rules.py; the checks themselves: tests/test_admission_*.py) ---
+
+from policies.rules import admission_rules  # noqa: E402
+
+UNKNOWN_SPEC: Any = UNKNOWN_STRING
+"""A whole spec not known during a preview."""
+RESTRICTED_NS = {
+    **LABELS,
+    "pod-security.kubernetes.io/enforce": "restricted",
+    "pod-security.kubernetes.io/enforce-version": "v1.33",
+}
+
+
+def _deployment(security: dict[str, Any] | None) -> ResourceView:
+    container: dict[str, Any] = {"name": "manager", "image": "x:1"}
+    if security is not None:
+        container["securityContext"] = security
+    template = {"metadata": {"labels": {"app": "op"}}, "spec": {"containers": [container]}}
+    return k8s("Deployment", "op", "ops", api="apps/v1", spec={"template": template})
+
+
+def test_pod_security_admission() -> None:
+    rule = admission_rules.POD_SECURITY_ADMISSION
+    namespace = k8s("Namespace", "ops", labels=RESTRICTED_NS)
+    bare = _deployment(None)
+    [violation] = rule(stack(namespace, bare))
+    assert violation.urn == bare.urn
+    assert 'violates PodSecurity "restricted:v1.33": allowPrivilegeEscalation != false' in violation.message
+    restricted = {
+        "allowPrivilegeEscalation": False,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert rule(stack(namespace, _deployment(restricted))) == []
+    assert rule(stack(k8s("Namespace", "ops"), bare)) == []  # no enforce label: privileged
+    exempt = rule.config.from_config({"exempt": [{"namespace": "ops", "kind": "Deployment", "name": "op"}]})
+    assert rule(stack(namespace, bare), exempt) == []
+    # During a preview a securityContext that is not known yet is not judged.
+    unknown = _deployment({"allowPrivilegeEscalation": UNKNOWN_STRING})
+    assert rule(stack(namespace, unknown)) == []
+
+
+def test_argocd_appproject_admission() -> None:
+    rule = admission_rules.ARGOCD_APPPROJECT_ADMISSION
+    project = k8s(
+        "AppProject",
+        "p",
+        "argocd",
+        api="argoproj.io/v1alpha1",
+        spec={
+            "sourceRepos": ["https://charts.example"],
+            "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "apps"}],
+            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+        },
+    )
+    app = application({"repoURL": "https://charts.example", "chart": "c", "targetRevision": "1.0.0"})
+    assert rule(stack(project, app)) == []
+    child = k8s("Role", "r", "devops", api="rbac.authorization.k8s.io/v1")
+    child = ResourceView(child.type, child.name, child.urn, child.props, parent=app.urn)
+    [violation] = rule(stack(project, app, child))
+    assert "namespace devops is not permitted in project 'p'" in violation.message and violation.urn == app.urn
+    unknown_project = k8s("AppProject", "p", "argocd", api="argoproj.io/v1alpha1", spec=UNKNOWN_SPEC)
+    assert rule(stack(unknown_project, app, child)) == []  # preview: the project is not known yet
+    other = application({"repoURL": "https://elsewhere.example", "chart": "c", "targetRevision": "1.0.0"})
+    assert "is not permitted in project 'p'" in rule(stack(project, other))[0].message
+
+
+def test_apiserver_reachability() -> None:
+    rule = admission_rules.APISERVER_REACHABILITY
+    deny = k8s(
+        "NetworkPolicy",
+        "default-deny",
+        "ops",
+        api="networking.k8s.io/v1",
+        spec={"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
+    )
+    workload = _deployment({})
+    service = k8s("Service", "hook", "ops", spec={"selector": {"app": "op"}, "ports": [{"port": 443, "targetPort": 9443}]})
+    hook = k8s(
+        "ValidatingWebhookConfiguration",
+        "hook",
+        api="admissionregistration.k8s.io/v1",
+        webhooks=[{"name": "v.example", "clientConfig": {"service": {"namespace": "ops", "name": "hook"}}}],
+    )
+    [violation] = rule(stack(deny, workload, service, hook))
+    assert violation.urn == hook.urn and "9443" in violation.message
+    allow = k8s(
+        "NetworkPolicy",
+        "allow-webhook",
+        "ops",
+        api="networking.k8s.io/v1",
+        spec={"podSelector": {}, "ingress": [{"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"port": 9443}]}]},
+    )
+    assert rule(stack(deny, allow, workload, service, hook)) == []
+    # During a preview a NetworkPolicy not known yet leaves its namespace unjudged.
+    unknown_policy = k8s("NetworkPolicy", "later", "ops", api="networking.k8s.io/v1", spec=UNKNOWN_SPEC)
+    assert rule(stack(deny, unknown_policy, workload, service, hook)) == []
+    assert rule(stack(deny, hook)) == []  # backends unknown: skipped unless requireKnownBackends
+    strict = rule.config.from_config({"requireKnownBackends": True})
+    assert rule(stack(deny, hook), strict)
+
+
 # --- policy config files -----------------------------------------------------------------------------
 
 
@@ -736,7 +872,19 @@ def test_policy_packs_only_assemble_rules() -> None:
 def test_rules_are_stdlib_and_pyyaml_only() -> None:
     import ast
 
-    allowed = {"__future__", "collections", "contextlib", "contextvars", "dataclasses", "fnmatch", "math", "re", "typing", "yaml"}
+    allowed = {
+        "__future__",
+        "collections",
+        "contextlib",
+        "contextvars",
+        "dataclasses",
+        "fnmatch",
+        "ipaddress",
+        "math",
+        "re",
+        "typing",
+        "yaml",
+    }
     for path in (REPO / "policies" / "rules").glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):

@@ -79,7 +79,13 @@ def test_partition_line_defaults(dev: PlatformConfig) -> None:
 
 
 def test_gres_and_cgroup(prod: PlatformConfig, dev: PlatformConfig) -> None:
-    assert gres_conf(prod.slurm) == "# hpcforge: GPU devices are discovered on each node through NVML\nAutoDetect=nvidia\n"
+    gres = gres_conf(prod.slurm)
+    assert gres is not None
+    lines = gres.splitlines()[1:]
+    assert lines[0] == "NodeName=gpu-a100-[0-7] Name=gpu Type=a100 File=/dev/nvidia[0-7]"
+    assert lines[1:] == [
+        f"NodeName=gpu-h100-[0-3] Name=gpu Type=h100 File=/dev/nvidia{i} Cores={'0-47' if i < 4 else '48-95'}" for i in range(8)
+    ]
     assert gres_conf(dev.slurm) is None
     cgroup = cgroup_conf(prod.slurm)
     assert "CgroupPlugin=cgroup/v2" in cgroup and "ConstrainDevices=yes" in cgroup and "IgnoreSystemd=yes" in cgroup
@@ -115,7 +121,7 @@ def test_bare_metal_command_line(prod: PlatformConfig) -> None:
         "--conf-server",
         "10.10.0.102:6817",
         "--conf",
-        "Features=cpu-bm,baremetal,avx512",
+        "Features=cpu-bm,baremetal,avx512 Weight=10",
         "-N",
         "cn001",
     ]
@@ -200,7 +206,7 @@ def test_grendel_toml_has_every_section(prod: PlatformConfig) -> None:
     document = tomllib.loads(text)
     for section in ("provision", "dhcp", "dns", "tftp", "pxe", "api", "client", "bmc", "discovery"):
         assert section in document, section
-    assert document["dhcp"]["subnets"][0]["gateway"] == "10.20.0.1/22"
+    assert document["dhcp"]["subnets"][0]["gateway"] == "10.20.0.1/23"
     assert document["dhcp"]["mtu"] == 9000 and document["dhcp"]["lease_time"] == "24h"
     assert document["dhcp"]["domain_search"] == ["hpc.example.org"]
     assert document["dns"]["listen"] == "10.20.0.2:53"
@@ -218,7 +224,7 @@ def test_inventory_in_grendel_format(prod: PlatformConfig) -> None:
     assert cn001["interfaces"][0] == {
         "ifname": "",
         "mac": "0c:c4:7a:10:00:01",
-        "ip": "10.20.1.1/22",
+        "ip": "10.20.1.1/23",
         "fqdn": "cn001.hpc.example.org",
         "bmc": False,
         "vlan": "",
@@ -246,7 +252,7 @@ def test_inventory_round_trips_through_the_documented_json(prod: PlatformConfig)
 def test_join_script(tmp_path: Path, prod: PlatformConfig) -> None:
     script = render_join_script(prod.slurm, "cpu-bm", "10.10.0.102")
     assert script.startswith("#!/bin/sh\n")
-    assert "exec slurmd -Z --conf-server 10.10.0.102:6817 --conf Features=cpu-bm,baremetal,avx512" in script
+    assert "exec slurmd -Z --conf-server 10.10.0.102:6817 --conf 'Features=cpu-bm,baremetal,avx512 Weight=10'" in script
     path = tmp_path / "join.sh"
     path.write_text(script)
     result = subprocess.run(["sh", "-n", str(path)], capture_output=True, text=True, check=False)

@@ -211,16 +211,19 @@ def _locate_yaml_problem(text: str) -> str:
 # --- expanding the references ------------------------------------------------------------------------
 
 
-def _migration_hint(section: str, keys: tuple[str, ...]) -> str:
+def _migration_hint(section: str, keys: tuple[str, ...], stack: str) -> str:
     what = " and ".join(f"{section}.{key}" for key in keys)
+    file = f"inventory/{stack}/{DEFAULT_FILES[section]}"
     return (
         f"inline inventories are not read from the stack config any more: move {what} to a file with "
-        f"`python -m offline migrate-inventory --stack STACK` (it writes inventory/STACK/{DEFAULT_FILES[section]} and "
-        f"replaces the keys by `inventory: {{file: inventory/STACK/{DEFAULT_FILES[section]}}}`), or do it by hand"
+        f"`python -m offline migrate-inventory --stack {stack}` (it writes {file} and replaces the keys by "
+        f"`inventory: {{file: {file}}}`), or do it by hand"
     )
 
 
-def expand_inventories(data: dict[str, Any], root: Path) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[str, str]]]:
+def expand_inventories(
+    data: dict[str, Any], root: Path, stack: str = "STACK"
+) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[str, str]]]:
     """Replace each `inventory` reference by the file's lists.
 
     Returns (data, sources): sources maps (section, key), e.g. ("provisioning", "hosts"), to
@@ -237,7 +240,7 @@ def expand_inventories(data: dict[str, Any], root: Path) -> tuple[dict[str, Any]
         inline = tuple(key for key in kind.keys if key in section)
         if inline:
             for key in inline:
-                problems.append(f"hpcforge:{kind.section}.{key}: {_migration_hint(kind.section, kind.keys)}")
+                problems.append(f"hpcforge:{kind.section}.{key}: {_migration_hint(kind.section, kind.keys, stack)}")
             continue
         ref = section.get("inventory")
         if ref is None:

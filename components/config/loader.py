@@ -59,12 +59,12 @@ def parse_config_values(raw: Mapping[str, Any]) -> dict[str, Any]:
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
-def load_config(raw: Mapping[str, Any], root: Path | None = None) -> PlatformConfig:
+def load_config(raw: Mapping[str, Any], root: Path | None = None, stack: str = "STACK") -> PlatformConfig:
     """Validate the stack config and the inventory files it names (relative to `root`, default: this
-    project); raise ConfigError with every problem found."""
+    project); raise ConfigError with every problem found. `stack` only names the stack in messages."""
     data = parse_config_values(raw)
     try:
-        data, sources = expand_inventories(data, root or PROJECT_DIR)
+        data, sources = expand_inventories(data, root or PROJECT_DIR, stack)
     except InventoryError as error:
         raise ConfigError(error.messages) from None
     build_items(data, sources)
@@ -76,11 +76,12 @@ def load_config(raw: Mapping[str, Any], root: Path | None = None) -> PlatformCon
 
 def load_config_from_pulumi(root: Path | None = None) -> PlatformConfig:
     """Read every `hpcforge:*` key that the Pulumi engine (or the mock engine) provides."""
+    from pulumi import get_stack
     from pulumi.runtime import config as runtime_config
 
     raw: dict[str, Any] = dict(runtime_config.get_config_env())
     raw.update(runtime_config.CONFIG.get())
-    return load_config(raw, root)
+    return load_config(raw, root, get_stack())
 
 
 # --- error formatting --------------------------------------------------------------------------

@@ -27,6 +27,19 @@ class KubernetesConfig(StrictModel):
             raise ValueError(f"{value!r} is not a supported Kubernetes minor version (1.26 to 1.39, e.g. '1.33')")
         return value
 
+    extra_api_versions: tuple[str, ...] = ()
+    """API versions the cluster serves beyond its built-in APIs and the CRDs hpcforge installs, as `group/version` or
+    `group/version/Kind` (e.g. `monitoring.coreos.com/v1` from a Prometheus operator installed separately): charts
+    rendered offline (`--render-charts`) see them in `.Capabilities.APIVersions`, as they would the cluster's."""
+
+    @field_validator("extra_api_versions")
+    @classmethod
+    def _api_versions(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            if not re.fullmatch(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?v[0-9]+((alpha|beta)[0-9]+)?(/[A-Z][A-Za-z0-9]*)?", entry):
+                raise ValueError(f"{entry!r} is not an API version (`group/version` or `group/version/Kind`)")
+        return value
+
 
 class CertificateAuthority(StrictModel):
     common_name: str = "hpcforge internal CA"

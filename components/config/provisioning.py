@@ -45,6 +45,20 @@ def _mac(value: Any) -> str:
 Mac = Annotated[str, BeforeValidator(_mac)]
 
 
+def _feature(value: Any) -> str:
+    text = str(value)
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", text):
+        raise ValueError(f"{value!r} is not a Slurm node feature (letters and digits, starting with a letter)")
+    return text
+
+
+def _gres(value: Any) -> str:
+    text = str(value)
+    if not re.fullmatch(r"[a-z_]+(:[a-z0-9_]+)?(:[0-9]+)?", text):
+        raise ValueError(f"{value!r} is not a GRES entry (name[:type][:count], e.g. gpu:a100:4)")
+    return text
+
+
 class BootImage(StrictModel):
     name: K8sName
     """Image name; hosts and `defaultImage` refer to it."""
@@ -91,6 +105,14 @@ class Host(StrictModel):
     """Grendel tags (hosts in a nodeset also get `nodeset:<name>`)."""
     ifname: InterfaceName | Literal[""] = ""
     """Interface name of the boot NIC in Grendel's inventory: a Linux interface name (empty: not set)."""
+    features: tuple[Annotated[str, BeforeValidator(_feature)], ...] = ()
+    """Slurm node features of this host on top of its nodeset's (e.g. `bigmem`); partitions can select by them."""
+    gres: tuple[Annotated[str, BeforeValidator(_gres)], ...] = ()
+    """GRES of this host, replacing its nodeset's when given (e.g. `gpu:a100:4` for a host with fewer GPUs)."""
+    switch: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+    """Leaf switch (rack) of the host in `slurm.topology`; also a Grendel tag `switch:<name>`."""
+    block: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+    """Block of the host in `slurm.topology.blocks`; also a Grendel tag `block:<name>`."""
 
 
 class DhcpRange(StrictModel):
@@ -111,6 +133,29 @@ class Dhcp(StrictModel):
     """MTU handed out by DHCP."""
     range: DhcpRange | None = None
     """Dynamic range handed to unknown machines (discovery); inventory addresses must be outside it."""
+
+
+class ProvisioningSubnet(StrictModel):
+    """A further provisioning network, routed to Grendel's (its router relays DHCP to Grendel)."""
+
+    subnet: IPv4Network
+    """The network (CIDR); its hosts' addresses lie in it."""
+    gateway: IPv4
+    """Default gateway handed to its hosts (Grendel picks a host's subnet by its address)."""
+    range: DhcpRange | None = None
+    """Addresses kept for machines Grendel does not know yet (discovery); inventory addresses must be outside it.
+    Grendel itself hands out only inventory addresses."""
+    mtu: int | None = Field(default=None, ge=576, le=9216)
+    """MTU handed out on this subnet (default: `dhcp.mtu`)."""
+
+
+class BmcNetwork(StrictModel):
+    """The network of the hosts' BMCs, when it is not the provisioning network."""
+
+    subnet: IPv4Network
+    """The BMC network (CIDR); every `hosts[].bmc.ip` lies in it."""
+    gateway: IPv4
+    """Default gateway of the BMC network (handed to BMCs that boot by DHCP)."""
 
 
 class GrendelApi(StrictModel):
@@ -145,6 +190,11 @@ class ProvisioningConfig(StrictModel):
     """Default gateway handed out by DHCP."""
     dhcp: Dhcp = Field(default_factory=Dhcp)
     """DHCP settings of Grendel."""
+    subnets: tuple[ProvisioningSubnet, ...] = ()
+    """Further provisioning networks (other racks or rooms), each with its own gateway and discovery range;
+    each becomes a `[dhcp] subnets` entry of grendel.toml."""
+    bmc_network: BmcNetwork | None = None
+    """The BMCs' own network (null: BMCs are on the provisioning networks)."""
     storage: Storage = Field(default_factory=lambda: Storage(size="50Gi"))
     """Volume of Grendel's database and boot images (`/var/lib/grendel`)."""
     api: GrendelApi = Field(default_factory=GrendelApi)
@@ -174,6 +224,23 @@ class ProvisioningConfig(StrictModel):
     def grendel_ip(self) -> str:
         return str(ipaddress.IPv4Interface(self.address).ip)
 
+    def networks(self) -> list[tuple[ipaddress.IPv4Network, str]]:
+        """(network, gateway) of every provisioning network, the main one first."""
+        return [
+            (ipaddress.IPv4Network(self.subnet), self.gateway),
+            *((ipaddress.IPv4Network(extra.subnet), extra.gateway) for extra in self.subnets),
+        ]
+
+    def prefix_of(self, ip: str, *, bmc: bool = False) -> int:
+        """Prefix length of the network an inventory address is on."""
+        address = ipaddress.IPv4Address(ip)
+        if bmc and self.bmc_network is not None:
+            return ipaddress.IPv4Network(self.bmc_network.subnet).prefixlen
+        for network, _ in self.networks():
+            if address in network:
+                return network.prefixlen
+        return self.prefix_length
+
     @cached_property
     def _images_by_name(self) -> dict[str, BootImage]:
         return {image.name: image for image in self.images}
@@ -199,16 +266,42 @@ class ProvisioningConfig(StrictModel):
         gateway = ipaddress.IPv4Address(self.gateway)
         if gateway not in subnet:
             problems.add(["gateway"], f"{self.gateway} is not in the provisioning subnet {self.subnet}")
-        subnet_first, subnet_last = int(subnet.network_address), int(subnet.broadcast_address)
-        dyn: tuple[int, int] | None = None
-        if self.dhcp.range is not None:
-            first, last = ipaddress.IPv4Address(self.dhcp.range.start), ipaddress.IPv4Address(self.dhcp.range.end)
-            if last < first:
-                problems.add(["dhcp", "range"], f"the range ends ({last}) before it starts ({first})")
-            for end_name, address in (("start", first), ("end", last)):
-                if address not in subnet:
-                    problems.add(["dhcp", "range", end_name], f"{address} is not in the provisioning subnet {self.subnet}")
-            dyn = (int(first), int(last))
+        # Networks as (first, last, dynamic range or None, name); hosts on the provisioning networks,
+        # BMCs on the BMC network when there is one.
+        host_nets: list[tuple[int, int, tuple[int, int, str] | None, str]] = []
+        ranges: list[tuple[list[str | int], ipaddress.IPv4Network, DhcpRange | None]] = [
+            (["dhcp", "range"], subnet, self.dhcp.range)
+        ]
+        for index, extra in enumerate(self.subnets):
+            network = ipaddress.IPv4Network(extra.subnet)
+            if ipaddress.IPv4Address(extra.gateway) not in network:
+                problems.add(["subnets", index, "gateway"], f"{extra.gateway} is not in subnet {extra.subnet}")
+            for other_index, (other, _) in enumerate(self.networks()[: index + 1]):
+                if network.overlaps(other):
+                    other_name = "the provisioning subnet" if other_index == 0 else f"subnets[{other_index - 1}]"
+                    problems.add(["subnets", index, "subnet"], f"{extra.subnet} overlaps {other_name} {other}")
+            ranges.append((["subnets", index, "range"], network, extra.range))
+        for path, network, dhcp_range in ranges:
+            dyn: tuple[int, int, str] | None = None
+            if dhcp_range is not None:
+                first, last = ipaddress.IPv4Address(dhcp_range.start), ipaddress.IPv4Address(dhcp_range.end)
+                if last < first:
+                    problems.add(path, f"the range ends ({last}) before it starts ({first})")
+                for end_name, address in (("start", first), ("end", last)):
+                    if address not in network:
+                        what = "the provisioning subnet" if path[0] == "dhcp" else "subnet"
+                        problems.add([*path, end_name], f"{address} is not in {what} {network}")
+                dyn = (int(first), int(last), f"{first}-{last}")
+            host_nets.append((int(network.network_address), int(network.broadcast_address), dyn, str(network)))
+        bmc_nets = host_nets
+        if self.bmc_network is not None:
+            bmc_net = ipaddress.IPv4Network(self.bmc_network.subnet)
+            if ipaddress.IPv4Address(self.bmc_network.gateway) not in bmc_net:
+                problems.add(["bmcNetwork", "gateway"], f"{self.bmc_network.gateway} is not in the BMC network {bmc_net}")
+            for network, _ in self.networks():
+                if bmc_net.overlaps(network):
+                    problems.add(["bmcNetwork", "subnet"], f"{bmc_net} overlaps the provisioning network {network}")
+            bmc_nets = [(int(bmc_net.network_address), int(bmc_net.broadcast_address), None, str(bmc_net))]
         image_names = [image.name for image in self.images]
         for index, image in enumerate(self.images):
             if image.name in image_names[:index]:
@@ -225,6 +318,10 @@ class ProvisioningConfig(StrictModel):
         names: dict[str, int] = {}
         macs: dict[str, tuple[str | None, str]] = {}
         ips: dict[str, tuple[str | None, str]] = {str(gateway): (None, "the gateway"), self.grendel_ip: (None, "Grendel itself")}
+        for extra_index, extra in enumerate(self.subnets):
+            ips.setdefault(extra.gateway, (None, f"the gateway of subnets[{extra_index}]"))
+        if self.bmc_network is not None:
+            ips.setdefault(self.bmc_network.gateway, (None, "the BMC network's gateway"))
         for index, host in enumerate(self.hosts):
             name = host.name
             if name in names:
@@ -247,15 +344,20 @@ class ProvisioningConfig(StrictModel):
                         ["hosts", index, *mac_key.split(".")], f"host {name!r}: MAC {mac} is already used by {owner_text(seen)}"
                     )
                 ip = ipv4_int(ip_text)
-                if not subnet_first < ip < subnet_last:
+                nets = bmc_nets if what else host_nets
+                net = next((n for n in nets if n[0] < ip < n[1]), None)
+                if net is None:
+                    kind = "the BMC network" if what and self.bmc_network is not None else "the provisioning subnet"
+                    if len(nets) > 1:
+                        kind = "the provisioning subnets"
                     problems.add(
                         ["hosts", index, *ip_key.split(".")],
-                        f"host {name!r}: IP {ip_text} is outside the provisioning subnet {self.subnet}",
+                        f"host {name!r}: IP {ip_text} is outside {kind} {', '.join(n[3] for n in nets)}",
                     )
-                elif dyn is not None and dyn[0] <= ip <= dyn[1]:
+                elif net[2] is not None and net[2][0] <= ip <= net[2][1]:
                     problems.add(
                         ["hosts", index, *ip_key.split(".")],
-                        f"host {name!r}: IP {ip_text} is inside the DHCP dynamic range {self.dhcp.range.start}-{self.dhcp.range.end}",  # type: ignore[union-attr]
+                        f"host {name!r}: IP {ip_text} is inside the DHCP dynamic range {net[2][2]}",
                     )
                 seen = ips.setdefault(ip_text, owner)
                 if seen != owner:

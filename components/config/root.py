@@ -7,16 +7,23 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from .base import DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
+from .accounting import check_accounts
+from .backups import BackupsConfig
+from .base import MULTILINE, DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
 from .batch import BatchConfig, DevOpsConfig, pool_capacity
+from .gpu import GpuConfig, check_gpu_data_plane
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
+from .observability import ObservabilityConfig
 from .operations import ClusterConfig, EvidenceConfig
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
 from .pools import NodePool
 from .provisioning import ProvisioningConfig
+from .rdma import RdmaConfig, check_rdma
 from .relations import check_relations
+from .site_layout import check_site_layout
 from .slurm import SlurmConfig
+from .storage import StorageConfig
 
 ProtectionMode = Literal["protect", "retain", "none"]
 EnvironmentKind = Literal["production", "development"]
@@ -57,12 +64,24 @@ class PlatformConfig(StrictModel):
     """Directory layer: the site's users and groups."""
     slurm: SlurmConfig
     """Slurm layer (Slinky slurm-operator): controller, accounting, login, nodesets, partitions, prolog and epilog."""
+    gpu: GpuConfig = Field(default_factory=GpuConfig)
+    """GPU data plane: the NVIDIA GPU Operator and the GPU health checks of the Slurm prolog and epilog."""
+    rdma: RdmaConfig | None = None
+    """RDMA data plane: NVIDIA Network Operator, fabrics and the NICs of each pool (null: no RDMA)."""
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    """Shared storage: NFS exports (home, software, scratch) mounted on login pods, compute pods and bare-metal
+    hosts alike, and local-path-provisioner for a lab without a storage class."""
     provisioning: ProvisioningConfig | None = None
     """Provisioning layer: Grendel on the provisioning network (null: no bare-metal provisioning)."""
     batch: BatchConfig | None = None
     """Kubernetes-native batch beside Slurm: Kueue queues over node pools that Slurm does not use."""
     devops: DevOpsConfig | None = None
     """Build and test lane for the site's software: Argo Workflows, shared software storage, a registry."""
+    # MULTILINE: BackupsConfig guards its own fields; only its keyRecipient (a PEM certificate) may span lines.
+    backups: BackupsConfig | None = Field(default=None, json_schema_extra=MULTILINE)
+    """Scheduled backups of the accounting database to S3 or a volume (null: none)."""
+    observability: ObservabilityConfig | None = None
+    """Monitoring (kube-prometheus-stack), alert rules, receivers and dashboards (null: none)."""
     evidence: EvidenceConfig = Field(default_factory=EvidenceConfig)
     """Evidence checks at the end of `pulumi up` (off by default)."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
@@ -111,7 +130,11 @@ class PlatformConfig(StrictModel):
         self._check_namespaces(problems)
         self._check_operations(problems)
         self._check_production(problems)
+        check_gpu_data_plane(self, problems)
+        check_rdma(self, problems)
         check_relations(self, problems)
+        check_accounts(self, problems)
+        check_site_layout(self, problems)
         problems.raise_if_any()
         return self
 
@@ -147,17 +170,44 @@ class PlatformConfig(StrictModel):
                 )
 
     def _check_login(self, problems: ProblemCollector) -> None:
-        login = self.slurm.login
-        pool = self.network.pool(login.pool)
-        if pool is None:
-            known = ", ".join(p.name for p in self.network.pools)
-            problems.add(["slurm", "login", "pool"], f"unknown MetalLB pool {login.pool!r} (known: {known})")
-        elif login.address is not None:
-            if not pool.contains(login.address):
-                problems.add(["slurm", "login", "address"], f"{login.address} is not inside pool {login.pool!r}")
-            taken = {self.network.ingress.address: "the ingress", self.network.dns.address: "the DNS service"}
-            if login.address in taken:
-                problems.add(["slurm", "login", "address"], f"{login.address} is already {taken[login.address]}'s address")
+        where: list[list[str | int]] = [["slurm", "login"]]
+        where += [["slurm", "extraLogins", i] for i in range(len(self.slurm.extra_logins))]
+        for path, login in zip(where, self.slurm.login_sets(), strict=True):
+            pool = self.network.pool(login.pool)
+            if pool is None:
+                known = ", ".join(p.name for p in self.network.pools)
+                problems.add([*path, "pool"], f"unknown MetalLB pool {login.pool!r} (known: {known})")
+            elif login.address is not None:
+                if not pool.contains(login.address):
+                    problems.add([*path, "address"], f"{login.address} is not inside pool {login.pool!r}")
+                taken = {self.network.ingress.address: "the ingress", self.network.dns.address: "the DNS service"}
+                if login.address in taken:
+                    problems.add([*path, "address"], f"{login.address} is already {taken[login.address]}'s address")
+            if login.node_pool is not None:
+                node_pool = self.node_pool(login.node_pool)
+                if node_pool is None:
+                    problems.add([*path, "nodePool"], f"unknown node pool {login.node_pool!r}")
+                elif login.gpus is not None and (
+                    node_pool.gpus_per_node is None or node_pool.gpus_per_node.count < login.gpus.count
+                ):
+                    problems.add(
+                        [*path, "gpus"], f"node pool {node_pool.name!r} has fewer than {login.gpus.count} GPU(s) per node"
+                    )
+            elif login.gpus is not None:
+                problems.add([*path, "nodePool"], "a login pool with GPUs needs the node pool that has them")
+            if login.node_pool is not None:
+                flavors = {f.pool: f.name for f in self.batch.flavors} if self.batch is not None and self.batch.enabled else {}
+                slurm_pools = self.slurm_pools()
+                if login.node_pool in slurm_pools:
+                    problems.add(
+                        [*path, "nodePool"],
+                        f"node pool {login.node_pool!r} already runs nodeset {slurm_pools[login.node_pool]!r}",
+                    )
+                elif login.node_pool in flavors:
+                    problems.add(
+                        [*path, "nodePool"],
+                        f"node pool {login.node_pool!r} already backs Kueue flavor {flavors[login.node_pool]!r}",
+                    )
 
     def _check_provisioning(self, problems: ProblemCollector) -> None:
         prov = self.provisioning
@@ -285,6 +335,8 @@ class PlatformConfig(StrictModel):
             "appwrapper-system",
             "argo",
             "registry",
+            "monitoring",
+            "backups",
         }
         if self.provisioning is not None:
             reserved.add(self.provisioning.namespace)
@@ -305,6 +357,12 @@ class PlatformConfig(StrictModel):
             )
         if self.cluster.bootstrap is not None and self.kubernetes.context is not None:
             problems.add(["kubernetes", "context"], "a bootstrapped cluster brings its own kubeconfig: remove kubernetes.context")
+        if self.backups is not None and not self.slurm.accounting.enabled:
+            problems.add(
+                ["backups"],
+                "backups include the accounting database, which a site with slurm.accounting.enabled: false does not deploy;"
+                " turn accounting on or remove hpcforge:backups",
+            )
         evidence = self.evidence
         if evidence.test_partition is not None and evidence.test_partition not in {p.name for p in self.slurm.partitions}:
             problems.add(["evidence", "testPartition"], f"unknown partition {evidence.test_partition!r}")

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
+from .accounting import SlurmAccountsConfig
 from .base import (
     MULTILINE,
     IPv4,
@@ -20,39 +21,10 @@ from .base import (
     quantity_value,
 )
 from .identity import Storage, validate_ssh_public_key
-
-# Slurm and Kubernetes both see these names: NodeSet names become object, pod and Slurm node names;
-# partition names go into slurm.conf. Keep both to DNS labels and refuse Slurm's reserved words.
-_SLURM_RESERVED = {"default", "all", "none"}
-
-
-def _slurm_k8s_name(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", value) or len(value) > 40:
-        raise ValueError(
-            f"{value!r} is not a valid Slurm and Kubernetes name (lowercase letters, digits and '-', "
-            "starting and ending with a letter or digit, at most 40 characters)"
-        )
-    if value in _SLURM_RESERVED:
-        raise ValueError(f"{value!r} is reserved by Slurm")
-    return value
-
-
-SlurmName = Annotated[str, AfterValidator(_slurm_k8s_name)]
-
-_SLURM_TIME = re.compile(
-    r"^(UNLIMITED|INFINITE|[0-9]+|[0-9]+:[0-9]{2}|[0-9]+:[0-9]{2}:[0-9]{2}|"
-    r"[0-9]+-[0-9]+|[0-9]+-[0-9]+:[0-9]{2}|[0-9]+-[0-9]+:[0-9]{2}:[0-9]{2})$"
-)
-
-
-def _slurm_time(value: Any) -> str:
-    text = str(value)
-    if not _SLURM_TIME.match(text):
-        raise ValueError(f"{value!r} is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)")
-    return text
-
-
-SlurmTime = Annotated[str, BeforeValidator(_slurm_time)]
+from .reservations import ReservationConfig
+from .slurm_partitions import PartitionConfig, Preemption
+from .slurm_types import SlurmName, SlurmTime, config_key
+from .topology import TopologyConfig
 
 
 def _max_unavailable(value: Any) -> int | str:
@@ -77,12 +49,6 @@ def _max_unavailable(value: Any) -> int | str:
 
 
 MaxUnavailable = Annotated[int | str, BeforeValidator(_max_unavailable)]
-
-
-def _config_key(value: str) -> str:
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
-        raise ValueError(f"{value!r} is not a slurm.conf parameter name")
-    return value
 
 
 # slurm.conf is read line by line; on a line, `Name=Value` pairs are separated by white space and
@@ -224,9 +190,22 @@ class ControllerConfig(StrictModel):
     """`AccountingStorageEnforce` (written only when accounting is enabled)."""
     timeouts: Timeouts = Field(default_factory=Timeouts)
     """Daemon and job timeouts."""
-    extra_parameters: dict[Annotated[str, AfterValidator(_config_key)], SlurmValue] = Field(default_factory=dict)
+    srun_port_range: tuple[int, int] = (60001, 63000)
+    """`SrunPortRange` (first, last): the ports srun listens on for its job steps; the Slurm namespace admits them
+    from bare-metal hosts, and pods may reach them on bare-metal hosts."""
+    preemption: Preemption = Field(default_factory=Preemption)
+    """Preemption between partitions or QOS (`PreemptType`, `PreemptMode`)."""
+    extra_parameters: dict[Annotated[str, AfterValidator(config_key)], SlurmValue] = Field(default_factory=dict)
     """Further slurm.conf parameters (name -> value) that have no typed setting yet: names are letters and
     digits, values one word (no spaces, `#`, quotes or backslashes)."""
+
+    @field_validator("srun_port_range")
+    @classmethod
+    def _srun_ports(cls, value: tuple[int, int]) -> tuple[int, int]:
+        first, last = value
+        if not 1024 < first <= last <= 65535:
+            raise ValueError(f"{first}-{last} is not a port range above 1024 (first <= last <= 65535)")
+        return value
 
 
 class CgroupConfig(StrictModel):
@@ -289,6 +268,11 @@ class LoginConfig(StrictModel):
     """Memory limit of a login pod (at least `memory`)."""
     max_unavailable: int = Field(default=0, ge=0, le=19)
     """Login pods taken down at once during an update (users' sessions die with them)."""
+    node_pool: K8sName | None = None
+    """Node pool (hpcforge:nodePools) the login pods run on (its labels select the nodes, its taints are
+    tolerated); null: anywhere."""
+    gpus: GpuSpec | None = None
+    """GPUs per login pod (a GPU login pool for interactive work and builds); null: none."""
 
     @field_validator("root_ssh_authorized_keys")
     @classmethod
@@ -305,13 +289,76 @@ class LoginConfig(StrictModel):
         return self
 
 
+# A MIG profile as the GPU Operator names it (`1g.10gb`, `3g.40gb`, `1g.10gb+me`); Slurm takes it as a GRES type.
+MIG_PROFILE = re.compile(r"^[1-7]g\.[0-9]+gb(\+me)?$")
+_DEVICE_FILES = re.compile(r"^/dev/[A-Za-z0-9_/-]+(\[[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*\])?$")
+_CORE_LIST = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$")
+
+
+def _gpu_type(value: str) -> str:
+    if re.fullmatch(r"[a-z0-9_]+", value) or MIG_PROFILE.fullmatch(value):
+        return value
+    raise ValueError(
+        f"{value!r} is not a GPU type: lowercase letters, digits and '_' (e.g. h100), or a MIG profile (e.g. 1g.10gb)"
+    )
+
+
+def _core_list(value: str) -> str:
+    if not _CORE_LIST.match(value):
+        raise ValueError(f"{value!r} is not a core list (e.g. 0-55 or 0-27,56-83)")
+    return value
+
+
 class GpuSpec(StrictModel):
-    type: str = Field(pattern=r"^[a-z0-9_]+$")
-    """GRES type as Slurm sees it (e.g. a100, h100)."""
-    count: int = Field(ge=1, le=16)
-    """GPUs per node: the `nvidia.com/gpu` limit AND the GRES count."""
-    resource: str = "nvidia.com/gpu"
-    """Device-plugin resource that provides the GPUs."""
+    """GPUs as hardware: what the device plugin offers and what Slurm's gres.conf describes, from one place."""
+
+    type: Annotated[str, AfterValidator(_gpu_type)]
+    """GRES type as Slurm sees it (e.g. a100, h100), or a MIG profile (e.g. `1g.10gb`) where MIG is configured."""
+    count: int = Field(ge=1, le=64)
+    """GPUs (or MIG devices) per node: the device-plugin limit AND the GRES count."""
+    resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/(gpu|mig-[1-7]g\.[0-9]+gb(\+me)?)$")
+    """Device-plugin resource that provides them: `nvidia.com/gpu`, or `nvidia.com/mig-<profile>` with the mixed MIG
+    strategy."""
+    files: str | None = None
+    """Device files of the GPUs in gres.conf (`File=`); default `/dev/nvidia[0-<count-1>]`. Not used with `autodetect`."""
+    cores: tuple[Annotated[str, AfterValidator(_core_list)], ...] = ()
+    """Core affinity per GPU (`Cores=` in gres.conf), e.g. `0-55` for GPUs near the first socket; empty: no affinity.
+    One entry per GPU, in device order (from the NIC/GPU locality, `nvidia-smi topo -m`)."""
+    autodetect: Literal["off", "nvml", "nvidia"] = "off"
+    """`AutoDetect=` in gres.conf: `off` describes the devices from this spec; `nvml` or `nvidia` lets slurmd discover
+    them (required for MIG devices, whose files are not /dev/nvidiaN)."""
+
+    @property
+    def is_mig(self) -> bool:
+        return MIG_PROFILE.fullmatch(self.type) is not None
+
+    def device_files(self) -> str:
+        return self.files or (f"/dev/nvidia[0-{self.count - 1}]" if self.count > 1 else "/dev/nvidia0")
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, value: str | None) -> str | None:
+        if value is not None and not _DEVICE_FILES.match(value):
+            raise ValueError(f"{value!r} is not a device file expression (e.g. /dev/nvidia[0-7])")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GpuSpec:
+        problems = ProblemCollector()
+        if self.cores and len(self.cores) != self.count:
+            problems.add(["cores"], f"{len(self.cores)} core list(s) for {self.count} GPU(s): give one per GPU")
+        mig_resource = self.resource.startswith("nvidia.com/mig-")
+        if mig_resource and self.resource != f"nvidia.com/mig-{self.type}":
+            problems.add(["resource"], f"{self.resource} does not provide MIG devices of type {self.type!r}")
+        if self.is_mig and self.autodetect == "off" and self.files is None:
+            problems.add(
+                ["autodetect"],
+                f"MIG devices ({self.type}) have no /dev/nvidiaN files: set autodetect (nvml or nvidia) or give their files",
+            )
+        if mig_resource and not self.is_mig:
+            problems.add(["type"], f"{self.resource} provides MIG devices: the type must be their profile")
+        problems.raise_if_any()
+        return self
 
 
 class Toleration(StrictModel):
@@ -335,9 +382,16 @@ class NodeSetConfig(StrictModel):
     cpu: Quantity
     """CPU request of each slurmd pod."""
     memory: Quantity
-    """Memory request of each slurmd pod; the memory limit becomes the nodes' `RealMemory`."""
+    """Memory request of each slurmd pod; what Slurm may give jobs is the memory limit minus `reservedMemory`."""
     memory_limit: Quantity | None = None
     """Default: equal to the request (guaranteed memory for jobs)."""
+    cpu_limit: Quantity | None = None
+    """CPU limit of each slurmd pod; default: equal to the request. The Slinky slurmd image turns the limits into
+    `CoreSpecCount`/`MemSpecLimit` (host minus pod), so Slurm schedules what the pod has, not the whole host."""
+    reserved_cpus: int = Field(default=0, ge=0)
+    """CPUs of the pod kept from jobs for slurmd/slurmstepd themselves (added to `CoreSpecCount`)."""
+    reserved_memory: Quantity | None = None
+    """Memory of the pod kept from jobs for slurmd/slurmstepd themselves (added to `MemSpecLimit`)."""
     gpus: GpuSpec | None = None
     """GPUs per slurmd pod: the device-plugin limit and the nodes' `Gres=gpu:<type>:<count>` (null: no GPUs)."""
     gres: tuple[str, ...] = ()
@@ -355,12 +409,14 @@ class NodeSetConfig(StrictModel):
     """Let the operator protect pods that run jobs with a PodDisruptionBudget."""
     scaling_mode: Literal["StatefulSet", "DaemonSet"] = "StatefulSet"
     """`StatefulSet`: `replicas` pods; `DaemonSet`: one pod on every selected node."""
+    weight: int | None = Field(default=None, ge=1, le=65533)
+    """Node `Weight` of the nodeset's nodes: Slurm allocates the lowest weights first (null: Slurm's default, 1)."""
 
     @field_validator("gres")
     @classmethod
     def _gres_form(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for entry in value:
-            if not re.fullmatch(r"[a-z_]+(:[a-z0-9_]+)?(:[0-9]+)?", entry):
+            if not re.fullmatch(r"[a-z_]+(:([a-z0-9_]+|[1-7]g\.[0-9]+gb(\+me)?))?(:[0-9]+)?", entry):
                 raise ValueError(f"{entry!r} is not a GRES entry (name[:type][:count], e.g. gpu:a100:8)")
         return value
 
@@ -397,6 +453,20 @@ class NodeSetConfig(StrictModel):
                 )
         if self.memory_limit is not None and quantity_value(self.memory_limit) < quantity_value(self.memory):
             problems.add(["memoryLimit"], f"{self.memory_limit} is below the memory request {self.memory}")
+        if self.gpus is not None and self.gpus.autodetect == "off" and (self.scaling_mode == "DaemonSet" or not self.replicas):
+            problems.add(
+                ["gpus", "autodetect"],
+                f"nodeset {self.name!r}: its node names are not known in advance (DaemonSet or bare-metal hosts), so "
+                "gres.conf cannot name them: set autodetect (nvml or nvidia)",
+            )
+        if self.cpu_limit is not None and quantity_value(self.cpu_limit) < quantity_value(self.cpu):
+            problems.add(["cpuLimit"], f"{self.cpu_limit} is below the CPU request {self.cpu}")
+        if self.reserved_cpus and self.reserved_cpus >= quantity_value(self.cpu_limit or self.cpu):
+            problems.add(["reservedCpus"], f"nodeset {self.name!r}: reserving {self.reserved_cpus} CPU(s) leaves jobs none")
+        if self.reserved_memory is not None and quantity_value(self.reserved_memory) >= quantity_value(
+            self.memory_limit or self.memory
+        ):
+            problems.add(["reservedMemory"], f"nodeset {self.name!r}: reserving {self.reserved_memory} leaves jobs no memory")
         if isinstance(self.max_unavailable, int) and self.replicas and self.max_unavailable > self.replicas:
             problems.add(
                 ["maxUnavailable"],
@@ -404,34 +474,6 @@ class NodeSetConfig(StrictModel):
             )
         problems.raise_if_any()
         return self
-
-
-def _oversubscribe(value: str) -> str:
-    if not re.fullmatch(r"(NO|EXCLUSIVE|YES(:[0-9]+)?|FORCE(:[0-9]+)?)", value):
-        raise ValueError(f"{value!r} is not a Slurm OverSubscribe value (NO, EXCLUSIVE, YES[:n], FORCE[:n])")
-    return value
-
-
-Oversubscribe = Annotated[str, AfterValidator(_oversubscribe)]
-
-
-class PartitionConfig(StrictModel):
-    name: SlurmName
-    """`PartitionName`."""
-    nodesets: tuple[str, ...] = Field(min_length=1)
-    """Nodesets in the partition (`Nodes=`)."""
-    default: bool = False
-    """The default partition (`Default=YES`); at most one."""
-    max_time: SlurmTime = "UNLIMITED"
-    """`MaxTime`."""
-    default_time: SlurmTime | None = None
-    """`DefaultTime` (null: not written, `MaxTime` applies)."""
-    oversubscribe: Oversubscribe = "NO"
-    """`OverSubscribe`."""
-    qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]+$")
-    """Partition QOS (the QOS must exist in slurmdbd)."""
-    priority_tier: int = Field(default=1, ge=0, le=65533)
-    """`PriorityTier`."""
 
 
 class RestApiConfig(StrictModel):
@@ -452,24 +494,79 @@ class SlurmConfig(StrictModel):
     """slurmdbd (Slinky Accounting)."""
     login: LoginConfig
     """The login nodes (Slinky LoginSet)."""
+    extra_logins: tuple[LoginConfig, ...] = ()
+    """Further login pools, each its own LoginSet with its own address (e.g. a GPU login pool on GPU nodes)."""
     nodesets: tuple[NodeSetConfig, ...] = Field(min_length=1)
     """Compute nodesets, one Slinky NodeSet each."""
     partitions: tuple[PartitionConfig, ...] = Field(min_length=1)
     """Partitions, written into the Controller's `extraConf`; every nodeset must be in one."""
     restapi: RestApiConfig = Field(default_factory=RestApiConfig)
     """slurmrestd (Slinky RestApi)."""
+    accounts: SlurmAccountsConfig | None = None
+    """Accounting as code: accounts, users' associations, QOS and coordinators, reconciled into slurmdbd by a Job
+    (null: slurmdbd's associations are managed by hand, and no partition may name a QOS)."""
     cgroup: CgroupConfig = Field(default_factory=CgroupConfig)
     """cgroup.conf (cgroup v2)."""
     prolog: tuple[Script, ...] = ()
     """Prolog scripts (ConfigMap `slurm-prolog-scripts`); one that fails drains the node."""
     epilog: tuple[Script, ...] = ()
     """Epilog scripts (ConfigMap `slurm-epilog-scripts`)."""
+    topology: TopologyConfig | None = None
+    """Network topology (switch tree, blocks) for topology-aware scheduling (null: flat)."""
+    reservations: tuple[ReservationConfig, ...] = ()
+    """Standing reservations such as maintenance windows, made with `scontrol create reservation` by a Job."""
+
+    def _check_partition_options(self, problems: ProblemCollector) -> None:
+        preemption = self.controller.preemption
+        partition_names = {p.name for p in self.partitions}
+        for index, partition in enumerate(self.partitions):
+            if partition.preempt_mode is not None and preemption.type == "preempt/none":
+                problems.add(
+                    ["partitions", index, "preemptMode"],
+                    f"partition {partition.name!r}: a preempt mode needs controller.preemption.type other than preempt/none",
+                )
+            if partition.preempt_mode == "SUSPEND" and not preemption.gang:
+                problems.add(
+                    ["partitions", index, "preemptMode"],
+                    f"partition {partition.name!r}: SUSPEND needs controller.preemption.gang: true (slurm.conf(5), PreemptMode)",
+                )
+            if partition.def_mem_per_gpu is not None:
+                gpu_sets = [name for name in partition.nodesets if (ns := self.nodeset(name)) is not None and ns.gpus]
+                if partition.nodesets and not gpu_sets and not partition.features:
+                    problems.add(
+                        ["partitions", index, "defMemPerGpu"],
+                        f"partition {partition.name!r} has no GPU nodeset: DefMemPerGPU would never apply",
+                    )
+            for feature_index, feature in enumerate(partition.features):
+                if partition.feature_nodeset(feature) in {ns.name for ns in self.nodesets}:
+                    problems.add(
+                        ["partitions", index, "features", feature_index],
+                        f"NodeSet name {partition.feature_nodeset(feature)!r} is already a nodeset's",
+                    )
+        reservation_names: list[str] = []
+        for index, reservation in enumerate(self.reservations):
+            reservation_names += reservation.command_names()
+            for p_index, partition_name in enumerate(reservation.partitions):
+                if partition_name not in partition_names:
+                    problems.add(
+                        ["reservations", index, "partitions", p_index],
+                        f"reservation {reservation.name!r}: unknown partition {partition_name!r}",
+                    )
+        for name in duplicates(reservation_names):
+            problems.add(["reservations"], f"duplicate reservation name {name!r}")
+
+    def login_sets(self) -> tuple[LoginConfig, ...]:
+        """Every login pool: `login` first, then `extraLogins`."""
+        return (self.login, *self.extra_logins)
 
     def nodeset(self, name: str) -> NodeSetConfig | None:
         return next((ns for ns in self.nodesets if ns.name == name), None)
 
     def partitions_of(self, nodeset: str) -> list[str]:
-        return [p.name for p in self.partitions if nodeset in p.nodesets]
+        """Partitions that take the nodeset's nodes: by name, or by a feature every node of it carries."""
+        spec = self.nodeset(nodeset)
+        features = {nodeset, *(spec.features if spec else ())}
+        return [p.name for p in self.partitions if nodeset in p.nodesets or features & set(p.features)]
 
     @property
     def has_gpus(self) -> bool:
@@ -485,6 +582,14 @@ class SlurmConfig(StrictModel):
                 problems.add(["nodesets", index, "name"], f"duplicate nodeset name {ns.name!r}")
             if ns.name == self.login.name:
                 problems.add(["nodesets", index, "name"], f"{ns.name!r} is already the login set's name")
+        login_names = [self.login.name]
+        for index, extra in enumerate(self.extra_logins):
+            if extra.name in login_names or extra.name in nodeset_names:
+                problems.add(["extraLogins", index, "name"], f"login set name {extra.name!r} is already used")
+            login_names.append(extra.name)
+        addresses = [lg.address for lg in self.login_sets() if lg.address is not None]
+        for address in duplicates(addresses):
+            problems.add(["extraLogins"], f"login address {address} is used by two login sets")
         partition_names = [p.name for p in self.partitions]
         for index, partition in enumerate(self.partitions):
             if partition.name in partition_names[:index]:
@@ -497,6 +602,7 @@ class SlurmConfig(StrictModel):
                     )
             for name in duplicates(partition.nodesets):
                 problems.add(["partitions", index, "nodesets"], f"nodeset {name!r} is listed twice")
+        self._check_partition_options(problems)
         defaults = [p.name for p in self.partitions if p.default]
         if len(defaults) > 1:
             problems.add(["partitions"], f"only one partition can be the default, found {', '.join(defaults)}")

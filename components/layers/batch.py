@@ -123,6 +123,10 @@ class BatchArgs:
     depends_on: Sequence[pulumi.Resource] = ()
 
 
+KUEUE_VISIBILITY_PORT = 8082
+"""Where the kueue controller serves the visibility API (the kueue-visibility-server Service's targetPort)."""
+
+
 class Batch(pulumi.ComponentResource):
     ready: list[pulumi.Resource]
 
@@ -139,6 +143,10 @@ class Batch(pulumi.ComponentResource):
                 egress_to_apiserver(),
                 ingress_from_anywhere("allow-ingress-webhook", Port(9443)),
                 ingress_from_anywhere("allow-ingress-metrics", Port(8443)),
+                # The visibility APIServices (v1beta1/v1beta2.visibility.kueue.x-k8s.io) route through the
+                # kueue-visibility-server Service to targetPort 8082 (kueue 0.19.2 chart, rendered): the
+                # API server calls it from the host network.
+                ingress_from_anywhere("allow-ingress-visibility", Port(KUEUE_VISIBILITY_PORT)),
             ],
             depends_on=args.depends_on,
         )

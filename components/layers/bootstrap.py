@@ -1,5 +1,6 @@
-"""Optional cluster bootstrap: install k0s on bare hosts over SSH, join them, and read back the
-kubeconfig (a Pulumi secret) from which the Kubernetes provider is built.
+"""Optional cluster bootstrap: install k0s or RKE2 (`distribution`, see components/layers/rke2.py) on
+bare hosts over SSH, join them, and read back the kubeconfig (a Pulumi secret) from which the
+Kubernetes provider is built.
 
 Only used when `hpcforge:cluster.bootstrap` names hosts; by default hpcforge deploys into an
 existing cluster from the kubeconfig context and none of this is created. The scripts in
@@ -16,6 +17,8 @@ import pulumi
 import pulumi_command as command
 
 from ..config.operations import K0sBootstrap, SshHost
+from ..config.root import ProtectionMode
+from .rke2 import rke2_cluster
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts" / "bootstrap"
 
@@ -31,6 +34,8 @@ def remote_script(name: str, environment: dict[str, str]) -> str:
 class BootstrapArgs:
     config: K0sBootstrap
     ssh_private_key: pulumi.Input[str]
+    protection: ProtectionMode = "none"
+    """Protection of generated key material (the RKE2 cluster token)."""
 
 
 class ClusterBootstrap(pulumi.ComponentResource):
@@ -44,10 +49,16 @@ class ClusterBootstrap(pulumi.ComponentResource):
         def connection(host: SshHost) -> command.remote.ConnectionArgs:
             return command.remote.ConnectionArgs(host=host.host, user=host.user, port=host.port, private_key=key)
 
+        if cfg.distribution == "rke2":
+            self.kubeconfig = rke2_cluster(self, cfg, connection, remote_script, args.protection)
+            self.register_outputs(
+                {"distribution": "rke2", "servers": [h.host for h in cfg.controllers], "agents": [h.host for h in cfg.workers]}
+            )
+            return
         first, *others = cfg.controllers
         single = not cfg.workers and not others
         role = "controller+worker" if single else "controller"
-        install_env = {"K0S_VERSION": cfg.version, "K0S_ROLE": role}
+        install_env = {"K0S_VERSION": cfg.release, "K0S_ROLE": role}
         # No `triggers` on the install commands: a trigger change REPLACES the command, and a replace
         # runs the old resource's `delete` (k0s reset) after the new install. A changed version or
         # script changes `create`, which is an UPDATE: `update` re-runs the idempotent install, which
@@ -75,7 +86,7 @@ class ClusterBootstrap(pulumi.ComponentResource):
             )
             for host in hosts:
                 env = {
-                    "K0S_VERSION": cfg.version,
+                    "K0S_VERSION": cfg.release,
                     "K0S_ROLE": host_role,
                     **({"K0S_JOIN": "1"} if host_role == "controller" else {}),
                 }

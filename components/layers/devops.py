@@ -29,6 +29,7 @@ from ..k8s import (
     egress_to_namespaces,
     ingress_from_namespaces,
 )
+from ..pod_security import RESTRICTED_POD_SECURITY
 from ..versions import Charts, Images
 from .certificates import certificate
 
@@ -50,6 +51,12 @@ def _step_template(step: PipelineStep, claim: str, read_only: bool) -> dict[str,
             "volumeMounts": [{"name": claim, "mountPath": SOFTWARE_MOUNT, "readOnly": read_only}],
         },
     }
+
+
+def workflow_role_rules() -> list[dict[str, Any]]:
+    """What a workflow pod's executor needs (argo-workflows 1.0.18 templates/controller/workflow-role.yaml:
+    report its results as WorkflowTaskResults)."""
+    return [{"apiGroups": ["argoproj.io"], "resources": ["workflowtaskresults"], "verbs": ["create", "patch"]}]
 
 
 def workflow_template_spec(config: DevOpsConfig) -> dict[str, Any]:
@@ -124,7 +131,11 @@ class DevOps(pulumi.ComponentResource):
             ],
             depends_on=args.depends_on,
         )
-        server: dict[str, Any] = {"enabled": cfg.ui.enabled, "resources": container_resources("50m", "128Mi", "512Mi")}
+        server: dict[str, Any] = {
+            "enabled": cfg.ui.enabled,
+            "resources": container_resources("50m", "128Mi", "512Mi"),
+            "podSecurityContext": dict(RESTRICTED_POD_SECURITY),
+        }
         if cfg.ui.enabled and cfg.ui.hostname:
             server["ingress"] = {
                 "enabled": True,
@@ -142,14 +153,22 @@ class DevOps(pulumi.ComponentResource):
                 # minimal CRDs, which Helm (and helm.v4.Chart) install as ordinary objects.
                 "crds": {"install": True, "full": False, "keep": True},
                 "images": {"pullPolicy": "IfNotPresent"},
-                "controller": {"workflowNamespaces": [ns], "resources": container_resources("100m", "256Mi", "1Gi")},
-                "workflow": {"serviceAccount": {"create": True, "name": WORKFLOW_ACCOUNT}, "rbac": {"create": True}},
+                # No `controller.workflowNamespaces`: the chart would create the workflow ServiceAccount,
+                # Role and RoleBinding in the lane's namespace, which the Argo CD AppProject does not
+                # list as a destination (the sync is refused). hpcforge creates them itself below.
+                # The chart's container securityContext has no seccompProfile, which `restricted` requires.
+                "controller": {
+                    "resources": container_resources("100m", "256Mi", "1Gi"),
+                    "podSecurityContext": dict(RESTRICTED_POD_SECURITY),
+                },
+                "workflow": {"serviceAccount": {"create": False}, "rbac": {"create": False}},
                 "executor": {"resources": container_resources("10m", "64Mi", "256Mi")},
                 "server": server,
             },
             parent=self,
             depends_on=[*controller_ns.ready, *lane_ns.ready],
         )
+        self._workflow_rbac(ctx, ns, lane_ns.ready)
         software = cfg.software
         volumes: list[pulumi.Resource] = []
         for claim, mode, read_only in (("software-ro", "ReadOnlyMany", True), ("software-rw", "ReadWriteMany", False)):
@@ -194,6 +213,23 @@ class DevOps(pulumi.ComponentResource):
             objects += self._registry(ctx, args)
         self.ready = objects
         self.register_outputs({"workflowTemplate": f"{ns}/{cfg.pipeline.name}", "registry": self.registry_host})
+
+    def _workflow_rbac(self, ctx: DeployContext, ns: str, ready: Sequence[pulumi.Resource]) -> None:
+        """The workflow pods' ServiceAccount, Role and RoleBinding in the lane (what the chart would create there)."""
+        meta = ctx.meta(WORKFLOW_ACCOUNT, "devops", ns, app="argo-workflows")
+        account = k8s.core.v1.ServiceAccount(
+            f"{ns}/{WORKFLOW_ACCOUNT}", metadata=meta, opts=ctx.opts(self, depends_on=list(ready))
+        )
+        role = k8s.rbac.v1.Role(
+            f"{ns}/{WORKFLOW_ACCOUNT}", metadata=meta, rules=workflow_role_rules(), opts=ctx.opts(self, depends_on=list(ready))
+        )
+        k8s.rbac.v1.RoleBinding(
+            f"{ns}/{WORKFLOW_ACCOUNT}",
+            metadata=meta,
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": WORKFLOW_ACCOUNT},
+            subjects=[{"kind": "ServiceAccount", "name": WORKFLOW_ACCOUNT, "namespace": ns}],
+            opts=ctx.opts(self, depends_on=[account, role]),
+        )
 
     def _registry(self, ctx: DeployContext, args: DevOpsArgs) -> list[pulumi.Resource]:
         cfg = args.config.registry

@@ -19,6 +19,7 @@ import pulumi
 import pulumi_command as command
 
 from ..config.root import PlatformConfig
+from .evidence_gpu import gpu_check_environments
 from .slurm import CONTROLLER
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts" / "evidence"
@@ -57,6 +58,7 @@ def evidence_checks(config: PlatformConfig) -> list[Check]:
                 {**base, "SLURM_LOGIN": slurm.login.name, "LOOKUP_USER": user.name, "LOOKUP_UID": str(user.uid_number)},
             )
         )
+    checks += [Check(name, script, environment) for name, script, environment in gpu_check_environments(config, base)]
     prov = config.provisioning
     if prov is not None and prov.enabled:
         checks.append(

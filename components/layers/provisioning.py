@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 from ..config.inventory import digest_annotations
 from ..config.provisioning import ProvisioningConfig
 from ..config.slurm import SlurmConfig
+from ..config.storage import NfsExport
 from ..context import DeployContext, Stateful
 from ..generated import generated_password
 from ..k8s import Namespace, Port, config_map, container_resources, ingress_from_namespaces, secret
@@ -32,6 +33,7 @@ from ..renderers.grendel import (
     render_inventory,
     render_join_script,
 )
+from ..renderers.storage import host_mount_commands
 from ..versions import Images
 from .certificates import certificate
 from .chunks import chunked_file
@@ -51,6 +53,8 @@ class ProvisioningArgs:
     issuer: str
     certificate_duration: str
     renew_before: str
+    host_mounts: Sequence[NfsExport] = ()
+    """NFS exports the joining hosts mount before slurmd starts (the same trees as the pods)."""
     depends_on: Sequence[pulumi.Resource] = ()
     issuer_ready: Sequence[pulumi.Resource] = ()
     """cert-manager and the ClusterIssuer `issuer` (Certificates.ready): the API certificate waits for them."""
@@ -110,7 +114,10 @@ class Provisioning(pulumi.ComponentResource):
         join_scripts: dict[str, str] = {}
         if args.controller_address:
             join_scripts = {
-                join_script_name(ns_name): render_join_script(args.slurm, ns_name, args.controller_address) for ns_name in joining
+                join_script_name(ns_name): render_join_script(
+                    args.slurm, ns_name, args.controller_address, hosts=cfg.hosts, mounts=host_mount_commands(args.host_mounts)
+                )
+                for ns_name in joining
             }
         join_map = (
             config_map(

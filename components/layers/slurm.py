@@ -8,7 +8,8 @@ drains a Slurm node before deleting its pod; login pods are replaced one at a ti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,13 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .. import pod_security
 from ..charts import ChartDeployer, ChartUse
-from ..config.slurm import NodeSetConfig, Script, SlurmConfig
+from ..config.base import quantity_value
+from ..config.provisioning import Host
+from ..config.rdma import RdmaConfig
+from ..config.slurm import LoginConfig, NodeSetConfig, Script, SlurmConfig
+from ..config.storage import NfsExport, StorageConfig
 from ..context import DeployContext, Stateful
 from ..generated import generated_secret
 from ..k8s import (
@@ -31,13 +37,26 @@ from ..k8s import (
     ingress_from_anywhere,
     secret,
 )
-from ..renderers.slurm_conf import SLURMCTLD_PORT, cgroup_conf, controller_extra_conf, gres_conf, nodeset_extra_conf
+from ..renderers.script_settings import apply_settings
+from ..renderers.slurm_conf import (
+    SLURMCTLD_PORT,
+    SLURMD_PORT,
+    cgroup_conf,
+    controller_extra_conf,
+    gres_conf,
+    mebibytes,
+    nodeset_extra_conf,
+)
 from ..renderers.sssd import SSSD_CA_DIR, SssdSettings, render_sssd_conf
+from ..renderers.storage import container_mounts, pod_volumes
 from ..versions import Charts, Images
 from .certificates import certificate
 from .database import DatabaseEndpoint
 from .directory import DirectoryEndpoint
 from .network import metallb_service_annotations
+from .network_operator import NETWORKS_ANNOTATION, RESOURCE_ANNOTATION, attachment_config, attachment_interfaces, rdma_resource
+from .slurm_accounts import deploy_accounts
+from .slurm_site import shared_tree_claims, site_objects, topology_files
 
 OPERATOR_NAMESPACE = "slinky"
 CONTROLLER = "slurm"
@@ -66,16 +85,61 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
     return path.read_text()
 
 
+def slurm_bare_metal_allows(bare_metal: Sequence[str], srun_ports: tuple[int, int]) -> list[Allow]:
+    """Slurm traffic between the Slurm namespace's pods and bare-metal Slurm hosts, and nothing else (pure).
+
+    A job spanning pods and bare-metal nodes needs: slurmd on either side reaching slurmd on the other (6818: the
+    launch fan-out and its forwarding tree), and slurmstepd reaching the srun that started the step (SrunPortRange),
+    which runs on login pods or on bare-metal hosts. slurmctld (6817) is already open to its LoadBalancer clients.
+    """
+    if not bare_metal:
+        return []
+    cidrs = tuple(bare_metal)
+    srun = Port(srun_ports[0], end_port=srun_ports[1])
+    return [
+        Allow("allow-ingress-bare-metal-slurmd", "ingress", (Port(SLURMD_PORT),), cidrs=cidrs),
+        Allow("allow-ingress-bare-metal-srun", "ingress", (srun,), cidrs=cidrs),
+        Allow("allow-egress-bare-metal-slurmd", "egress", (Port(SLURMD_PORT),), cidrs=cidrs),
+        Allow("allow-egress-bare-metal-srun", "egress", (srun,), cidrs=cidrs),
+    ]
+
+
 def nodeset_spec(
-    nodeset: NodeSetConfig, *, node_selector: dict[str, str], pool_taints: Sequence[str] = (), controller: str = CONTROLLER
+    nodeset: NodeSetConfig,
+    *,
+    node_selector: dict[str, str],
+    pool_taints: Sequence[str] = (),
+    controller: str = CONTROLLER,
+    fabrics: Mapping[str, str] | None = None,
+    namespace: str = "slurm",
+    exports: Sequence[NfsExport] = (),
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
 
     `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).
+    `fabrics`: RDMA fabrics the pool's nodes reach (name -> device-plugin resource): the pods request the resource,
+    attach the fabric's NetworkAttachmentDefinition (in `namespace`) and get IPC_LOCK to pin memory for RDMA.
     """
-    limits: dict[str, Any] = {"memory": nodeset.memory_limit or nodeset.memory}
+    # CPU and memory limits: the slurmd image turns them into CoreSpecCount/MemSpecLimit (host minus pod), so Slurm
+    # schedules what the pod has. Reservations for slurmd itself lower what the image is told the pod has (POD_CPUS,
+    # POD_MEMORY: the operator's env, overridden by name through the container merge).
+    cpu_limit = nodeset.cpu_limit or nodeset.cpu
+    memory_limit = nodeset.memory_limit or nodeset.memory
+    limits: dict[str, Any] = {"cpu": cpu_limit, "memory": memory_limit}
+    requests: dict[str, Any] = {"cpu": nodeset.cpu, "memory": nodeset.memory}
     if nodeset.gpus is not None:
         limits[nodeset.gpus.resource] = nodeset.gpus.count
+        requests[nodeset.gpus.resource] = nodeset.gpus.count
+    fabrics = dict(fabrics or {})
+    for resource in fabrics.values():
+        limits[resource] = 1
+        requests[resource] = 1
+    env: list[dict[str, str]] = []
+    if nodeset.reserved_cpus:
+        cpus = math.ceil(quantity_value(cpu_limit)) - nodeset.reserved_cpus
+        env.append({"name": "POD_CPUS", "value": str(cpus)})
+    if nodeset.reserved_memory is not None:
+        env.append({"name": "POD_MEMORY", "value": str(mebibytes(memory_limit) - mebibytes(nodeset.reserved_memory))})
     pod_spec: dict[str, Any] = {}
     if node_selector:
         pod_spec["nodeSelector"] = dict(node_selector)
@@ -84,13 +148,19 @@ def nodeset_spec(
     tolerations += [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints if key not in tolerated]
     if tolerations:
         pod_spec["tolerations"] = tolerations
+    if exports:
+        pod_spec["volumes"] = pod_volumes(exports)
     spec: dict[str, Any] = {
         "controllerRef": {"name": controller},
         "replicas": nodeset.replicas,
         "scalingMode": nodeset.scaling_mode,
         "slurmd": {
             "image": Images.SLURMD.ref,
-            "resources": {"requests": {"cpu": nodeset.cpu, "memory": nodeset.memory}, "limits": limits},
+            "resources": {"requests": requests, "limits": limits},
+            **({"env": env} if env else {}),
+            # RDMA registers (pins) memory: IPC_LOCK, on top of what the operator gives slurmd.
+            **({"securityContext": {"capabilities": {"add": ["IPC_LOCK"]}}} if fabrics else {}),
+            **({"volumeMounts": container_mounts(exports)} if exports else {}),
         },
         "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
         # Partitions are declared on the Controller (they may span several NodeSets).
@@ -99,9 +169,64 @@ def nodeset_spec(
         "workloadDisruptionProtection": nodeset.workload_disruption_protection,
         "template": {"spec": pod_spec},
     }
+    if fabrics:
+        networks = ",".join(f"{namespace}/{fabric}" for fabric in fabrics)
+        spec["template"]["metadata"] = {"annotations": {NETWORKS_ANNOTATION: networks}}
     extra = nodeset_extra_conf(nodeset)
     if extra:
         spec["extraConf"] = extra
+    return spec
+
+
+def login_spec(
+    login: LoginConfig,
+    *,
+    node_selector: dict[str, str] | None = None,
+    pool_taints: Sequence[str] = (),
+    exports: Sequence[NfsExport] = (),
+) -> dict[str, Any]:
+    """The LoginSet spec of one login pool (pure: tested directly)."""
+    resources = container_resources(login.cpu, login.memory, login.memory_limit)
+    if login.gpus is not None:
+        resources["limits"][login.gpus.resource] = login.gpus.count
+        resources["requests"][login.gpus.resource] = login.gpus.count
+    pod_spec: dict[str, Any] = {
+        "volumes": [
+            {
+                "name": "hpcforge-ca",
+                "secret": {"secretName": CA_TRUST_SECRET, "items": [{"key": "ca.crt", "path": "ca.crt"}]},
+            },
+            *pod_volumes(exports),
+        ]
+    }
+    if node_selector:
+        pod_spec["nodeSelector"] = dict(node_selector)
+    if pool_taints:
+        pod_spec["tolerations"] = [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints]
+    spec: dict[str, Any] = {
+        "controllerRef": {"name": CONTROLLER},
+        "replicas": login.replicas,
+        "sssdConfRef": {"name": SSSD_SECRET, "key": "sssd.conf"},
+        "login": {
+            "image": Images.LOGIN.ref,
+            "resources": resources,
+            "volumeMounts": [
+                {"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True},
+                *container_mounts(exports),
+            ],
+        },
+        "initconf": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
+        # Login pods hold users' sessions: surge a new pod before an old one goes.
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": login.max_unavailable, "maxSurge": 1}},
+        "extraSshdConfig": "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys\nAuthorizedKeysCommandUser nobody\n",
+        "service": {
+            "metadata": {"annotations": metallb_service_annotations(login.pool, login.address)},
+            "spec": {"type": "LoadBalancer"},
+        },
+        "template": {"spec": pod_spec},
+    }
+    if login.root_ssh_authorized_keys:
+        spec["rootSshAuthorizedKeys"] = "\n".join(login.root_ssh_authorized_keys) + "\n"
     return spec
 
 
@@ -110,7 +235,8 @@ class SlurmArgs:
     ctx: DeployContext
     config: SlurmConfig
     charts: ChartDeployer
-    database: DatabaseEndpoint
+    database: DatabaseEndpoint | None
+    """The accounting database (None when accounting is off: nothing is deployed for it)."""
     directory: DirectoryEndpoint
     node_selectors: dict[str, dict[str, str]]
     """Node selector per nodeset (from its node pool's labels, or its own nodeSelector)."""
@@ -121,7 +247,25 @@ class SlurmArgs:
     """Taint keys of each nodeset's node pool, which its pods tolerate."""
     bare_metal_subnets: Sequence[str] = ()
     """Networks of bare-metal dynamic nodes (slurmctld must reach their slurmd)."""
+    rdma: RdmaConfig | None = None
+    """RDMA fabrics: one NetworkAttachmentDefinition each in the Slurm namespace; GPU nodesets on their pools attach them."""
+    nodeset_pools: dict[str, str] = field(default_factory=dict)
+    """Node pool of each nodeset (to find the RDMA fabrics its nodes reach)."""
+    script_settings: Mapping[str, str] = field(default_factory=dict)
+    """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
+    hosts: Sequence[Host] = ()
+    """The bare-metal inventory (its topology tags go into topology.yaml)."""
+    login_node_selectors: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Node selector per login pool that names a node pool (its labels)."""
+    login_pool_taints: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Taint keys of each login pool's node pool, which its pods tolerate."""
+    storage: StorageConfig | None = None
+    """Shared NFS trees mounted on login and compute pods (claims bound to the storage layer's volumes)."""
     depends_on: Sequence[pulumi.Resource] = ()
+    metrics: bool = False
+    """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
+    accounts_state: str | None = None
+    """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
 
 class Slurm(pulumi.ComponentResource):
@@ -161,10 +305,10 @@ class Slurm(pulumi.ComponentResource):
                 ingress_from_anywhere("allow-ingress-ssh", Port(22)),
                 ingress_from_anywhere("allow-ingress-slurmctld", Port(SLURMCTLD_PORT)),
                 Allow("allow-ingress-from-operator", "ingress", namespaces=(OPERATOR_NAMESPACE,)),
-                egress_to_namespaces("allow-egress-database", ["database"], Port(3306)),
+                *([egress_to_namespaces("allow-egress-database", ["database"], Port(3306))] if cfg.accounting.enabled else []),
                 egress_to_namespaces("allow-egress-directory", ["directory"], Port(3636)),
                 egress_to_apiserver(),
-                *([Allow("allow-egress-bare-metal-slurmd", "egress", (Port(6818),), cidrs=bare_metal)] if bare_metal else []),
+                *slurm_bare_metal_allows(bare_metal, cfg.controller.srun_port_range),
             ],
             depends_on=args.depends_on,
         )
@@ -177,9 +321,13 @@ class Slurm(pulumi.ComponentResource):
             OPERATOR_NAMESPACE,
             {
                 "crds": {"enabled": False},
-                "operator": {"resources": container_resources("100m", "128Mi", "512Mi")},
+                # The chart renders no securityContext unless given one: its namespace enforces `restricted`.
+                "operator": {
+                    "resources": container_resources("100m", "128Mi", "512Mi"),
+                    **pod_security.restricted_chart_security(),
+                },
                 # The webhook's serving certificate comes from cert-manager.
-                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi")},
+                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi"), **pod_security.restricted_chart_security()},
             },
             parent=self,
             depends_on=[crds],
@@ -223,6 +371,7 @@ class Slurm(pulumi.ComponentResource):
         gres = gres_conf(cfg)
         if gres is not None:
             files["gres.conf"] = gres
+        files.update(topology_files(cfg, args.hosts))
         extra_files = config_map(
             ctx, "slurm-config-extra", ns, files, component="slurm", parent=self, app=CONTROLLER, depends_on=ready_ns
         )
@@ -233,7 +382,7 @@ class Slurm(pulumi.ComponentResource):
                     ctx,
                     f"slurm-{kind}-scripts",
                     ns,
-                    {s.name: script_text(s) for s in scripts},
+                    {s.name: apply_settings(script_text(s), args.script_settings) for s in scripts},
                     component="slurm",
                     parent=self,
                     app=CONTROLLER,
@@ -246,7 +395,7 @@ class Slurm(pulumi.ComponentResource):
         controller_spec: dict[str, Any] = {
             "clusterName": cfg.cluster_name,
             **keys,
-            "extraConf": controller_extra_conf(cfg, accounting=accounting),
+            "extraConf": controller_extra_conf(cfg, accounting=accounting, rdma=args.rdma is not None),
             "configFileRefs": [{"name": "slurm-config-extra"}],
             "slurmctld": {
                 "image": Images.SLURMCTLD.ref,
@@ -261,6 +410,10 @@ class Slurm(pulumi.ComponentResource):
                 **({"storageClassName": storage_class} if storage_class else {}),
             },
         }
+        if args.metrics:
+            # The operator sets MetricsType=metrics/openmetrics and makes a ServiceMonitor for
+            # /metrics/{jobs,nodes,partitions,scheduler} on the controller service.
+            controller_spec["metrics"] = {"enabled": True, "serviceMonitor": {"enabled": True}}
         if "prolog" in script_maps:
             controller_spec["prologScriptRefs"] = [{"name": "slurm-prolog-scripts"}]
         if "epilog" in script_maps:
@@ -293,6 +446,8 @@ class Slurm(pulumi.ComponentResource):
         objects: list[pulumi.Resource] = []
         if accounting:
             db = args.database
+            if db is None:
+                raise ValueError("slurm.accounting.enabled needs the database layer's endpoint")
             db_secret = secret(
                 ctx,
                 DB_PASSWORD_SECRET,
@@ -327,6 +482,16 @@ class Slurm(pulumi.ComponentResource):
             pre_controller.append(accounting)
         controller = cr("Controller", CONTROLLER, controller_spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
+        if args.accounts_state is not None:
+            objects += deploy_accounts(
+                ctx,
+                self,
+                namespace=ns,
+                controller=CONTROLLER,
+                slurm_key_secret=SLURM_KEY_SECRET,
+                desired=args.accounts_state,
+                depends_on=list(objects),
+            )
         self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
 
         # --- login -------------------------------------------------------------------------------
@@ -361,46 +526,61 @@ class Slurm(pulumi.ComponentResource):
             depends_on=ready_ns,
         )
         self.login_address = login.address
-        login_spec: dict[str, Any] = {
-            "controllerRef": {"name": CONTROLLER},
-            "replicas": login.replicas,
-            "sssdConfRef": {"name": SSSD_SECRET, "key": "sssd.conf"},
-            "login": {
-                "image": Images.LOGIN.ref,
-                "resources": container_resources(login.cpu, login.memory, login.memory_limit),
-                "volumeMounts": [{"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True}],
-            },
-            "initconf": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
-            # Login pods hold users' sessions: surge a new pod before an old one goes.
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": login.max_unavailable, "maxSurge": 1}},
-            "extraSshdConfig": "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys\nAuthorizedKeysCommandUser nobody\n",
-            "service": {
-                "metadata": {"annotations": metallb_service_annotations(login.pool, login.address)},
-                "spec": {"type": "LoadBalancer"},
-            },
-            "template": {
-                "spec": {
-                    "volumes": [
-                        {
-                            "name": "hpcforge-ca",
-                            "secret": {"secretName": CA_TRUST_SECRET, "items": [{"key": "ca.crt", "path": "ca.crt"}]},
-                        }
-                    ]
-                }
-            },
-        }
-        if login.root_ssh_authorized_keys:
-            login_spec["rootSshAuthorizedKeys"] = "\n".join(login.root_ssh_authorized_keys) + "\n"
-        objects.append(cr("LoginSet", login.name, login_spec, [controller, sssd_secret, ca_trust]))
+        storage = args.storage
+        login_exports = storage.mounted_on("login") if storage else ()
+        compute_exports = storage.mounted_on("compute") if storage else ()
+        claims = shared_tree_claims(ctx, self, storage, namespace=ns, app=CONTROLLER, depends_on=ready_ns)
+        for login_set in cfg.login_sets():
+            spec = login_spec(
+                login_set,
+                node_selector=args.login_node_selectors.get(login_set.name, {}),
+                pool_taints=args.login_pool_taints.get(login_set.name, ()),
+                exports=login_exports,
+            )
+            objects.append(cr("LoginSet", login_set.name, spec, [controller, sssd_secret, ca_trust, *claims]))
+
+        objects += site_objects(ctx, self, cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET, depends_on=[controller])
+
+        # --- RDMA attachments --------------------------------------------------------------------
+        attachments: list[pulumi.Resource] = []
+        rdma = args.rdma
+        # Shared-mode fabrics get their attachment here; the SR-IOV operator makes those of SR-IOV fabrics.
+        for fabric in (f for f in (rdma.fabrics if rdma else ()) if f.mode == "shared"):
+            assert rdma is not None
+            attachments.append(
+                k8s.apiextensions.CustomResource(
+                    f"{ns}/attachment-{fabric.name}",
+                    api_version="k8s.cni.cncf.io/v1",
+                    kind="NetworkAttachmentDefinition",
+                    metadata=ctx.meta(
+                        fabric.name,
+                        "rdma-attachment",
+                        ns,
+                        app=CONTROLLER,
+                        annotations={RESOURCE_ANNOTATION: fabric.resource},
+                    ),
+                    spec={"config": attachment_config(fabric, attachment_interfaces(rdma, fabric.name))},
+                    opts=ctx.opts(self, depends_on=ready_ns),
+                )
+            )
 
         # --- compute -----------------------------------------------------------------------------
         for nodeset in cfg.nodesets:
+            pool = args.nodeset_pools.get(nodeset.name)
+            fabrics = (
+                {name: rdma_resource(rdma, name) for name in rdma.fabrics_of(pool)}
+                if rdma is not None and nodeset.gpus is not None
+                else {}
+            )
             spec = nodeset_spec(
                 nodeset,
                 node_selector=args.node_selectors.get(nodeset.name, {}),
                 pool_taints=args.pool_taints.get(nodeset.name, ()),
+                fabrics=fabrics,
+                namespace=ns,
+                exports=compute_exports,
             )
-            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller]))
+            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims]))
 
         if cfg.restapi.enabled:
             objects.append(
@@ -430,4 +610,4 @@ class Slurm(pulumi.ComponentResource):
         )
 
 
-__all__ = ["CHARTS", "NODESET_KIND", "Slurm", "SlurmArgs", "nodeset_spec", "script_text"]
+__all__ = ["CHARTS", "NODESET_KIND", "Slurm", "SlurmArgs", "login_spec", "nodeset_spec", "script_text"]

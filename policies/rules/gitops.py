@@ -345,6 +345,7 @@ STATEFUL_TYPES = (
     "kubernetes:core/v1:PersistentVolumeClaim",
     "kubernetes:k8s.mariadb.com/v1alpha1:MariaDB",
     "kubernetes:k8s.mariadb.com/v1alpha1:Database",
+    "kubernetes:k8s.mariadb.com/v1alpha1:Backup",
     "kubernetes:slinky.slurm.net/v1beta1:Controller",
 )
 
@@ -355,7 +356,7 @@ class StatefulConfig(RuleConfig):
         "statefulTypes",
         STATEFUL_TYPES,
         STRING_LIST,
-        "Resource type tokens (shell globs) that hold state: volumes, databases, Slurm's controller state.",
+        "Resource type tokens (shell globs) that hold state: volumes, databases, backup schedules, Slurm's controller state.",
     )
     volume_claim_templates: bool = knob(
         "volumeClaimTemplates",
@@ -515,6 +516,19 @@ def _values_problems(source: HelmSource, config: ImagesConfig) -> list[str]:
         if not isinstance(value, Mapping):
             continue
         image = value.get("image")
+        version = value.get("version")
+        repository = value.get("repository")
+        if isinstance(image, str) and isinstance(repository, str) and repository and "version" in value:
+            # NVIDIA charts (gpu-operator, network-operator): `repository` + `image` + `version`.
+            if is_unknown(version):
+                continue
+            if not isinstance(version, str | int | float) or not str(version):
+                problems.append(f"{path} sets image {repository}/{image} with an empty version.")
+                continue
+            problem = image_problem(f"{repository}/{image}:{version}", config)
+            if problem:
+                problems.append(f"{path}: {repository}/{image}:{version!s} {problem}.")
+            continue
         if isinstance(image, str) and image.strip():
             # `image: repo[:tag]`, possibly with a sibling `tag:`.
             tag = value.get("tag")

@@ -9,6 +9,8 @@ down and every route is TLS from cert-manager.
 - namespace-default-deny (stack): every namespace hpcforge creates has a default-deny NetworkPolicy.
 - ingress-tls-cert-manager (stack): every Ingress, Traefik IngressRoute(TCP) and chart ingress has TLS
   whose certificate comes from a cert-manager issuer.
+- pod-security-admission, argocd-appproject-admission, apiserver-reachability (stack): admission as the
+  API server and Argo CD decide it (policies/rules/admission_rules.py).
 """
 
 from __future__ import annotations
@@ -559,6 +561,9 @@ INGRESS_TLS = StackRule(
     "the IngressRoute a secretName issued by certificate() from the same module.",
 )
 
+# The admission family (policies/rules/admission_rules.py) belongs to this pack.
+from .admission_rules import RULES as ADMISSION_RULES  # noqa: E402
+
 RULES = (
     SECRETS_NOT_PLAINTEXT,
     CONTAINER_RESOURCES,
@@ -566,4 +571,5 @@ RULES = (
     NAMESPACE_POD_SECURITY,
     NAMESPACE_DEFAULT_DENY,
     INGRESS_TLS,
+    *ADMISSION_RULES,
 )

@@ -9,6 +9,13 @@ never break running jobs or lock users out (Slinky slurm-operator v1beta1 CRs).
 - loginset-update-keeps-login-available: a login update never takes every login pod down.
 - argocd-nodeset-customization (stack): where Argo CD and NodeSets meet, Argo CD knows that a
   NodeSet's spec.template.spec is a PodSpec.
+- nodeset-extraconf-well-formed: a NodeSet's extraConf is `Key=Value` items with values, none of the
+  keys that Slinky 1.2.1 or its slurmd image own (an empty `Topology=` swallows the next item:
+  slurm-operator#261).
+- nodeset-slurm-sees-pod-resources: slurmd has CPU and memory limits (the CPU limit equal to the
+  request), so the Slinky image's CoreSpecCount/MemSpecLimit make Slurm schedule what the pod has.
+- nodeset-rdma-complete: a NodeSet that requests RDMA devices (`rdma/*`) attaches networks and may
+  lock memory (IPC_LOCK), and one that attaches networks requests their RDMA devices.
 """
 
 from __future__ import annotations
@@ -90,6 +97,12 @@ def check_nodeset_gres(resource: ResourceView, config: GresConfig) -> list[str]:
     if is_unknown(limit_raw) or is_unknown(request_raw):
         return []
     limit, request = as_int(limit_raw), as_int(request_raw)
+    if config.resource_name == "nvidia.com/gpu":
+        # MIG devices (mixed strategy: nvidia.com/mig-<profile>) are GPUs to Slurm too (Gres=gpu:<profile>:<n>).
+        for key, value in (get(res, "limits") or {}).items():
+            if isinstance(key, str) and key.startswith("nvidia.com/mig-") and as_int(value) is not None:
+                limit = (limit or 0) + (as_int(value) or 0)
+                limit_raw = limit
     name = resource.object_name
     problems: list[str] = []
     if limit_raw is not None and limit is None:
@@ -145,6 +158,8 @@ def check_partitions(stack: StackView, config: PartitionsConfig) -> list[Violati
         if not isinstance(extra, str):
             continue
         nodesets = {n.object_name for n in _controller_nodesets(stack, controller)}
+        # `NodeSet=<name> Feature=<f>` lines in the same extraConf define nodesets by feature too.
+        nodesets |= {name for line in extra.splitlines() if (name := parse_conf(line).get("nodeset"))}
         known = ", ".join(sorted(nodesets)) or "none"
         for line in extra.splitlines():
             conf = parse_conf(line)
@@ -432,7 +447,209 @@ ARGOCD_NODESET_CUSTOMIZATION = StackRule(
 )
 
 
+# --- nodeset-extraconf-well-formed ----------------------------------------------------------------
+#
+# Read in SlinkyProject/slurm-operator at tag v1.2.1 (internal/builder/workerbuilder/worker_app.go,
+# slurmdConfArgs): extraConf is split on single spaces, each item must be Key=Value (the operator panics
+# on "malformed --conf item" otherwise), keys are title-cased and passed as `slurmd --conf`. The slurmd image
+# (SlinkyProject/containers, schedmd/slurm/26.05/ubuntu26.04 slurmd-entrypoint.sh) appends CoreSpecCount and
+# MemSpecLimit computed from the pod's limits. An item with no value such as an empty `Topology=` makes slurmd
+# read the next item as its value (slurm-operator#261, containers#20: "Failed to set topology
+# 'CoreSpecCount=36'", node DRAIN+INVALID_REG).
+
+
+@dataclass(frozen=True)
+class ExtraConfConfig(RuleConfig):
+    forbidden_keys: tuple[str, ...] = knob(
+        "forbiddenKeys",
+        ("NodeName", "Port", "NodeHostname"),
+        STRING_LIST,
+        "slurmd --conf keys a NodeSet must not set (slurmd refuses NodeName/Port in --conf; the pod's name is its host).",
+    )
+
+
+_IMAGE_OWNED = {"corespeccount": "CoreSpecCount", "memspeclimit": "MemSpecLimit"}
+_LIMIT_REDUCED = {"realmemory": "RealMemory", "cpus": "CPUs"}
+
+
+def check_nodeset_extra_conf(resource: ResourceView, config: ExtraConfConfig) -> list[str]:
+    if not is_slinky(resource, "NodeSet"):
+        return []
+    extra = resource.spec.get("extraConf")
+    res = _slurmd(resource).get("resources")
+    if is_unknown(extra) or is_unknown(res) or not isinstance(extra, str) or not extra:
+        return []
+    name = resource.object_name
+    problems: list[str] = []
+    if extra != extra.strip() or "  " in extra or "\n" in extra or "\t" in extra:
+        problems.append(
+            f"NodeSet {name}: extraConf {extra!r} has leading, trailing or repeated whitespace; Slinky 1.2.1 splits it "
+            "on single spaces and fails on an empty item."
+        )
+    limits = get(res, "limits") or {}
+    forbidden = {key.lower() for key in config.forbidden_keys}
+    for item in extra.split():
+        key, sep, value = item.partition("=")
+        lowered = key.lower()
+        if not sep or not key:
+            problems.append(f"NodeSet {name}: extraConf item {item!r} is not Key=Value (Slinky 1.2.1 rejects it).")
+        elif not value:
+            problems.append(
+                f"NodeSet {name}: extraConf item {item!r} has no value; slurmd would read the next item as its value "
+                "(an empty Topology= drains the node as INVALID_REG: slurm-operator#261)."
+            )
+        elif lowered in forbidden:
+            problems.append(f"NodeSet {name}: extraConf sets {key}, which a NodeSet must not set in slurmd --conf.")
+        elif lowered in _IMAGE_OWNED and ("cpu" in limits or "memory" in limits):
+            problems.append(
+                f"NodeSet {name}: extraConf sets {_IMAGE_OWNED[lowered]}, but the slurmd image appends its own from the "
+                "pod's limits and the last one wins; set reservations through the pod's limits instead."
+            )
+        elif lowered in _LIMIT_REDUCED and lowered == "realmemory" and "memory" in limits:
+            problems.append(
+                f"NodeSet {name}: extraConf sets RealMemory while slurmd has a memory limit: the image's MemSpecLimit "
+                "(host minus limit) is taken off RealMemory again, so jobs get less than the pod has."
+            )
+        elif lowered in _LIMIT_REDUCED and lowered == "cpus" and "cpu" in limits:
+            problems.append(
+                f"NodeSet {name}: extraConf sets CPUs while slurmd has a CPU limit: the image's CoreSpecCount "
+                "(host minus limit) is taken off again."
+            )
+    return problems
+
+
+NODESET_EXTRA_CONF = ResourceRule(
+    "nodeset-extraconf-well-formed",
+    "A NodeSet's extraConf is Key=Value items that Slinky 1.2.1 and its slurmd image pass on intact.",
+    ExtraConfConfig,
+    check_nodeset_extra_conf,
+    "Render extraConf from typed config (components/renderers/slurm_conf.py nodeset_extra_conf).",
+)
+
+
+# --- nodeset-slurm-sees-pod-resources --------------------------------------------------------------
+#
+# The Slinky 1.2.1 operator passes the slurmd container's (else the pod's) CPU and memory limits to the image as
+# POD_CPUS/POD_MEMORY; the entrypoint sets CoreSpecCount/MemSpecLimit = host minus those. Without a CPU limit
+# POD_CPUS is 0, nothing is reserved, and Slurm schedules every CPU of the host on a pod that requested fewer.
+
+
+@dataclass(frozen=True)
+class PodResourcesConfig(RuleConfig):
+    require_cpu_limit_equal_request: bool = knob(
+        "requireCpuLimitEqualRequest",
+        True,
+        {"type": "boolean"},
+        "Also require the CPU limit to equal the request (a guaranteed pod that Slurm can fill exactly).",
+    )
+
+
+def _cpus(value: Any) -> float | str:
+    """A CPU quantity as a number (`500m` -> 0.5, `8` and 8.0 -> 8.0); unparseable values compare as text."""
+    raw = str(value).strip()
+    try:
+        return float(raw[:-1]) / 1000 if raw.endswith("m") else float(raw)
+    except ValueError:
+        return raw
+
+
+def check_nodeset_pod_resources(resource: ResourceView, config: PodResourcesConfig) -> list[str]:
+    if not is_slinky(resource, "NodeSet"):
+        return []
+    res = _slurmd(resource).get("resources")
+    if is_unknown(res):
+        return []
+    name = resource.object_name
+    limits = get(res, "limits") or {}
+    requests = get(res, "requests") or {}
+    problems: list[str] = []
+    if "cpu" not in limits:
+        problems.append(
+            f"NodeSet {name}: slurmd has no CPU limit, so the Slinky image reserves nothing (CoreSpecCount) and Slurm "
+            "schedules every CPU of the host, not the pod's."
+        )
+    elif config.require_cpu_limit_equal_request and "cpu" in requests and _cpus(limits["cpu"]) != _cpus(requests["cpu"]):
+        problems.append(
+            f"NodeSet {name}: slurmd CPU limit {limits['cpu']} differs from its request {requests['cpu']}: Slurm schedules "
+            "the limit while Kubernetes guarantees only the request."
+        )
+    if "memory" not in limits:
+        problems.append(
+            f"NodeSet {name}: slurmd has no memory limit, so the Slinky image reserves nothing (MemSpecLimit) and Slurm "
+            "hands out the host's memory."
+        )
+    return problems
+
+
+NODESET_POD_RESOURCES = ResourceRule(
+    "nodeset-slurm-sees-pod-resources",
+    "A NodeSet's slurmd has CPU (= request) and memory limits, so Slurm schedules what the pod has.",
+    PodResourcesConfig,
+    check_nodeset_pod_resources,
+    "hpcforge sets limits from the nodeset's cpu/cpuLimit and memory/memoryLimit (components/layers/slurm.py).",
+)
+
+
+# --- nodeset-rdma-complete ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RdmaConfig(RuleConfig):
+    resource_prefixes: tuple[str, ...] = knob(
+        "resourcePrefixes",
+        ("rdma/", "nvidia.com/sriov_"),
+        STRING_LIST,
+        "Prefixes of the RDMA device-plugin resources (shared device plugin, SR-IOV virtual functions).",
+    )
+
+
+def check_nodeset_rdma(resource: ResourceView, config: RdmaConfig) -> list[str]:
+    if not is_slinky(resource, "NodeSet"):
+        return []
+    slurmd = _slurmd(resource)
+    res = slurmd.get("resources")
+    template = resource.spec.get("template")
+    if is_unknown(res) or is_unknown(template):
+        return []
+    limits = get(res, "limits") or {}
+    rdma = sorted(key for key in limits if isinstance(key, str) and key.startswith(tuple(config.resource_prefixes)))
+    networks = get(template, "metadata", "annotations", "k8s.v1.cni.cncf.io/networks")
+    if is_unknown(networks):
+        return []
+    name = resource.object_name
+    problems: list[str] = []
+    if rdma and not networks:
+        problems.append(
+            f"NodeSet {name}: slurmd requests {', '.join(rdma)} but attaches no network "
+            "(k8s.v1.cni.cncf.io/networks): the RDMA devices would have no addresses to talk over."
+        )
+    if networks and not rdma:
+        problems.append(
+            f"NodeSet {name}: attaches {networks} but requests no RDMA device ({', '.join(config.resource_prefixes)}...): the pod gets the "
+            "interfaces without the RDMA devices behind them (NCCL falls back to TCP)."
+        )
+    if rdma:
+        added = get(slurmd, "securityContext", "capabilities", "add") or []
+        if is_unknown(added):
+            return problems
+        if "IPC_LOCK" not in added and "CAP_IPC_LOCK" not in added:
+            problems.append(f"NodeSet {name}: slurmd uses RDMA but does not add IPC_LOCK (RDMA pins memory).")
+    return problems
+
+
+NODESET_RDMA = ResourceRule(
+    "nodeset-rdma-complete",
+    "A NodeSet's RDMA devices, network attachments and IPC_LOCK come together.",
+    RdmaConfig,
+    check_nodeset_rdma,
+    "Describe the pool's NICs in hpcforge:rdma: GPU nodesets on it get all three (components/layers/slurm.py).",
+)
+
+
 RULES = (
+    NODESET_EXTRA_CONF,
+    NODESET_RDMA,
+    NODESET_POD_RESOURCES,
     NODESET_GRES,
     PARTITIONS_REFERENCE_NODESETS,
     NODESET_ROLLING_UPDATE,

@@ -304,7 +304,7 @@ class SlurmCluster:
     Parameters: ``nodes`` are static ``NodeName=`` lines (one name each, see :func:`node_line`);
     ``partitions`` are ``PartitionName=`` lines (default: ``PartitionName=debug Nodes=ALL Default=YES``);
     ``extra_conf`` is appended slurm.conf text (e.g. rendered by hpcforge: scheduler/priority
-    parameters, ``Prolog=``/``Epilog=`` lines); ``gres_conf``/``cgroup_conf`` are written beside
+    parameters, ``Prolog=``/``Epilog=`` lines); ``gres_conf``/``cgroup_conf``/``topology_conf`` are written beside
     slurm.conf.  ``dynamic=True`` turns on configless + dynamic nodes (``enable_configless``,
     ``MaxNodeCount``, ``TreeWidth=65533``); ``configless=True`` only ``enable_configless``.
     """
@@ -319,6 +319,7 @@ class SlurmCluster:
         *,
         gres_conf: str | None = None,
         cgroup_conf: str | None = None,
+        topology_conf: str | None = None,
         configless: bool = False,
         dynamic: bool = False,
         max_node_count: int | None = None,
@@ -356,6 +357,7 @@ class SlurmCluster:
         self.extra_conf = extra_conf
         self.gres_conf = gres_conf
         self.cgroup_conf = cgroup_conf
+        self.topology_conf = topology_conf
         self.max_node_count = max_node_count if max_node_count is not None else len(self._node_lines) + 8
         self.allow_override = {key.lower() for key in allow_override}
         #: extra_conf lines the harness commented out because it must own those keys
@@ -490,6 +492,8 @@ class SlurmCluster:
             write_file(self.tmp_dir / "gres.conf", self.gres_conf)
         if self.cgroup_conf is not None:
             write_file(self.tmp_dir / "cgroup.conf", self.cgroup_conf)
+        if self.topology_conf is not None:
+            write_file(self.tmp_dir / "topology.conf", self.topology_conf)
 
     # ----------------------------------------------------------------------------------------------
     # lifecycle

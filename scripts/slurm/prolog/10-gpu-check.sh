@@ -1,17 +1,139 @@
 #!/bin/bash
-# Slurm prolog: on GPU nodes, every GPU the job was given must answer nvidia-smi. A GPU that fell
-# off the bus drains the node instead of failing the job minutes later.
+# Slurm prolog: every GPU the job was given must exist, answer nvidia-smi and be fit to run:
+# no pending row remapping or page retirement, no failed row remapping, volatile uncorrectable
+# ECC errors within the threshold, and (optionally) a short DCGM diagnostic. A failing check
+# prints "GPU <index> (<bus id>): <reason>", drains the node with that reason and exits 1
+# (Slurm also drains a node whose prolog fails, and requeues the job).
+#
+# Only `nvidia-smi --query-gpu` fields that exist are used (`nvidia-smi --help-query-gpu`); there
+# is no `health` field (asking for it exits 2: 'Field "health" is not a valid field to query.').
+# A value of [N/A] or [Not Supported] means the GPU does not report that property (H100s have
+# no page retirement, only row remapping; ECC counters are N/A with ECC disabled): that check is
+# skipped for that GPU. Any other bracketed value ([Unknown Error], ...) fails the check.
+# GPU_CHECK_SCOPE=node checks every GPU of the node instead of the job's: with MIG, SLURM_JOB_GPUS
+# holds MIG device indexes, which are not nvidia-smi GPU indexes.
 set -u
 
-if [ -z "${CUDA_VISIBLE_DEVICES:-}" ] && [ -z "${SLURM_JOB_GPUS:-}" ]; then
+# --- settings (hpcforge:gpu.health; the Slurm layer rewrites this block) ---
+: "${GPU_CHECK_NVIDIA_SMI:=nvidia-smi}"
+: "${GPU_CHECK_MAX_VOLATILE_UNCORRECTED_ECC:=0}"
+: "${GPU_CHECK_PENDING_ROW_REMAP:=fail}"
+: "${GPU_CHECK_ROW_REMAP_FAILURE:=fail}"
+: "${GPU_CHECK_PENDING_PAGE_RETIREMENT:=fail}"
+: "${GPU_CHECK_DCGM_DIAG_LEVEL:=0}"
+: "${GPU_CHECK_TIMEOUT_SECONDS:=60}"
+: "${GPU_CHECK_DRAIN:=yes}"
+: "${GPU_CHECK_SCOPE:=job}"
+# --- end settings ---
+
+gpus="${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}"
+if [ -z "$gpus" ]; then
   exit 0
 fi
-if ! command -v nvidia-smi >/dev/null 2>&1; then
-  echo "prolog: job has GPUs but nvidia-smi is missing" >&2
+
+fail() {
+  local reason="gpu-check: $*"
+  echo "$reason" >&2
+  if [ "$GPU_CHECK_DRAIN" = yes ] && [ -n "${SLURMD_NODENAME:-}" ] && command -v scontrol >/dev/null 2>&1; then
+    scontrol update NodeName="$SLURMD_NODENAME" State=DRAIN Reason="${reason:0:200}" >/dev/null 2>&1 || true
+  fi
   exit 1
+}
+
+trim() {
+  local value="$1"
+  value="${value#"${value%%[![:space:]]*}"}"
+  value="${value%"${value##*[![:space:]]}"}"
+  printf '%s' "$value"
+}
+
+# unreported VALUE: true when nvidia-smi says the GPU does not report this property.
+unreported() {
+  case "$1" in
+    "[N/A]" | "N/A" | "[Not Supported]" | "Not Supported") return 0 ;;
+  esac
+  return 1
+}
+
+# flag_set VALUE: true for Yes/1, false for No/0; anything else is unreadable (exit status 2).
+flag_set() {
+  case "$1" in
+    Yes | yes | 1 | True | true) return 0 ;;
+    No | no | 0 | False | false) return 1 ;;
+  esac
+  return 2
+}
+
+for gpu in ${gpus//,/ }; do
+  case "$gpu" in
+    '' | *[!0-9]*) fail "cannot read the job's GPU list '$gpus' (expected indexes like 0,1)" ;;
+  esac
+done
+
+if ! command -v "$GPU_CHECK_NVIDIA_SMI" >/dev/null 2>&1; then
+  fail "the job has GPUs ($gpus) but $GPU_CHECK_NVIDIA_SMI is missing"
 fi
-if ! nvidia-smi --query-gpu=index,health --format=csv,noheader >/dev/null 2>&1; then
-  echo "prolog: nvidia-smi failed; GPUs unhealthy" >&2
-  exit 1
+
+fields=index,pci.bus_id,ecc.errors.uncorrected.volatile.total,retired_pages.pending,remapped_rows.pending,remapped_rows.failure,name
+output=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" --query-gpu="$fields" --format=csv,noheader,nounits 2>&1)
+rc=$?
+if [ "$rc" -eq 124 ]; then
+  fail "nvidia-smi did not answer within ${GPU_CHECK_TIMEOUT_SECONDS}s"
+elif [ "$rc" -ne 0 ]; then
+  fail "nvidia-smi failed (exit $rc): $(printf '%s' "$output" | head -n 1)"
+fi
+
+if [ "$GPU_CHECK_SCOPE" = node ]; then
+  gpus=""
+  while IFS=, read -r index _; do
+    gpus="${gpus:+$gpus,}$(trim "$index")"
+  done <<<"$output"
+fi
+
+listed=""
+for gpu in ${gpus//,/ }; do
+  found=no
+  while IFS=, read -r index bus ecc retired remap_pending remap_failure name; do
+    index=$(trim "$index")
+    [ "$index" = "$gpu" ] || continue
+    found=yes
+    bus=$(trim "$bus")
+    where="GPU $gpu ($bus, $(trim "$name"))"
+    ecc=$(trim "$ecc")
+    if ! unreported "$ecc"; then
+      case "$ecc" in
+        '' | *[!0-9]*) fail "$where: unreadable volatile uncorrectable ECC count '$ecc'" ;;
+      esac
+      if [ "$ecc" -gt "$GPU_CHECK_MAX_VOLATILE_UNCORRECTED_ECC" ]; then
+        fail "$where: $ecc volatile uncorrectable ECC error(s) (allowed: $GPU_CHECK_MAX_VOLATILE_UNCORRECTED_ECC)"
+      fi
+    fi
+    for check in "remapped_rows.pending|$(trim "$remap_pending")|$GPU_CHECK_PENDING_ROW_REMAP|row remapping pending (reset the GPU)" \
+      "remapped_rows.failure|$(trim "$remap_failure")|$GPU_CHECK_ROW_REMAP_FAILURE|row remapping failed (replace the GPU)" \
+      "retired_pages.pending|$(trim "$retired")|$GPU_CHECK_PENDING_PAGE_RETIREMENT|page retirement pending (reset the GPU)"; do
+      IFS='|' read -r field value policy message <<<"$check"
+      [ "$policy" = fail ] || continue
+      unreported "$value" && continue
+      flag_set "$value"
+      case $? in
+        0) fail "$where: $message" ;;
+        2) fail "$where: unreadable $field value '$value'" ;;
+      esac
+    done
+  done <<<"$output"
+  if [ "$found" = no ]; then
+    while IFS=, read -r index _; do
+      listed="$listed $(trim "$index")"
+    done <<<"$output"
+    fail "GPU $gpu: not found (nvidia-smi lists:${listed:- none})"
+  fi
+done
+
+if [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ] && command -v dcgmi >/dev/null 2>&1; then
+  diag=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$gpus" 2>&1)
+  rc=$?
+  if [ "$rc" -ne 0 ]; then
+    fail "GPU $gpus: dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL failed (exit $rc): $(printf '%s' "$diag" | grep -m 1 -i 'fail' || printf '%s' "$diag" | tail -n 1)"
+  fi
 fi
 exit 0

@@ -1,0 +1,157 @@
+"""RDMA data plane (`hpcforge:rdma`): fabrics, the NICs of each node pool and the GPUs each NIC serves (rails)."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from .base import K8sName, ProblemCollector, StrictModel, duplicates
+
+if TYPE_CHECKING:
+    from .root import PlatformConfig
+
+
+def _interface(value: str) -> str:
+    if not value or len(value) > 15 or any(not (ch.isalnum() or ch in "._-") for ch in value):
+        raise ValueError(f"{value!r} is not a network interface name (at most 15 letters, digits, '.', '_', '-')")
+    return value
+
+
+InterfaceName = Annotated[str, AfterValidator(_interface)]
+
+
+class Fabric(StrictModel):
+    """One RDMA network (a rail): InfiniBand or RoCE, with its MTU and address range."""
+
+    name: K8sName
+    """Fabric name: the NetworkAttachmentDefinition `<name>` in the Slurm namespace and the device-plugin resource
+    `rdma/<name>`."""
+    type: Literal["infiniband", "roce"]
+    """`infiniband` (IPoIB attachment, ipoib CNI) or `roce` (macvlan attachment on the Ethernet port)."""
+    mtu: int = Field(ge=576, le=65520)
+    """MTU of the attachment (RoCE: up to 9000 on the switch ports; InfiniBand IPoIB: 2044 datagram, 4092, or 65520
+    connected mode)."""
+    range: str
+    """Pod addresses on this fabric (CIDR), allocated by the whereabouts IPAM plugin (a prerequisite, as for the other
+    Multus attachments)."""
+    mode: Literal["shared", "sriov"] = "shared"
+    """How pods get the fabric's RDMA devices: `shared` (the RDMA shared device plugin: every pod on a node shares the
+    port, resource `rdma/<name>`) or `sriov` (the SR-IOV network operator gives each pod its own virtual function,
+    resource `nvidia.com/sriov_<name>`)."""
+    vfs: int = Field(default=8, ge=1, le=128)
+    """SR-IOV virtual functions per port (`mode: sriov`): at most this many pods per node use the fabric."""
+
+    @property
+    def resource(self) -> str:
+        """The device-plugin resource a pod requests for this fabric."""
+        return f"rdma/{self.name}" if self.mode == "shared" else f"nvidia.com/{self.sriov_resource_name}"
+
+    @property
+    def sriov_resource_name(self) -> str:
+        return "sriov_" + self.name.replace("-", "_")
+
+    @field_validator("range")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        try:
+            ipaddress.ip_network(value, strict=True)
+        except ValueError as error:
+            raise ValueError(f"{value!r} is not a network in CIDR form: {error}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _mtu(self) -> Fabric:
+        if self.type == "roce" and self.mtu > 9216:
+            raise ValueError(f"fabric {self.name!r}: RoCE MTU {self.mtu} is above Ethernet jumbo frames (9216)")
+        if self.type == "infiniband" and self.mtu not in (2044, 4092, 65520):
+            raise ValueError(f"fabric {self.name!r}: IPoIB MTU is 2044, 4092 (datagram) or 65520 (connected), not {self.mtu}")
+        return self
+
+
+class Nic(StrictModel):
+    """One RDMA NIC port of the nodes of a pool, and the GPUs it is next to (same PCIe switch / NUMA node)."""
+
+    interface: InterfaceName
+    """The port's network interface on the host (e.g. ibp12s0, ens1f0np0): the device plugin selects it by name."""
+    fabric: K8sName
+    """The fabric (rail) this port is cabled to."""
+    gpus: tuple[int, ...] = ()
+    """GPU indexes this NIC serves (the rail: `nvidia-smi topo -m` shows PIX/PXB between them)."""
+
+
+class PoolNics(StrictModel):
+    """The RDMA NICs of every node of one node pool."""
+
+    pool: K8sName
+    """Node pool (hpcforge:nodePools) whose nodes have these NICs."""
+    nics: tuple[Nic, ...] = Field(min_length=1)
+    """The RDMA ports of each node."""
+
+
+class RdmaConfig(StrictModel):
+    """NVIDIA Network Operator with the RDMA shared device plugin; GPU nodesets on these pools get the fabrics."""
+
+    enabled: bool = True
+    """Deploy the Network Operator, the NicClusterPolicy and the fabrics' attachments."""
+    fabrics: tuple[Fabric, ...] = Field(min_length=1)
+    """The RDMA networks (one per rail)."""
+    pools: tuple[PoolNics, ...] = Field(min_length=1)
+    """Which node pools have which NICs."""
+    rdma_hca_max: int = Field(default=63, ge=1, le=1000)
+    """Pods that may share one RDMA device (`rdmaHcaMax` of the shared device plugin)."""
+
+    def fabric(self, name: str) -> Fabric | None:
+        return next((f for f in self.fabrics if f.name == name), None)
+
+    def pool_nics(self, pool: str | None) -> PoolNics | None:
+        return next((p for p in self.pools if p.pool == pool), None)
+
+    def fabrics_of(self, pool: str | None) -> list[str]:
+        """The fabrics a pool's nodes reach, in NIC order, each once."""
+        nics = self.pool_nics(pool)
+        names: list[str] = []
+        for nic in nics.nics if nics else ():
+            if nic.fabric not in names:
+                names.append(nic.fabric)
+        return names
+
+    @model_validator(mode="after")
+    def _references(self) -> RdmaConfig:
+        problems = ProblemCollector()
+        for name in duplicates(f.name for f in self.fabrics):
+            problems.add(["fabrics"], f"duplicate fabric {name!r}")
+        known = ", ".join(f.name for f in self.fabrics)
+        for pi, pool in enumerate(self.pools):
+            for ni, nic in enumerate(pool.nics):
+                if self.fabric(nic.fabric) is None:
+                    problems.add(["pools", pi, "nics", ni, "fabric"], f"unknown fabric {nic.fabric!r} (known: {known})")
+            for name in duplicates(n.interface for n in pool.nics):
+                problems.add(["pools", pi, "nics"], f"interface {name!r} is listed twice")
+            for gpu in duplicates(g for n in pool.nics for g in n.gpus):
+                problems.add(["pools", pi, "nics"], f"GPU {gpu} is served by more than one NIC")
+        for name in duplicates(p.pool for p in self.pools):
+            problems.add(["pools"], f"node pool {name!r} is listed twice")
+        problems.raise_if_any()
+        return self
+
+
+def check_rdma(config: PlatformConfig, problems: ProblemCollector) -> None:
+    """Cross-layer: RDMA pools exist, and the rails name GPUs the pool has."""
+    rdma = config.rdma
+    if rdma is None or not rdma.enabled:
+        return
+    for index, pool_nics in enumerate(rdma.pools):
+        pool = config.node_pool(pool_nics.pool)
+        if pool is None:
+            problems.add(["rdma", "pools", index, "pool"], f"unknown node pool {pool_nics.pool!r}")
+            continue
+        count = pool.gpus_per_node.count if pool.gpus_per_node else 0
+        for ni, nic in enumerate(pool_nics.nics):
+            for gpu in nic.gpus:
+                if gpu >= count:
+                    problems.add(
+                        ["rdma", "pools", index, "nics", ni, "gpus"],
+                        f"GPU {gpu} does not exist on node pool {pool.name!r} ({count} GPU(s) per node)",
+                    )

@@ -1,0 +1,158 @@
+"""`python -m offline admission`: what the API server and Argo CD would admit, object by object.
+
+Runs the program under the mock engine, takes every Kubernetes object it declares (plus, with
+`--objects DIR`, the YAML documents under DIR, e.g. charts rendered by `offline render
+--render-charts`), and prints per object: Pod Security verdicts per pod template, AppProject
+verdicts per Application (with the objects it would sync: its children, the files under
+`charts/<its release>/`, or objects labelled with its Helm release), and API server reachability
+per APIService/webhook.
+Exit status 1 when anything is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from policies.rules.access import get, mapping, text
+from policies.rules.admission import admission_report, application_key
+from policies.rules.admission_argocd import is_namespaced
+from policies.rules.podtemplates import group_of, kind_of, namespace_of
+
+from .engine import RecordedStack
+
+RELEASE_LABELS = ("app.kubernetes.io/instance", "release")
+# Helm hooks Argo CD ignores (argo-cd v3.4.4 docs/user-guide/helm.md "Helm Hooks": "Unsupported hooks
+# are ignored"): test hooks and rollback hooks have no Argo CD equivalent.
+ARGOCD_IGNORED_HOOKS = frozenset({"test", "test-success", "test-failure", "pre-rollback", "post-rollback"})
+
+
+def argocd_runs(document: Mapping[str, Any]) -> bool:
+    """Whether Argo CD applies this Helm hook (at least one of its hook events is supported)."""
+    raw = text(get(document, "metadata", "annotations", "helm.sh/hook")) or ""
+    events = {event.strip() for event in raw.split(",") if event.strip()}
+    return not events or bool(events - ARGOCD_IGNORED_HOOKS)
+
+
+def stack_objects(stack: RecordedStack) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """Whole objects (patches left out, except Namespace patches: their labels count) and, per
+    Application (`namespace/name`), the objects registered under it."""
+    by_urn = {r.urn: r for r in stack.resources}
+    objects: list[dict[str, Any]] = []
+    apps: dict[str, str] = {}
+    for resource in stack.resources:
+        if not resource.is_kubernetes_object:
+            continue
+        if resource.type.endswith("Patch") and not resource.type.endswith("NamespacePatch"):
+            continue
+        objects.append(resource.inputs)
+        if resource.inputs.get("kind") == "Application" and group_of(resource.inputs) == "argoproj.io":
+            apps[resource.urn] = application_key(resource.inputs)
+    synced: dict[str, list[dict[str, Any]]] = {}
+    for resource in stack.resources:
+        parent, seen = resource.parent, set()
+        while parent and parent not in apps and parent not in seen and parent in by_urn:
+            seen.add(parent)
+            parent = by_urn[parent].parent
+        if parent in apps and resource.is_kubernetes_object:
+            synced.setdefault(apps[parent], []).append(resource.inputs)
+    return objects, synced
+
+
+@dataclass(frozen=True)
+class FileObject:
+    document: dict[str, Any]
+    release: str | None
+    """The chart release the file belongs to: `charts/<release>/...` (the layout `offline render
+    --render-charts` writes), else None."""
+    hook: bool
+    """Under `charts/<release>/hooks/`: a Helm hook, which Argo CD runs and helm.v4.Chart does not."""
+
+
+def read_objects(directory: Path) -> list[FileObject]:
+    """Every Kubernetes object in the YAML files under `directory` (sorted by path). When `directory`
+    is an `offline render --render-charts` output, only its `charts/` part: the rest are the stack's
+    own objects, which the program run already gives."""
+    found: list[FileObject] = []
+    root = directory / "charts" if (directory / "charts").is_dir() else directory
+    for path in sorted(root.rglob("*.y*ml")):
+        parts = path.relative_to(directory).parts
+        release = parts[parts.index("charts") + 1] if "charts" in parts[:-2] else None
+        hook = release is not None and "hooks" in parts[parts.index("charts") + 2 : -1]
+        for document in yaml.safe_load_all(path.read_text()):
+            if isinstance(document, dict) and isinstance(document.get("kind"), str) and document.get("apiVersion"):
+                found.append(FileObject(document, release, hook))
+    return found
+
+
+def _release(app: Mapping[str, Any]) -> str:
+    return text(get(app, "spec", "source", "helm", "releaseName")) or text(get(app, "metadata", "name")) or ""
+
+
+def attribute(
+    applications: Sequence[Mapping[str, Any]], files: Sequence[FileObject]
+) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """Objects an Application would sync (its release's directory, or its Helm release label:
+    `app.kubernetes.io/instance` or `release`), placed in its destination namespace when namespaced
+    and without one; and every object the cluster would get (hooks only where Argo CD runs them)."""
+    synced: dict[str, list[dict[str, Any]]] = {}
+    applied: list[dict[str, Any]] = []
+    for item in files:
+        obj = item.document
+        labels = mapping(get(obj, "metadata", "labels"))
+        owner = next(
+            (
+                app
+                for app in applications
+                if (item.release is not None and item.release == _release(app))
+                or (item.release is None and any(labels.get(key) == _release(app) for key in RELEASE_LABELS))
+            ),
+            None,
+        )
+        if owner is None:
+            if not item.hook:
+                applied.append(obj)
+            continue
+        if item.hook and not argocd_runs(obj):
+            continue
+        destination = text(get(owner, "spec", "destination", "namespace")) or ""
+        placed = obj
+        if is_namespaced(group_of(obj), kind_of(obj)) and not namespace_of(obj):
+            placed = {**obj, "metadata": {**mapping(obj.get("metadata")), "namespace": destination}}
+        synced.setdefault(application_key(owner), []).append(placed)
+        applied.append(placed)
+    return synced, applied
+
+
+def rendered_objects(documents: Sequence[tuple[str, dict[str, Any]]]) -> list[FileObject]:
+    """Charts rendered in process, as (relative path, object) in the `charts/<release>/...` layout that
+    `offline render --render-charts` writes."""
+    found: list[FileObject] = []
+    for relative, document in documents:
+        parts = Path(relative).parts
+        if len(parts) >= 3 and parts[0] == "charts":
+            found.append(FileObject(document, parts[1], parts[2] == "hooks"))
+    return found
+
+
+def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequence[tuple[str, dict[str, Any]]] = ()) -> int:
+    """The report for `stack`, plus `--objects DIR` and `rendered` (charts rendered in process)."""
+    objects, synced = stack_objects(stack)
+    files = [*read_objects(args.objects)] if getattr(args, "objects", None) else []
+    files += rendered_objects(rendered)
+    if files:
+        applications = [o for o in objects if kind_of(o) == "Application" and group_of(o) == "argoproj.io"]
+        found, applied = attribute(applications, files)
+        for key, documents in found.items():
+            synced.setdefault(key, []).extend(documents)
+        objects = [*objects, *applied]
+    report = admission_report(objects, synced)
+    print(f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies):\n")
+    print("\n".join(report.lines()))
+    refused = report.rejected_pods or report.refused_applications or report.unreachable
+    return 1 if refused else 0

@@ -1,0 +1,252 @@
+"""Admission as the cluster and Argo CD decide it, over a whole set of plain object dicts:
+
+- Pod Security: every pod template (admission_pss) against its namespace's enforce level/version;
+- Argo CD: every Application against its AppProject, with the objects it would sync (admission_argocd);
+- reachability: every Service the API server calls, through the NetworkPolicies (netpol).
+
+Pure functions; the security pack's rules (admission_rules.py) and the offline report
+(`python -m offline admission`) both use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import admission_argocd as argocd
+from . import admission_pss as pss
+from .access import get, items, mapping, text
+from .netpol import API_SERVER, CallVerdict, Host, judge_api_server_calls
+from .podtemplates import PodTemplate, display, group_of, kind_of, name_of, namespace_of, pod_templates
+
+ARGOCD_NAMESPACE = "argocd"
+ARGO_GROUP = "argoproj.io"
+
+
+def namespace_labels(objects: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any] | None]:
+    """Labels per namespace, from Namespace objects (and patches of them, merged in order), and for a
+    namespace no object creates, from the `managedNamespaceMetadata` of the Argo CD Application that
+    creates it (`CreateNamespace=true`). None: labels not known (a preview value), so its pods cannot
+    be judged."""
+    labels: dict[str, dict[str, Any] | None] = {}
+    managed: dict[str, dict[str, Any]] = {}
+    for obj in objects:
+        if group_of(obj) == "" and kind_of(obj) == "Namespace":
+            found = get(obj, "metadata", "labels")
+            known = labels.setdefault(name_of(obj), {})
+            if found is not None and not isinstance(found, Mapping):
+                labels[name_of(obj)] = None
+            elif known is not None:
+                known.update(mapping(found))
+        elif group_of(obj) == ARGO_GROUP and kind_of(obj) == "Application":
+            options = items(get(obj, "spec", "syncPolicy", "syncOptions"))
+            destination = text(get(obj, "spec", "destination", "namespace"))
+            if destination and "CreateNamespace=true" in options:
+                metadata = mapping(get(obj, "spec", "syncPolicy", "managedNamespaceMetadata", "labels"))
+                managed.setdefault(destination, {}).update(metadata)
+    for namespace, found in managed.items():
+        labels.setdefault(namespace, found)
+    return labels
+
+
+def _known_policy_labels(labels: Mapping[str, Any]) -> bool:
+    """Whether every pod-security label holds a known value."""
+    return all(isinstance(v, str) for k, v in labels.items() if str(k).startswith(pss.LABEL_PREFIX))
+
+
+# --- Pod Security ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PodVerdict:
+    template: PodTemplate
+    policy: pss.NamespacePolicy
+    failures: tuple[pss.Failure, ...]
+    warn_policy: pss.NamespacePolicy | None = None
+    warnings: tuple[pss.Failure, ...] = ()
+    """What the namespace's `warn` level (when stricter than enforce) would tell the client."""
+
+    @property
+    def admitted(self) -> bool:
+        return not self.failures
+
+    @property
+    def message(self) -> str:
+        if self.admitted:
+            return f"admitted ({self.policy.level}:{self.policy.version_label})"
+        return pss.forbidden_message(self.failures, self.policy.level, self.policy.version_label)
+
+
+def _pod_meta(template: PodTemplate) -> dict[str, Any]:
+    return {"labels": dict(template.labels), "annotations": dict(template.annotations)}
+
+
+def _pod_spec(template: PodTemplate) -> dict[str, Any]:
+    """The pod spec as the pod will have it: for operator CRs, the role containers merged in."""
+    spec = dict(template.spec)
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        spec[key] = [dict(c.body) for c in template.containers if c.kind == key]
+    return spec
+
+
+def pod_security_verdicts(
+    objects: Sequence[Mapping[str, Any]], cluster_version: pss.Version = pss.KUBERNETES_VERSION
+) -> list[PodVerdict]:
+    """Every pod template of `objects`, judged at its namespace's `enforce` level and version (pods of
+    a namespace whose labels are not known yet are left out)."""
+    labels = namespace_labels(objects)
+    verdicts: list[PodVerdict] = []
+    for obj in objects:
+        for template in pod_templates(obj):
+            namespace = labels.get(template.namespace, {})
+            if namespace is None or not _known_policy_labels(namespace):
+                continue  # the namespace's level is not known during a preview: not judged
+            policy = pss.NamespacePolicy.from_labels(namespace, cluster_version)
+            meta, spec = _pod_meta(template), _pod_spec(template)
+            failures = pss.evaluate_pod(meta, spec, policy.level, policy.version)
+            warn = pss.NamespacePolicy.from_labels(namespace, cluster_version, "warn")
+            warnings: list[pss.Failure] = []
+            if pss.LEVELS.index(warn.level) > pss.LEVELS.index(policy.level):
+                warnings = pss.evaluate_pod(meta, spec, warn.level, warn.version)
+            verdicts.append(PodVerdict(template, policy, tuple(failures), warn, tuple(warnings)))
+    return verdicts
+
+
+# --- Argo CD --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApplicationVerdict:
+    application: Mapping[str, Any]
+    project: str
+    refusals: tuple[argocd.Refusal, ...]
+    synced: int
+    """How many rendered objects of the Application were judged (0: only the Application itself)."""
+
+    @property
+    def permitted(self) -> bool:
+        return not self.refusals
+
+
+def application_key(application: Mapping[str, Any]) -> str:
+    return f"{namespace_of(application) or ARGOCD_NAMESPACE}/{name_of(application)}"
+
+
+def _default_project() -> dict[str, Any]:
+    """Argo CD creates the `default` project permitting everything (util/db/ and docs: projects)."""
+    return {
+        "metadata": {"name": "default"},
+        "spec": {
+            "sourceRepos": ["*"],
+            "destinations": [{"server": "*", "namespace": "*"}],
+            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+        },
+    }
+
+
+def appproject_verdicts(
+    objects: Sequence[Mapping[str, Any]],
+    synced: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    namespaced: Callable[[str, str], bool] | None = None,
+) -> list[ApplicationVerdict]:
+    """Every Argo CD Application of `objects` against its AppProject; `synced` maps an Application
+    (`namespace/name`) to the objects its sync would apply (the chart rendered), when known.
+    `namespaced`: which kinds are namespaced (default: Kubernetes' own and the CRDs among the objects)."""
+    if namespaced is None:
+        namespaced = argocd.scopes_from([*objects, *(o for found in (synced or {}).values() for o in found)])
+    projects = {
+        (namespace_of(o) or ARGOCD_NAMESPACE, name_of(o)): o
+        for o in objects
+        if group_of(o) == ARGO_GROUP and kind_of(o) == "AppProject"
+    }
+    verdicts: list[ApplicationVerdict] = []
+    for app in objects:
+        if group_of(app) != ARGO_GROUP or kind_of(app) != "Application":
+            continue
+        project_name = text(get(app, "spec", "project")) or "default"
+        project = projects.get((namespace_of(app) or ARGOCD_NAMESPACE, project_name))
+        if project is None and project_name == "default":
+            project = _default_project()
+        rendered = list((synced or {}).get(application_key(app), ()))
+        if project is None:
+            refusal = argocd.Refusal("application", f"AppProject {project_name!r} is not among the objects")
+            verdicts.append(ApplicationVerdict(app, project_name, (refusal,), len(rendered)))
+            continue
+        refusals = argocd.check_application_sync(project, app, rendered, namespaced)
+        verdicts.append(ApplicationVerdict(app, project_name, tuple(refusals), len(rendered)))
+    return verdicts
+
+
+# --- reachability ---------------------------------------------------------------------------------
+
+
+def reachability_verdicts(objects: Sequence[Mapping[str, Any]], source: Host = API_SERVER) -> list[CallVerdict]:
+    """Every APIService, webhook and CRD conversion webhook: can the API server reach its pods?"""
+    return judge_api_server_calls(objects, source)
+
+
+# --- report ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Report:
+    pods: list[PodVerdict]
+    applications: list[ApplicationVerdict]
+    calls: list[CallVerdict]
+
+    @property
+    def rejected_pods(self) -> list[PodVerdict]:
+        return [v for v in self.pods if not v.admitted]
+
+    @property
+    def refused_applications(self) -> list[ApplicationVerdict]:
+        return [v for v in self.applications if not v.permitted]
+
+    @property
+    def unreachable(self) -> list[CallVerdict]:
+        return [v for v in self.calls if v.reachable is False]
+
+    @property
+    def unjudged(self) -> list[CallVerdict]:
+        return [v for v in self.calls if v.reachable is None]
+
+    def lines(self) -> list[str]:
+        out = ["Pod Security (per pod template, at its namespace's enforce level):"]
+        for pod in self.pods:
+            mark = "ok  " if pod.admitted else "DENY"
+            out.append(f"  {mark} {pod.template.where} [{pod.template.namespace}]: {pod.message}")
+            if pod.admitted and pod.warnings and pod.warn_policy is not None:
+                level = f"{pod.warn_policy.level}:{pod.warn_policy.version_label}"
+                out.append(f"         warn ({level}): " + ", ".join(str(w) for w in pod.warnings))
+        out.append("Argo CD AppProjects (per Application, and each object it would sync):")
+        for app in self.applications:
+            mark = "ok  " if app.permitted else "DENY"
+            synced = f", {app.synced} rendered objects" if app.synced else ", rendered objects not known"
+            out.append(f"  {mark} Application {application_key(app.application)} in project {app.project}{synced}")
+            out += [f"         {refusal}" for refusal in app.refusals]
+        out.append("API server calls (APIServices, webhooks, CRD conversion) through NetworkPolicies:")
+        for call in self.calls:
+            mark = {True: "ok  ", False: "DENY", None: "??  "}[call.reachable]
+            target = f"Service {call.call.namespace}/{call.call.service}:{call.call.port}"
+            out.append(f"  {mark} {display(call.call.caller)} {call.call.where} -> {target}")
+            out += [f"         {reason}" for reason in call.reasons]
+        out.append(
+            f"Summary: {len(self.rejected_pods)} of {len(self.pods)} pod templates rejected, "
+            f"{len(self.refused_applications)} of {len(self.applications)} Applications refused, "
+            f"{len(self.unreachable)} of {len(self.calls)} API server calls unreachable "
+            f"({len(self.unjudged)} not judged: backends not among the objects)."
+        )
+        return out
+
+
+def admission_report(
+    objects: Sequence[Mapping[str, Any]],
+    synced: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    cluster_version: pss.Version = pss.KUBERNETES_VERSION,
+) -> Report:
+    return Report(
+        pod_security_verdicts(objects, cluster_version),
+        appproject_verdicts(objects, synced),
+        reachability_verdicts(objects),
+    )

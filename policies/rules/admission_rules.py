@@ -1,0 +1,224 @@
+"""Security rules: admission as the cluster and Argo CD decide it (see policies/rules/admission.py).
+
+- pod-security-admission (stack): every pod template (workloads, and the operator CRs that become
+  pods: Slinky NodeSet/LoginSet/Controller/Accounting/RestApi, MariaDB, AppWrapper components) passes
+  Pod Security Admission at its namespace's `enforce` level and version, as Kubernetes 1.33 decides it.
+- argocd-appproject-admission (stack): every Argo CD Application is permitted by its AppProject
+  (sources, destination) and so is every object its sync would apply (its children: the chart's
+  rendered objects, when the engine sends them).
+- apiserver-reachability (stack): every APIService, admission webhook and CRD conversion webhook
+  whose backend pods are among the objects can be reached by the API server through the
+  NetworkPolicies.
+
+They judge every object the engine sends: hpcforge's own and charts' rendered objects alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import admission
+from . import admission_pss as pss
+from .access import glob
+from .knobs import ObjectSelector, RuleConfig, knob, selector_list_knob
+from .netpol import API_SERVER, Host
+from .podtemplates import kind_of, name_of, namespace_of
+from .rule import StackRule
+from .view import ResourceView, StackView, Violation
+from .wire import Unknown
+
+
+def stack_objects(stack: StackView) -> tuple[list[Mapping[str, Any]], dict[int, ResourceView]]:
+    """Whole objects as plain dicts (patches are partial and left out, except Namespace patches,
+    whose labels count), with the resource each came from."""
+    objects: list[Mapping[str, Any]] = []
+    origin: dict[int, ResourceView] = {}
+    for resource in stack.objects():
+        if resource.is_patch and resource.kind != "Namespace":
+            continue
+        objects.append(resource.props)
+        origin[id(resource.props)] = resource
+    return objects, origin
+
+
+def has_unknown(value: Any) -> bool:
+    """Whether a value not known during a preview is anywhere in `value` (the rule cannot judge it)."""
+    if isinstance(value, Unknown):
+        return True
+    if isinstance(value, Mapping):
+        return any(has_unknown(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(has_unknown(v) for v in value)
+    return False
+
+
+def _selected(selectors: tuple[ObjectSelector, ...], obj: Mapping[str, Any]) -> bool:
+    return any(
+        glob(s.namespace, namespace_of(obj)) and glob(s.kind, kind_of(obj)) and glob(s.name, name_of(obj)) for s in selectors
+    )
+
+
+# --- pod-security-admission -----------------------------------------------------------------------
+
+
+def _version(text_version: str) -> pss.Version:
+    match = re.fullmatch(r"v?1\.([0-9]+)", text_version.strip())
+    return (1, int(match.group(1))) if match else pss.KUBERNETES_VERSION
+
+
+@dataclass(frozen=True)
+class PodSecurityAdmissionConfig(RuleConfig):
+    kubernetes_version: str = knob(
+        "kubernetesVersion",
+        "1.33",
+        {"type": "string", "pattern": "^v?1\\.[0-9]+$"},
+        "The cluster's Kubernetes version: `latest` and newer enforce-version labels evaluate as this version.",
+    )
+    exempt: tuple[ObjectSelector, ...] = selector_list_knob(
+        "exempt", "Workloads {namespace, kind, name} (globs) not judged (as the API server's exemptions would)."
+    )
+
+
+def check_pod_security_admission(stack: StackView, config: PodSecurityAdmissionConfig) -> list[Violation]:
+    objects, origin = stack_objects(stack)
+    version = _version(config.kubernetes_version)
+    violations: list[Violation] = []
+    for verdict in admission.pod_security_verdicts(objects, version):
+        owner = verdict.template.owner
+        if verdict.admitted or _selected(config.exempt, owner):
+            continue
+        if has_unknown(verdict.template.spec) or any(has_unknown(c.body) for c in verdict.template.containers):
+            continue  # during a preview: decided once the values are known
+        resource = origin.get(id(owner))
+        violations.append(
+            Violation(
+                f"{verdict.template.where}: the API server refuses its pods in namespace {verdict.template.namespace}: "
+                f"{verdict.message}.",
+                resource.urn if resource else None,
+            )
+        )
+    return violations
+
+
+POD_SECURITY_ADMISSION = StackRule(
+    "pod-security-admission",
+    "Every pod template passes Pod Security Admission at its namespace's enforce level (Kubernetes 1.33 checks).",
+    PodSecurityAdmissionConfig,
+    check_pod_security_admission,
+    "Set the pod's and containers' securityContext (for charts: their securityContext values; components/k8s.py "
+    "RESTRICTED_POD_SECURITY and RESTRICTED_CONTAINER_SECURITY), or lower the namespace's enforce level with a reason.",
+)
+
+# --- argocd-appproject-admission ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AppProjectAdmissionConfig(RuleConfig):
+    exempt: tuple[ObjectSelector, ...] = selector_list_knob("exempt", "Applications {namespace, kind, name} (globs) not judged.")
+
+
+def synced_objects(stack: StackView) -> dict[str, list[Mapping[str, Any]]]:
+    """The objects each Application would sync: the resources whose parent is the Application
+    (or a component under it), keyed `namespace/name`."""
+    apps = {r.urn: r for r in stack.objects("argoproj.io", "Application") if r.urn}
+    parents = {r.urn: r.parent for r in stack.resources if r.urn}
+    found: dict[str, list[Mapping[str, Any]]] = {}
+    for resource in stack.objects():
+        parent = resource.parent
+        seen: set[str] = set()
+        while parent and parent not in apps and parent not in seen:
+            seen.add(parent)
+            parent = parents.get(parent, "")
+        if parent in apps:
+            found.setdefault(admission.application_key(apps[parent].props), []).append(resource.props)
+    return found
+
+
+def check_argocd_appproject_admission(stack: StackView, config: AppProjectAdmissionConfig) -> list[Violation]:
+    objects, origin = stack_objects(stack)
+    unknown_projects = {name_of(o) for o in objects if kind_of(o) == "AppProject" and has_unknown(o.get("spec"))}
+    violations: list[Violation] = []
+    for verdict in admission.appproject_verdicts(objects, synced_objects(stack)):
+        if verdict.permitted or _selected(config.exempt, verdict.application):
+            continue
+        if verdict.project in unknown_projects:
+            continue  # during a preview: decided once the project's values are known
+        if has_unknown(verdict.application.get("spec")):
+            continue  # during a preview: decided once the values are known
+        resource = origin.get(id(verdict.application))
+        reasons = "; ".join(str(r) for r in verdict.refusals)
+        violations.append(
+            Violation(
+                f"Argo CD refuses Application {admission.application_key(verdict.application)} (project "
+                f"{verdict.project}): {reasons}. One refused object fails the whole sync.",
+                resource.urn if resource else None,
+            )
+        )
+    return violations
+
+
+ARGOCD_APPPROJECT_ADMISSION = StackRule(
+    "argocd-appproject-admission",
+    "Every Argo CD Application, and every object it syncs, is permitted by its AppProject (as Argo CD 3.4 computes it).",
+    AppProjectAdmissionConfig,
+    check_argocd_appproject_admission,
+    "Keep the chart's objects in its destination namespace through its values (create what it would put elsewhere "
+    "as hpcforge objects), or list the namespace in the AppProject's destinations.",
+)
+
+# --- apiserver-reachability -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReachabilityConfig(RuleConfig):
+    api_server_address: str = knob(
+        "apiServerAddress",
+        "",
+        {"type": "string"},
+        "Source address of the API server's calls ('' = unknown: only an ipBlock covering every address admits it).",
+    )
+    require_known_backends: bool = knob(
+        "requireKnownBackends",
+        False,
+        {"type": "boolean"},
+        "Also report calls whose Service or pods are not among the objects (e.g. charts not rendered).",
+    )
+
+
+def check_apiserver_reachability(stack: StackView, config: ReachabilityConfig) -> list[Violation]:
+    objects, origin = stack_objects(stack)
+    source = Host(API_SERVER.name, config.api_server_address or None)
+    # A NetworkPolicy not known yet (preview) could select anything: its namespace is not judged.
+    unknown = {namespace_of(o) for o in objects if kind_of(o) == "NetworkPolicy" and has_unknown(o.get("spec"))}
+    violations: list[Violation] = []
+    for verdict in admission.reachability_verdicts(objects, source):
+        if verdict.reachable is True or (verdict.reachable is None and not config.require_known_backends):
+            continue
+        if verdict.call.namespace in unknown:
+            continue
+        call = verdict.call
+        resource = origin.get(id(call.caller))
+        what = "cannot be judged" if verdict.reachable is None else "is unreachable"
+        violations.append(
+            Violation(
+                f"{call.caller.get('kind')} {name_of(call.caller)} {call.where} -> Service {call.namespace}/{call.service}:"
+                f"{call.port} {what} from the API server ({call.consequence}): {'; '.join(verdict.reasons)}.",
+                resource.urn if resource else None,
+            )
+        )
+    return violations
+
+
+APISERVER_REACHABILITY = StackRule(
+    "apiserver-reachability",
+    "The API server can reach every APIService and webhook backend through the NetworkPolicies.",
+    ReachabilityConfig,
+    check_apiserver_reachability,
+    "Allow ingress from the API server on the Service's target port: ingress_from_anywhere(name, Port(p)) in the "
+    "namespace's allows (components/k8s.py).",
+)
+
+RULES = (POD_SECURITY_ADMISSION, ARGOCD_APPPROJECT_ADMISSION, APISERVER_REACHABILITY)

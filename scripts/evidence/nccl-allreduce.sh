@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Evidence: an NCCL all-reduce across GPU nodes through Slurm (srun from a login node, nccl-tests in a
+# pinned container image started by Pyxis), its average bus bandwidth held against a floor.
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+require SLURM_NAMESPACE SLURM_LOGIN GPU_PARTITION NCCL_NODES NCCL_GPUS_PER_NODE NCCL_IMAGE NCCL_MESSAGE_SIZE NCCL_MIN_BUSBW
+
+check() {
+  local output busbw
+  if ! output=$(k -n "$SLURM_NAMESPACE" exec "deployment/$SLURM_LOGIN" -- \
+    srun --partition="$GPU_PARTITION" --nodes="$NCCL_NODES" --ntasks-per-node="$NCCL_GPUS_PER_NODE" \
+    --gpus-per-node="$NCCL_GPUS_PER_NODE" --mpi=pmix --time=10 --job-name=hpcforge-nccl \
+    --container-image="$NCCL_IMAGE" \
+    all_reduce_perf_mpi -b "$NCCL_MESSAGE_SIZE" -e "$NCCL_MESSAGE_SIZE" -f 2 -g 1 2>&1); then
+    echo "NCCL all-reduce in partition $GPU_PARTITION failed: $(tail -n 3 <<<"$output" | tr '\n' ' ')"
+    return 1
+  fi
+  # nccl-tests ends with "# Avg bus bandwidth    : 371.52" (GB/s).
+  busbw=$(awk -F: '/Avg bus bandwidth/ { gsub(/[[:space:]]/, "", $2); value = $2 } END { print value }' <<<"$output")
+  if [ -z "$busbw" ]; then
+    echo "NCCL all-reduce printed no average bus bandwidth: $(tail -n 3 <<<"$output" | tr '\n' ' ')"
+    return 1
+  fi
+  if ! awk -v have="$busbw" -v floor="$NCCL_MIN_BUSBW" 'BEGIN { exit !(have + 0 >= floor + 0) }'; then
+    echo "NCCL all-reduce over $NCCL_NODES nodes x $NCCL_GPUS_PER_NODE GPUs: bus bandwidth $busbw GB/s is below the floor of $NCCL_MIN_BUSBW GB/s"
+    return 1
+  fi
+  echo "NCCL all-reduce over $NCCL_NODES nodes x $NCCL_GPUS_PER_NODE GPUs: bus bandwidth $busbw GB/s (floor $NCCL_MIN_BUSBW GB/s)"
+}
+
+converge nccl-allreduce check

@@ -1,0 +1,385 @@
+"""Pod Security Standards checks (policies/rules/admission_pss.py).
+
+The failing cases and their expected ForbiddenReason/ForbiddenDetail are upstream's own table tests,
+k8s.io/pod-security-admission v0.33.9 `policy/check_<id>_test.go`, transcribed from Go structs into
+dicts (same container names, same values, same expected strings); the passing cases are the
+allowed values those files and `test/fixtures_<id>.go` use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from policies.rules import admission_pss as pss
+
+
+def c(name: str, sc: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": name, **extra}
+    if sc is not None:
+        body["securityContext"] = sc
+    return body
+
+
+FAILS: list[tuple[str, Any, dict[str, Any], dict[str, Any], str, str]] = [
+    (
+        "hostNamespaces",
+        pss.check_hostNamespaces,
+        {},
+        {"hostNetwork": True, "hostPID": True, "hostIPC": True},
+        "host namespaces",
+        "hostNetwork=true, hostPID=true, hostIPC=true",
+    ),
+    (
+        "privileged",
+        pss.check_privileged,
+        {},
+        {
+            "containers": [
+                c("a"),
+                c("b", {}),
+                c("c", {"privileged": False}),
+                c("d", {"privileged": True}),
+                c("e", {"privileged": True}),
+            ]
+        },
+        "privileged",
+        'containers "d", "e" must not set securityContext.privileged=true',
+    ),
+    (
+        "capabilities_baseline",
+        pss.check_capabilities_baseline,
+        {},
+        {
+            "containers": [
+                c("a", {"capabilities": {"add": ["FOO", "BAR"]}}),
+                c("b", {"capabilities": {"add": ["BAR", "BAZ"]}}),
+            ]
+        },
+        "non-default capabilities",
+        'containers "a", "b" must not include "BAR", "BAZ", "FOO" in securityContext.capabilities.add',
+    ),
+    (
+        "hostPathVolumes",
+        pss.check_hostPathVolumes,
+        {},
+        {"volumes": [{"name": "a", "hostPath": {}}, {"name": "b", "hostPath": {}}, {"name": "c", "emptyDir": {}}]},
+        "hostPath volumes",
+        'volumes "a", "b"',
+    ),
+    (
+        "hostPorts one",
+        pss.check_hostPorts,
+        {},
+        {"containers": [c("a", ports=[{"hostPort": 0}]), c("b", ports=[{"hostPort": 0}, {"hostPort": 20}])]},
+        "hostPort",
+        'container "b" uses hostPort 20',
+    ),
+    (
+        "hostPorts many",
+        pss.check_hostPorts,
+        {},
+        {
+            "containers": [
+                c("a", ports=[{"hostPort": 0}]),
+                c("b", ports=[{"hostPort": 0}, {"hostPort": 10}, {"hostPort": 20}]),
+                c("c", ports=[{"hostPort": 0}, {"hostPort": 10}, {"hostPort": 30}]),
+            ]
+        },
+        "hostPort",
+        'containers "b", "c" use hostPorts 10, 20, 30',
+    ),
+    (
+        "appArmorProfile",
+        pss.check_appArmorProfile,
+        {},
+        {"securityContext": {"appArmorProfile": {"type": "Unconfined"}}},
+        "forbidden AppArmor profile",
+        'pod must not set AppArmor profile type to "Unconfined"',
+    ),
+    (
+        "seLinuxOptions",
+        pss.check_seLinuxOptions,
+        {},
+        {
+            "securityContext": {"seLinuxOptions": {"type": "foo", "user": "bar", "role": "baz"}},
+            "containers": [
+                c("a", {"seLinuxOptions": {"type": "container_t"}}),
+                c("b", {"seLinuxOptions": {"type": "container_init_t"}}),
+                c("c", {"seLinuxOptions": {"type": "container_kvm_t"}}),
+                c("d", {"seLinuxOptions": {"type": "container_engine_t"}}),
+                c("e", {"seLinuxOptions": {"type": "bar"}}),
+                c("f", {"seLinuxOptions": {"user": "bar"}}),
+                c("g", {"seLinuxOptions": {"role": "baz"}}),
+            ],
+        },
+        "seLinuxOptions",
+        'pod and containers "e", "f", "g" set forbidden securityContext.seLinuxOptions: types "bar", "foo"; '
+        "user may not be set; role may not be set",
+    ),
+    (
+        "procMount",
+        pss.check_procMount,
+        {},
+        {
+            "hostUsers": False,
+            "containers": [
+                c("a"),
+                c("b", {}),
+                c("c", {"procMount": "Default"}),
+                c("d", {"procMount": "Unmasked"}),
+                c("e", {"procMount": "other"}),
+            ],
+        },
+        "procMount",
+        'containers "d", "e" must not set securityContext.procMount to "Unmasked", "other"',
+    ),
+    (
+        "seccompProfile_baseline",
+        pss.check_seccompProfile_baseline,
+        {},
+        {"securityContext": {"seccompProfile": {"type": "Unconfined"}}, "containers": [c("a")]},
+        "seccompProfile",
+        'pod must not set securityContext.seccompProfile.type to "Unconfined"',
+    ),
+    (
+        "sysctls",
+        pss.check_sysctls,
+        {},
+        {"securityContext": {"sysctls": [{"name": "a"}, {"name": "b"}]}},
+        "forbidden sysctls",
+        "a, b",
+    ),
+    (
+        "windowsHostProcess",
+        pss.check_windowsHostProcess,
+        {},
+        {
+            "securityContext": {"windowsOptions": {"hostProcess": True}},
+            "containers": [
+                c("a"),
+                c("b", {}),
+                c("c", {"windowsOptions": {}}),
+                c("d", {"windowsOptions": {"hostProcess": False}}),
+                c("e", {"windowsOptions": {"hostProcess": True}}),
+                c("f", {"windowsOptions": {"hostProcess": True}}),
+            ],
+        },
+        "hostProcess",
+        'pod and containers "e", "f" must not set securityContext.windowsOptions.hostProcess=true',
+    ),
+    (
+        "allowPrivilegeEscalation",
+        pss.check_allowPrivilegeEscalation,
+        {},
+        {
+            "containers": [
+                c("a"),
+                c("b", {}),
+                c("c", {"allowPrivilegeEscalation": True}),
+                c("d", {"allowPrivilegeEscalation": False}),
+            ]
+        },
+        "allowPrivilegeEscalation != false",
+        'containers "a", "b", "c" must set securityContext.allowPrivilegeEscalation=false',
+    ),
+    (
+        "runAsNonRoot implicit",
+        pss.check_runAsNonRoot,
+        {},
+        {"containers": [c("a"), c("b", {}), c("d", {"runAsNonRoot": True}), c("e", {"runAsNonRoot": True})]},
+        "runAsNonRoot != true",
+        'pod or containers "a", "b" must set securityContext.runAsNonRoot=true',
+    ),
+    (
+        "runAsNonRoot explicit",
+        pss.check_runAsNonRoot,
+        {},
+        {
+            "securityContext": {"runAsNonRoot": True},
+            "containers": [
+                c("a"),
+                c("b", {}),
+                c("c", {"runAsNonRoot": False}),
+                c("d", {"runAsNonRoot": False}),
+                c("e", {"runAsNonRoot": True}),
+                c("f", {"runAsNonRoot": True}),
+            ],
+        },
+        "runAsNonRoot != true",
+        'containers "c", "d" must not set securityContext.runAsNonRoot=false',
+    ),
+    (
+        "runAsNonRoot pod false",
+        pss.check_runAsNonRoot,
+        {},
+        {"securityContext": {"runAsNonRoot": False}, "containers": [c("a")]},
+        "runAsNonRoot != true",
+        "pod must not set securityContext.runAsNonRoot=false",
+    ),
+    (
+        "runAsUser pod",
+        pss.check_runAsUser,
+        {},
+        {"securityContext": {"runAsUser": 0}, "containers": [c("a")]},
+        "runAsUser=0",
+        "pod must not set runAsUser=0",
+    ),
+    (
+        "runAsUser containers",
+        pss.check_runAsUser,
+        {},
+        {
+            "containers": [
+                c("a"),
+                c("b", {}),
+                c("c", {"runAsUser": 0}),
+                c("d", {"runAsUser": 0}),
+                c("e", {"runAsUser": 1}),
+            ]
+        },
+        "runAsUser=0",
+        'containers "c", "d" must not set runAsUser=0',
+    ),
+    (
+        "seccompProfile_restricted implicit",
+        pss.check_seccompProfile_restricted,
+        {},
+        {"containers": [c("a")]},
+        "seccompProfile",
+        'pod or container "a" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"',
+    ),
+    (
+        "seccompProfile_restricted pod invalid",
+        pss.check_seccompProfile_restricted,
+        {},
+        {"securityContext": {"seccompProfile": {"type": "Unconfined"}}, "containers": [c("a")]},
+        "seccompProfile",
+        'pod must not set securityContext.seccompProfile.type to "Unconfined"',
+    ),
+    (
+        "capabilities_restricted",
+        pss.check_capabilities_restricted,
+        {},
+        {
+            "containers": [
+                c("a", {"capabilities": {"add": ["FOO", "BAR"]}}),
+                c("b", {"capabilities": {"add": ["BAR", "BAZ"]}}),
+                c("c", {"capabilities": {"add": ["NET_BIND_SERVICE", "CHOWN"], "drop": ["ALL", "FOO"]}}),
+            ]
+        },
+        "unrestricted capabilities",
+        'containers "a", "b" must set securityContext.capabilities.drop=["ALL"]; containers "a", "b", "c" must not '
+        'include "BAR", "BAZ", "CHOWN", "FOO" in securityContext.capabilities.add',
+    ),
+    (
+        "capabilities_restricted linux pod without context",
+        pss.check_capabilities_restricted,
+        {},
+        {"os": {"name": "linux"}, "containers": [c("a")]},
+        "unrestricted capabilities",
+        'container "a" must set securityContext.capabilities.drop=["ALL"]',
+    ),
+]
+
+RESTRICTED_VOLUMES = [{"name": f"a{i}", kind: {}} for i, kind in enumerate(pss.ALLOWED_VOLUME_TYPES, 1)]
+RESTRICTED_VOLUMES += [{"name": f"b{i}", kind: {}} for i, kind in enumerate(pss.RESTRICTED_VOLUME_TYPES, 1)]
+RESTRICTED_VOLUMES += [{"name": "c1"}]
+FAILS.append(
+    (
+        "restrictedVolumes",
+        pss.check_restrictedVolumes,
+        {},
+        {"volumes": RESTRICTED_VOLUMES},
+        "restricted volume types",
+        "volumes "
+        '"b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11", "b12", "b13", "b14", "b15", "b16", "b17", '
+        '"b18", "b19", "b20", "b21", "c1"'
+        " use restricted volume types "
+        '"awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "fc", "flexVolume", "flocker", '
+        '"gcePersistentDisk", "gitRepo", "glusterfs", '
+        '"hostPath", "iscsi", "nfs", "photonPersistentDisk", "portworxVolume", "quobyte", "rbd", "scaleIO", "storageos", '
+        '"unknown", "vsphereVolume"',
+    )
+)
+
+
+@pytest.mark.parametrize(("case", "check", "meta", "spec", "reason", "detail"), FAILS, ids=[f[0] for f in FAILS])
+def test_upstream_forbidden_reason_and_detail(case: str, check: Any, meta: Any, spec: Any, reason: str, detail: str) -> None:
+    result = check(meta, spec)
+    assert (result.allowed, result.reason, result.detail) == (False, reason, detail)
+
+
+RESTRICTED_CONTEXT = {
+    "allowPrivilegeEscalation": False,
+    "runAsNonRoot": True,
+    "capabilities": {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+PASSES: list[tuple[str, Any, dict[str, Any], dict[str, Any]]] = [
+    ("hostNamespaces", pss.check_hostNamespaces, {}, {"hostNetwork": False}),
+    ("privileged", pss.check_privileged, {}, {"containers": [c("a", {"privileged": False})]}),
+    ("capabilities_baseline", pss.check_capabilities_baseline, {}, {"containers": [c("a", {"capabilities": {"add": ["CHOWN", "SETUID"]}})]}),
+    ("hostPathVolumes", pss.check_hostPathVolumes, {}, {"volumes": [{"name": "a", "emptyDir": {}}]}),
+    ("hostPorts", pss.check_hostPorts, {}, {"containers": [c("a", ports=[{"containerPort": 80, "hostPort": 0}])]}),
+    ("appArmorProfile", pss.check_appArmorProfile, {"annotations": {pss.APPARMOR_ANNOTATION_PREFIX + "a": "localhost/x"}}, {"securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}}}),
+    ("seLinuxOptions 1.31 engine type", pss.check_seLinuxOptions, {}, {"containers": [c("a", {"seLinuxOptions": {"type": "container_engine_t", "level": "s0"}})]}),
+    ("procMount relaxed for user namespaces", lambda m, s: pss.check_procMount(m, s, relax_user_namespaces=True), {}, {"hostUsers": False, "containers": [c("a", {"procMount": "Unmasked"})]}),
+    ("seccompProfile_baseline unset", pss.check_seccompProfile_baseline, {}, {"containers": [c("a")]}),
+    ("sysctls 1.32 set", pss.check_sysctls, {}, {"securityContext": {"sysctls": [{"name": "net.ipv4.tcp_rmem"}]}}),
+    ("windowsHostProcess", pss.check_windowsHostProcess, {}, {"containers": [c("a", {"windowsOptions": {"hostProcess": False}})]}),
+    ("restrictedVolumes", pss.check_restrictedVolumes, {}, {"volumes": RESTRICTED_VOLUMES[: len(pss.ALLOWED_VOLUME_TYPES)]}),
+    ("allowPrivilegeEscalation windows", pss.check_allowPrivilegeEscalation, {}, {"os": {"name": "windows"}, "containers": [c("a")]}),
+    ("runAsNonRoot pod level", pss.check_runAsNonRoot, {}, {"securityContext": {"runAsNonRoot": True}, "containers": [c("a"), c("b", {})]}),
+    ("runAsUser non-zero", pss.check_runAsUser, {}, {"securityContext": {"runAsUser": 1000}, "containers": [c("a", {"runAsUser": 1})]}),
+    ("seccompProfile_restricted pod level", pss.check_seccompProfile_restricted, {}, {"securityContext": {"seccompProfile": {"type": "Localhost"}}, "containers": [c("a")]}),
+    ("capabilities_restricted", pss.check_capabilities_restricted, {}, {"containers": [c("a", {"capabilities": {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]}})]}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "check", "meta", "spec"), PASSES, ids=[p[0] for p in PASSES])
+def test_allowed_values_pass(case: str, check: Any, meta: Any, spec: Any) -> None:
+    assert check(meta, spec).allowed
+
+
+def test_versions_change_the_answer() -> None:
+    engine = {"containers": [c("a", {"seLinuxOptions": {"type": "container_engine_t"}})]}
+    assert pss.check_seLinuxOptions({}, engine, (1, 31)).allowed
+    assert not pss.check_seLinuxOptions({}, engine, (1, 30)).allowed
+    rmem = {"securityContext": {"sysctls": [{"name": "net.ipv4.tcp_rmem"}]}}
+    assert not pss.check_sysctls({}, rmem, (1, 31)).allowed
+    root = {"securityContext": {"runAsUser": 0}}
+    assert pss.check_runAsUser({}, root, (1, 22)).allowed
+
+
+def test_restricted_level_overrides_baseline_checks() -> None:
+    ids = [check_id for check_id, _ in pss.checks_for("restricted")]
+    assert "hostPathVolumes" not in ids and "restrictedVolumes" in ids
+    assert "capabilities_baseline" not in ids and "seccompProfile_baseline" not in ids
+    assert pss.checks_for("privileged") == []
+
+
+def test_restricted_pod_admitted_and_bare_pod_refused_with_every_reason() -> None:
+    good = {"containers": [c("a", RESTRICTED_CONTEXT)], "volumes": [{"name": "v", "configMap": {"name": "x"}}]}
+    assert pss.evaluate_pod({}, good, "restricted") == []
+    assert pss.evaluate_pod({}, {"containers": [c("a")]}, "baseline") == []
+    failures = pss.evaluate_pod({}, {"containers": [c("a")]}, "restricted")
+    assert [f.check for f in failures] == [
+        "allowPrivilegeEscalation",
+        "runAsNonRoot",
+        "seccompProfile_restricted",
+        "capabilities_restricted",
+    ]
+    assert pss.forbidden_message(failures, "restricted", "v1.33").startswith(
+        'violates PodSecurity "restricted:v1.33": allowPrivilegeEscalation != false (container "a" must set'
+    )
+
+
+def test_namespace_policy_from_labels() -> None:
+    policy = pss.NamespacePolicy.from_labels(
+        {"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "v1.30"}
+    )
+    assert (policy.level, policy.version) == ("restricted", (1, 30))
+    assert pss.NamespacePolicy.from_labels({}).level == "privileged"
+    assert pss.NamespacePolicy.from_labels({"pod-security.kubernetes.io/enforce": "baseline"}).version == (1, 33)

@@ -1,0 +1,239 @@
+"""The `charts` tier: the upstream charts hpcforge deploys, rendered as helm.v4.Chart renders them.
+
+Needs $HPCFORGE_CHARTS: a directory of the unpacked charts at their pinned versions
+(`<chart>-<version>/`, see docs/charts.md for how to make one). Without it the tier skips with that
+reason, the one skip `.ci/run` (HPCFORGE_STRICT=1) allows: no chart repository is reachable from CI.
+
+For dev, prod, and prod delivered by Pulumi (`pulumi` delivery is where helm.v4.Chart drops hooks):
+0 render errors, 0 unhandled hooks, every rendered object valid against the Kubernetes schema and
+the CRDs, and the defects found by rendering stay fixed (restricted securityContexts, nothing in a
+namespace the AppProject does not list, the Kueue visibility port admitted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from offline import schema
+from offline.chart_objects import chart_documents
+from offline.chart_source import ChartSource
+from offline.charts import RenderReport, hook_errors, render_stack
+from offline.engine import RecordedStack
+
+from .helpers import REPO, require_charts, require_shared, run_stack, run_stack_file
+
+pytestmark = pytest.mark.charts
+
+KUBERNETES = "1.33"
+STACKS = ("dev", "prod", "prod-pulumi")
+
+
+@pytest.fixture(scope="module")
+def charts_dir() -> Path:
+    return require_charts()
+
+
+def _stack(name: str, tmp_dir: Path) -> RecordedStack:
+    if name != "prod-pulumi":
+        return run_stack(name)
+    document = yaml.safe_load((REPO / "Pulumi.prod.yaml").read_text())
+    document["config"]["hpcforge:delivery"] = "pulumi"
+    path = tmp_dir / "Pulumi.prod.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return run_stack_file(path, "prod")
+
+
+@pytest.fixture(scope="module", params=STACKS)
+def rendered(
+    request: pytest.FixtureRequest, charts_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, RecordedStack, RenderReport]]:
+    stack = _stack(request.param, tmp_path_factory.mktemp("stack"))
+    report = render_stack(stack, ChartSource(charts_from=charts_dir), KUBERNETES)
+    hooks = sum(len(c.hooks) for c in report.charts)
+    unhandled = sum(len(hook_errors(c)) for c in report.charts)
+    print(f"\n[charts tier] {request.param}: {len(report.charts)} charts, {len(report.errors)} render errors")
+    print(f"[charts tier] {request.param}: {hooks} hooks rendered, {unhandled} unhandled (dropped by helm.v4.Chart)")
+    for release, objects, crds, chart_hooks in report.counts():
+        print(f"[charts tier] {request.param}:   {release}: {objects} objects, {crds} CRDs, {chart_hooks} hooks")
+    yield request.param, stack, report
+
+
+def _objects(report: RenderReport, release: str) -> list[dict[str, Any]]:
+    return next(c.objects for c in report.charts if c.release.release == release)
+
+
+def _pod_spec(document: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = document["spec"]["template"]["spec"]
+    return spec
+
+
+def test_every_chart_renders_without_error_or_unhandled_hook(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
+    _, _, report = rendered
+    assert report.charts
+    assert report.errors == []
+    assert [c.release.release for c in report.charts if hook_errors(c)] == []
+
+
+def test_rendered_objects_validate_against_the_kubernetes_schema_and_crds(
+    rendered: tuple[str, RecordedStack, RenderReport],
+) -> None:
+    shared = require_shared("crds").parent
+    name, _, report = rendered
+    result = schema.check_documents(chart_documents(report), KUBERNETES, shared)
+    print(
+        f"[charts tier] {name}: schema: {result.builtin} built-in objects, {result.custom} custom resources, "
+        f"{len(result.errors)} errors"
+    )
+    assert result.errors == []
+
+
+RESTRICTED_DEPLOYMENTS = {
+    "mariadb-operator": ("mariadb-operator", "mariadb-operator-webhook", "mariadb-operator-cert-controller"),
+    "slurm-operator": ("slurm-operator", "slurm-operator-webhook"),
+    "argo-workflows": ("argo-workflows-workflow-controller",),
+}
+
+
+def _restricted_problems(pod: dict[str, Any]) -> list[str]:
+    """The `restricted` checks these Deployments failed (Pod Security Standards, Kubernetes 1.33)."""
+    problems = []
+    pod_context = pod.get("securityContext") or {}
+    for container in pod["containers"]:
+        context = container.get("securityContext") or {}
+        if context.get("allowPrivilegeEscalation") is not False:
+            problems.append(f"{container['name']}: allowPrivilegeEscalation != false")
+        if "ALL" not in ((context.get("capabilities") or {}).get("drop") or []):
+            problems.append(f"{container['name']}: capabilities.drop lacks ALL")
+        if not (context.get("runAsNonRoot") or pod_context.get("runAsNonRoot")):
+            problems.append(f"{container['name']}: runAsNonRoot != true")
+        profile = (context.get("seccompProfile") or pod_context.get("seccompProfile") or {}).get("type")
+        if profile not in ("RuntimeDefault", "Localhost"):
+            problems.append(f"{container['name']}: seccompProfile.type {profile!r}")
+    return problems
+
+
+def test_operator_deployments_pass_restricted(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
+    _, _, report = rendered
+    found = {}
+    for release, names in RESTRICTED_DEPLOYMENTS.items():
+        if not any(c.release.release == release for c in report.charts):
+            continue
+        deployments = {d["metadata"]["name"]: d for d in _objects(report, release) if d["kind"] == "Deployment"}
+        for name in names:
+            found[name] = _restricted_problems(_pod_spec(deployments[name]))
+    # argo-server runs only where the UI is on (prod).
+    for server in (d for c in report.charts for d in c.objects if d["kind"] == "Deployment"):
+        if server["metadata"]["name"] == "argo-workflows-server":
+            found["argo-workflows-server"] = _restricted_problems(_pod_spec(server))
+    assert found and all(problems == [] for problems in found.values()), found
+
+
+def test_argo_cd_delivered_objects_stay_in_the_project_destinations(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
+    _, stack, report = rendered
+    projects = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"] for r in stack.kubernetes_objects() if r.inputs["kind"] == "AppProject"
+    }
+    applications = {r.urn: r.inputs for r in stack.kubernetes_objects() if r.inputs["kind"] == "Application"}
+    outside = []
+    for chart in report.charts:
+        if chart.release.delivery != "argocd":
+            continue
+        project = projects[applications[chart.release.urn]["spec"]["project"]]
+        allowed = {d["namespace"] for d in project["destinations"]}
+        outside += [
+            f"{chart.release.release}: {o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}"
+            for o in chart.installed
+            if o["metadata"].get("namespace") and o["metadata"]["namespace"] not in allowed
+        ]
+    assert outside == []
+
+
+def test_kueue_visibility_port_is_admitted(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
+    _, stack, report = rendered
+    if not any(c.release.release == "kueue" for c in report.charts):
+        assert not any(r.type == "hpcforge:batch:Batch" for r in stack.resources)  # no Kueue: nothing to admit
+        return
+    service = next(
+        o for o in _objects(report, "kueue") if o["kind"] == "Service" and o["metadata"]["name"] == "kueue-visibility-server"
+    )
+    target = service["spec"]["ports"][0]["targetPort"]
+    admitted = {
+        port.get("port")
+        for r in stack.kubernetes_objects()
+        if r.inputs["kind"] == "NetworkPolicy" and r.inputs["metadata"].get("namespace") == "kueue-system"
+        for rule in r.inputs["spec"].get("ingress") or []
+        for port in rule.get("ports") or []
+    }
+    assert target in admitted
+
+
+def test_each_known_hook_renders_when_its_values_are_not_set(charts_dir: Path) -> None:
+    """components/chart_hooks.py is load-bearing: without its values each chart renders its hook, which
+    the renderer then names as an error."""
+    import dataclasses
+
+    from components.chart_hooks import HOOKS, hook_values
+    from offline.charts import chart_releases, render_release
+
+    def without(values: Any, switch: Any) -> Any:
+        if not isinstance(values, dict) or not isinstance(switch, dict):
+            return values
+        return {k: without(v, switch.get(k)) for k, v in values.items() if k not in switch or isinstance(switch[k], dict)}
+
+    releases = {r.pin.chart: r for r in chart_releases(run_stack("prod"))}
+    for chart in sorted({h.chart for h in HOOKS}):
+        release = releases[chart]
+        bare = dataclasses.replace(release, values=without(dict(release.values), hook_values(release.pin)), delivery="pulumi")
+        source = ChartSource(charts_from=charts_dir).locate(release.pin)
+        rendered = render_release(bare, source, kubernetes_version=KUBERNETES, api_versions=[])
+        errors = hook_errors(rendered)
+        print(f"[charts tier] {chart} without hpcforge's hook values: {len(rendered.hooks)} hooks, e.g. {errors[0][:160]}")
+        assert errors and all(f"chart {chart} {release.pin.version}" in e for e in errors)
+
+
+def test_no_generated_secret_reaches_the_rendered_objects(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
+    """Secret values (RandomPassword results in the values) render as `[secret]`; the mock engine's
+    stand-ins (`MOCKSECRET...`) must appear in no rendered file."""
+    from offline.engine import REDACTED
+
+    _, _, report = rendered
+    dumped = yaml.safe_dump([document for _, document in chart_documents(report)])
+    assert "MOCKSECRET" not in dumped
+    argocd_values = next(c.release.values for c in report.charts if c.release.release == "argocd")
+    assert argocd_values["configs"]["secret"]["argocdServerAdminPassword"] == REDACTED
+
+
+@pytest.mark.policy_protocol
+def test_latest_through_upstream_chart_values_fails_the_check_only_when_rendered(charts_dir: Path) -> None:
+    """The issue's example: `redis.image.tag: latest` in argo-cd's values passes a check of the Chart's
+    declared values and fails `images-pinned` (mandatory in prod) on the rendered Deployment."""
+    import dataclasses
+
+    from offline.chart_objects import engine_view
+    from offline.check import PackSpec, check_recorded_stack
+
+    stack = run_stack("dev")
+    override = {"redis": {"image": {"tag": "latest"}}}
+
+    def with_latest(resource: Any) -> Any:
+        if not (resource.is_chart and resource.name == "argocd"):
+            return resource
+        return dataclasses.replace(
+            resource,
+            inputs={**resource.inputs, "values": {**resource.inputs["values"], **override}},
+            raw_inputs={**resource.raw_inputs, "values": {**resource.raw_inputs["values"], **override}},
+        )
+
+    resources = [with_latest(r) for r in stack.resources]
+    stack = dataclasses.replace(stack, resources=resources)
+    packs = [PackSpec(REPO / "policies" / "gitops-drift", REPO / "policies" / "config" / "prod.json")]
+    assert check_recorded_stack(stack, packs).select(policy="images-pinned") == []
+    report = render_stack(stack, ChartSource(charts_from=charts_dir), KUBERNETES)
+    findings = check_recorded_stack(engine_view(stack, report), packs).select(policy="images-pinned")
+    assert [(f.level, f.urn.rsplit("::", 1)[-1]) for f in findings] == [("mandatory", "argocd:argocd/argocd-redis")]
+    assert ":latest" in findings[0].message

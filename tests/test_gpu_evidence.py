@@ -1,0 +1,96 @@
+"""GPU deployment evidence: the NCCL all-reduce and RDMA device checks against a fake kubectl.
+
+The nccl-tests output below is written in the format nccl-tests prints (its closing "# Avg bus bandwidth"
+line); it was not captured on hardware (no GPU machine was available to this work).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from components.config import load_config
+from components.layers.evidence_gpu import gpu_check_environments
+from components.versions import Images
+
+from .helpers import config_values, raw_config
+from .test_operations import SLURM, _ok, run_check
+
+NCCL = {
+    **SLURM,
+    "GPU_PARTITION": "h100",
+    "NCCL_NODES": "2",
+    "NCCL_GPUS_PER_NODE": "8",
+    "NCCL_IMAGE": Images.NCCL_TESTS.ref,
+    "NCCL_MESSAGE_SIZE": "1G",
+    "NCCL_MIN_BUSBW": "300",
+}
+
+
+def nccl_output(busbw: str) -> str:
+    return (
+        "# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+        "  1073741824     268435456     float     sum      -1   5409.1  198.51  372.20      0\n"
+        "# Out of bounds values : 0 OK\n"
+        f"# Avg bus bandwidth    : {busbw} \n"
+    )
+
+
+def test_allreduce_above_the_floor_passes(tmp_path: Path) -> None:
+    answers = [{"match": "srun --partition=h100 --nodes=2", "stdout": nccl_output("372.2")}]
+    report = _ok(run_check(tmp_path, "nccl-allreduce.sh", answers, NCCL), "nccl-allreduce")
+    assert report["detail"] == "NCCL all-reduce over 2 nodes x 8 GPUs: bus bandwidth 372.2 GB/s (floor 300 GB/s)"
+    call = (tmp_path / "kubectl.log").read_text()
+    assert f"--container-image={Images.NCCL_TESTS.ref}" in call and "--gpus-per-node=8" in call and "-b 1G -e 1G" in call
+
+
+def test_allreduce_below_the_floor_fails(tmp_path: Path) -> None:
+    answers = [{"match": "srun", "stdout": nccl_output("41.7")}]
+    result = run_check(tmp_path, "nccl-allreduce.sh", answers, NCCL)
+    assert result.returncode == 1
+    assert "bus bandwidth 41.7 GB/s is below the floor of 300 GB/s" in result.stderr
+
+
+def test_allreduce_without_a_result_or_failing_fails(tmp_path: Path) -> None:
+    result = run_check(tmp_path, "nccl-allreduce.sh", [{"match": "srun", "stdout": "srun: error: no GPUs\n"}], NCCL)
+    assert result.returncode == 1 and "printed no average bus bandwidth" in result.stderr
+    failed = run_check(
+        tmp_path, "nccl-allreduce.sh", [{"match": "srun", "stderr": "srun: error: Unable to allocate\n", "exit": 1}], NCCL
+    )
+    assert failed.returncode == 1 and "NCCL all-reduce in partition h100 failed: srun: error: Unable to allocate" in failed.stderr
+
+
+RDMA = {**SLURM, "GPU_PARTITION": "h100", "RDMA_MIN_DEVICES": "4"}
+
+
+def test_rdma_devices_and_memlock(tmp_path: Path) -> None:
+    answers = [{"match": "hpcforge-rdma", "stdout": "devices: mlx5_0 mlx5_1 mlx5_2 mlx5_3 \nmemlock: unlimited\n"}]
+    report = _ok(run_check(tmp_path, "rdma-devices.sh", answers, RDMA), "rdma-devices")
+    assert report["detail"] == "4 RDMA device(s) (mlx5_0 mlx5_1 mlx5_2 mlx5_3), memlock unlimited"
+    few = run_check(tmp_path, "rdma-devices.sh", [{"match": "srun", "stdout": "devices: mlx5_0 \nmemlock: unlimited\n"}], RDMA)
+    assert few.returncode == 1 and "sees 1 RDMA device(s) (mlx5_0 ), expected at least 4" in few.stderr
+    locked = run_check(tmp_path, "rdma-devices.sh", [{"match": "srun", "stdout": "devices: a b c d\nmemlock: 8192\n"}], RDMA)
+    assert locked.returncode == 1 and "may lock only 8192 KiB" in locked.stderr
+
+
+def test_prod_gpu_checks_follow_config() -> None:
+    prod = load_config(raw_config(config_values("prod")))
+    checks = {name: env for name, _, env in gpu_check_environments(prod, dict(SLURM))}
+    assert list(checks) == ["gpu-allocatable", "rdma-devices", "nccl-allreduce"]
+    assert checks["gpu-allocatable"]["GPU_NODESETS"] == (
+        "gpu-a100|hpcforge.io/pool=gpu-a100|nvidia.com/gpu|8|8 gpu-h100|hpcforge.io/pool=gpu-h100|nvidia.com/gpu|8|4"
+    )
+    assert checks["nccl-allreduce"]["NCCL_MIN_BUSBW"] == "300" and checks["nccl-allreduce"]["GPU_PARTITION"] == "h100"
+    assert checks["rdma-devices"]["RDMA_MIN_DEVICES"] == "4"  # the four InfiniBand rails of gpu-h100
+    dev = load_config(raw_config(config_values("dev")))
+    assert gpu_check_environments(dev, dict(SLURM)) == []  # no GPU partition
+
+
+def test_device_plugin_offers_the_nodesets_gpus(tmp_path: Path) -> None:
+    env = {"GPU_NODESETS": "gpu-h100|hpcforge.io/pool=gpu-h100|nvidia.com/gpu|8|2"}
+    answers = [{"match": "get nodes -l hpcforge.io/pool=gpu-h100", "stdout": "h1=8\nh2=8\nh3=\n"}]
+    report = _ok(run_check(tmp_path, "gpu-allocatable.sh", answers, env), "gpu-allocatable")
+    assert report["detail"] == "gpu-h100: 2 node(s) offer 8 nvidia.com/gpu"
+    assert "allocatable.nvidia\\.com/gpu" in (tmp_path / "kubectl.log").read_text()
+    short = run_check(tmp_path, "gpu-allocatable.sh", [{"match": "get nodes", "stdout": "h1=8\nh2=4\nh3=\n"}], env)
+    assert short.returncode == 1 and "nodeset gpu-h100: 1 node(s) offer 8 nvidia.com/gpu, 2 needed" in short.stderr

@@ -1,0 +1,249 @@
+"""The GPU prolog/epilog health checks, run against a fake nvidia-smi that replays fixtures.
+
+The fixtures under tests/fixtures/nvidia-smi/ are RECONSTRUCTED from NVIDIA's documentation and
+the facts recorded on a real H100 (driver 580; see their README.md), not captured: no GPU machine
+was available. The fake refuses query fields its fixture does not list the way nvidia-smi refuses
+`health` (exit 2), so a script asking for a field that does not exist fails here too.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from components.config.gpu import GpuHealthConfig
+from components.renderers.script_settings import apply_settings, gpu_health_settings
+from offline.engine import RecordedStack
+
+from .helpers import REPO
+
+PROLOG = REPO / "scripts/slurm/prolog/10-gpu-check.sh"
+EPILOG = REPO / "scripts/slurm/epilog/10-gpu-check.sh"
+FIXTURES = REPO / "tests/fixtures/nvidia-smi"
+FAKES = REPO / "tests/fakes"
+
+
+def run_script(
+    script: Path, fixture: str | None, tmp_path: Path, gpus: str | None = "0", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environment = {
+        "PATH": f"{FAKES}:{tmp_path}:/usr/bin:/bin",
+        "FAKE_NVIDIA_SMI_LOG": str(tmp_path / "nvidia-smi.log"),
+        "GPU_CHECK_SETTLE_SECONDS": "0",
+    }
+    if fixture is not None:
+        environment["FAKE_NVIDIA_SMI_FIXTURE"] = str(FIXTURES / fixture)
+    if gpus is not None:
+        environment["SLURM_JOB_GPUS"] = gpus
+    environment.update(env or {})
+    return subprocess.run(["bash", str(script)], env=environment, capture_output=True, text=True, timeout=60, check=False)
+
+
+def smi_calls(tmp_path: Path) -> list[str]:
+    log = tmp_path / "nvidia-smi.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_every_fixture_says_it_was_reconstructed_not_captured() -> None:
+    fixtures = sorted(FIXTURES.glob("*.txt"))
+    assert len(fixtures) >= 9
+    for path in fixtures:
+        assert path.read_text().startswith("# RECONSTRUCTED, NOT CAPTURED"), path.name
+
+
+def test_fake_refuses_the_health_field_like_the_recorded_h100(tmp_path: Path) -> None:
+    env = {**os.environ, "FAKE_NVIDIA_SMI_FIXTURE": str(FIXTURES / "healthy-h100x1.txt")}
+    result = subprocess.run(
+        [str(FAKES / "nvidia-smi"), "--query-gpu=index,health", "--format=csv,noheader,nounits"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stdout.strip() == 'Field "health" is not a valid field to query.'
+
+
+# --- prolog ---------------------------------------------------------------------------------------
+
+
+def test_prolog_passes_on_a_healthy_h100(tmp_path: Path) -> None:
+    result = run_script(PROLOG, "healthy-h100x1.txt", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert len(smi_calls(tmp_path)) == 1 and "-i" not in smi_calls(tmp_path)[0].split()
+
+
+def test_prolog_passes_on_eight_healthy_gpus(tmp_path: Path) -> None:
+    assert run_script(PROLOG, "healthy-h100x8.txt", tmp_path, gpus="0,1,2,3,4,5,6,7").returncode == 0
+
+
+def test_prolog_without_gpus_does_not_run_nvidia_smi(tmp_path: Path) -> None:
+    result = run_script(PROLOG, None, tmp_path, gpus=None)
+    assert result.returncode == 0 and smi_calls(tmp_path) == []
+
+
+def test_prolog_fails_for_an_index_that_does_not_exist(tmp_path: Path) -> None:
+    result = run_script(PROLOG, "healthy-h100x1.txt", tmp_path, gpus="9")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "gpu-check: GPU 9: not found (nvidia-smi lists: 0)"
+
+
+def test_prolog_names_the_gpu_with_a_pending_row_remap(tmp_path: Path) -> None:
+    result = run_script(PROLOG, "pending-remap.txt", tmp_path, gpus="0,1,2,3")
+    assert result.returncode == 1
+    assert (
+        result.stderr.strip()
+        == "gpu-check: GPU 3 (00000000:5D:00.0, NVIDIA H100 80GB HBM3): row remapping pending (reset the GPU)"
+    )
+
+
+def test_pending_row_remap_can_be_tolerated_by_config(tmp_path: Path) -> None:
+    result = run_script(PROLOG, "pending-remap.txt", tmp_path, gpus="3", env={"GPU_CHECK_PENDING_ROW_REMAP": "ignore"})
+    assert result.returncode == 0, result.stderr
+
+
+def test_prolog_fails_on_uncorrectable_ecc_errors_over_the_threshold(tmp_path: Path) -> None:
+    result = run_script(PROLOG, "ecc-error.txt", tmp_path)
+    assert result.returncode == 1
+    assert "GPU 0 (00000000:19:00.0, NVIDIA H100 80GB HBM3): 2 volatile uncorrectable ECC error(s) (allowed: 0)" in result.stderr
+    assert run_script(PROLOG, "ecc-error.txt", tmp_path, env={"GPU_CHECK_MAX_VOLATILE_UNCORRECTED_ECC": "2"}).returncode == 0
+
+
+def test_not_reported_values_skip_their_check(tmp_path: Path) -> None:
+    # ECC disabled: the counters print [N/A]; page retirement is [N/A] on H100 in every fixture.
+    assert run_script(PROLOG, "ecc-disabled.txt", tmp_path).returncode == 0
+
+
+def test_an_unreadable_value_fails(tmp_path: Path) -> None:
+    result = run_script(PROLOG, "unknown-error.txt", tmp_path)
+    assert result.returncode == 1 and "unreadable volatile uncorrectable ECC count '[Unknown Error]'" in result.stderr
+
+
+def test_pending_page_retirement_fails_where_it_is_reported(tmp_path: Path) -> None:
+    result = run_script(PROLOG, "pending-retirement.txt", tmp_path)
+    assert result.returncode == 1 and "GPU 0 (00000000:07:00.0, NVIDIA A100-SXM4-80GB): page retirement pending" in result.stderr
+
+
+def test_node_scope_checks_every_gpu_for_mig_jobs(tmp_path: Path) -> None:
+    # A MIG job's SLURM_JOB_GPUS (here 41) names a MIG device, not an nvidia-smi GPU index.
+    healthy = run_script(PROLOG, "healthy-h100x8.txt", tmp_path, gpus="41", env={"GPU_CHECK_SCOPE": "node"})
+    assert healthy.returncode == 0, healthy.stderr
+    remap = run_script(PROLOG, "pending-remap.txt", tmp_path, gpus="41", env={"GPU_CHECK_SCOPE": "node"})
+    assert remap.returncode == 1 and "GPU 3 (00000000:5D:00.0, NVIDIA H100 80GB HBM3): row remapping pending" in remap.stderr
+    assert gpu_health_settings(GpuHealthConfig(), mig=True)["GPU_CHECK_SCOPE"] == "node"
+    assert gpu_health_settings(GpuHealthConfig())["GPU_CHECK_SCOPE"] == "job"
+
+
+def test_prolog_reports_nvidia_smi_failing(tmp_path: Path) -> None:
+    result = run_script(PROLOG, "driver-failing.txt", tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "gpu-check: nvidia-smi failed (exit 9): NVIDIA-SMI has failed because it couldn't communicate"
+    )
+
+
+def test_missing_nvidia_smi_fails(tmp_path: Path) -> None:
+    result = run_script(PROLOG, None, tmp_path, env={"GPU_CHECK_NVIDIA_SMI": "no-such-nvidia-smi"})
+    assert result.returncode == 1 and "the job has GPUs (0) but no-such-nvidia-smi is missing" in result.stderr
+
+
+def test_a_garbled_gpu_list_fails(tmp_path: Path) -> None:
+    result = run_script(PROLOG, "healthy-h100x1.txt", tmp_path, gpus="0,gpu1")
+    assert result.returncode == 1 and "cannot read the job's GPU list '0,gpu1'" in result.stderr
+
+
+def _fake(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / name
+    path.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/{name}.log\n{body}\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_failure_drains_the_node_with_the_gpu_and_reason(tmp_path: Path) -> None:
+    _fake(tmp_path, "scontrol", "exit 0")
+    result = run_script(PROLOG, "pending-remap.txt", tmp_path, gpus="3", env={"SLURMD_NODENAME": "gpu-h100-0"})
+    assert result.returncode == 1
+    assert (tmp_path / "scontrol.log").read_text().strip() == (
+        "update NodeName=gpu-h100-0 State=DRAIN "
+        "Reason=gpu-check: GPU 3 (00000000:5D:00.0, NVIDIA H100 80GB HBM3): row remapping pending (reset the GPU)"
+    )
+
+
+def test_dcgm_diag_runs_on_the_jobs_gpus_when_configured(tmp_path: Path) -> None:
+    _fake(tmp_path, "dcgmi", "echo 'Memory  Fail - GPU 1 memory test'; exit 226")
+    skipped = run_script(PROLOG, "healthy-h100x8.txt", tmp_path, gpus="0,1")
+    assert skipped.returncode == 0 and not (tmp_path / "dcgmi.log").exists()
+    result = run_script(PROLOG, "healthy-h100x8.txt", tmp_path, gpus="0,1", env={"GPU_CHECK_DCGM_DIAG_LEVEL": "1"})
+    assert (tmp_path / "dcgmi.log").read_text().strip() == "diag -r 1 -i 0,1"
+    assert result.returncode == 1 and "dcgmi diag -r 1 failed (exit 226): Memory  Fail - GPU 1 memory test" in result.stderr
+
+
+# --- epilog ---------------------------------------------------------------------------------------
+
+
+def test_epilog_passes_when_the_gpus_are_free(tmp_path: Path) -> None:
+    result = run_script(EPILOG, "healthy-h100x1.txt", tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+def test_epilog_names_a_leftover_process(tmp_path: Path) -> None:
+    result = run_script(EPILOG, "leftover-process.txt", tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip() == "gpu-epilog: GPU 0 (00000000:19:00.0): process 48213 (python3) still holds 40960 MiB"
+
+
+def test_epilog_fails_on_memory_left_in_use_over_the_threshold(tmp_path: Path) -> None:
+    result = run_script(EPILOG, "leftover-memory.txt", tmp_path)
+    assert result.returncode == 1 and "30000 MiB of memory still in use (allowed: 1024 MiB)" in result.stderr
+    assert run_script(EPILOG, "leftover-memory.txt", tmp_path, env={"GPU_CHECK_MAX_MEMORY_USED_MIB": "30000"}).returncode == 0
+
+
+def test_epilog_waits_for_processes_to_exit_before_failing(tmp_path: Path) -> None:
+    result = run_script(EPILOG, "leftover-process.txt", tmp_path, env={"GPU_CHECK_SETTLE_SECONDS": "2"})
+    assert result.returncode == 1
+    assert len(smi_calls(tmp_path)) == 2 * 3  # two queries per attempt: at 0, 1 and 2 seconds
+
+
+def test_epilog_does_not_judge_mig_jobs(tmp_path: Path) -> None:
+    result = run_script(EPILOG, "leftover-process.txt", tmp_path, gpus="41", env={"GPU_CHECK_SCOPE": "node"})
+    assert result.returncode == 0 and smi_calls(tmp_path) == []
+
+
+def test_epilog_reports_nvidia_smi_failing(tmp_path: Path) -> None:
+    result = run_script(EPILOG, "driver-failing.txt", tmp_path)
+    assert result.returncode == 1 and "gpu-epilog: nvidia-smi failed (exit 9)" in result.stderr
+
+
+# --- settings from config -------------------------------------------------------------------------
+
+
+def test_settings_block_takes_the_configured_thresholds() -> None:
+    health = GpuHealthConfig.model_validate({"maxVolatileUncorrectedEcc": 3, "failOnPendingRowRemap": False, "dcgmDiagLevel": 2})
+    text = apply_settings(PROLOG.read_text(), gpu_health_settings(health))
+    assert ': "${GPU_CHECK_MAX_VOLATILE_UNCORRECTED_ECC:=3}"' in text
+    assert ': "${GPU_CHECK_PENDING_ROW_REMAP:=ignore}"' in text
+    assert ': "${GPU_CHECK_DCGM_DIAG_LEVEL:=2}"' in text
+    assert text.replace("=3}", "=0}").replace("=ignore}", "=fail}").replace("=2}", "=0}") == PROLOG.read_text()
+
+
+def test_settings_refuse_values_that_would_change_the_script() -> None:
+    with pytest.raises(ValueError, match="only letters, digits"):
+        apply_settings(PROLOG.read_text(), {"GPU_CHECK_NVIDIA_SMI": "x}; rm -rf /"})
+    with pytest.raises(ValueError, match="not a plain command name"):
+        GpuHealthConfig.model_validate({"nvidiaSmi": "nvidia-smi; reboot"})
+
+
+def test_a_script_without_settings_block_is_unchanged() -> None:
+    text = (REPO / "scripts/slurm/prolog/00-health.sh").read_text()
+    assert apply_settings(text, {"GPU_CHECK_DRAIN": "no"}) == text
+
+
+@pytest.mark.program
+def test_prod_configmaps_carry_the_configured_gpu_thresholds(prod_stack: RecordedStack) -> None:
+    maps = {
+        r.inputs["metadata"]["name"]: r.inputs["data"]
+        for r in prod_stack.kubernetes_objects()
+        if r.inputs["kind"] == "ConfigMap" and r.inputs["metadata"]["name"] in {"slurm-prolog-scripts", "slurm-epilog-scripts"}
+    }
+    assert ': "${GPU_CHECK_DCGM_DIAG_LEVEL:=1}"' in maps["slurm-prolog-scripts"]["10-gpu-check.sh"]
+    assert ': "${GPU_CHECK_MAX_MEMORY_USED_MIB:=512}"' in maps["slurm-epilog-scripts"]["10-gpu-check.sh"]

@@ -1,0 +1,100 @@
+"""Tier 4 (real daemons): the GPU prolog and epilog as rendered into prod's ConfigMaps, run by a real
+Slurm 22.05 around a real GPU job, with the fake nvidia-smi replaying the (reconstructed, not
+captured) fixtures. The node has one GPU GRES backed by a stand-in device file, so slurmd gives the
+prolog `SLURM_JOB_GPUS` as it would on a GPU node.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from offline.engine import RecordedStack
+
+from .daemons import slurm
+from .daemons.slurm import SlurmCluster, node_line
+from .helpers import REPO, require_binaries
+from .test_real_slurm import require_root
+
+pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(300)]
+
+FIXTURES = REPO / "tests/fixtures/nvidia-smi"
+
+
+def _configmap_script(stack: RecordedStack, configmap: str, key: str) -> str:
+    data = next(
+        r.inputs["data"]
+        for r in stack.kubernetes_objects()
+        if r.inputs["kind"] == "ConfigMap" and r.inputs["metadata"]["name"] == configmap
+    )
+    text: str = data[key]
+    return text
+
+
+def _install(stack: RecordedStack, tmp_path: Path, fixture: str) -> tuple[Path, Path]:
+    """The rendered prolog and epilog GPU checks, pointed at a fake nvidia-smi replaying `fixture`."""
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(f'#!/bin/sh\nFAKE_NVIDIA_SMI_FIXTURE={FIXTURES / fixture} exec {REPO / "tests/fakes/nvidia-smi"} "$@"\n')
+    smi.chmod(0o755)
+    paths = []
+    for configmap, name in (("slurm-prolog-scripts", "prolog.sh"), ("slurm-epilog-scripts", "epilog.sh")):
+        text = _configmap_script(stack, configmap, "10-gpu-check.sh")
+        # What the layer rendered, with the one setting a test must own: where nvidia-smi is.
+        assert ': "${GPU_CHECK_NVIDIA_SMI:=nvidia-smi}"' in text
+        text = text.replace(': "${GPU_CHECK_NVIDIA_SMI:=nvidia-smi}"', f': "${{GPU_CHECK_NVIDIA_SMI:={smi}}}"')
+        text = text.replace(': "${GPU_CHECK_SETTLE_SECONDS:=10}"', ': "${GPU_CHECK_SETTLE_SECONDS:=1}"')
+        path = tmp_path / name
+        path.write_text(text)
+        path.chmod(0o755)
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def _cluster(tmp_path: Path, prolog: Path, epilog: Path) -> SlurmCluster:
+    return SlurmCluster(
+        tmp_path / "cluster",
+        "gpucheck",
+        nodes=[node_line("g1", gres="gpu:h100:1")],
+        partitions=["PartitionName=gpu Nodes=g1 Default=YES State=UP"],
+        extra_conf=f"GresTypes=gpu\nProlog={prolog}\nEpilog={epilog}\nFirstJobId={random.randint(200_000, 900_000)}\n",
+        # One stand-in device file per GPU: the gpu plugin counts files (see tests/daemons/slurm.py).
+        gres_conf="NodeName=g1 Name=gpu Type=h100 File=/dev/null\n",
+    )
+
+
+def test_healthy_gpu_job_runs_and_the_node_stays_idle(prod_stack: RecordedStack, tmp_path: Path) -> None:
+    require_root()
+    require_binaries(*slurm.REQUIRED_BINARIES)
+    prolog, epilog = _install(prod_stack, tmp_path, "healthy-h100x1.txt")
+    with _cluster(tmp_path, prolog, epilog) as cluster:
+        job = cluster.sbatch('echo "gpus=$SLURM_JOB_GPUS" > gpu-job.txt\n', args=["--gres=gpu:h100:1"])
+        assert cluster.wait_job(job, 60) == "COMPLETED", cluster.job_info(job)
+        assert (cluster.jobs_dir / "gpu-job.txt").read_text().strip() == "gpus=0"
+        assert cluster.node_state("g1") == "IDLE"
+
+
+def test_unhealthy_gpu_drains_the_node_with_the_gpu_and_reason(prod_stack: RecordedStack, tmp_path: Path) -> None:
+    require_root()
+    require_binaries(*slurm.REQUIRED_BINARIES)
+    prolog, epilog = _install(prod_stack, tmp_path, "ecc-error.txt")
+    with _cluster(tmp_path, prolog, epilog) as cluster:
+        cluster.sbatch("echo never\n", args=["--gres=gpu:h100:1"])
+        state = cluster.wait_node_state("g1", "DRAIN", 60)
+        assert "DRAIN" in state.split("+")
+        assert cluster.node_reason("g1") == (
+            "gpu-check: GPU 0 (00000000:19:00.0, NVIDIA H100 80GB HBM3): 2 volatile uncorrectable ECC error(s) (allowed: 0)"
+        )
+
+
+def test_leftover_gpu_process_after_a_job_drains_the_node(prod_stack: RecordedStack, tmp_path: Path) -> None:
+    require_root()
+    require_binaries(*slurm.REQUIRED_BINARIES)
+    prolog, epilog = _install(prod_stack, tmp_path, "leftover-process.txt")
+    # The prolog passes on this fixture (no ECC/remap problem); the epilog then finds the process.
+    with _cluster(tmp_path, prolog, epilog) as cluster:
+        job = cluster.sbatch("true\n", args=["--gres=gpu:h100:1"])
+        assert cluster.wait_job(job, 60) == "COMPLETED"
+        cluster.wait_node_state("g1", "DRAIN", 60)
+        assert cluster.node_reason("g1") == "gpu-epilog: GPU 0 (00000000:19:00.0): process 48213 (python3) still holds 40960 MiB"
