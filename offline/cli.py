@@ -3,7 +3,7 @@
     python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
     python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ...
-    python -m offline admission --stack prod [--config FILE] [--preview] [--objects DIR]
+    python -m offline admission --stack prod [--config FILE] [--preview] [--objects DIR] [--render-charts ...]
     python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     python -m offline migrate-inventory --stack prod [--config FILE]
     python -m offline urns    [--stack dev --stack prod] [--update]
@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_stack_arguments(admission)
     _add_preview_argument(admission)
     admission.add_argument("--objects", type=Path, help="also judge the objects in the YAML files under DIR (rendered charts)")
+    add_chart_arguments(admission)
     policy = commands.add_parser(
         "policy-config", help="print the policy configuration file that the stack's hpcforge:environmentKind selects"
     )
@@ -223,7 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "admission":
         from .admission import run_admission
 
-        return run_admission(stack, args)
+        try:
+            report = render_charts(args, stack)
+        except ChartRenderError as error:
+            return report_chart_error(error)
+        return run_admission(stack, args, chart_documents(report) if report else [])
 
     if args.command == "render":
         try:

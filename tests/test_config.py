@@ -274,3 +274,19 @@ def test_backups_without_the_accounting_database_are_refused_by_name() -> None:
     with pytest.raises(ConfigError) as raised:
         load_config(raw_config(values))
     assert any(m.startswith("hpcforge:backups:") and "accounting database" in m for m in raised.value.messages)
+
+
+def test_an_interface_name_starting_with_a_dash_is_refused_by_name() -> None:
+    values = config_values("prod")
+    values["hpcforge:network"]["advertisement"]["interfaces"] = ["-bond0"]
+    with pytest.raises(ConfigError) as raised:
+        load_config(raw_config(values))
+    assert any(m.startswith("hpcforge:network.advertisement.interfaces[0]:") and "'-bond0'" in m for m in raised.value.messages)
+
+
+def test_a_negative_gpu_index_on_an_rdma_nic_is_refused_by_name() -> None:
+    values = config_values("prod")
+    values["hpcforge:rdma"]["pools"][0]["nics"][1]["gpus"] = [2, -1]
+    with pytest.raises(ConfigError) as raised:
+        load_config(raw_config(values))
+    assert any(m.startswith("hpcforge:rdma.pools[0].nics[1].gpus[1]:") for m in raised.value.messages), raised.value.messages

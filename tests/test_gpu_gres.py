@@ -191,7 +191,9 @@ def test_gpu_pod_has_its_gres_at_first_registration_slurm_operator_pr_191(prod: 
     a100 = prod.slurm.nodeset("gpu-a100")
     assert a100 is not None and a100.gpus is not None
     conf = slinky_conf(a100)
-    assert conf == "Features=gpu-a100 Gres=gpu:a100:8"
+    # the node weight (slurm.nodesets[].weight) rides along in --conf too
+    weight = f" Weight={a100.weight}" if a100.weight is not None else ""
+    assert conf == f"Features=gpu-a100 Gres=gpu:a100:8{weight}"
     gres = gres_conf(prod.slurm)
     assert gres is not None
     with SlurmCluster(

@@ -108,7 +108,13 @@ def test_lab_without_accounting_deploys_no_database(tmp_path: Path, dev_stack: R
     # The same stack with accounting has all of it.
     assert "hpcforge:database:Database" in {r.type for r in dev_stack.resources}
     assert "allow-egress-database" in _slurm_policy_names(dev_stack)
-    path = write_variant(tmp_path, "dev", lambda v: v["hpcforge:slurm"].update(accounting={"enabled": False}), name="lab")
+
+    def lab(values: dict[str, Any]) -> None:
+        values["hpcforge:slurm"].update(accounting={"enabled": False})
+        values["hpcforge:slurm"].pop("accounts", None)  # Slurm accounts need slurmdbd
+        values.pop("hpcforge:backups", None)  # nothing to back up without the database
+
+    path = write_variant(tmp_path, "dev", lab, name="lab")
     stack = run_stack_file(path, "lab")
     types = {r.type for r in stack.resources}
     assert "hpcforge:database:Database" not in types

@@ -28,6 +28,8 @@ RESERVED_USERS = frozenset({"root"})
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 _TRES = re.compile(r"^(cpu|mem|node|energy|billing|fs/disk|vmem|pages|license/[a-z0-9_-]+|gres/[a-z0-9_]+(:[a-z0-9_]+)?)$")
 _TRES_COUNT = re.compile(r"^[0-9]+$")
+#: Largest limit taken here: Slurm keeps job counts in 32 bits and reserves the top values for INFINITE/NO_VAL.
+MAX_LIMIT = 2**31 - 1
 _TRES_MEM = re.compile(r"^[0-9]+[KMGT]?$")
 # Slurm's time_str2mins forms (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS).
 _TIME = re.compile(
@@ -66,6 +68,8 @@ def _tres(value: dict[str, Any]) -> dict[str, str]:
         pattern = _TRES_MEM if key == "mem" else _TRES_COUNT
         if not pattern.match(text):
             raise ValueError(f"{key}: {raw!r} is not a {'memory size (e.g. 512G)' if key == 'mem' else 'whole count'}")
+        if int(text.rstrip("KMGT")) > MAX_LIMIT:
+            raise ValueError(f"{key}: {raw!r} is out of range (at most {MAX_LIMIT})")
         out[key] = text
     return out
 
@@ -110,11 +114,11 @@ class QosConfig(StrictModel):
     """`GrpTRES`: what all running jobs of the QOS together may use."""
     max_wall: AcctTime | None = None
     """`MaxWall` of a job in this QOS (null: no limit)."""
-    max_jobs_per_user: int | None = Field(default=None, ge=0)
+    max_jobs_per_user: int | None = Field(default=None, ge=0, le=MAX_LIMIT)
     """`MaxJobsPerUser`: running jobs per user (null: no limit)."""
-    max_submit_jobs_per_user: int | None = Field(default=None, ge=0)
+    max_submit_jobs_per_user: int | None = Field(default=None, ge=0, le=MAX_LIMIT)
     """`MaxSubmitJobsPerUser`: queued and running jobs per user (null: no limit)."""
-    grp_jobs: int | None = Field(default=None, ge=0)
+    grp_jobs: int | None = Field(default=None, ge=0, le=MAX_LIMIT)
     """`GrpJobs`: running jobs of the QOS together (null: no limit)."""
     preempt: tuple[AcctName, ...] = ()
     """`Preempt`: QOS whose jobs this QOS's jobs may preempt (needs `PreemptType=preempt/qos` in slurm.conf)."""

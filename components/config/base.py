@@ -65,6 +65,9 @@ def describe_value(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return f"{'true' if value else 'false'}, a boolean"
+    if isinstance(value, int) and not -(10**60) < value < 10**60:
+        # str() of an int over 4,300 digits raises (sys.int_info.default_max_str_digits): never print it whole.
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"
     if isinstance(value, int | float):
         return f"{value}, a number"
     if isinstance(value, dict):
@@ -255,10 +258,12 @@ LabelValue = Annotated[str, AfterValidator(_label_value)]
 
 def _linux_ifname(value: str) -> str:
     # Linux dev_valid_name (net/core/dev.c): 1 to 15 bytes (IFNAMSIZ 16), not "." or "..", no '/', ':' or
-    # space; hpcforge also keeps to the characters interface names use in practice (udev, systemd, VLANs).
-    if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,15}", value) or value in (".", ".."):
+    # space; hpcforge also keeps to the characters interface names use in practice (udev, systemd, VLANs),
+    # and refuses a leading '-', which `ip link` and the CNI plugins would read as an option.
+    if not re.fullmatch(r"[A-Za-z0-9_.@][A-Za-z0-9_.@-]{0,14}", value) or value in (".", ".."):
         raise ValueError(
-            f"{value!r} is not a Linux interface name (1 to 15 letters, digits, '_', '.', '-' or '@', e.g. eth1, bond0.20)"
+            f"{value!r} is not a Linux interface name (1 to 15 letters, digits, '_', '.', '-' or '@', not starting with '-';"
+            " e.g. eth1, bond0.20)"
         )
     return value
 

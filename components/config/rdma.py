@@ -5,21 +5,12 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from .base import K8sName, ProblemCollector, StrictModel, duplicates
+from .base import InterfaceName, K8sName, ProblemCollector, StrictModel, duplicates
 
 if TYPE_CHECKING:
     from .root import PlatformConfig
-
-
-def _interface(value: str) -> str:
-    if not value or len(value) > 15 or any(not (ch.isalnum() or ch in "._-") for ch in value):
-        raise ValueError(f"{value!r} is not a network interface name (at most 15 letters, digits, '.', '_', '-')")
-    return value
-
-
-InterfaceName = Annotated[str, AfterValidator(_interface)]
 
 
 class Fabric(StrictModel):
@@ -77,8 +68,8 @@ class Nic(StrictModel):
     """The port's network interface on the host (e.g. ibp12s0, ens1f0np0): the device plugin selects it by name."""
     fabric: K8sName
     """The fabric (rail) this port is cabled to."""
-    gpus: tuple[int, ...] = ()
-    """GPU indexes this NIC serves (the rail: `nvidia-smi topo -m` shows PIX/PXB between them)."""
+    gpus: tuple[Annotated[int, Field(ge=0, le=63)], ...] = ()
+    """GPU indexes this NIC serves (0 to 63) (the rail: `nvidia-smi topo -m` shows PIX/PXB between them)."""
 
 
 class PoolNics(StrictModel):

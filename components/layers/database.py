@@ -27,7 +27,6 @@ from ..k8s import (
     ingress_from_anywhere,
     ingress_from_namespaces,
 )
-from ..pod_security import restricted_chart_security
 from ..versions import Charts, Images
 
 OPERATOR_NAMESPACE = "mariadb-system"
@@ -123,13 +122,12 @@ class Database(pulumi.ComponentResource):
             parent=self,
             depends_on=operator_ns.ready,
         )
-        # The chart renders no securityContext unless given one: its namespace enforces `restricted`.
+        # Security contexts for `restricted` come from components/chart_security.py (ChartDeployer).
         operator_values: dict[str, Any] = {
             "crds": {"enabled": False},
             "resources": container_resources("50m", "128Mi", "512Mi"),
-            **restricted_chart_security(),
-            "webhook": {"resources": container_resources("20m", "64Mi", "256Mi"), **restricted_chart_security()},
-            "certController": {"resources": container_resources("20m", "64Mi", "256Mi"), **restricted_chart_security()},
+            "webhook": {"resources": container_resources("20m", "64Mi", "256Mi")},
+            "certController": {"resources": container_resources("20m", "64Mi", "256Mi")},
             "metrics": {"enabled": False},
         }
         operator = args.charts.deploy(

@@ -29,7 +29,6 @@ from ..k8s import (
     egress_to_namespaces,
     ingress_from_namespaces,
 )
-from ..pod_security import RESTRICTED_POD_SECURITY
 from ..versions import Charts, Images
 from .certificates import certificate
 
@@ -131,11 +130,7 @@ class DevOps(pulumi.ComponentResource):
             ],
             depends_on=args.depends_on,
         )
-        server: dict[str, Any] = {
-            "enabled": cfg.ui.enabled,
-            "resources": container_resources("50m", "128Mi", "512Mi"),
-            "podSecurityContext": dict(RESTRICTED_POD_SECURITY),
-        }
+        server: dict[str, Any] = {"enabled": cfg.ui.enabled, "resources": container_resources("50m", "128Mi", "512Mi")}
         if cfg.ui.enabled and cfg.ui.hostname:
             server["ingress"] = {
                 "enabled": True,
@@ -156,11 +151,7 @@ class DevOps(pulumi.ComponentResource):
                 # No `controller.workflowNamespaces`: the chart would create the workflow ServiceAccount,
                 # Role and RoleBinding in the lane's namespace, which the Argo CD AppProject does not
                 # list as a destination (the sync is refused). hpcforge creates them itself below.
-                # The chart's container securityContext has no seccompProfile, which `restricted` requires.
-                "controller": {
-                    "resources": container_resources("100m", "256Mi", "1Gi"),
-                    "podSecurityContext": dict(RESTRICTED_POD_SECURITY),
-                },
+                "controller": {"resources": container_resources("100m", "256Mi", "1Gi")},
                 "workflow": {"serviceAccount": {"create": False}, "rbac": {"create": False}},
                 "executor": {"resources": container_resources("10m", "64Mi", "256Mi")},
                 "server": server,

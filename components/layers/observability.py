@@ -18,11 +18,11 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_random as random
 
 from ..charts import ChartDeployer, ChartUse
 from ..config.observability import ObservabilityConfig
 from ..context import DeployContext
+from ..generated import generated_password
 from ..k8s import (
     ANYWHERE,
     Allow,
@@ -198,9 +198,7 @@ class Observability(pulumi.ComponentResource):
             parent=self,
             depends_on=ns.ready,
         )
-        grafana_password = random.RandomPassword(
-            "grafana-admin", length=32, special=False, opts=pulumi.ResourceOptions(parent=self)
-        )
+        grafana_password = generated_password(ctx, "grafana-admin", length=32, parent=self)
         grafana = secret(
             ctx,
             GRAFANA_SECRET,

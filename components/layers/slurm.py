@@ -17,7 +17,6 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .. import pod_security
 from ..charts import ChartDeployer, ChartUse
 from ..config.base import quantity_value
 from ..config.provisioning import Host
@@ -321,13 +320,10 @@ class Slurm(pulumi.ComponentResource):
             OPERATOR_NAMESPACE,
             {
                 "crds": {"enabled": False},
-                # The chart renders no securityContext unless given one: its namespace enforces `restricted`.
-                "operator": {
-                    "resources": container_resources("100m", "128Mi", "512Mi"),
-                    **pod_security.restricted_chart_security(),
-                },
+                # Security contexts for `restricted` come from components/chart_security.py (ChartDeployer).
+                "operator": {"resources": container_resources("100m", "128Mi", "512Mi")},
                 # The webhook's serving certificate comes from cert-manager.
-                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi"), **pod_security.restricted_chart_security()},
+                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi")},
             },
             parent=self,
             depends_on=[crds],

@@ -108,8 +108,8 @@ POD_SECURITY_ADMISSION = StackRule(
     "Every pod template passes Pod Security Admission at its namespace's enforce level (Kubernetes 1.33 checks).",
     PodSecurityAdmissionConfig,
     check_pod_security_admission,
-    "Set the pod's and containers' securityContext (for charts: their securityContext values; components/k8s.py "
-    "RESTRICTED_POD_SECURITY and RESTRICTED_CONTAINER_SECURITY), or lower the namespace's enforce level with a reason.",
+    "Set the pod's and containers' securityContext (for charts: their securityContext values in "
+    "components/chart_security.py), or lower the namespace's enforce level with a reason.",
 )
 
 # --- argocd-appproject-admission ------------------------------------------------------------------
