@@ -246,9 +246,23 @@ def s3_env(cfg: BackupsConfig, what: str) -> list[dict[str, Any]]:
     ]
 
 
-def key_export_spec(cfg: BackupsConfig, *, labels: dict[str, str]) -> dict[str, Any]:
-    """The key-export CronJob's spec (pure): export_keys.py with the service account's token, onto the volume."""
-    keep_days = max(1, int(cfg.max_retention.removesuffix("h")) // 24)
+def _keep_days(cfg: BackupsConfig) -> int:
+    """How many days of exports the scripts keep (`maxRetention` in whole days, at least one)."""
+    return max(1, int(cfg.max_retention.removesuffix("h")) // 24)
+
+
+def _export_cronjob(
+    cfg: BackupsConfig,
+    *,
+    labels: dict[str, str],
+    pod: dict[str, Any],
+    command: list[str],
+    env: list[dict[str, Any]],
+    memory_limit: str,
+    mounts: list[dict[str, Any]],
+    volumes: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """A scheduled export as the directory's dirsrv user (389), restricted Pod Security, onto the backup volume."""
     return {
         "schedule": cfg.schedule,
         "concurrencyPolicy": "Forbid",
@@ -261,7 +275,7 @@ def key_export_spec(cfg: BackupsConfig, *, labels: dict[str, str]) -> dict[str, 
                     "metadata": {"labels": labels},
                     "spec": {
                         "restartPolicy": "OnFailure",
-                        "serviceAccountName": KEYS_ACCOUNT,
+                        **pod,
                         "securityContext": {
                             "runAsNonRoot": True,
                             "runAsUser": 389,
@@ -274,117 +288,85 @@ def key_export_spec(cfg: BackupsConfig, *, labels: dict[str, str]) -> dict[str, 
                                 "name": "export",
                                 # python3 and openssl, as in the directory's image
                                 "image": Images.DIRSRV.ref,
-                                "command": [
-                                    "python3",
-                                    "/scripts/export_keys.py",
-                                    "--recipient",
-                                    "/scripts/recipient.pem",
-                                    "--dir",
-                                    "/backup",
-                                    "--keep-days",
-                                    str(keep_days),
-                                    "--ca-secret",
-                                    CA_SECRET_NAME,
-                                ],
-                                "env": s3_env(cfg, "keys"),
-                                "resources": container_resources("50m", "64Mi", "256Mi"),
+                                "command": command,
+                                "env": env,
+                                "resources": container_resources("50m", "64Mi", memory_limit),
                                 "securityContext": {
                                     "allowPrivilegeEscalation": False,
                                     "capabilities": {"drop": ["ALL"]},
                                     "readOnlyRootFilesystem": True,
                                 },
-                                "volumeMounts": [
-                                    {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
-                                    {"name": "backup", "mountPath": "/backup"},
-                                ],
+                                "volumeMounts": [*mounts, {"name": "backup", "mountPath": "/backup"}],
                             }
                         ],
-                        "volumes": [
-                            {"name": "scripts", "configMap": {"name": "key-export"}},
-                            backup_volume(cfg),
-                        ],
+                        "volumes": [*volumes, backup_volume(cfg)],
                     },
                 },
             }
         },
     }
+
+
+def key_export_spec(cfg: BackupsConfig, *, labels: dict[str, str]) -> dict[str, Any]:
+    """The key-export CronJob's spec (pure): export_keys.py with the service account's token, onto the volume."""
+    return _export_cronjob(
+        cfg,
+        labels=labels,
+        pod={"serviceAccountName": KEYS_ACCOUNT},
+        command=[
+            "python3",
+            "/scripts/export_keys.py",
+            "--recipient",
+            "/scripts/recipient.pem",
+            "--dir",
+            "/backup",
+            "--keep-days",
+            str(_keep_days(cfg)),
+            "--ca-secret",
+            CA_SECRET_NAME,
+        ],
+        env=s3_env(cfg, "keys"),
+        memory_limit="256Mi",
+        mounts=[{"name": "scripts", "mountPath": "/scripts", "readOnly": True}],
+        volumes=[{"name": "scripts", "configMap": {"name": "key-export"}}],
+    )
 
 
 def directory_backup_spec(cfg: BackupsConfig, *, suffix: str, uri: str, labels: dict[str, str]) -> dict[str, Any]:
     """The directory backup CronJob's spec (pure): ldif_backup.py export onto the backup volume."""
-    keep_days = max(1, int(cfg.max_retention.removesuffix("h")) // 24)
-    return {
-        "schedule": cfg.schedule,
-        "concurrencyPolicy": "Forbid",
-        "successfulJobsHistoryLimit": 3,
-        "failedJobsHistoryLimit": 3,
-        "jobTemplate": {
-            "spec": {
-                "backoffLimit": 3,
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "restartPolicy": "OnFailure",
-                        "automountServiceAccountToken": False,
-                        "securityContext": {
-                            "runAsNonRoot": True,
-                            "runAsUser": 389,
-                            "runAsGroup": 389,
-                            "fsGroup": 389,
-                            "seccompProfile": {"type": "RuntimeDefault"},
-                        },
-                        "containers": [
-                            {
-                                "name": "export",
-                                "image": Images.DIRSRV.ref,
-                                "command": [
-                                    "python3",
-                                    "/scripts/ldif_backup.py",
-                                    "export",
-                                    "--uri",
-                                    uri,
-                                    "--ca-file",
-                                    "/tls/ca.crt",
-                                    "--suffix",
-                                    suffix,
-                                    "--dir",
-                                    "/backup",
-                                    "--keep-days",
-                                    str(keep_days),
-                                ],
-                                "env": [
-                                    {
-                                        "name": "LDAP_BIND_PASSWORD",
-                                        "valueFrom": {"secretKeyRef": {"name": "dirsrv-dm-password", "key": "password"}},
-                                    },
-                                    *s3_env(cfg, "directory"),
-                                ],
-                                "resources": container_resources("50m", "64Mi", "512Mi"),
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "capabilities": {"drop": ["ALL"]},
-                                    "readOnlyRootFilesystem": True,
-                                },
-                                "volumeMounts": [
-                                    {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
-                                    {"name": "tls", "mountPath": "/tls", "readOnly": True},
-                                    {"name": "backup", "mountPath": "/backup"},
-                                ],
-                            }
-                        ],
-                        "volumes": [
-                            {"name": "scripts", "configMap": {"name": "dirsrv-backup"}},
-                            {
-                                "name": "tls",
-                                "secret": {"secretName": "dirsrv-tls", "items": [{"key": "ca.crt", "path": "ca.crt"}]},
-                            },
-                            backup_volume(cfg),
-                        ],
-                    },
-                },
-            }
-        },
-    }
+    return _export_cronjob(
+        cfg,
+        labels=labels,
+        pod={"automountServiceAccountToken": False},
+        command=[
+            "python3",
+            "/scripts/ldif_backup.py",
+            "export",
+            "--uri",
+            uri,
+            "--ca-file",
+            "/tls/ca.crt",
+            "--suffix",
+            suffix,
+            "--dir",
+            "/backup",
+            "--keep-days",
+            str(_keep_days(cfg)),
+        ],
+        env=[
+            {"name": "LDAP_BIND_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "dirsrv-dm-password", "key": "password"}}},
+            *s3_env(cfg, "directory"),
+        ],
+        memory_limit="512Mi",
+        mounts=[
+            {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
+            {"name": "tls", "mountPath": "/tls", "readOnly": True},
+        ],
+        volumes=[
+            {"name": "scripts", "configMap": {"name": "dirsrv-backup"}},
+            {"name": "tls", "secret": {"secretName": "dirsrv-tls", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        ],
+    )
 
 
 __all__ = ["BACKUP_VOLUME", "Backups", "BackupsArgs", "directory_backup_spec", "key_export_spec"]
