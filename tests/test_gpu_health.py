@@ -1,14 +1,17 @@
 """The GPU prolog/epilog health checks, run against a fake nvidia-smi that replays fixtures.
 
-The fixtures under tests/fixtures/nvidia-smi/ are RECONSTRUCTED from NVIDIA's documentation and
-the facts recorded on a real H100 (driver 580; see their README.md), not captured: no GPU machine
-was available. The fake refuses query fields its fixture does not list the way nvidia-smi refuses
-`health` (exit 2), so a script asking for a field that does not exist fails here too.
+No fixture under tests/fixtures/nvidia-smi/ was captured by hpcforge: no GPU machine was available
+(issue 17). Each says in its header how it was made: RECONSTRUCTED from NVIDIA's documentation and
+the facts recorded on a real H100 (driver 580), or QUOTED FROM A PUBLISHED CAPTURE (source URL,
+GPU and driver as stated there, and which parts are verbatim); see their README.md. The fake
+refuses query fields its fixture does not list the way nvidia-smi refuses `health` (exit 2), so a
+script asking for a field that does not exist fails here too.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -47,11 +50,83 @@ def smi_calls(tmp_path: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def test_every_fixture_says_it_was_reconstructed_not_captured() -> None:
+HEADERS = ("# RECONSTRUCTED, NOT CAPTURED", "# QUOTED FROM A PUBLISHED CAPTURE", "# PARTLY QUOTED FROM A PUBLISHED CAPTURE")
+
+
+def test_every_fixture_says_how_it_was_made() -> None:
     fixtures = sorted(FIXTURES.glob("*.txt"))
-    assert len(fixtures) >= 9
+    assert len(fixtures) >= 12
     for path in fixtures:
-        assert path.read_text().startswith("# RECONSTRUCTED, NOT CAPTURED"), path.name
+        text = path.read_text()
+        assert text.startswith(HEADERS), path.name
+        if not text.startswith(HEADERS[0]):
+            assert "\n# source: https://github.com/" in text, path.name
+
+
+def _published_fields(name: str) -> set[str]:
+    lines = (FIXTURES / name).read_text().splitlines()
+    return {line for line in lines if line and not line.startswith("#")}
+
+
+def _queried(script: Path, option: str) -> set[str]:
+    """Every field that SCRIPT passes to nvidia-smi's OPTION (literal lists and *_fields= variables)."""
+    text = script.read_text()
+    lists = re.findall(rf"{option}=\"?([a-z_.,]+)", text) + re.findall(r"^\s*[a-z_]*fields=([a-z_.,]+)", text, re.M)
+    return {field for fields in lists for field in fields.split(",") if field}
+
+
+ROW_REMAP_FIELDS = {"remapped_rows.pending", "remapped_rows.failure"}
+
+
+def test_every_field_the_scripts_query_is_listed_by_driver_535s_help_query_gpu() -> None:
+    # help-query-gpu-535.129.03.fields: the names in a published `nvidia-smi --help-query-gpu` of
+    # driver 535.129.03 (8x A100; source in its header). The two row-remapping fields are the only
+    # exception: they exist only in newer drivers (accepted by the H100 with driver 580.159.04 of
+    # issue 17), and the prolog falls back to `nvidia-smi -q` where they are refused (next test).
+    listed = _published_fields("help-query-gpu-535.129.03.fields")
+    assert {"index", "pci.bus_id", "name", "gpu_bus_id", "memory.used"} <= listed
+    assert not {field for field in listed if field.startswith("remapped_rows")}
+    prolog, epilog = _queried(PROLOG, "--query-gpu"), _queried(EPILOG, "--query-gpu")
+    assert ROW_REMAP_FIELDS <= prolog and "ecc.errors.uncorrected.volatile.total" in prolog
+    assert "memory.used" in epilog
+    assert (prolog | epilog) - ROW_REMAP_FIELDS <= listed, sorted((prolog | epilog) - ROW_REMAP_FIELDS - listed)
+    assert "health" not in listed
+
+
+def test_prolog_passes_on_driver_535_where_row_remapping_is_not_a_query_field(tmp_path: Path) -> None:
+    result = run_script(PROLOG, "a100x8-driver535.txt", tmp_path, gpus="0,1,2,3,4,5,6,7")
+    assert result.returncode == 0, result.stderr
+    calls = smi_calls(tmp_path)
+    assert len(calls) == 3 and "remapped_rows.pending" in calls[0] and "remapped_rows" not in calls[1]
+    assert calls[2] == "-q"
+
+
+def test_prolog_reads_a_pending_row_remap_from_nvidia_smi_q_on_driver_535(tmp_path: Path) -> None:
+    # The published capture has "Pending : No" under "Remapped Rows" for all eight GPUs; this copy
+    # turns the fourth GPU's (00000000:67:00.0, index 3) into "Yes", nothing else.
+    text = (FIXTURES / "a100x8-driver535.txt").read_text()
+    head, q = text.split("\n[q]\n")
+    blocks = q.split("\nGPU ")
+    assert blocks[4].startswith("00000000:67:00.0")
+    remapped = blocks[4].split("    Remapped Rows\n", 1)
+    assert "        Pending                           : No\n" in remapped[1]
+    blocks[4] = (
+        remapped[0]
+        + "    Remapped Rows\n"
+        + remapped[1].replace(
+            "        Pending                           : No\n", "        Pending                           : Yes\n", 1
+        )
+    )
+    (tmp_path / "remap.txt").write_text(head + "\n[q]\n" + "\nGPU ".join(blocks))
+    environment = {"FAKE_NVIDIA_SMI_FIXTURE": str(tmp_path / "remap.txt")}
+    healthy = run_script(PROLOG, "a100x8-driver535.txt", tmp_path, gpus="0,1,2,4")
+    assert healthy.returncode == 0, healthy.stderr
+    result = run_script(PROLOG, None, tmp_path, gpus="0,3", env=environment)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "gpu-check: GPU 3 (00000000:67:00.0, NVIDIA A100-SXM4-40GB): row remapping pending (reset the GPU)"
+    )
+    assert run_script(PROLOG, None, tmp_path, gpus="2,4", env=environment).returncode == 0
 
 
 def test_fake_refuses_the_health_field_like_the_recorded_h100(tmp_path: Path) -> None:
@@ -61,7 +136,17 @@ def test_fake_refuses_the_health_field_like_the_recorded_h100(tmp_path: Path) ->
         env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode == 2
-    assert result.stdout.strip() == 'Field "health" is not a valid field to query.'
+    # nvidia-smi prints the message and an empty line (CoHDI/composable-resource-operator#37).
+    assert result.stdout == 'Field "health" is not a valid field to query.\n\n'
+
+
+def test_driver_535_fixture_refuses_the_row_remapping_fields(tmp_path: Path) -> None:
+    env = {**os.environ, "FAKE_NVIDIA_SMI_FIXTURE": str(FIXTURES / "a100x8-driver535.txt")}
+    result = subprocess.run(
+        [str(FAKES / "nvidia-smi"), "--query-gpu=index,remapped_rows.pending", "--format=csv,noheader,nounits"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert (result.returncode, result.stdout) == (2, 'Field "remapped_rows.pending" is not a valid field to query.\n\n')
 
 
 # --- prolog ---------------------------------------------------------------------------------------
@@ -140,6 +225,17 @@ def test_prolog_reports_nvidia_smi_failing(tmp_path: Path) -> None:
     assert result.stderr.startswith(
         "gpu-check: nvidia-smi failed (exit 9): NVIDIA-SMI has failed because it couldn't communicate"
     )
+
+
+def test_prolog_reports_the_published_nvml_mismatch_and_no_device_failures(tmp_path: Path) -> None:
+    mismatch = run_script(PROLOG, "driver-library-mismatch.txt", tmp_path)
+    assert mismatch.returncode == 1
+    assert (
+        mismatch.stderr.strip()
+        == "gpu-check: nvidia-smi failed (exit 18): Failed to initialize NVML: Driver/library version mismatch"
+    )
+    none = run_script(PROLOG, "no-devices.txt", tmp_path)
+    assert none.returncode == 1 and none.stderr.strip() == "gpu-check: nvidia-smi failed (exit 6): No devices were found"
 
 
 def test_missing_nvidia_smi_fails(tmp_path: Path) -> None:

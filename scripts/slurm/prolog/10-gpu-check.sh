@@ -7,6 +7,7 @@
 #
 # Only `nvidia-smi --query-gpu` fields that exist are used (`nvidia-smi --help-query-gpu`); there
 # is no `health` field (asking for it exits 2: 'Field "health" is not a valid field to query.').
+# The row-remapping fields exist only in newer drivers; older ones (535) answer them from `-q`.
 # A value of [N/A] or [Not Supported] means the GPU does not report that property (H100s have
 # no page retirement, only row remapping; ECC counters are N/A with ECC disabled): that check is
 # skipped for that GPU. Any other bracketed value ([Unknown Error], ...) fails the check.
@@ -74,13 +75,56 @@ if ! command -v "$GPU_CHECK_NVIDIA_SMI" >/dev/null 2>&1; then
   fail "the job has GPUs ($gpus) but $GPU_CHECK_NVIDIA_SMI is missing"
 fi
 
-fields=index,pci.bus_id,ecc.errors.uncorrected.volatile.total,retired_pages.pending,remapped_rows.pending,remapped_rows.failure,name
-output=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" --query-gpu="$fields" --format=csv,noheader,nounits 2>&1)
+# nvidia-smi with the settings' timeout; prints what it printed (stdout and stderr), returns its status.
+smi() {
+  timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" "$@" 2>&1
+}
+
+# smi_ok WHAT RC OUTPUT: fails the check when nvidia-smi timed out or failed.
+smi_ok() {
+  if [ "$2" -eq 124 ]; then
+    fail "nvidia-smi did not answer within ${GPU_CHECK_TIMEOUT_SECONDS}s"
+  elif [ "$2" -ne 0 ]; then
+    fail "nvidia-smi failed (exit $2): $(printf '%s' "$3" | head -n 1)"
+  fi
+}
+
+# Row remapping (Ampere and newer) is a --query-gpu field only in newer drivers: the H100 with
+# driver 580.159.04 of issue 17 answers remapped_rows.pending/failure, but the --help-query-gpu of
+# driver 535.129.03 (tests/fixtures/nvidia-smi/help-query-gpu-535.129.03.fields) lists neither,
+# and nvidia-smi refuses a whole query that names an unknown field (exit 2). There, the same
+# facts come from `nvidia-smi -q` ("Remapped Rows" / "Pending" / "Remapping Failure Occurred"
+# under each "GPU <bus id>"), and the other fields from a query without the two.
+base_fields=index,pci.bus_id,ecc.errors.uncorrected.volatile.total,retired_pages.pending,name
+output=$(smi --query-gpu="index,pci.bus_id,ecc.errors.uncorrected.volatile.total,retired_pages.pending,remapped_rows.pending,remapped_rows.failure,name" --format=csv,noheader,nounits)
 rc=$?
-if [ "$rc" -eq 124 ]; then
-  fail "nvidia-smi did not answer within ${GPU_CHECK_TIMEOUT_SECONDS}s"
-elif [ "$rc" -ne 0 ]; then
-  fail "nvidia-smi failed (exit $rc): $(printf '%s' "$output" | head -n 1)"
+if [ "$rc" -eq 2 ] && printf '%s' "$output" | grep -q '^Field "remapped_rows\.[a-z_]*" is not a valid field to query\.$'; then
+  base=$(smi --query-gpu="$base_fields" --format=csv,noheader,nounits)
+  smi_ok query "$?" "$base"
+  details=$(smi -q)
+  smi_ok -q "$?" "$details"
+  remaps=$(printf '%s\n' "$details" | awk '
+    /^GPU [0-9A-Fa-f]+:/ { bus = $2; remap = 0; next }
+    /^    [^ ]/ { remap = ($0 ~ /^    Remapped Rows[[:space:]]*$/); next }
+    remap && /^        Pending[[:space:]]*:/ { sub(/^[^:]*: */, ""); pending[bus] = $0 }
+    remap && /^        Remapping Failure Occurred[[:space:]]*:/ { sub(/^[^:]*: */, ""); failure[bus] = $0 }
+    END { for (b in pending) print b "|" pending[b] "|" failure[b] }')
+  output=""
+  while IFS=, read -r index bus ecc retired name; do
+    bus=$(trim "$bus")
+    pending="[N/A]"
+    failure="[N/A]"
+    while IFS='|' read -r remap_bus remap_pending remap_failure; do
+      if [ "$remap_bus" = "$bus" ]; then
+        pending="${remap_pending:-[N/A]}"
+        failure="${remap_failure:-[N/A]}"
+      fi
+    done <<<"$remaps"
+    output="${output:+$output
+}$index, $bus, $ecc, $retired, $pending, $failure, $name"
+  done <<<"$base"
+else
+  smi_ok query "$rc" "$output"
 fi
 
 if [ "$GPU_CHECK_SCOPE" = node ]; then
