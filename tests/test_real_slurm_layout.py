@@ -210,6 +210,7 @@ def test_join_script_registers_a_host_with_its_own_features_and_the_nodeset_weig
         bin_dir = tmp_path / "bin"
         write_script(bin_dir / "hostname", "echo cn095\n")
         write_script(bin_dir / "slurmd", 'for arg in "$@"; do printf "%s\\n" "$arg"; done\n')
+        write_script(bin_dir / "sysctl", "exit 0\n")  # not this machine's port range
         joined = write_script(tmp_path / "join.sh", script.split("\n", 1)[1])
         printed = subprocess.run(
             ["/bin/sh", str(joined)], env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, capture_output=True, text=True, check=True

@@ -91,6 +91,7 @@ def test_join_script_mounts_the_trees_before_slurmd_once(prod: PlatformConfig, t
     write_script(bin_dir / "mkdir", "exit 0\n")
     write_script(bin_dir / "slurmd", "exit 0\n")
     write_script(bin_dir / "hostname", "echo cn001\n")
+    write_script(bin_dir / "sysctl", "exit 0\n")  # the job port range (tests/test_slurm_reachability.py)
     path = tmp_path / "join.sh"
     path.write_text(script)
     env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"}

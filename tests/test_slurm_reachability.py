@@ -10,8 +10,11 @@ from __future__ import annotations
 import pytest
 
 from components.config import load_config
+from components.config.loader import ConfigError
 from components.layers.slurm import slurm_bare_metal_allows
+from components.renderers.grendel import render_join_script
 from offline.engine import RecordedStack
+from policies.rules.admission_pss import check_sysctls
 from policies.rules.netpol import Cluster, Endpoint, Host, Pod, connection_allowed
 
 from .helpers import config_values, raw_config
@@ -85,3 +88,66 @@ def test_without_the_bare_metal_allows_the_fan_out_is_blocked(prod_stack: Record
         if not (r.inputs["kind"] == "NetworkPolicy" and "bare-metal" in r.inputs["metadata"]["name"])
     ]
     assert not connection_allowed(Cluster.of(objects), BARE_METAL, POD_SLURMD, 6818)
+
+
+# --- the jobs' own traffic between ranks (controller.jobPortRange) --------------------------------------------------
+
+
+def _job_ports() -> tuple[int, int]:
+    return load_config(raw_config(config_values("prod"))).slurm.controller.job_port_range
+
+
+def test_ranks_on_pods_and_bare_metal_reach_each_other_in_the_job_port_range(cluster: Cluster) -> None:
+    first, last = _job_ports()
+    flows: dict[str, tuple[Endpoint, Endpoint, int]] = {
+        "bare-metal rank -> pod rank (first job port)": (BARE_METAL, POD_SLURMD, first),
+        "bare-metal rank -> pod rank (last job port)": (BARE_METAL, POD_SLURMD, last),
+        "pod rank -> bare-metal rank (first job port)": (POD_SLURMD, BARE_METAL, first),
+        "pod rank -> bare-metal rank (last job port)": (POD_SLURMD, BARE_METAL, last),
+    }
+    blocked = {
+        name: connection_allowed(cluster, src, dst, port).reason
+        for name, (src, dst, port) in flows.items()
+        if not connection_allowed(cluster, src, dst, port)
+    }
+    assert blocked == {}
+
+
+def test_only_the_job_port_range_and_only_for_compute_pods(cluster: Cluster) -> None:
+    first, last = _job_ports()
+    flows: dict[str, tuple[Endpoint, Endpoint, int, str]] = {
+        "bare-metal -> pod slurmd just below the job range": (BARE_METAL, POD_SLURMD, first - 1, "TCP"),
+        "bare-metal -> pod slurmd just above the job range": (BARE_METAL, POD_SLURMD, last + 1, "TCP"),
+        "pod slurmd -> bare-metal just below the job range": (POD_SLURMD, BARE_METAL, first - 1, "TCP"),
+        "bare-metal -> login pod in the job range": (BARE_METAL, LOGIN_POD, first, "TCP"),
+        "bare-metal -> slurmctld in the job range": (BARE_METAL, SLURMCTLD, first, "TCP"),
+        "outsider -> pod slurmd in the job range": (OUTSIDER, POD_SLURMD, first, "TCP"),
+        "pod slurmd -> outsider in the job range": (POD_SLURMD, OUTSIDER, first, "TCP"),
+        "bare-metal -> pod slurmd in the job range over UDP": (BARE_METAL, POD_SLURMD, first, "UDP"),
+    }
+    opened = [name for name, (src, dst, port, proto) in flows.items() if connection_allowed(cluster, src, dst, port, proto)]
+    assert opened == []
+
+
+def test_compute_pods_and_bare_metal_hosts_listen_in_the_job_port_range(prod_stack: RecordedStack) -> None:
+    # What makes the opened range the one ranks use: an unrequested listening port is an ephemeral one, taken from
+    # net.ipv4.ip_local_port_range, set on every NodeSet pod and by every bare-metal join script.
+    first, last = _job_ports()
+    nodesets = [r.inputs for r in prod_stack.kubernetes_objects() if r.inputs["kind"] == "NodeSet"]
+    assert nodesets
+    for nodeset in nodesets:
+        pod = nodeset["spec"]["template"]["spec"]
+        assert pod["securityContext"]["sysctls"] == [{"name": "net.ipv4.ip_local_port_range", "value": f"{first} {last}"}]
+        assert check_sysctls({}, pod, (1, 27)).allowed  # a safe sysctl: every Pod Security level admits it
+    prod = load_config(raw_config(config_values("prod")))
+    script = render_join_script(prod.slurm, "cpu-bm", "10.10.0.102")
+    assert f"sysctl -w net.ipv4.ip_local_port_range='{first} {last}' >/dev/null\n" in script
+    assert script.index("sysctl -w") < script.index("exec slurmd")
+
+
+def test_job_port_range_must_stay_clear_of_the_srun_ports() -> None:
+    values = config_values("prod")
+    values["hpcforge:slurm"].setdefault("controller", {})["jobPortRange"] = [50000, 60001]
+    with pytest.raises(ConfigError) as raised:
+        load_config(raw_config(values))
+    assert "hpcforge:slurm.controller.jobPortRange: 50000-60001 overlaps srunPortRange 60001-63000" in str(raised.value)

@@ -193,19 +193,39 @@ class ControllerConfig(StrictModel):
     srun_port_range: tuple[int, int] = (60001, 63000)
     """`SrunPortRange` (first, last): the ports srun listens on for its job steps; the Slurm namespace admits them
     from bare-metal hosts, and pods may reach them on bare-metal hosts."""
+    job_port_range: tuple[int, int] = (32768, 59999)
+    """Ports (first, last) of the jobs' own TCP traffic between ranks (MPI/PMIx out-of-band wire-up, NCCL
+    bootstrap and socket transport, torchrun's rendezvous): the ephemeral port range
+    (`net.ipv4.ip_local_port_range`) of the compute pods and, through their join script, of the bare-metal hosts,
+    so every port a rank listens on without asking for one is in it; the Slurm namespace opens exactly this range
+    between the compute pods and the bare-metal hosts. A job that picks a fixed port (e.g. `MASTER_PORT`) must pick
+    it in this range. Must not overlap `srunPortRange`."""
     preemption: Preemption = Field(default_factory=Preemption)
     """Preemption between partitions or QOS (`PreemptType`, `PreemptMode`)."""
     extra_parameters: dict[Annotated[str, AfterValidator(config_key)], SlurmValue] = Field(default_factory=dict)
     """Further slurm.conf parameters (name -> value) that have no typed setting yet: names are letters and
     digits, values one word (no spaces, `#`, quotes or backslashes)."""
 
-    @field_validator("srun_port_range")
+    @field_validator("srun_port_range", "job_port_range")
     @classmethod
-    def _srun_ports(cls, value: tuple[int, int]) -> tuple[int, int]:
+    def _port_range(cls, value: tuple[int, int]) -> tuple[int, int]:
         first, last = value
         if not 1024 < first <= last <= 65535:
             raise ValueError(f"{first}-{last} is not a port range above 1024 (first <= last <= 65535)")
         return value
+
+    @model_validator(mode="after")
+    def _job_ports_apart_from_srun(self) -> ControllerConfig:
+        (job_first, job_last), (srun_first, srun_last) = self.job_port_range, self.srun_port_range
+        if job_first <= srun_last and srun_first <= job_last:
+            problems = ProblemCollector()
+            problems.add(
+                ["jobPortRange"],
+                f"{job_first}-{job_last} overlaps srunPortRange {srun_first}-{srun_last}: srun inside a job would"
+                " compete with the ranks for its ports",
+            )
+            problems.raise_if_any()
+        return self
 
 
 class CgroupConfig(StrictModel):

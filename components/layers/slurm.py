@@ -36,6 +36,7 @@ from ..k8s import (
     ingress_from_anywhere,
     secret,
 )
+from ..renderers.grendel import PORT_RANGE_SYSCTL
 from ..renderers.script_settings import apply_settings
 from ..renderers.slurm_conf import (
     SLURMCTLD_PORT,
@@ -84,23 +85,39 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
     return path.read_text()
 
 
-def slurm_bare_metal_allows(bare_metal: Sequence[str], srun_ports: tuple[int, int]) -> list[Allow]:
+SLURMD_POD = {"app.kubernetes.io/name": "slurmd"}
+"""Labels of the NodeSet pods (slurm-operator v1.2.1 internal/builder/labels/labels.go: AppLabel = WorkerApp)."""
+
+
+def slurm_bare_metal_allows(
+    bare_metal: Sequence[str], srun_ports: tuple[int, int], job_ports: tuple[int, int] | None = None
+) -> list[Allow]:
     """Slurm traffic between the Slurm namespace's pods and bare-metal Slurm hosts, and nothing else (pure).
 
     A job spanning pods and bare-metal nodes needs: slurmd on either side reaching slurmd on the other (6818: the
     launch fan-out and its forwarding tree), and slurmstepd reaching the srun that started the step (SrunPortRange),
     which runs on login pods or on bare-metal hosts. slurmctld (6817) is already open to its LoadBalancer clients.
+    Its ranks talk to each other too (MPI/PMIx out-of-band wire-up, NCCL bootstrap and sockets): `job_ports`
+    (controller.jobPortRange, the ephemeral port range of the compute pods and hosts) between the NodeSet pods and
+    the hosts, both ways.
     """
     if not bare_metal:
         return []
     cidrs = tuple(bare_metal)
     srun = Port(srun_ports[0], end_port=srun_ports[1])
-    return [
+    allows = [
         Allow("allow-ingress-bare-metal-slurmd", "ingress", (Port(SLURMD_PORT),), cidrs=cidrs),
         Allow("allow-ingress-bare-metal-srun", "ingress", (srun,), cidrs=cidrs),
         Allow("allow-egress-bare-metal-slurmd", "egress", (Port(SLURMD_PORT),), cidrs=cidrs),
         Allow("allow-egress-bare-metal-srun", "egress", (srun,), cidrs=cidrs),
     ]
+    if job_ports is not None:
+        ranks = Port(job_ports[0], end_port=job_ports[1])
+        allows += [
+            Allow("allow-ingress-bare-metal-job-ranks", "ingress", (ranks,), cidrs=cidrs, pod_labels=SLURMD_POD),
+            Allow("allow-egress-bare-metal-job-ranks", "egress", (ranks,), cidrs=cidrs, pod_labels=SLURMD_POD),
+        ]
+    return allows
 
 
 def nodeset_spec(
@@ -112,8 +129,15 @@ def nodeset_spec(
     fabrics: Mapping[str, str] | None = None,
     namespace: str = "slurm",
     exports: Sequence[NfsExport] = (),
+    job_ports: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
+
+    `job_ports`: the pods' ephemeral port range (controller.jobPortRange), so that what the jobs' ranks listen on
+    is in the range the NetworkPolicies open towards bare-metal hosts. The operator strategic-merges
+    `template.spec` into the pod it builds (v1.2.1 internal/builder/workerbuilder/worker_app.go `Merge:
+    template.PodSpec`, common/pod_template.go), so the pod-level sysctl reaches the pod; it is one of Kubernetes'
+    safe sysctls (allowed by every Pod Security level and by the kubelet without --allowed-unsafe-sysctls).
 
     `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).
     `fabrics`: RDMA fabrics the pool's nodes reach (name -> device-plugin resource): the pods request the resource,
@@ -149,6 +173,8 @@ def nodeset_spec(
         pod_spec["tolerations"] = tolerations
     if exports:
         pod_spec["volumes"] = pod_volumes(exports)
+    if job_ports is not None:
+        pod_spec["securityContext"] = {"sysctls": [{"name": PORT_RANGE_SYSCTL, "value": f"{job_ports[0]} {job_ports[1]}"}]}
     spec: dict[str, Any] = {
         "controllerRef": {"name": controller},
         "replicas": nodeset.replicas,
@@ -307,7 +333,7 @@ class Slurm(pulumi.ComponentResource):
                 *([egress_to_namespaces("allow-egress-database", ["database"], Port(3306))] if cfg.accounting.enabled else []),
                 egress_to_namespaces("allow-egress-directory", ["directory"], Port(3636)),
                 egress_to_apiserver(),
-                *slurm_bare_metal_allows(bare_metal, cfg.controller.srun_port_range),
+                *slurm_bare_metal_allows(bare_metal, cfg.controller.srun_port_range, cfg.controller.job_port_range),
             ],
             depends_on=args.depends_on,
         )
@@ -575,6 +601,7 @@ class Slurm(pulumi.ComponentResource):
                 fabrics=fabrics,
                 namespace=ns,
                 exports=compute_exports,
+                job_ports=cfg.controller.job_port_range,
             )
             objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims]))
 

@@ -19,6 +19,7 @@ REPO_DIR = "/var/lib/grendel"
 JOIN_DIR = "hpcforge"
 """Folder under Grendel's repo (served at http://<grendel>/repo/hpcforge/) holding join scripts."""
 API_SOCKET = "/var/run/grendel/grendel-api.socket"
+PORT_RANGE_SYSCTL = "net.ipv4.ip_local_port_range"
 NODESET_TAG_PREFIX = "nodeset:"
 
 
@@ -232,12 +233,16 @@ def render_join_script(
     if spec is None:
         raise ValueError(f"unknown nodeset {nodeset!r}")
     argv = bare_metal_slurmd_argv(spec, f"{controller_address}:{port}")
+    job_first, job_last = slurm.controller.job_port_range
     header = (
         "#!/bin/sh\n"
         f"# hpcforge: join Slurm cluster {slurm.cluster_name!r} as a dynamic node of nodeset {nodeset!r}.\n"
         "# slurmd fetches slurm.conf from the controller (configless) and registers with the nodeset's\n"
         "# features and GRES. The Slurm auth key (/etc/slurm/slurm.key, auth/slurm) must be on the host.\n"
         "set -eu\n"
+        "# Ephemeral ports in hpcforge:slurm.controller.jobPortRange, as in the compute pods: the ports the jobs'\n"
+        "# ranks listen on (MPI/PMIx wire-up, NCCL bootstrap) are the ones the Slurm namespace opens to this host.\n"
+        f"sysctl -w {PORT_RANGE_SYSCTL}='{job_first} {job_last}' >/dev/null\n"
     )
     if mounts:
         header += "# Shared trees (hpcforge:storage.nfsExports), mounted as on the login and compute pods.\n"
