@@ -146,6 +146,8 @@ class Images:
     RDMA_SHARED_DEVICE_PLUGIN = ImagePin("nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin", "network-operator-v26.4.1")
     CNI_PLUGINS = ImagePin("nvcr.io/nvidia/mellanox/plugins", "network-operator-v26.4.1")
     IPOIB_CNI = ImagePin("nvcr.io/nvidia/mellanox/ipoib-cni", "network-operator-v26.4.1")
+    # nv-ipam, deployed by the NicClusterPolicy (network-operator v26.4.1 hack/release.yaml `nvIpam`).
+    NV_IPAM = ImagePin("nvcr.io/nvidia/mellanox/nvidia-k8s-ipam", "network-operator-v26.4.1")
 
     @classmethod
     def all(cls) -> list[ImagePin]:

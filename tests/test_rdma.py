@@ -57,7 +57,7 @@ def test_attachment_is_ipoib_for_infiniband_and_macvlan_for_roce() -> None:
         "name": "ib-rail0",
         "type": "ipoib",
         "master": "ibp26s0",
-        "ipam": {"type": "whereabouts", "range": "10.60.0.0/16"},
+        "ipam": {"type": "nv-ipam", "poolName": "ib-rail0"},  # tests/test_rdma_ipam.py
     }
     roce = json.loads(attachment_config(rdma.fabrics[1], ["ens1f0np0"]))
     assert roce["type"] == "macvlan" and roce["mtu"] == 9000 and roce["master"] == "ens1f0np0"

@@ -25,8 +25,15 @@ class Fabric(StrictModel):
     """MTU of the attachment (RoCE: up to 9000 on the switch ports; InfiniBand IPoIB: 2044 datagram, 4092, or 65520
     connected mode)."""
     range: str
-    """Pod addresses on this fabric (CIDR), allocated by the whereabouts IPAM plugin (a prerequisite, as for the other
-    Multus attachments)."""
+    """Pod addresses on this fabric (CIDR), allocated by the fabric's `ipam`."""
+    ipam: Literal["nv-ipam", "whereabouts"] = "nv-ipam"
+    """IPAM of the fabric's pod addresses: `nv-ipam` (NVIDIA's IPAM, deployed by the Network Operator from the
+    NicClusterPolicy, with one IPPool per fabric: nothing to install) or `whereabouts` (must already run in the
+    cluster: Network Operator 26.4.1 no longer deploys it)."""
+    addresses_per_node: int = Field(default=16, ge=2, le=65536)
+    """`ipam: nv-ipam`: addresses a node takes from `range` in one block (the IPPool's `perNodeBlockSize`): at least
+    the pods on one node that attach this fabric. `range` must hold more than one block, and room for a block per
+    node of the pools that reach the fabric."""
     mode: Literal["shared", "sriov"] = "shared"
     """How pods get the fabric's RDMA devices: `shared` (the RDMA shared device plugin: every pod on a node shares the
     port, resource `rdma/<name>`) or `sriov` (the SR-IOV network operator gives each pod its own virtual function,
@@ -51,6 +58,21 @@ class Fabric(StrictModel):
         except ValueError as error:
             raise ValueError(f"{value!r} is not a network in CIDR form: {error}") from None
         return value
+
+    @property
+    def addresses(self) -> int:
+        return ipaddress.ip_network(self.range).num_addresses
+
+    @model_validator(mode="after")
+    def _block(self) -> Fabric:
+        # nv-ipam's IPPool: "perNodeBlockSize ... must be less than amount of available IPs in the subnet" (CRD
+        # ippools.nv-ipam.nvidia.com at network-operator v26.4.1, manifests/state-nv-ipam-cni/).
+        if self.ipam == "nv-ipam" and self.addresses_per_node >= self.addresses:
+            raise ValueError(
+                f"fabric {self.name!r}: addressesPerNode {self.addresses_per_node} must be less than the"
+                f" {self.addresses} addresses of range {self.range}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _mtu(self) -> Fabric:
@@ -99,6 +121,10 @@ class RdmaConfig(StrictModel):
     def pool_nics(self, pool: str | None) -> PoolNics | None:
         return next((p for p in self.pools if p.pool == pool), None)
 
+    def pools_of(self, fabric: str) -> list[str]:
+        """The node pools whose nodes reach a fabric, in config order."""
+        return [pool.pool for pool in self.pools if any(nic.fabric == fabric for nic in pool.nics)]
+
     def fabrics_of(self, pool: str | None) -> list[str]:
         """The fabrics a pool's nodes reach, in NIC order, each once."""
         nics = self.pool_nics(pool)
@@ -133,6 +159,17 @@ def check_rdma(config: PlatformConfig, problems: ProblemCollector) -> None:
     rdma = config.rdma
     if rdma is None or not rdma.enabled:
         return
+    for fi, fabric in enumerate(rdma.fabrics):
+        if fabric.ipam != "nv-ipam":
+            continue
+        pools = [p for p in (config.node_pool(name) for name in rdma.pools_of(fabric.name)) if p is not None]
+        nodes = sum(pool.nodes for pool in pools)
+        if nodes * fabric.addresses_per_node > fabric.addresses:
+            problems.add(
+                ["rdma", "fabrics", fi, "range"],
+                f"{fabric.range} has {fabric.addresses} addresses, too few for a block of {fabric.addresses_per_node}"
+                f" (addressesPerNode) on each of the {nodes} node(s) of {', '.join(p.name for p in pools)}",
+            )
     for index, pool_nics in enumerate(rdma.pools):
         pool = config.node_pool(pool_nics.pool)
         if pool is None:

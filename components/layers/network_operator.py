@@ -21,7 +21,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..charts import ChartDeployer, ChartUse
+from ..charts import WAIT_FOR_ANNOTATION, ChartDeployer, ChartUse
 from ..config.rdma import Fabric, RdmaConfig
 from ..context import DeployContext
 from ..k8s import Namespace, egress_to_apiserver
@@ -65,17 +65,56 @@ def shared_device_plugin_config(rdma: RdmaConfig) -> str:
 
 
 def nic_cluster_policy_spec(rdma: RdmaConfig) -> dict[str, Any]:
-    """NicClusterPolicy spec (mellanox.com/v1alpha1): shared device plugin, CNI plugins, ipoib for InfiniBand. The
-    OFED driver is preinstalled on the hosts (as the GPU driver), Multus comes from hpcforge's network layer."""
+    """NicClusterPolicy spec (mellanox.com/v1alpha1): shared device plugin, CNI plugins, ipoib for InfiniBand, and
+    nv-ipam for the fabrics whose addresses it allocates. The OFED driver is preinstalled on the hosts (as the GPU
+    driver), Multus comes from hpcforge's network layer.
+
+    IPAM: network-operator 26.4.1's NicClusterPolicy has no `secondaryNetwork.ipamPlugin` any more (its CRD lists
+    only `cniPlugins`, `ipoib` and `multus` there; removed upstream by "Remove ipamPlugin from NicClusterPolicy",
+    Mellanox/network-operator 63c7ea65): whereabouts cannot come from it. Its `nvIpam` deploys NVIDIA's IPAM (the
+    operator applies nv-ipam's CRDs, a controller and a node DaemonSet from manifests/state-nv-ipam-cni/); the
+    validating webhook stays off (it would need the API server to reach the controller through this namespace's
+    default deny)."""
     secondary: dict[str, Any] = {"cniPlugins": _image(Images.CNI_PLUGINS)}
     if any(f.type == "infiniband" and f.mode == "shared" for f in rdma.fabrics):
         secondary["ipoib"] = _image(Images.IPOIB_CNI)
     spec: dict[str, Any] = {"secondaryNetwork": secondary}
+    if any(f.ipam == "nv-ipam" for f in rdma.fabrics):
+        spec["nvIpam"] = {**_image(Images.NV_IPAM), "enableWebhook": False}
     if any(f.mode == "shared" for f in rdma.fabrics):
         spec["rdmaSharedDevicePlugin"] = {
             **_image(Images.RDMA_SHARED_DEVICE_PLUGIN),
             "config": shared_device_plugin_config(rdma),
         }
+    return spec
+
+
+NV_IPAM_API = "nv-ipam.nvidia.com/v1alpha1"
+NIC_CLUSTER_POLICY_READY = "jsonpath={.status.state}=ready"
+"""What `pulumi up` waits for on the NicClusterPolicy when IPPools follow it: the operator has applied every state,
+nv-ipam's CRDs included (status.state, enum ignore/notReady/ready/error in the NicClusterPolicy CRD)."""
+
+
+def ipam_config(fabric: Fabric) -> dict[str, Any]:
+    """The `ipam` section of a fabric's CNI config: nv-ipam's pool of the same name, or whereabouts on the range."""
+    if fabric.ipam == "nv-ipam":
+        return {"type": "nv-ipam", "poolName": fabric.name}
+    return {"type": "whereabouts", "range": fabric.range}
+
+
+def ip_pool_spec(fabric: Fabric, pool_labels: Mapping[str, Mapping[str, str]], pools: Sequence[str]) -> dict[str, Any]:
+    """IPPool spec (nv-ipam.nvidia.com/v1alpha1) of a fabric: its range, one block of `addressesPerNode` per node,
+    handed out only to the nodes of `pools` (the pools that reach the fabric; one nodeSelectorTerm per pool, terms
+    are ORed). The IPPool lives in the operator's namespace: nv-ipam's controller reads pools from its own namespace
+    (`--ippools-namespace=$(POD_NAMESPACE)`, manifests/state-nv-ipam-cni/040-nv-ipam-controller.yaml)."""
+    spec: dict[str, Any] = {"subnet": fabric.range, "perNodeBlockSize": fabric.addresses_per_node}
+    terms = [
+        {"matchExpressions": [{"key": key, "operator": "In", "values": [value]} for key, value in sorted(labels.items())]}
+        for labels in (pool_labels.get(pool, {}) for pool in pools)
+        if labels
+    ]
+    if terms and len(terms) == len(pools):
+        spec["nodeSelector"] = {"nodeSelectorTerms": terms}
     return spec
 
 
@@ -109,7 +148,7 @@ def sriov_network(fabric: Fabric, attachment_namespace: str) -> tuple[str, dict[
     spec = {
         "resourceName": fabric.sriov_resource_name,
         "networkNamespace": attachment_namespace,
-        "ipam": json.dumps({"type": "whereabouts", "range": fabric.range}, sort_keys=True),
+        "ipam": json.dumps(ipam_config(fabric), sort_keys=True),
     }
     return ("SriovIBNetwork" if fabric.type == "infiniband" else "SriovNetwork"), spec
 
@@ -122,7 +161,7 @@ def attachment_config(fabric: Fabric, interfaces: Sequence[str]) -> str:
         plugin |= {"type": "ipoib", "master": master}
     else:
         plugin |= {"type": "macvlan", "master": master, "mode": "bridge", "mtu": fabric.mtu}
-    plugin["ipam"] = {"type": "whereabouts", "range": fabric.range}
+    plugin["ipam"] = ipam_config(fabric)
     return json.dumps(plugin, sort_keys=True)
 
 
@@ -196,14 +235,32 @@ class NetworkOperator(pulumi.ComponentResource):
             depends_on=namespace.ready,
             component="network-operator",
         )
+        nv_ipam = [f for f in args.config.fabrics if f.ipam == "nv-ipam"]
         policy = k8s.apiextensions.CustomResource(
             NIC_CLUSTER_POLICY,
             api_version="mellanox.com/v1alpha1",
             kind="NicClusterPolicy",
-            metadata=ctx.meta(NIC_CLUSTER_POLICY, "network-operator", app="network-operator"),
+            metadata=ctx.meta(
+                NIC_CLUSTER_POLICY,
+                "network-operator",
+                app="network-operator",
+                # The IPPools need nv-ipam's CRDs, which the operator applies while it reconciles this policy.
+                annotations={WAIT_FOR_ANNOTATION: NIC_CLUSTER_POLICY_READY} if nv_ipam else None,
+            ),
             spec=nic_cluster_policy_spec(args.config),
             opts=ctx.opts(self, depends_on=[chart]),
         )
+        pools: list[pulumi.Resource] = [
+            k8s.apiextensions.CustomResource(
+                f"{NAMESPACE}/ip-pool-{fabric.name}",
+                api_version=NV_IPAM_API,
+                kind="IPPool",
+                metadata=ctx.meta(fabric.name, "network-operator", NAMESPACE, app="nv-ipam"),
+                spec=ip_pool_spec(fabric, args.pool_labels, args.config.pools_of(fabric.name)),
+                opts=ctx.opts(self, depends_on=[policy]),
+            )
+            for fabric in nv_ipam
+        ]
         sriov: list[pulumi.Resource] = []
         if any(f.mode == "sriov" for f in args.config.fabrics):
             sriov.append(
@@ -239,7 +296,7 @@ class NetworkOperator(pulumi.ComponentResource):
                     opts=ctx.opts(self, depends_on=[chart]),
                 )
             )
-        self.ready = [chart, policy, *sriov]
+        self.ready = [chart, policy, *pools, *sriov]
         self.register_outputs({"fabrics": [f.name for f in args.config.fabrics]})
 
 
@@ -248,6 +305,7 @@ __all__ = [
     "NetworkOperator",
     "NetworkOperatorArgs",
     "attachment_config",
+    "ip_pool_spec",
     "nic_cluster_policy_spec",
     "rdma_resource",
 ]
