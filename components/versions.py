@@ -126,6 +126,11 @@ class Images:
     SLURMDBD = ImagePin("ghcr.io/slinkyproject/slurmdbd", SLINKY_TAG)
     SLURMRESTD = ImagePin("ghcr.io/slinkyproject/slurmrestd", SLINKY_TAG)
     LOGIN = ImagePin("ghcr.io/slinkyproject/login", SLINKY_TAG)
+    # The Pyxis/enroot variants of the same release (SlinkyProject/containers schedmd/slurm/docker-bake.hcl targets
+    # `slurmd_pyxis`/`login_pyxis`, built by schedmd/slurm/26.05/ubuntu26.04/Dockerfile.pyxis FROM slurmd and login
+    # at SLINKY_TAG; tag = format_tag(registry, stage, "26.05", "ubuntu26.04")).
+    SLURMD_PYXIS = ImagePin("ghcr.io/slinkyproject/slurmd-pyxis", SLINKY_TAG)
+    LOGIN_PYXIS = ImagePin("ghcr.io/slinkyproject/login-pyxis", SLINKY_TAG)
     ALPINE = ImagePin("docker.io/library/alpine", "3.22.2")
     BUSYBOX = ImagePin("docker.io/library/busybox", "1.37.0")
     """local-path-provisioner's helper pod (the chart defaults to the unpinned `latest`)."""

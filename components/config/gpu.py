@@ -117,7 +117,7 @@ class GpuEvidenceConfig(StrictModel):
     """Message size of the all-reduce (nccl-tests `-b`/`-e`)."""
     container_image: Annotated[str, AfterValidator(_image_ref)] | None = None
     """Image with nccl-tests that srun starts through Pyxis (`--container-image`); default: the one pinned in
-    components/versions.py. Pyxis/enroot in the slurmd image are a prerequisite of this check."""
+    components/versions.py. Needs `hpcforge:slurm.pyxis` (on by default where nodesets have GPUs)."""
 
 
 class GpuConfig(StrictModel):
@@ -156,6 +156,12 @@ def check_gpu_data_plane(config: PlatformConfig, problems: ProblemCollector) -> 
         for profile, count in layout.items():
             if not MIG_PROFILE.fullmatch(profile) or count < 1:
                 problems.add([*where, "migProfiles", pool_name, profile], f"{profile}: {count} is not a MIG profile and count")
+    if config.evidence.enabled and config.gpu.evidence.enabled and config.slurm.has_gpus and config.slurm.pyxis is False:
+        problems.add(
+            ["gpu", "evidence", "enabled"],
+            "the NCCL evidence starts its image with srun --container-image, which needs slurm.pyxis"
+            " (turn it on, or turn this check off)",
+        )
     partition = config.gpu.evidence.partition
     if partition is not None and partition not in {p.name for p in config.slurm.partitions}:
         problems.add(["gpu", "evidence", "partition"], f"unknown partition {partition!r}")

@@ -535,6 +535,15 @@ class SlurmConfig(StrictModel):
     """Network topology (switch tree, blocks) for topology-aware scheduling (null: flat)."""
     reservations: tuple[ReservationConfig, ...] = ()
     """Standing reservations such as maintenance windows, made with `scontrol create reservation` by a Job."""
+    pyxis: bool | None = None
+    """Containers in jobs (`srun --container-image`, NVIDIA Pyxis and enroot): GPU nodesets run Slinky's
+    `slurmd-pyxis` image, login pods its `login-pyxis` image (srun must load the plugin to know the option), and
+    `plugstack.conf` includes Pyxis' SPANK configuration. Null: on when a nodeset has GPUs (the NCCL evidence needs
+    it)."""
+
+    @property
+    def pyxis_enabled(self) -> bool:
+        return self.pyxis if self.pyxis is not None else self.has_gpus
 
     def _check_partition_options(self, problems: ProblemCollector) -> None:
         preemption = self.controller.preemption

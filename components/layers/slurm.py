@@ -85,6 +85,11 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
     return path.read_text()
 
 
+PYXIS_PLUGSTACK = "include /usr/share/pyxis/*\n"
+"""plugstack.conf with Pyxis: what slurm-operator v1.2.1 docs/usage/pyxis.md prescribes. A glob, because slurmctld
+(configless: it serves plugstack.conf to slurmd and srun) and the CPU pods have no Pyxis, and an include of a missing
+file would fail there; Slinky's pyxis images link /usr/share/pyxis/pyxis.conf (the deb's `required ... spank_pyxis.so`)."""
+
 SLURMD_POD = {"app.kubernetes.io/name": "slurmd"}
 """Labels of the NodeSet pods (slurm-operator v1.2.1 internal/builder/labels/labels.go: AppLabel = WorkerApp)."""
 
@@ -130,6 +135,7 @@ def nodeset_spec(
     namespace: str = "slurm",
     exports: Sequence[NfsExport] = (),
     job_ports: tuple[int, int] | None = None,
+    pyxis: bool = False,
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
 
@@ -138,6 +144,7 @@ def nodeset_spec(
     `template.spec` into the pod it builds (v1.2.1 internal/builder/workerbuilder/worker_app.go `Merge:
     template.PodSpec`, common/pod_template.go), so the pod-level sysctl reaches the pod; it is one of Kubernetes'
     safe sysctls (allowed by every Pod Security level and by the kubelet without --allowed-unsafe-sysctls).
+    `pyxis`: a GPU nodeset runs the slurmd image with Pyxis and enroot (`srun --container-image`).
 
     `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).
     `fabrics`: RDMA fabrics the pool's nodes reach (name -> device-plugin resource): the pods request the resource,
@@ -180,7 +187,7 @@ def nodeset_spec(
         "replicas": nodeset.replicas,
         "scalingMode": nodeset.scaling_mode,
         "slurmd": {
-            "image": Images.SLURMD.ref,
+            "image": (Images.SLURMD_PYXIS if pyxis and nodeset.gpus is not None else Images.SLURMD).ref,
             "resources": {"requests": requests, "limits": limits},
             **({"env": env} if env else {}),
             # RDMA registers (pins) memory: IPC_LOCK, on top of what the operator gives slurmd.
@@ -209,8 +216,10 @@ def login_spec(
     node_selector: dict[str, str] | None = None,
     pool_taints: Sequence[str] = (),
     exports: Sequence[NfsExport] = (),
+    pyxis: bool = False,
 ) -> dict[str, Any]:
-    """The LoginSet spec of one login pool (pure: tested directly)."""
+    """The LoginSet spec of one login pool (pure: tested directly). `pyxis`: the login image with Pyxis, whose SPANK
+    plugin gives srun its `--container-image` options (srun refuses options no loaded plugin registered)."""
     resources = container_resources(login.cpu, login.memory, login.memory_limit)
     if login.gpus is not None:
         resources["limits"][login.gpus.resource] = login.gpus.count
@@ -233,7 +242,7 @@ def login_spec(
         "replicas": login.replicas,
         "sssdConfRef": {"name": SSSD_SECRET, "key": "sssd.conf"},
         "login": {
-            "image": Images.LOGIN.ref,
+            "image": (Images.LOGIN_PYXIS if pyxis else Images.LOGIN).ref,
             "resources": resources,
             "volumeMounts": [
                 {"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True},
@@ -394,6 +403,8 @@ class Slurm(pulumi.ComponentResource):
         if gres is not None:
             files["gres.conf"] = gres
         files.update(topology_files(cfg, args.hosts))
+        if cfg.pyxis_enabled:
+            files["plugstack.conf"] = PYXIS_PLUGSTACK
         extra_files = config_map(
             ctx, "slurm-config-extra", ns, files, component="slurm", parent=self, app=CONTROLLER, depends_on=ready_ns
         )
@@ -558,6 +569,7 @@ class Slurm(pulumi.ComponentResource):
                 node_selector=args.login_node_selectors.get(login_set.name, {}),
                 pool_taints=args.login_pool_taints.get(login_set.name, ()),
                 exports=login_exports,
+                pyxis=cfg.pyxis_enabled,
             )
             objects.append(cr("LoginSet", login_set.name, spec, [controller, sssd_secret, ca_trust, *claims]))
 
@@ -602,6 +614,7 @@ class Slurm(pulumi.ComponentResource):
                 namespace=ns,
                 exports=compute_exports,
                 job_ports=cfg.controller.job_port_range,
+                pyxis=cfg.pyxis_enabled,
             )
             objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims]))
 

@@ -1,0 +1,82 @@
+"""Containers in jobs: Slinky's Pyxis/enroot images on GPU nodesets and login pods, and Pyxis in plugstack.conf.
+
+What the images are: SlinkyProject/containers builds `slurmd-pyxis` and `login-pyxis` (docker-bake.hcl targets
+`slurmd_pyxis`/`login_pyxis`, schedmd/slurm/26.05/ubuntu26.04/Dockerfile.pyxis) FROM the slurmd and login images of
+the same tag. How slurm-operator v1.2.1 wants them configured: docs/usage/pyxis.md (plugstack.conf through the
+Controller's config files; NodeSets and LoginSets on the pyxis images). The rendered plugstack.conf is loaded by a
+real Slurm in tests/test_real_pyxis_plugstack.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.config import ConfigError, PlatformConfig, load_config
+from components.layers.slurm import PYXIS_PLUGSTACK, login_spec, nodeset_spec
+from components.versions import SLINKY_TAG, Images
+from offline.engine import RecordedStack
+
+from .helpers import config_values, raw_config
+from .test_layers import objects
+
+
+def _prod(**slurm: Any) -> PlatformConfig:
+    values = config_values("prod")
+    values["hpcforge:slurm"].update(slurm)
+    return load_config(raw_config(values))
+
+
+def test_pyxis_images_are_the_slinky_release_s_variants() -> None:
+    assert Images.SLURMD_PYXIS.ref == f"ghcr.io/slinkyproject/slurmd-pyxis:{SLINKY_TAG}"
+    assert Images.LOGIN_PYXIS.ref == f"ghcr.io/slinkyproject/login-pyxis:{SLINKY_TAG}"
+    assert Images.SLURMD.tag == Images.SLURMD_PYXIS.tag == Images.LOGIN_PYXIS.tag
+
+
+def test_gpu_nodesets_and_logins_get_pyxis_by_default_where_there_are_gpus() -> None:
+    prod = _prod()
+    assert prod.slurm.has_gpus and prod.slurm.pyxis is None and prod.slurm.pyxis_enabled
+    images = {
+        ns.name: nodeset_spec(ns, node_selector={}, pyxis=prod.slurm.pyxis_enabled)["slurmd"]["image"]
+        for ns in prod.slurm.nodesets
+    }
+    assert {name for name, image in images.items() if image == Images.SLURMD_PYXIS.ref} == {
+        ns.name for ns in prod.slurm.nodesets if ns.gpus is not None
+    }
+    assert images["cpu"] == Images.SLURMD.ref
+    login = login_spec(prod.slurm.login, pyxis=True)
+    assert login["login"]["image"] == Images.LOGIN_PYXIS.ref
+    # srun only needs the plugin loaded to accept --container-image; enroot runs on the compute pods, so the login
+    # container stays unprivileged (Slinky asks for privileged only to run enroot inside the login pod itself).
+    assert "securityContext" not in login["login"]
+
+
+def test_pyxis_off_keeps_the_plain_images() -> None:
+    values = config_values("prod")
+    values["hpcforge:slurm"]["pyxis"] = False
+    values["hpcforge:gpu"]["evidence"]["enabled"] = False
+    prod = load_config(raw_config(values))
+    assert not prod.slurm.pyxis_enabled
+    gpu = next(ns for ns in prod.slurm.nodesets if ns.gpus is not None)
+    assert nodeset_spec(gpu, node_selector={}, pyxis=False)["slurmd"]["image"] == Images.SLURMD.ref
+    assert login_spec(prod.slurm.login)["login"]["image"] == Images.LOGIN.ref
+
+
+def test_prod_serves_the_pyxis_plugstack_through_the_controller(prod_stack: RecordedStack) -> None:
+    extra = objects(prod_stack, "ConfigMap")["slurm/slurm-config-extra"].inputs["data"]
+    assert extra["plugstack.conf"] == PYXIS_PLUGSTACK == "include /usr/share/pyxis/*\n"
+    controller = objects(prod_stack, "Controller")["slurm/slurm"].inputs["spec"]
+    assert {"name": "slurm-config-extra"} in controller["configFileRefs"]
+    logins = [r.inputs["spec"]["login"]["image"] for r in objects(prod_stack, "LoginSet").values()]
+    assert logins and set(logins) == {Images.LOGIN_PYXIS.ref}
+
+
+def test_nccl_evidence_without_pyxis_is_refused_naming_the_key() -> None:
+    values = config_values("prod")
+    values["hpcforge:slurm"]["pyxis"] = False
+    with pytest.raises(ConfigError) as raised:
+        load_config(raw_config(values))
+    assert "hpcforge:gpu.evidence.enabled: the NCCL evidence starts its image with srun --container-image" in str(raised.value)
+    values["hpcforge:gpu"]["evidence"]["enabled"] = False
+    assert load_config(raw_config(values)).slurm.pyxis_enabled is False
