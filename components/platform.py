@@ -272,7 +272,11 @@ class Platform(pulumi.ComponentResource):
                     for lg in cfg.slurm.login_sets()
                     if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
                 },
-                script_settings=gpu_health_settings(cfg.gpu.health, mig=cfg.gpu.operator.mig_strategy != "none"),
+                script_settings=gpu_health_settings(
+                    cfg.gpu.health,
+                    mig=cfg.gpu.operator.mig_strategy != "none",
+                    nvml_order=all(ns.gpus.autodetect == "nvml" for ns in cfg.slurm.nodesets if ns.gpus is not None),
+                ),
                 rdma=rdma,
                 nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
                 metrics=monitored,

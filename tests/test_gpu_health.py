@@ -315,7 +315,7 @@ def test_epilog_reports_nvidia_smi_failing(tmp_path: Path) -> None:
 
 def test_settings_block_takes_the_configured_thresholds() -> None:
     health = GpuHealthConfig.model_validate({"maxVolatileUncorrectedEcc": 3, "failOnPendingRowRemap": False, "dcgmDiagLevel": 2})
-    text = apply_settings(PROLOG.read_text(), gpu_health_settings(health))
+    text = apply_settings(PROLOG.read_text(), gpu_health_settings(health, nvml_order=True))
     assert ': "${GPU_CHECK_MAX_VOLATILE_UNCORRECTED_ECC:=3}"' in text
     assert ': "${GPU_CHECK_PENDING_ROW_REMAP:=ignore}"' in text
     assert ': "${GPU_CHECK_DCGM_DIAG_LEVEL:=2}"' in text

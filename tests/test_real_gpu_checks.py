@@ -38,6 +38,9 @@ def _install(stack: RecordedStack, tmp_path: Path, fixture: str) -> tuple[Path, 
     smi = tmp_path / "nvidia-smi"
     smi.write_text(f'#!/bin/sh\nFAKE_NVIDIA_SMI_FIXTURE={FIXTURES / fixture} exec {REPO / "tests/fakes/nvidia-smi"} "$@"\n')
     smi.chmod(0o755)
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    (dev / "nvidia0").touch()
     paths = []
     for configmap, name in (("slurm-prolog-scripts", "prolog.sh"), ("slurm-epilog-scripts", "epilog.sh")):
         text = _configmap_script(stack, configmap, "10-gpu-check.sh")
@@ -45,6 +48,10 @@ def _install(stack: RecordedStack, tmp_path: Path, fixture: str) -> tuple[Path, 
         assert ': "${GPU_CHECK_NVIDIA_SMI:=nvidia-smi}"' in text
         text = text.replace(': "${GPU_CHECK_NVIDIA_SMI:=nvidia-smi}"', f': "${{GPU_CHECK_NVIDIA_SMI:={smi}}}"')
         text = text.replace(': "${GPU_CHECK_SETTLE_SECONDS:=10}"', ': "${GPU_CHECK_SETTLE_SECONDS:=1}"')
+        # prod maps SLURM_JOB_GPUS through the device files (GPU_CHECK_INDEX_ORDER=file): one stand-in /dev/nvidia0,
+        # minor 0 in the fixtures' `nvidia-smi -q`.
+        assert ': "${GPU_CHECK_INDEX_ORDER:=file}"' in text
+        text = text.replace(': "${GPU_CHECK_DEV_DIR:=/dev}"', f': "${{GPU_CHECK_DEV_DIR:={dev}}}"')
         path = tmp_path / name
         path.write_text(text)
         path.chmod(0o755)

@@ -3,6 +3,8 @@
 # (`nvidia-smi --query-compute-apps`) and no more than a threshold of memory still in use. The
 # check waits a little for processes that are still exiting; what is left then drains the node
 # ("GPU <index> (<bus id>): <reason>") so the next job does not land on a busy GPU.
+# SLURM_JOB_GPUS's indexes are mapped to GPUs as in the prolog (GPU_CHECK_INDEX_ORDER; see
+# prolog/10-gpu-check.sh for Slurm's rules and sources).
 set -u
 
 # --- settings (hpcforge:gpu.health; the Slurm layer rewrites this block) ---
@@ -12,6 +14,8 @@ set -u
 : "${GPU_CHECK_TIMEOUT_SECONDS:=60}"
 : "${GPU_CHECK_DRAIN:=yes}"
 : "${GPU_CHECK_SCOPE:=job}"
+: "${GPU_CHECK_INDEX_ORDER:=nvml}"
+: "${GPU_CHECK_DEV_DIR:=/dev}"
 # --- end settings ---
 
 gpus="${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}"
@@ -58,17 +62,53 @@ smi() {
   printf '%s\n' "$out"
 }
 
+# want[N]: the PCI bus id of the job's GPU N, from the device files (GPU_CHECK_INDEX_ORDER=file) or
+# nvidia-smi's index (nvml, filled in by problems()).
+declare -A want=()
+if [ "$GPU_CHECK_INDEX_ORDER" = file ]; then
+  files=()
+  for file in "$GPU_CHECK_DEV_DIR"/nvidia*; do
+    case "${file##*/nvidia}" in
+      '' | *[!0-9]*) ;;
+      *) files+=("$file") ;;
+    esac
+  done
+  mapfile -t files < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort)
+  details=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" -q 2>&1)
+  rc=$?
+  if [ "$rc" -ne 0 ]; then
+    fail "nvidia-smi failed (exit $rc): $(printf '%s' "$details" | head -n 1)"
+  fi
+  minors=$(printf '%s\n' "$details" | awk '
+    /^GPU [0-9A-Fa-f]+:/ { bus = $2; next }
+    /^    Minor Number[[:space:]]*:/ { sub(/^[^:]*: */, ""); print $0 "|" bus }')
+  for gpu in ${gpus//,/ }; do
+    file="${files[$gpu]:-}"
+    minor="${file##*/nvidia}"
+    if [ -n "$file" ]; then
+      want[$gpu]=$(printf '%s\n' "$minors" | awk -F'|' -v m="$minor" '$1 == m { print $2; exit }')
+    fi
+  done
+fi
+
 # problems: prints the first leftover found on the job's GPUs (nothing when they are free).
 problems() {
   local gpu_rows apps gpu index bus used found app_bus pid process memory
   gpu_rows=$(smi --query-gpu=index,pci.bus_id,memory.used) || exit 1
   apps=$(smi --query-compute-apps=gpu_bus_id,pid,process_name,used_memory) || exit 1
+  if [ "$GPU_CHECK_INDEX_ORDER" != file ]; then
+    while IFS=, read -r index bus _; do
+      want[$(trim "$index")]=$(trim "$bus")
+    done <<<"$gpu_rows"
+  fi
   for gpu in ${gpus//,/ }; do
     found=no
     while IFS=, read -r index bus used; do
-      [ "$(trim "$index")" = "$gpu" ] || continue
-      found=yes
       bus=$(trim "$bus")
+      if [ -z "${want[$gpu]:-}" ] || [ "$bus" != "${want[$gpu]}" ]; then
+        continue
+      fi
+      found=yes
       used=$(trim "$used")
       while IFS=, read -r app_bus pid process memory; do
         if [ "$(trim "$app_bus")" = "$bus" ]; then

@@ -13,6 +13,16 @@
 # skipped for that GPU. Any other bracketed value ([Unknown Error], ...) fails the check.
 # GPU_CHECK_SCOPE=node checks every GPU of the node instead of the job's: with MIG, SLURM_JOB_GPUS
 # holds MIG device indexes, which are not nvidia-smi GPU indexes.
+#
+# Which GPU is SLURM_JOB_GPUS's index N: slurmd writes the positions of the job's devices in the
+# node's GPU list (Slurm src/plugins/gres/common/gres_common.c: SLURM_JOB_GPUS from
+# gres_device->index; src/interfaces/gres.c _init_gres_device: index = place in the list), and
+# orders that list (src/plugins/gres/gpu/gres_gpu.c, 22.05 and 26.05): by File name as strings
+# (_sort_gpu_by_file), then, with AutoDetect=nvml, by NVML's enumeration, i.e. PCI bus order
+# (_sort_gpu_by_links_order). GPU_CHECK_INDEX_ORDER=nvml: N is nvidia-smi's index N (same PCI
+# order). GPU_CHECK_INDEX_ORDER=file (gres.conf File= lines): N is the N-th /dev/nvidia<minor> in
+# string order, and the GPU is the one whose `nvidia-smi -q` "Minor Number" is that minor; minor
+# numbers need not follow PCI order, so nvidia-smi's index may differ.
 set -u
 
 # --- settings (hpcforge:gpu.health; the Slurm layer rewrites this block) ---
@@ -25,6 +35,8 @@ set -u
 : "${GPU_CHECK_TIMEOUT_SECONDS:=60}"
 : "${GPU_CHECK_DRAIN:=yes}"
 : "${GPU_CHECK_SCOPE:=job}"
+: "${GPU_CHECK_INDEX_ORDER:=nvml}"
+: "${GPU_CHECK_DEV_DIR:=/dev}"
 # --- end settings ---
 
 gpus="${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}"
@@ -132,16 +144,53 @@ if [ "$GPU_CHECK_SCOPE" = node ]; then
   while IFS=, read -r index _; do
     gpus="${gpus:+$gpus,}$(trim "$index")"
   done <<<"$output"
+  GPU_CHECK_INDEX_ORDER=nvml
+fi
+
+# want[N]: the PCI bus id of the job's GPU N (see the head of this script).
+declare -A want=()
+if [ "$GPU_CHECK_INDEX_ORDER" = file ]; then
+  files=()
+  for file in "$GPU_CHECK_DEV_DIR"/nvidia*; do
+    case "${file##*/nvidia}" in
+      '' | *[!0-9]*) ;;
+      *) files+=("$file") ;;
+    esac
+  done
+  mapfile -t files < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort)
+  if [ -z "${details:-}" ]; then
+    details=$(smi -q)
+    smi_ok -q "$?" "$details"
+  fi
+  minors=$(printf '%s\n' "$details" | awk '
+    /^GPU [0-9A-Fa-f]+:/ { bus = $2; next }
+    /^    Minor Number[[:space:]]*:/ { sub(/^[^:]*: */, ""); print $0 "|" bus }')
+  for gpu in ${gpus//,/ }; do
+    file="${files[$gpu]:-}"
+    if [ -z "$file" ]; then
+      fail "GPU $gpu: not found (Slurm's device files here: ${files[*]:-none})"
+    fi
+    minor="${file##*/nvidia}"
+    want[$gpu]=$(printf '%s\n' "$minors" | awk -F'|' -v m="$minor" '$1 == m { print $2; exit }')
+    if [ -z "${want[$gpu]}" ]; then
+      fail "GPU $gpu ($file): nvidia-smi lists no GPU with minor number $minor"
+    fi
+  done
+else
+  while IFS=, read -r index bus _; do
+    want[$(trim "$index")]=$(trim "$bus")
+  done <<<"$output"
 fi
 
 listed=""
 for gpu in ${gpus//,/ }; do
   found=no
   while IFS=, read -r index bus ecc retired remap_pending remap_failure name; do
-    index=$(trim "$index")
-    [ "$index" = "$gpu" ] || continue
-    found=yes
     bus=$(trim "$bus")
+    if [ -z "${want[$gpu]:-}" ] || [ "$bus" != "${want[$gpu]}" ]; then
+      continue
+    fi
+    found=yes
     where="GPU $gpu ($bus, $(trim "$name"))"
     ecc=$(trim "$ecc")
     if ! unreported "$ecc"; then

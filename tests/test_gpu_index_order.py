@@ -1,0 +1,90 @@
+"""Which GPU the prolog and epilog check for a job's SLURM_JOB_GPUS index.
+
+Slurm (src/plugins/gres/common/gres_common.c, src/interfaces/gres.c, src/plugins/gres/gpu/gres_gpu.c, the same in
+22.05 and 26.05) gives the prolog the positions of the job's devices in the node's GPU list, ordered by File name as
+strings, then (AutoDetect=nvml only) by NVML's PCI-bus order. With gres.conf File= lines, index N is the N-th
+/dev/nvidia<minor> in string order; the scripts find that minor's GPU with `nvidia-smi -q` ("Minor Number"). The
+fixtures are reconstructed (tests/fixtures/nvidia-smi/README.md); the device files are stand-ins in a temporary /dev.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from components.config.gpu import GpuHealthConfig
+from components.renderers.script_settings import gpu_health_settings
+from offline.engine import RecordedStack
+
+from .test_gpu_health import EPILOG, PROLOG, run_script, smi_calls
+from .test_layers import objects
+
+
+def _dev(tmp_path: Path, minors: range) -> dict[str, str]:
+    dev = tmp_path / "dev"
+    dev.mkdir(parents=True, exist_ok=True)
+    for name in ("nvidiactl", "nvidia-uvm", "nvidia-caps", *(f"nvidia{m}" for m in minors)):
+        (dev / name).touch()
+    return {"GPU_CHECK_INDEX_ORDER": "file", "GPU_CHECK_DEV_DIR": str(dev)}
+
+
+def test_file_order_checks_the_gpu_behind_the_device_file_not_nvidia_smi_s_index(tmp_path: Path) -> None:
+    env = _dev(tmp_path, range(4))
+    # SLURM_JOB_GPUS=0 is /dev/nvidia0 = 00000000:3B:00.0 (nvidia-smi index 1), whose row remapping is pending.
+    sick = run_script(PROLOG, "minor-order-differs.txt", tmp_path, gpus="0", env=env)
+    assert sick.returncode == 1
+    assert sick.stderr.strip() == (
+        "gpu-check: GPU 0 (00000000:3B:00.0, NVIDIA H100 80GB HBM3): row remapping pending (reset the GPU)"
+    )
+    assert "-q" in smi_calls(tmp_path)
+    assert run_script(PROLOG, "minor-order-differs.txt", tmp_path, gpus="1,2,3", env=env).returncode == 0
+    # Read by nvidia-smi's index instead, the same job would pass the sick GPU and check a healthy one.
+    assert run_script(PROLOG, "minor-order-differs.txt", tmp_path, gpus="0").returncode == 0
+
+
+def test_file_order_is_slurm_s_string_order_of_the_device_files(tmp_path: Path) -> None:
+    # Twelve GPUs, minor = PCI position; Slurm sorts /dev/nvidia10 and /dev/nvidia11 before /dev/nvidia2
+    # (xstrcmp), so its GPU 2 is minor 10. Only that GPU has a pending row remap.
+    buses = [f"00000000:{0x10 + i:02X}:00.0" for i in range(12)]
+    rows = "".join(
+        f"{i}, NVIDIA H100 80GB HBM3, {b}, 0, 0, [N/A], {'Yes' if i == 10 else 'No'}, No\n" for i, b in enumerate(buses)
+    )
+    q = "".join(f"GPU {b}\n    Minor Number                          : {i}\n\n" for i, b in enumerate(buses))
+    fixture = tmp_path / "twelve.txt"
+    fixture.write_text(
+        "# RECONSTRUCTED, NOT CAPTURED (test data)\n[gpus]\nindex, name, pci.bus_id, memory.used,"
+        " ecc.errors.uncorrected.volatile.total, retired_pages.pending, remapped_rows.pending, remapped_rows.failure\n"
+        f"{rows}[q]\n{q}"
+    )
+    env = {**_dev(tmp_path, range(12)), "FAKE_NVIDIA_SMI_FIXTURE": str(fixture)}
+    result = run_script(PROLOG, None, tmp_path, gpus="2", env=env)
+    assert result.returncode == 1 and result.stderr.startswith(f"gpu-check: GPU 2 ({buses[10]}, ")
+    assert run_script(PROLOG, None, tmp_path, gpus="3,4,5,6,7,8,9,10,11", env=env).returncode == 0
+
+
+def test_file_order_refuses_an_index_without_a_device_file_or_a_gpu(tmp_path: Path) -> None:
+    env = _dev(tmp_path, range(4))
+    missing = run_script(PROLOG, "minor-order-differs.txt", tmp_path, gpus="4", env=env)
+    assert missing.returncode == 1
+    assert missing.stderr.strip().startswith("gpu-check: GPU 4: not found (Slurm's device files here: ")
+    env = _dev(tmp_path / "more", range(6))
+    unknown = run_script(PROLOG, "minor-order-differs.txt", tmp_path, gpus="5", env=env)
+    assert unknown.returncode == 1 and unknown.stderr.strip().endswith("nvidia-smi lists no GPU with minor number 5")
+
+
+def test_epilog_uses_the_same_order(tmp_path: Path) -> None:
+    env = _dev(tmp_path, range(1))
+    result = run_script(EPILOG, "leftover-process.txt", tmp_path, gpus="0", env=env)
+    assert result.returncode == 1 and "GPU 0 (00000000:19:00.0): process 48213 (python3)" in result.stderr
+
+
+def test_settings_say_nvml_order_only_when_every_gpu_nodeset_autodetects_with_nvml() -> None:
+    health = GpuHealthConfig()
+    assert gpu_health_settings(health)["GPU_CHECK_INDEX_ORDER"] == "file"
+    assert gpu_health_settings(health, nvml_order=True)["GPU_CHECK_INDEX_ORDER"] == "nvml"
+
+
+def test_prod_scripts_map_indexes_through_device_files(prod_stack: RecordedStack) -> None:
+    # prod's GPU nodesets list their device files (autodetect off): Slurm orders them by file name.
+    maps = objects(prod_stack, "ConfigMap")
+    for name in ("slurm/slurm-prolog-scripts", "slurm/slurm-epilog-scripts"):
+        assert ': "${GPU_CHECK_INDEX_ORDER:=file}"' in maps[name].inputs["data"]["10-gpu-check.sh"], name
