@@ -9,12 +9,17 @@ real Slurm in tests/test_real_pyxis_plugstack.py.
 
 from __future__ import annotations
 
+import os
+import pwd
+import shutil
+import subprocess
 from typing import Any
 
 import pytest
 
 from components.config import ConfigError, PlatformConfig, load_config
 from components.layers.slurm import PYXIS_PLUGSTACK, login_spec, nodeset_spec
+from components.renderers.enroot import enroot_conf
 from components.versions import SLINKY_TAG, Images
 from offline.engine import RecordedStack
 
@@ -80,3 +85,51 @@ def test_nccl_evidence_without_pyxis_is_refused_naming_the_key() -> None:
     assert "hpcforge:gpu.evidence.enabled: the NCCL evidence starts its image with srun --container-image" in str(raised.value)
     values["hpcforge:gpu"]["evidence"]["enabled"] = False
     assert load_config(raw_config(values)).slurm.pyxis_enabled is False
+
+
+# enroot's own reading of a configuration file (NVIDIA/enroot enroot.in at 8ea147d, config::load): refuse a file
+# that `bash -n` refuses, then for each `KEY VALUE` line with an ENROOT_* key export `$(eval echo VALUE)`.
+ENROOT_CONFIG_LOAD = r"""
+file="$(mktemp)"; trap 'rm -f "$file"' EXIT; cat > "$file"
+if [ -s "$file" ] && ! bash -n "$file" > /dev/null 2>&1; then echo "Invalid configuration file: $file"; exit 1; fi
+while IFS=$' \t=' read -r key value; do
+    if [[ "$key" =~ ^ENROOT_[[:upper:]_]+$ ]]; then printf '%s=%s\n' "$key" "$(eval echo "$value")"; fi
+done < "$file"
+"""
+
+
+def test_enroot_drop_in_expands_to_per_user_directories_as_enroot_reads_it() -> None:
+    # As a job's user would read it (nobody, when the tests run as root).
+    if os.geteuid() == 0 and shutil.which("runuser"):
+        argv = ["runuser", "-u", "nobody", "--", "bash", "-c", ENROOT_CONFIG_LOAD]
+        uid = pwd.getpwnam("nobody").pw_uid
+    else:
+        argv = ["bash", "-c", ENROOT_CONFIG_LOAD]
+        uid = os.geteuid()
+    result = subprocess.run(argv, input=enroot_conf(), capture_output=True, text=True, check=True, cwd="/")
+    assert dict(line.split("=", 1) for line in result.stdout.splitlines()) == {
+        "ENROOT_RUNTIME_PATH": f"/tmp/enroot-runtime/user-{uid}",
+        "ENROOT_DATA_PATH": f"/usr/share/enroot/enroot-data/user-{uid}",
+        "ENROOT_CACHE_PATH": f"/usr/share/enroot/enroot-data/cache-user-{uid}",
+    }
+
+
+def test_prod_gpu_pods_mount_the_enroot_drop_in(prod_stack: RecordedStack) -> None:
+    conf = objects(prod_stack, "ConfigMap")["slurm/slurm-enroot-conf"]
+    assert conf.inputs["data"] == {"hpcforge.conf": enroot_conf()}
+    for key, nodeset in objects(prod_stack, "NodeSet").items():
+        spec = nodeset.inputs["spec"]
+        mounts = [m for m in spec["slurmd"].get("volumeMounts", []) if m["name"] == "enroot-conf"]
+        if spec["slurmd"]["image"] == Images.SLURMD_PYXIS.ref:
+            assert mounts == [
+                {
+                    "name": "enroot-conf",
+                    "mountPath": "/etc/enroot/enroot.conf.d/hpcforge.conf",
+                    "subPath": "hpcforge.conf",
+                    "readOnly": True,
+                }
+            ], key
+            assert {"name": "enroot-conf", "configMap": {"name": "slurm-enroot-conf"}} in spec["template"]["spec"]["volumes"]
+            assert any(urn.endswith("::slurm/slurm-enroot-conf") for urn in nodeset.depends_on), key
+        else:
+            assert mounts == [], key

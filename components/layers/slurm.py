@@ -36,6 +36,7 @@ from ..k8s import (
     ingress_from_anywhere,
     secret,
 )
+from ..renderers.enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, enroot_conf
 from ..renderers.grendel import PORT_RANGE_SYSCTL
 from ..renderers.script_settings import apply_settings
 from ..renderers.slurm_conf import (
@@ -85,6 +86,7 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
     return path.read_text()
 
 
+ENROOT_CONFIG_MAP = "slurm-enroot-conf"
 PYXIS_PLUGSTACK = "include /usr/share/pyxis/*\n"
 """plugstack.conf with Pyxis: what slurm-operator v1.2.1 docs/usage/pyxis.md prescribes. A glob, because slurmctld
 (configless: it serves plugstack.conf to slurmd and srun) and the CPU pods have no Pyxis, and an include of a missing
@@ -182,6 +184,17 @@ def nodeset_spec(
         pod_spec["volumes"] = pod_volumes(exports)
     if job_ports is not None:
         pod_spec["securityContext"] = {"sysctls": [{"name": PORT_RANGE_SYSCTL, "value": f"{job_ports[0]} {job_ports[1]}"}]}
+    mounts = container_mounts(exports)
+    if pyxis and nodeset.gpus is not None:
+        pod_spec.setdefault("volumes", []).append({"name": "enroot-conf", "configMap": {"name": ENROOT_CONFIG_MAP}})
+        mounts.append(
+            {
+                "name": "enroot-conf",
+                "mountPath": f"{ENROOT_DROPIN_DIR}/{ENROOT_DROPIN}",
+                "subPath": ENROOT_DROPIN,
+                "readOnly": True,
+            }
+        )
     spec: dict[str, Any] = {
         "controllerRef": {"name": controller},
         "replicas": nodeset.replicas,
@@ -192,7 +205,7 @@ def nodeset_spec(
             **({"env": env} if env else {}),
             # RDMA registers (pins) memory: IPC_LOCK, on top of what the operator gives slurmd.
             **({"securityContext": {"capabilities": {"add": ["IPC_LOCK"]}}} if fabrics else {}),
-            **({"volumeMounts": container_mounts(exports)} if exports else {}),
+            **({"volumeMounts": mounts} if mounts else {}),
         },
         "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
         # Partitions are declared on the Controller (they may span several NodeSets).
@@ -408,6 +421,20 @@ class Slurm(pulumi.ComponentResource):
         extra_files = config_map(
             ctx, "slurm-config-extra", ns, files, component="slurm", parent=self, app=CONTROLLER, depends_on=ready_ns
         )
+        enroot: list[pulumi.Resource] = []
+        if cfg.pyxis_enabled and cfg.has_gpus:
+            enroot.append(
+                config_map(
+                    ctx,
+                    ENROOT_CONFIG_MAP,
+                    ns,
+                    {ENROOT_DROPIN: enroot_conf()},
+                    component="slurm",
+                    parent=self,
+                    app=CONTROLLER,
+                    depends_on=ready_ns,
+                )
+            )
         script_maps: dict[str, pulumi.Resource] = {}
         for kind, scripts in (("prolog", cfg.prolog), ("epilog", cfg.epilog)):
             if scripts:
@@ -616,7 +643,7 @@ class Slurm(pulumi.ComponentResource):
                 job_ports=cfg.controller.job_port_range,
                 pyxis=cfg.pyxis_enabled,
             )
-            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims]))
+            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims, *enroot]))
 
         if cfg.restapi.enabled:
             objects.append(
