@@ -60,13 +60,25 @@ def validate_pseudo_document(document: Mapping[str, Any]) -> list[str]:
     return [f"{CHART_API_VERSION} {kind} is not a document kind of the offline renderer"]
 
 
+RUNTIME_CRDS: dict[tuple[str, str], str] = {
+    ("nv-ipam.nvidia.com", "IPPool"): (
+        "applied by the NVIDIA Network Operator at run time when the NicClusterPolicy enables nvIpam"
+        " (network-operator v26.4.1 manifests/state-nv-ipam-cni/005-nv-ipam.nvidia.com_ippools.yaml); not in"
+        " shared/crds (crds/INDEX.md: not collected); the IPPool spec is checked against that file's schema by"
+        " tests/test_rdma_ipam.py"
+    ),
+}
+"""(group, kind) of custom resources whose CRD an operator applies at run time and shared/crds does not hold: not
+validated here, but listed in `SchemaReport.runtime_crds` with where they are checked instead."""
+
+
 @dataclass
 class SchemaReport:
     errors: list[str] = field(default_factory=list)
     builtin: int = 0
     """Built-in objects validated against the Kubernetes schema."""
     custom: int = 0
-    """Custom resources validated against a CRD."""
+    """Custom resources: validated against a CRD, except the kinds of `RUNTIME_CRDS` (see `runtime_crds`)."""
     charts: int = 0
     """Helm releases whose values were checked."""
     pseudo: int = 0
@@ -75,6 +87,8 @@ class SchemaReport:
     """`group/version Kind` -> where its CRD came from, for every custom resource validated."""
     cel_rules_skipped: int = 0
     """CEL rules in the CRD versions used, which this tier does not evaluate."""
+    runtime_crds: dict[str, str] = field(default_factory=dict)
+    """`group/version Kind` -> why it was not validated here (`RUNTIME_CRDS`), for every such kind declared."""
 
 
 def check_documents(documents: Iterable[Document], kubernetes_version: str, shared_dir: Path) -> SchemaReport:
@@ -98,7 +112,11 @@ def check_documents(documents: Iterable[Document], kubernetes_version: str, shar
             if crd is not None:
                 used[gvk] = crd
                 report.crd_sources[str(gvk)] = crd.source
-            messages = validate_custom_resource(document, index, kubernetes_version)
+            if crd is None and (gvk.group, gvk.kind) in RUNTIME_CRDS and not index.versions_of(gvk.group, gvk.kind):
+                report.runtime_crds[str(gvk)] = RUNTIME_CRDS[(gvk.group, gvk.kind)]
+                messages = []
+            else:
+                messages = validate_custom_resource(document, index, kubernetes_version)
             name = (document.get("metadata") or {}).get("name")
             messages = [f"{gvk} {name}: {m}" for m in messages]
         for release in helm_releases(path, document):

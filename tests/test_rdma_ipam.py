@@ -29,6 +29,7 @@ from components.layers.network_operator import (
 from components.versions import Images
 from offline import schema
 from offline.engine import RecordedStack
+from offline.render import render_documents
 
 from .helpers import config_values, raw_config, require_shared
 from .test_argocd_wait import _ready
@@ -181,3 +182,22 @@ def test_prod_deploys_one_ip_pool_per_fabric_after_the_policy_is_ready(prod_stac
     assert json.loads(nad["spec"]["config"])["ipam"] == {"type": "nv-ipam", "poolName": "ib-rail0"}
     network = one(prod_stack, "SriovNetwork", "nvidia-network-operator", "roce-rail0")["spec"]
     assert json.loads(network["ipam"]) == {"type": "nv-ipam", "poolName": "roce-rail0"}
+
+
+@pytest.mark.program
+def test_schema_tier_lists_ip_pools_as_checked_here_and_still_refuses_other_kinds_without_a_crd(
+    prod_stack: RecordedStack,
+) -> None:
+    shared = require_shared("crds").parent
+    version = str(config_values("prod")["hpcforge:kubernetes"]["version"])
+    documents = render_documents(prod_stack)
+    report = schema.check_documents(documents, version, shared)
+    assert set(report.runtime_crds) == {"nv-ipam.nvidia.com/v1alpha1 IPPool"}
+    assert "tests/test_rdma_ipam.py" in report.runtime_crds["nv-ipam.nvidia.com/v1alpha1 IPPool"]
+    assert not [e for e in report.errors if "IPPool" in e]
+    stranger = {"apiVersion": "nv-ipam.nvidia.com/v1alpha1", "kind": "CIDRPool", "metadata": {"name": "x", "namespace": "n"}}
+    errors = schema.check_documents([("x.yaml", stranger)], version, shared).errors
+    assert errors == [
+        "x.yaml: nv-ipam.nvidia.com/v1alpha1 CIDRPool x: nv-ipam.nvidia.com/v1alpha1 CIDRPool: no CustomResourceDefinition"
+        " for this kind under shared/crds (nor declared by the program)"
+    ]
