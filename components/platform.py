@@ -238,6 +238,7 @@ class Platform(pulumi.ComponentResource):
                     charts=charts,
                     deploy_nfd=not gpu_operator_enabled(cfg),
                     pool_labels={pool.name: pool.labels for pool in cfg.node_pools},
+                    pool_taints={pool.name: pool.taints for pool in cfg.node_pools},
                     attachment_namespace=cfg.slurm.namespace,
                     depends_on=net.ready,
                 ),

@@ -201,3 +201,13 @@ def test_schema_tier_lists_ip_pools_as_checked_here_and_still_refuses_other_kind
         "x.yaml: nv-ipam.nvidia.com/v1alpha1 CIDRPool x: nv-ipam.nvidia.com/v1alpha1 CIDRPool: no CustomResourceDefinition"
         " for this kind under shared/crds (nor declared by the program)"
     ]
+
+
+def test_the_operator_daemonsets_tolerate_the_rdma_pools_taints() -> None:
+    rdma = RdmaConfig.model_validate(RDMA)
+    taints = {"gpu-h100": ["nvidia.com/gpu", "hpc.example.org/dedicated"], "cpu": ["cpu-only"]}
+    assert nic_cluster_policy_spec(rdma, taints)["tolerations"] == [
+        {"key": "hpc.example.org/dedicated", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ]  # cpu is not an RDMA pool: its taint is not tolerated
+    assert "tolerations" not in nic_cluster_policy_spec(rdma)

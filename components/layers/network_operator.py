@@ -64,7 +64,7 @@ def shared_device_plugin_config(rdma: RdmaConfig) -> str:
     return json.dumps({"configList": config_list}, sort_keys=True)
 
 
-def nic_cluster_policy_spec(rdma: RdmaConfig) -> dict[str, Any]:
+def nic_cluster_policy_spec(rdma: RdmaConfig, pool_taints: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """NicClusterPolicy spec (mellanox.com/v1alpha1): shared device plugin, CNI plugins, ipoib for InfiniBand, and
     nv-ipam for the fabrics whose addresses it allocates. The OFED driver is preinstalled on the hosts (as the GPU
     driver), Multus comes from hpcforge's network layer.
@@ -74,13 +74,20 @@ def nic_cluster_policy_spec(rdma: RdmaConfig) -> dict[str, Any]:
     Mellanox/network-operator 63c7ea65): whereabouts cannot come from it. Its `nvIpam` deploys NVIDIA's IPAM (the
     operator applies nv-ipam's CRDs, a controller and a node DaemonSet from manifests/state-nv-ipam-cni/); the
     validating webhook stays off (it would need the API server to reach the controller through this namespace's
-    default deny)."""
+    default deny).
+
+    `pool_taints`: taint keys of each node pool; the operator's DaemonSets (device plugin, CNI plugins, nv-ipam's node
+    agent) tolerate those of the RDMA pools (NicClusterPolicy `tolerations`: "Tolerations to inject to the DaemonSets
+    objects that are managed by the operator"), or they would not run where the fabrics are."""
     secondary: dict[str, Any] = {"cniPlugins": _image(Images.CNI_PLUGINS)}
     if any(f.type == "infiniband" and f.mode == "shared" for f in rdma.fabrics):
         secondary["ipoib"] = _image(Images.IPOIB_CNI)
     spec: dict[str, Any] = {"secondaryNetwork": secondary}
     if any(f.ipam == "nv-ipam" for f in rdma.fabrics):
         spec["nvIpam"] = {**_image(Images.NV_IPAM), "enableWebhook": False}
+    taints = sorted({key for pool in rdma.pools for key in (pool_taints or {}).get(pool.pool, ())})
+    if taints:
+        spec["tolerations"] = [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in taints]
     if any(f.mode == "shared" for f in rdma.fabrics):
         spec["rdmaSharedDevicePlugin"] = {
             **_image(Images.RDMA_SHARED_DEVICE_PLUGIN),
@@ -205,6 +212,8 @@ class NetworkOperatorArgs:
     deploy_nfd: bool
     pool_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Node labels of each node pool (the SR-IOV node policies select the pool's nodes)."""
+    pool_taints: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """Taint keys of each node pool (the operator's DaemonSets tolerate those of the RDMA pools)."""
     attachment_namespace: str = "slurm"
     """Where the SR-IOV operator creates the fabrics' NetworkAttachmentDefinitions (the Slurm namespace)."""
     depends_on: Sequence[pulumi.Resource] = ()
@@ -247,7 +256,7 @@ class NetworkOperator(pulumi.ComponentResource):
                 # The IPPools need nv-ipam's CRDs, which the operator applies while it reconciles this policy.
                 annotations={WAIT_FOR_ANNOTATION: NIC_CLUSTER_POLICY_READY} if nv_ipam else None,
             ),
-            spec=nic_cluster_policy_spec(args.config),
+            spec=nic_cluster_policy_spec(args.config, args.pool_taints),
             opts=ctx.opts(self, depends_on=[chart]),
         )
         pools: list[pulumi.Resource] = [
