@@ -88,3 +88,15 @@ def test_prod_scripts_map_indexes_through_device_files(prod_stack: RecordedStack
     maps = objects(prod_stack, "ConfigMap")
     for name in ("slurm/slurm-prolog-scripts", "slurm/slurm-epilog-scripts"):
         assert ': "${GPU_CHECK_INDEX_ORDER:=file}"' in maps[name].inputs["data"]["10-gpu-check.sh"], name
+
+
+def test_file_order_reads_the_minor_numbers_of_the_published_driver_535_capture(tmp_path: Path) -> None:
+    # a100x8-driver535.txt's `nvidia-smi -q` is quoted verbatim: minors 0-7 follow its PCI order there, so Slurm's
+    # GPU N is nvidia-smi's GPU N; the driver-535 path (row remapping from -q) and the file order share that -q call.
+    env = _dev(tmp_path, range(8))
+    result = run_script(PROLOG, "a100x8-driver535.txt", tmp_path, gpus="0,1,2,3,4,5,6,7", env=env)
+    assert result.returncode == 0, result.stderr
+    assert smi_calls(tmp_path).count("-q") == 1
+    env["GPU_CHECK_DEV_DIR"] = str(tmp_path / "none")
+    missing = run_script(PROLOG, "a100x8-driver535.txt", tmp_path, gpus="0", env=env)
+    assert missing.returncode == 1 and "GPU 0: not found (Slurm's device files here: none)" in missing.stderr

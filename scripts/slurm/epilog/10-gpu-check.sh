@@ -73,7 +73,9 @@ if [ "$GPU_CHECK_INDEX_ORDER" = file ]; then
       *) files+=("$file") ;;
     esac
   done
-  mapfile -t files < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort)
+  if [ "${#files[@]}" -gt 0 ]; then
+    mapfile -t files < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort)
+  fi
   details=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" -q 2>&1)
   rc=$?
   if [ "$rc" -ne 0 ]; then

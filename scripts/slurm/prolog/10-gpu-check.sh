@@ -157,7 +157,9 @@ if [ "$GPU_CHECK_INDEX_ORDER" = file ]; then
       *) files+=("$file") ;;
     esac
   done
-  mapfile -t files < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort)
+  if [ "${#files[@]}" -gt 0 ]; then
+    mapfile -t files < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort)
+  fi
   if [ -z "${details:-}" ]; then
     details=$(smi -q)
     smi_ok -q "$?" "$details"
