@@ -11,7 +11,7 @@ import pytest
 
 from components.config import load_config
 from components.config.loader import ConfigError
-from components.layers.slurm import slurm_bare_metal_allows
+from components.layers.slurm_traffic import slurm_bare_metal_allows
 from components.renderers.grendel import render_join_script
 from offline.engine import RecordedStack
 from policies.rules.admission_pss import check_sysctls

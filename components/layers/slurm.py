@@ -36,12 +36,11 @@ from ..k8s import (
     ingress_from_anywhere,
     secret,
 )
-from ..renderers.enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, enroot_conf
+from ..renderers.enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK, enroot_conf
 from ..renderers.grendel import PORT_RANGE_SYSCTL
 from ..renderers.script_settings import apply_settings
 from ..renderers.slurm_conf import (
     SLURMCTLD_PORT,
-    SLURMD_PORT,
     cgroup_conf,
     controller_extra_conf,
     gres_conf,
@@ -58,6 +57,7 @@ from .network import metallb_service_annotations
 from .network_operator import NETWORKS_ANNOTATION, RESOURCE_ANNOTATION, attachment_config, attachment_interfaces, rdma_resource
 from .slurm_accounts import deploy_accounts
 from .slurm_site import shared_tree_claims, site_objects, topology_files
+from .slurm_traffic import slurm_bare_metal_allows
 
 OPERATOR_NAMESPACE = "slinky"
 CONTROLLER = "slurm"
@@ -87,44 +87,6 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
 
 
 ENROOT_CONFIG_MAP = "slurm-enroot-conf"
-PYXIS_PLUGSTACK = "include /usr/share/pyxis/*\n"
-"""plugstack.conf with Pyxis: what slurm-operator v1.2.1 docs/usage/pyxis.md prescribes. A glob, because slurmctld
-(configless: it serves plugstack.conf to slurmd and srun) and the CPU pods have no Pyxis, and an include of a missing
-file would fail there; Slinky's pyxis images link /usr/share/pyxis/pyxis.conf (the deb's `required ... spank_pyxis.so`)."""
-
-SLURMD_POD = {"app.kubernetes.io/name": "slurmd"}
-"""Labels of the NodeSet pods (slurm-operator v1.2.1 internal/builder/labels/labels.go: AppLabel = WorkerApp)."""
-
-
-def slurm_bare_metal_allows(
-    bare_metal: Sequence[str], srun_ports: tuple[int, int], job_ports: tuple[int, int] | None = None
-) -> list[Allow]:
-    """Slurm traffic between the Slurm namespace's pods and bare-metal Slurm hosts, and nothing else (pure).
-
-    A job spanning pods and bare-metal nodes needs: slurmd on either side reaching slurmd on the other (6818: the
-    launch fan-out and its forwarding tree), and slurmstepd reaching the srun that started the step (SrunPortRange),
-    which runs on login pods or on bare-metal hosts. slurmctld (6817) is already open to its LoadBalancer clients.
-    Its ranks talk to each other too (MPI/PMIx out-of-band wire-up, NCCL bootstrap and sockets): `job_ports`
-    (controller.jobPortRange, the ephemeral port range of the compute pods and hosts) between the NodeSet pods and
-    the hosts, both ways.
-    """
-    if not bare_metal:
-        return []
-    cidrs = tuple(bare_metal)
-    srun = Port(srun_ports[0], end_port=srun_ports[1])
-    allows = [
-        Allow("allow-ingress-bare-metal-slurmd", "ingress", (Port(SLURMD_PORT),), cidrs=cidrs),
-        Allow("allow-ingress-bare-metal-srun", "ingress", (srun,), cidrs=cidrs),
-        Allow("allow-egress-bare-metal-slurmd", "egress", (Port(SLURMD_PORT),), cidrs=cidrs),
-        Allow("allow-egress-bare-metal-srun", "egress", (srun,), cidrs=cidrs),
-    ]
-    if job_ports is not None:
-        ranks = Port(job_ports[0], end_port=job_ports[1])
-        allows += [
-            Allow("allow-ingress-bare-metal-job-ranks", "ingress", (ranks,), cidrs=cidrs, pod_labels=SLURMD_POD),
-            Allow("allow-egress-bare-metal-job-ranks", "egress", (ranks,), cidrs=cidrs, pod_labels=SLURMD_POD),
-        ]
-    return allows
 
 
 def nodeset_spec(

@@ -1,4 +1,4 @@
-"""enroot's configuration drop-in for the Pyxis slurmd pods (pure).
+"""Pyxis and enroot configuration for the Slurm pods (pure): plugstack.conf, and enroot's drop-in.
 
 enroot (NVIDIA/enroot `enroot.in`, at 8ea147d) reads `/etc/enroot/enroot.conf` and then every
 `/etc/enroot/enroot.conf.d/*.conf`: lines `KEY VALUE` whose key is `ENROOT_*`, the value passed through
@@ -13,6 +13,11 @@ on the pod's disk rather than in home directories.
 """
 
 from __future__ import annotations
+
+PYXIS_PLUGSTACK = "include /usr/share/pyxis/*\n"
+"""plugstack.conf with Pyxis: what slurm-operator v1.2.1 docs/usage/pyxis.md prescribes. A glob, because slurmctld
+(configless: it serves plugstack.conf to slurmd and srun) and the CPU pods have no Pyxis, and an include of a missing
+file would fail there; Slinky's pyxis images link /usr/share/pyxis/pyxis.conf (the deb's `required ... spank_pyxis.so`)."""
 
 ENROOT_DROPIN_DIR = "/etc/enroot/enroot.conf.d"
 ENROOT_DROPIN = "hpcforge.conf"
