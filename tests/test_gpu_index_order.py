@@ -100,3 +100,12 @@ def test_file_order_reads_the_minor_numbers_of_the_published_driver_535_capture(
     env["GPU_CHECK_DEV_DIR"] = str(tmp_path / "none")
     missing = run_script(PROLOG, "a100x8-driver535.txt", tmp_path, gpus="0", env=env)
     assert missing.returncode == 1 and "GPU 0: not found (Slurm's device files here: none)" in missing.stderr
+
+
+def test_epilog_passes_on_the_published_driver_535_capture_in_both_orders(tmp_path: Path) -> None:
+    # memory.used and the compute-apps query are what the epilog asks; the published --help-query-gpu of driver
+    # 535.129.03 lists memory.used (tests/test_gpu_health.py), the [gpus]/[apps] rows are reconstructed.
+    gpus = "0,1,2,3,4,5,6,7"
+    assert run_script(EPILOG, "a100x8-driver535.txt", tmp_path, gpus=gpus).returncode == 0
+    result = run_script(EPILOG, "a100x8-driver535.txt", tmp_path, gpus=gpus, env=_dev(tmp_path, range(8)))
+    assert result.returncode == 0, result.stderr
