@@ -157,6 +157,11 @@ def run_urns(args: argparse.Namespace) -> int:
 def load_stack(args: argparse.Namespace) -> RecordedStack:
     path = args.config if args.config else stack_path(args.stack)
     stack = read_stack_file(path, name=args.stack)
+    if args.command == "render":
+        # Kept for a following `offline check` of the same inputs (offline/recording.py).
+        from .recording import record_and_store
+
+        return record_and_store(stack, PROJECT_ROOT, preview=args.preview)
     return run_program(stack, PROJECT_ROOT, preview=args.preview)
 
 
