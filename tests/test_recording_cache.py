@@ -122,3 +122,24 @@ def test_only_the_newest_entries_are_kept(tmp_path: Path) -> None:
         site.write_text(site.read_text() + f"# run {index}\n")
         _store(site, folder)
     assert len(list(folder.glob("*.pickle"))) == recording.KEEP
+
+
+def test_offline_check_after_render_reuses_the_recording_and_reports_the_same(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "site").mkdir()
+    site = write_site(tmp_path / "site" / "Pulumi.small.yaml", hosts=3, nodesets=4, users=5)
+    stack = ["--stack", "small", "--config", str(site)]
+    packs = ["--policy-pack", "policies/security", "--policy-pack-config", "policies/config/prod.json"]
+
+    def offline(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "offline", *args], cwd=REPO, capture_output=True, text=True, timeout=600, check=False
+        )
+
+    assert offline("render", *stack, "--out", str(tmp_path / "out")).returncode == 0
+    reused = offline("check", *stack, *packs)
+    fresh = offline("check", *stack, *packs, "--no-reuse")
+    assert "reusing the recording" in reused.stderr and "reusing the recording" not in fresh.stderr
+    assert (reused.returncode, reused.stdout) == (fresh.returncode, fresh.stdout)
