@@ -1,0 +1,30 @@
+"""policies/rules/wire.py `to_plain` over pulumi_policy's unknown-checking proxies."""
+
+from __future__ import annotations
+
+import pytest
+from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
+
+from policies.rules.wire import SecretStr, Unknown, from_wire, to_plain
+
+SECRET = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": "hunter2"}
+
+
+def test_a_proxied_tree_copies_to_the_same_plain_values_with_markers() -> None:
+    wire = {
+        "kind": "ConfigMap",
+        "data": {"a": "1", "b": SECRET},
+        "list": [1.0, {"x": [True, None]}],
+        "u": "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+    }
+    marked = from_wire(wire)
+    plain = to_plain(unknown_checking_proxy(marked))
+    assert plain == {"kind": "ConfigMap", "data": {"a": "1", "b": "hunter2"}, "list": [1, {"x": [True, None]}], "u": Unknown()}
+    assert isinstance(plain["data"]["b"], SecretStr) and type(plain["list"]) is list and type(plain["data"]) is dict
+
+
+def test_an_unknown_sentinel_left_in_a_proxy_still_raises_as_the_proxy_does() -> None:
+    proxied = unknown_checking_proxy({"spec": {"ports": [80, "3eeb2bf0-c639-47a8-9e75-3b44932eb421"]}})
+    with pytest.raises(UnknownValueError) as raised:
+        to_plain(proxied)
+    assert raised.value.props == ["spec", "ports", "1"]
