@@ -377,17 +377,26 @@ def targets(rows: list[Measurement]) -> list[dict[str, Any]]:
     return results
 
 
-def full_form_config_bytes(hosts: int, nodesets: int, users: int) -> int:
-    """PULUMI_CONFIG bytes of the site with a leaf switch per rack and an account per project."""
+def full_form_config_bytes(stack_file: Path, hosts: int, nodesets: int, users: int) -> int:
+    """PULUMI_CONFIG bytes of the site with a leaf switch per rack and an account per project: the
+    generated stack file's config with those two keys in their full form, read back as the CLI reads it."""
+    import yaml
+
     from offline.environ import go_json_string_map
+    from offline.stackfile import read_stack_file
 
     from .sitegen import generate_site
 
-    config = generate_site(hosts=hosts, nodesets=nodesets, users=users, full_form=True)
-    for section, keys in (("provisioning", ("hosts",)), ("directory", ("groups", "users"))):
-        for key in keys:
-            config[f"hpcforge:{section}"].pop(key)
-        config[f"hpcforge:{section}"]["inventory"] = {"file": f"Pulumi.site.{section}.yaml"}
+    full = generate_site(hosts=hosts, nodesets=nodesets, users=users, full_form=True)["hpcforge:slurm"]
+    document = yaml.load(stack_file.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    slurm = document["config"]["hpcforge:slurm"]
+    for key in ("topology", "accounts"):
+        if key in full:
+            slurm[key] = full[key]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / stack_file.name
+        path.write_text(yaml.dump(document, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False))
+        config = read_stack_file(path, name="bench").config
     return len(go_json_string_map(config).encode())
 
 
@@ -407,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.generate:
         write_site(args.generate, hosts=args.hosts, nodesets=args.nodesets, users=args.users)
-        full = full_form_config_bytes(args.hosts, args.nodesets, args.users)
+        full = full_form_config_bytes(args.generate, args.hosts, args.nodesets, args.users)
         args.generate.with_suffix(".full-form.json").write_text(json.dumps({"config_bytes": full}))
         return 0
 
