@@ -28,3 +28,26 @@ def test_an_unknown_sentinel_left_in_a_proxy_still_raises_as_the_proxy_does() ->
     with pytest.raises(UnknownValueError) as raised:
         to_plain(proxied)
     assert raised.value.props == ["spec", "ports", "1"]
+
+
+def test_a_pack_converts_a_request_once_for_all_its_policies_and_each_new_request_again() -> None:
+    from google.protobuf import json_format, struct_pb2
+
+    from policies.framework import _deserialize_with_markers, _MemoJsonFormat
+
+    memo = _MemoJsonFormat(json_format)
+    request, provider, other = struct_pb2.Struct(), struct_pb2.Struct(), struct_pb2.Struct()
+    request.update({"kind": "Secret", "data": SECRET})
+    provider.update({"kubeconfig": "x"})
+    other.update({"kind": "Secret", "data": SECRET})
+    first = memo.MessageToDict(request)
+    assert memo.MessageToDict(provider) == {"kubeconfig": "x"}  # each policy's turn converts the provider too
+    assert memo.MessageToDict(request) is first
+    assert memo.MessageToDict(other) == first and memo.MessageToDict(other) is not first
+    tree = _deserialize_with_markers(first)
+    assert _deserialize_with_markers(first) is tree and isinstance(tree["data"], SecretStr)
+    assert _deserialize_with_markers(dict(first)) is not tree
+    # What a policy may change is its own proxy's copy, never the shared tree.
+    proxied = unknown_checking_proxy(tree)
+    proxied["kind"] = "ConfigMap"
+    assert tree["kind"] == "Secret"
