@@ -132,6 +132,37 @@ def install_secret_shim() -> None:
         policy_module.json_format = _MemoJsonFormat(policy_module.json_format)
 
 
+def remember_config_env() -> None:
+    """Parse `PULUMI_CONFIG` once per value, not once per request.
+
+    pulumi_policy sets up the runtime for every request it serves (`_configure_runtime_settings`):
+    it calls `pulumi.runtime.get_config_env()`, which parses the whole stack config from the
+    environment (110 KB at a site with 500 nodesets) each time. The environment of a pack does not
+    change while it runs; the replacement parses a value it has not seen and returns a copy of the
+    same mapping (of strings) otherwise.
+    """
+    import os
+
+    import pulumi.runtime
+
+    original = pulumi.runtime.get_config_env
+    if getattr(original, _SHIM_MARK, False):
+        return
+    parsed: dict[str, Any] = {}
+
+    def get_config_env() -> dict[str, Any]:
+        raw = os.environ.get("PULUMI_CONFIG")
+        if raw is None:
+            return original()
+        if raw not in parsed:
+            parsed.clear()
+            parsed[raw] = original()
+        return dict(parsed[raw])
+
+    setattr(get_config_env, _SHIM_MARK, True)
+    pulumi.runtime.get_config_env = get_config_env
+
+
 def view_from_args(args: Any) -> ResourceView:
     """A ResourceView from pulumi_policy's ResourceValidationArgs or PolicyResource."""
     opts = getattr(args, "opts", None)
@@ -234,6 +265,7 @@ def serve(name: str, rules: Iterable[Rule], *, description: str, enforcement_lev
     from pulumi_policy import EnforcementLevel, PolicyPack
 
     install_secret_shim()
+    remember_config_env()
     PolicyPack(
         name=name,
         policies=[to_policy(rule) for rule in rules],

@@ -51,3 +51,20 @@ def test_a_pack_converts_a_request_once_for_all_its_policies_and_each_new_reques
     proxied = unknown_checking_proxy(tree)
     proxied["kind"] = "ConfigMap"
     assert tree["kind"] == "Secret"
+
+
+def test_a_pack_parses_the_stack_config_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pulumi.runtime
+
+    from policies.framework import remember_config_env
+
+    monkeypatch.setattr(pulumi.runtime, "get_config_env", pulumi.runtime.get_config_env)  # restored afterwards
+    monkeypatch.setenv("PULUMI_CONFIG", '{"hpcforge:domain":"a.example"}')
+    remember_config_env()
+    first = pulumi.runtime.get_config_env()
+    again = pulumi.runtime.get_config_env()
+    assert first == again == {"hpcforge:domain": "a.example"} and first is not again
+    monkeypatch.setenv("PULUMI_CONFIG", '{"hpcforge:domain":"b.example"}')
+    assert pulumi.runtime.get_config_env() == {"hpcforge:domain": "b.example"}
+    monkeypatch.delenv("PULUMI_CONFIG")
+    assert pulumi.runtime.get_config_env() == {}
