@@ -106,6 +106,37 @@ def _strings(value: Any, path: tuple[PathPart, ...]) -> Iterable[tuple[tuple[Pat
                 yield (*path, key), item
 
 
+def _clean(data: dict[Any, Any], multiline: dict[str, bool], integers: set[str]) -> bool:
+    """True when `_refuse_structure_breaking_input` would find nothing (the common case, checked fast).
+
+    The strings of single-line fields are joined by spaces and searched once with `_CONTROL` (a
+    space matches neither pattern, and each pattern matches one character, so a match in the joined
+    text is a match in one of the strings); those of multi-line fields likewise with `_NUL`. Anything
+    found, or a boolean given to an integer field, sends the model through the full check, which
+    names the field.
+    """
+    single: list[str] = []
+    multi: list[str] = []
+    for key, value in data.items():
+        kind = multiline.get(key) if isinstance(key, str) else None
+        if kind is None:
+            continue
+        if key in integers and isinstance(value, bool):
+            return False
+        texts = multi if kind else single
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list | tuple):
+            texts.extend(item for item in value if isinstance(item, str))
+        elif isinstance(value, dict):
+            for item_key, item in value.items():
+                if isinstance(item_key, str):
+                    texts.append(item_key)
+                if isinstance(item, str):
+                    texts.append(item)
+    return not (_CONTROL.search(" ".join(single)) or _NUL.search(" ".join(multi)))
+
+
 class StrictModel(BaseModel):
     """Frozen, closed model with camelCase keys in the stack file.
 
@@ -149,6 +180,8 @@ class StrictModel(BaseModel):
         if not isinstance(data, dict):
             return data
         multiline, integers = cls._guards()
+        if _clean(data, multiline, integers):
+            return data
         problems = ProblemCollector()
         for key, value in data.items():
             if not isinstance(key, str) or key not in multiline:

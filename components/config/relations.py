@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import typing
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -229,8 +230,66 @@ def _check_namespaces(cfg: PlatformConfig, problems: ProblemCollector) -> None:
 # --- Ingress host names -------------------------------------------------------------------------------------
 
 
+_MAY_HOLD_HOSTNAME: dict[type, bool] = {}
+
+
+def _model_classes(annotation: Any) -> set[type] | None:
+    """The model classes (with their subclasses) a field's annotation admits; None when it cannot tell."""
+    if annotation is Any or annotation is object or isinstance(annotation, typing.TypeVar | typing.ForwardRef | str):
+        return None
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return set()
+    if origin is typing.Annotated:
+        return _model_classes(typing.get_args(annotation)[0])
+    if origin is None:
+        if annotation is None or annotation is Ellipsis:
+            return set()
+        if not isinstance(annotation, type):
+            return None
+        if not issubclass(annotation, BaseModel):
+            return set()
+        found: set[type] = set()
+        todo: list[type] = [annotation]
+        while todo:
+            cls = todo.pop()
+            if cls not in found:
+                found.add(cls)
+                todo += cls.__subclasses__()
+        return found
+    found = set()
+    for arg in typing.get_args(annotation):
+        inner = _model_classes(arg)
+        if inner is None:
+            return None
+        found |= inner
+    return found
+
+
+def _may_hold_hostname(cls: type) -> bool:
+    """Whether a model of this class can hold a `hostname` field at any depth (by its annotations;
+    True when unsure), so that `_hostnames` skips inventories of 100,000 hosts and users."""
+    known = _MAY_HOLD_HOSTNAME.get(cls)
+    if known is not None:
+        return known
+    _MAY_HOLD_HOSTNAME[cls] = True  # while deciding (a model that contains itself): assume it may
+    result = False
+    for name, info in cls.model_fields.items():  # type: ignore[attr-defined]
+        if (info.alias or name) == "hostname":
+            result = True
+            break
+        classes = _model_classes(info.annotation)
+        if classes is None or any(_may_hold_hostname(inner) for inner in classes):
+            result = True
+            break
+    _MAY_HOLD_HOSTNAME[cls] = result
+    return result
+
+
 def _hostnames(model: Any, path: list[PathPart]) -> Iterator[tuple[list[PathPart], str]]:
     if isinstance(model, BaseModel):
+        if not _may_hold_hostname(type(model)):
+            return
         for name, info in type(model).model_fields.items():
             value = getattr(model, name)
             key = info.alias or name
@@ -240,7 +299,8 @@ def _hostnames(model: Any, path: list[PathPart]) -> Iterator[tuple[list[PathPart
                 yield from _hostnames(value, [*path, key])
     elif isinstance(model, tuple):
         for index, item in enumerate(model):
-            yield from _hostnames(item, [*path, index])
+            if isinstance(item, tuple) or (isinstance(item, BaseModel) and _may_hold_hostname(type(item))):
+                yield from _hostnames(item, [*path, index])
 
 
 def _check_hostnames(cfg: PlatformConfig, problems: ProblemCollector) -> None:
