@@ -81,6 +81,8 @@ class Outcome:
     verdict: str
     seconds: float
     detail: str = ""
+    cpu_seconds: float = 0.0
+    """CPU time of this process for the case (wall `seconds` minus waiting for a shared machine)."""
 
 
 @dataclass
@@ -100,9 +102,7 @@ class Tally:
         lines += [f"{verdict:<22}{counts.get(verdict, 0):>7}" for verdict in CLASSES]
         lines.append("-" * 29)
         lines.append(f"{'total':<22}{total:>7}")
-        if self.outcomes:
-            slowest = max(self.outcomes, key=lambda o: o.seconds)
-            lines.append(f"slowest case: {slowest.seconds:.2f} s ({slowest.mutation.describe()})")
+        lines += self.slowest_lines()
         kinds = Counter(o.mutation.kind for o in self.outcomes)
         lines.append("mutations: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
         for verdict in BAD_CLASSES:
@@ -110,6 +110,16 @@ class Tally:
             for outcome in examples:
                 lines.append(f"  {verdict}: {outcome.mutation.describe()}\n      {outcome.detail[:300]}")
         return "\n".join(lines)
+
+    def slowest_lines(self, count: int = 5) -> list[str]:
+        """The slowest cases by CPU time, with wall time beside it (wall includes waiting for the CPU)."""
+        if not self.outcomes:
+            return []
+        slowest = sorted(self.outcomes, key=lambda o: o.cpu_seconds, reverse=True)[:count]
+        walls = sorted(o.seconds for o in self.outcomes)
+        lines = [f"case time: median {walls[len(walls) // 2]:.2f} s wall, max {walls[-1]:.2f} s wall; slowest by CPU:"]
+        lines += [f"  {o.cpu_seconds:6.2f} s CPU {o.seconds:6.2f} s wall  {o.verdict}: {o.mutation.describe()}" for o in slowest]
+        return lines
 
 
 def _render(path: PathT | None) -> str:
@@ -484,8 +494,11 @@ def _named(messages: list[str]) -> bool:
 
 def judge(mutation: Mutation) -> Outcome:
     started = time.perf_counter()
+    cpu_started = time.process_time()
     with tempfile.TemporaryDirectory() as directory:
-        return _judge(mutation, Path(directory), started)
+        outcome = _judge(mutation, Path(directory), started)
+    outcome.cpu_seconds = time.process_time() - cpu_started
+    return outcome
 
 
 def _judge(mutation: Mutation, directory: Path, started: float) -> Outcome:
@@ -555,7 +568,7 @@ def _warm_up() -> None:
     _schema_errors(run_program(stack, PROJECT_ROOT), stack.config)
 
 
-def run(cases: int, seed: int) -> Tally:
+def run(cases: int, seed: int, report: Callable[[int, Outcome], None] | None = None) -> Tally:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -572,7 +585,10 @@ def run(cases: int, seed: int) -> Tally:
     )
     @given(mutations())
     def one(mutation: Mutation) -> None:
-        tally.add(judge(mutation))
+        outcome = judge(mutation)
+        tally.add(outcome)
+        if report is not None:
+            report(len(tally.outcomes), outcome)
 
     one()
     return tally
@@ -583,9 +599,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--show", type=int, default=5, help="examples shown per bad outcome")
+    parser.add_argument("--progress", type=int, default=0, metavar="N",
+                        help="print each bad outcome as it happens, and a line every N cases")  # fmt: skip
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    tally = run(args.cases, args.seed)
+
+    def report(done: int, outcome: Outcome) -> None:
+        if outcome.verdict in BAD_CLASSES:
+            print(f"[{done}] {outcome.verdict}: {outcome.mutation.describe()}\n      {outcome.detail[:600]}", flush=True)
+        if args.progress and done % args.progress == 0:
+            print(f"[{done}] {time.perf_counter() - started:.0f} s", flush=True)
+
+    tally = run(args.cases, args.seed, report if args.progress else None)
     print(f"{len(tally.outcomes)} mutated stack files (seed {args.seed}) in {time.perf_counter() - started:.0f} s\n")
     print(tally.table(args.show))
     bad = sum(tally.counts().get(verdict, 0) for verdict in BAD_CLASSES)

@@ -160,6 +160,49 @@ def test_anchors_and_aliases_are_refused(tmp_path: Path) -> None:
         read_yaml_file(path, "users.yaml")
 
 
+def test_an_alias_is_refused_naming_the_entry_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    path.write_text("hosts:\n- {name: a}\n- &h {name: b}\n- *h\n")
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "inventory/dev/hosts.yaml")
+    assert raised.value.messages == [
+        "inventory/dev/hosts.yaml: hosts[2] (line 4): the alias *h repeats another entry: YAML anchors and aliases "
+        "are not allowed in inventory files (write the entry out)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("!custom x", "!custom"), ("!!binary aGVsbG8=", "!!binary"), ("!!set {a, b}", "!!set"), ("!!omap [{a: 1}]", "!!omap")],
+)
+def test_a_tag_outside_the_core_schema_is_refused_naming_the_entry_and_line(tmp_path: Path, value: str, shown: str) -> None:
+    # yaml-rs alone reads `!custom x` as "x" and `!!set {a, b}` as a Python set, silently.
+    path = tmp_path / "hosts.yaml"
+    path.write_text(f"hosts:\n- {{name: a, mac: '02:00:00:00:00:01'}}\n- name: b\n  mac: {value}\n")
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "inventory/dev/hosts.yaml")
+    assert raised.value.messages == [
+        f"inventory/dev/hosts.yaml: hosts[1].mac (line 4): the YAML tag {shown} has no JSON equivalent (inventory values "
+        "are strings, numbers, booleans, null, lists and mappings): remove the tag, or quote the value to make it a string"
+    ]
+
+
+def test_core_schema_tags_and_exclamation_marks_in_strings_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "users.yaml"
+    path.write_text("users:\n- {name: a, fullName: Hello !world, uidNumber: !!int '10001', shell: !!str /bin/bash}\n")
+    document, _ = read_yaml_file(path, "users.yaml")
+    assert document["users"][0] == {"name": "a", "fullName": "Hello !world", "uidNumber": 10001, "shell": "/bin/bash"}
+
+
+def test_a_tag_in_an_inventory_file_is_a_config_error_before_any_resource(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as raised:
+        _load_with_hosts_file(tmp_path, "hosts:\n- {name: vm01, mac: !!binary AgAAAAAB, ip: 10.77.0.11}\n")
+    assert raised.value.messages == [
+        f"{tmp_path / 'hosts.yaml'}: hosts[0].mac (line 2): the YAML tag !!binary has no JSON equivalent (inventory values "
+        "are strings, numbers, booleans, null, lists and mappings): remove the tag, or quote the value to make it a string"
+    ]
+
+
 def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "hosts.yaml"
     path.write_text("hosts:\n- {name: a, name: b}\n")
