@@ -114,6 +114,6 @@ def find_tag_or_alias(text: str, label: str) -> str | None:
                     stack[-1].done(None)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        line = f" (line {mark.line + 1})" if mark else ""
-        return f"{label}{line}: not valid YAML: {error.problem or error.context}"
+        at = f" (line {mark.line + 1})" if mark else ""
+        return f"{label}{at}: not valid YAML: {error.problem or error.context}"
     return None
