@@ -232,6 +232,15 @@ def _is_secure(value: Any) -> bool:
     return isinstance(value, dict) and set(value) == {"secure"}
 
 
+INVENTORY_KEYS = {("hpcforge:provisioning", "hosts"): "provisioning", ("hpcforge:directory", "users"): "directory",
+                  ("hpcforge:directory", "groups"): "directory"}  # fmt: skip
+"""Lists that `apply` writes to inventory files (YAML 1.2, read by yaml-rs), not to the stack file."""
+
+
+def in_inventory(path: PathT) -> bool:
+    return tuple(path[:2]) in INVENTORY_KEYS
+
+
 # --- mutations ------------------------------------------------------------------------------------------
 
 
@@ -322,6 +331,10 @@ def _raw_yaml(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) -
     if isinstance(value, str):
         # What YAML 1.1 readers get wrong: these stay strings for the Pulumi CLI, but are not this value.
         choices += [("yes", "either"), ("30:00", "either"), ("010", "either")]
+    if in_inventory(path):
+        # Inventory files are YAML 1.2 core schema (components/config/inventory.py): no timestamps, an
+        # unquoted date is the string as written, which is right or wrong by the key's own rules.
+        choices = [(text, "either" if text.startswith("2025-") else expect) for text, expect in choices]
     text, expect = draw(st.sampled_from(choices))
     return Mutation(stack, "raw-yaml", path, Raw(text), expect, "YAML the CLI reads differently")
 
@@ -364,6 +377,42 @@ TARGETED: list[tuple[PathT, Any, str, str]] = [
 ]  # fmt: skip
 
 
+def _flow(text: str) -> str:
+    """The same document in flow style (JSON is YAML)."""
+    import json
+
+    return json.dumps(yaml.safe_load(text)) + "\n"
+
+
+# Whole-file edits of an inventory file (hosts.yaml or users.yaml), as a hand edit or a bad export
+# would leave it: (name, what it does to the text, expected verdict).
+INVENTORY_EDITS: dict[str, tuple[Callable[[str], str], str]] = {
+    "unknown top-level key": (lambda text: text + "extra: 1\n", "reject"),
+    "list replaced by a scalar": (lambda text: text.split(":", 1)[0] + ": none\n", "reject"),
+    "an entry that is a string": (lambda text: text.replace("\n- ", "\n- just-a-name\n- ", 1), "reject"),
+    "a tab before an entry": (lambda text: text.replace("\n- ", "\n\t- ", 1), "reject"),
+    "a byte that is not UTF-8": (lambda text: text.replace("\n- ", "\n- \udcff", 1), "reject"),
+    "a second document": (lambda text: text + "---\n" + text, "reject"),
+    "an entry repeated by an alias": (lambda text: re.sub(r"\n- ", "\n- &first ", text, count=1) + "- *first\n", "reject"),
+    "a tagged entry": (lambda text: text.replace("\n- ", "\n- !entry\n  ", 1), "reject"),
+    "a binary value": (lambda text: re.sub(r"(\n  [a-zA-Z]+: )", r"\1!!binary ", text, count=1), "reject"),
+    "a set": (lambda text: re.sub(r"(\n  [a-zA-Z]+: )", r"\1!!set ", text, count=1), "reject"),
+    "a BOM and a comment": (lambda text: "\ufeff# exported\n" + text, "either"),
+    "a %YAML 1.2 directive": (lambda text: "%YAML 1.2\n---\n" + text, "either"),
+    "flow style": (_flow, "either"),
+    "truncated": (lambda text: text[: len(text) * 2 // 3], "either"),
+    "emptied": (lambda text: "", "either"),
+}
+
+
+def _inventory_text(stack: str, draw: Callable[[Any], Any]) -> Mutation:
+    sections = [section for (top, key), section in INVENTORY_KEYS.items() if isinstance(_base(stack).get(top), dict)
+                and key in _base(stack)[top]]  # fmt: skip
+    section = draw(st.sampled_from(sorted(set(sections))))
+    edit = draw(st.sampled_from(sorted(INVENTORY_EDITS)))
+    return Mutation(stack, "inventory-text", (f"hpcforge:{section}", "inventory"), edit, INVENTORY_EDITS[edit][1], edit)
+
+
 def _targeted(stack: str, draw: Callable[[Any], Any]) -> Mutation:
     path, value, expect, why = draw(st.sampled_from(TARGETED))
     return Mutation(stack, "targeted", path, value, expect, why)
@@ -397,9 +446,13 @@ def _leaf_filter(kind: str) -> Callable[[PathT, Any], bool]:
 def mutations(draw: Callable[[Any], Any]) -> Mutation:
     stack = draw(st.sampled_from(STACKS))
     config = _base(stack)
-    kind = draw(st.sampled_from([*MUTATORS, "duplicate-item", "copy-address", "copy-namespace", "targeted", "targeted"]))
+    kind = draw(
+        st.sampled_from([*MUTATORS, "duplicate-item", "copy-address", "copy-namespace", "targeted", "targeted", "inventory-text"])
+    )
     if kind == "targeted":
         return _targeted(stack, draw)
+    if kind == "inventory-text":
+        return _inventory_text(stack, draw)
     if kind == "duplicate-item":
         lists = [(p, v) for p, v in containers(config) if isinstance(v, list) and v and isinstance(v[0], dict) and "name" in v[0]]
         path, items = draw(st.sampled_from(lists))
@@ -458,7 +511,9 @@ def apply(mutation: Mutation, directory: Path) -> str:
     target: Any = config
     for part in parents:
         target = target[part]
-    if mutation.kind == "delete":
+    if mutation.kind == "inventory-text":
+        pass
+    elif mutation.kind == "delete":
         del target[last]
     elif mutation.kind == "duplicate-item":
         target.append(copy.deepcopy(target[last]))
@@ -473,7 +528,9 @@ def apply(mutation: Mutation, directory: Path) -> str:
             text = yaml.dump(inventory, Dumper=Yaml12Dumper, sort_keys=False, allow_unicode=True, width=1_000_000)
             if raw is not None and _PLACEHOLDER in text:
                 text, raw = text.replace(_PLACEHOLDER, raw, 1), None
-            path.write_text(text)
+            if mutation.kind == "inventory-text" and mutation.path[0] == f"hpcforge:{kind.section}":
+                text = INVENTORY_EDITS[mutation.value][0](text)
+            path.write_bytes(text.encode("utf-8", errors="surrogateescape"))
             section["inventory"] = {"file": str(path)}
     text = yaml.dump({"config": config}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000)
     if raw is not None:
@@ -484,6 +541,8 @@ def apply(mutation: Mutation, directory: Path) -> str:
 _NAMED = re.compile(
     r"^(\S+ \(line \d+\): |\S+: )?hpcforge:"  # a stack key (after the stack file's name)
     r"|^\S+\.ya?ml: [\w\[\]\"<>.*-]+( \(line \d+\))?: "  # a path inside an inventory file
+    r"|^\S+\.ya?ml \(line \d+\): "  # a line of an inventory file (a problem outside any entry)
+    r"|^\S+\.ya?ml: (not UTF-8 \(byte \d+\)|expected a mapping with the keys )"  # the file as a whole
 )
 
 

@@ -266,3 +266,20 @@ def test_prod_config_json_is_small() -> None:
     """What the CLI puts in PULUMI_CONFIG for prod stays far under Linux's 128 KiB per string."""
     size = len(json.dumps(raw_config(config_values("prod")), separators=(",", ":")))
     assert size < 32 * 1024, size
+
+
+def test_a_byte_order_mark_at_the_start_is_accepted(tmp_path: Path) -> None:
+    # YAML 1.2.2 section 5.2 allows a BOM at the start of a stream; yaml-rs alone reads it as part of the first key.
+    path = tmp_path / "hosts.yaml"
+    path.write_bytes(b"\xef\xbb\xbf# exported\nhosts: []\n")
+    assert read_yaml_file(path, "hosts.yaml")[0] == {"hosts": []}
+
+
+def test_a_syntax_error_names_the_entry_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    path.write_text("hosts:\n- name: a\n  mac: '02:00:00:00:00:01'\n- name: b\n  mac: [x\n")
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "inventory/dev/hosts.yaml")
+    assert raised.value.messages == [
+        "inventory/dev/hosts.yaml: hosts[1].mac[0] (line 5): not valid YAML: unclosed bracket '[' (column 8)"
+    ]

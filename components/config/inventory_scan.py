@@ -117,3 +117,45 @@ def find_tag_or_alias(text: str, label: str) -> str | None:
         at = f" (line {mark.line + 1})" if mark else ""
         return f"{label}{at}: not valid YAML: {error.problem or error.context}"
     return None
+
+
+_YAML_RS_POSITION = re.compile(r"^YAML parse error at line (\d+), column (\d+)")
+
+
+def entry_at_line(text: str, line: int) -> tuple[PathPart, ...]:
+    """The path of the innermost entry libyaml had reached at `line` (1-based), for a syntax error there."""
+    stack: list[_Frame] = []
+    last: tuple[PathPart, ...] = ()
+    try:
+        for event in yaml.parse(text, Loader=_LOADER):
+            if event.start_mark is not None and event.start_mark.line + 1 > line:
+                break
+            parent = stack[-1] if stack else None
+            path = parent.child() if parent else ()
+            if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+                if parent and not (parent.is_map and parent.want_key):
+                    last = path
+                if parent:
+                    parent.done(event.value if isinstance(event, yaml.ScalarEvent) else None)
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                last = path
+                stack.append(_Frame(isinstance(event, yaml.MappingStartEvent), path))
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                stack.pop()
+                if stack:
+                    stack[-1].done(None)
+    except yaml.YAMLError:
+        pass
+    return last
+
+
+def describe_syntax_error(text: str, label: str, message: str) -> str | None:
+    """`<file>: <entry> (line N): not valid YAML: <problem> (column M)` from a yaml-rs parse error, whose own
+    text is a multi-line excerpt; None when the message carries no position."""
+    match = _YAML_RS_POSITION.match(message)
+    if match is None:
+        return None
+    line, column = int(match.group(1)), int(match.group(2))
+    problem = message.strip().splitlines()[-1].strip() if "\n" in message.strip() else message[match.end() :].strip()
+    problem = problem or "syntax error"
+    return f"{_where(label, entry_at_line(text, line), line)}not valid YAML: {problem} (column {column})"
