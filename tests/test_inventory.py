@@ -283,3 +283,13 @@ def test_a_syntax_error_names_the_entry_and_line(tmp_path: Path) -> None:
     assert raised.value.messages == [
         "inventory/dev/hosts.yaml: hosts[1].mac[0] (line 5): not valid YAML: unclosed bracket '[' (column 8)"
     ]
+
+
+def test_a_value_nested_too_deep_is_refused_with_a_short_path(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    path.write_text("hosts:\n- name: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "hosts.yaml")
+    (message,) = raised.value.messages
+    assert message.startswith("hosts.yaml: hosts[0].name[0][0][0][0][0]... (line 2): not valid YAML: ")
+    assert len(message) < 200

@@ -73,8 +73,12 @@ class _Frame:
             self.want_key = True
 
 
+SHOWN_DEPTH = 8
+"""Path parts named in a message; a deeper path (a value nested 200 lists deep) ends in `...`."""
+
+
 def _where(label: str, path: tuple[PathPart, ...], line: int) -> str:
-    shown = render_path(path)
+    shown = render_path(path[:SHOWN_DEPTH]) + ("..." if len(path) > SHOWN_DEPTH else "")
     return f"{label}: {shown} (line {line}): " if shown else f"{label} (line {line}): "
 
 
