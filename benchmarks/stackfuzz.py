@@ -195,6 +195,8 @@ NAME_KEYS = {
     "clusterName", "primaryGroup", "groups", "flavor", "clusterQueue", "sampleNamespace", "defaultImage",
     "lookupUser", "testPartition", "interfaces", "features", "domain", "hostname", "qos",
 }  # fmt: skip
+# Names that may hold upper-case letters (Linux interface names).
+CASE_KEYS = {"master", "interfaces"}
 # Strings that may legitimately hold a line break: command arguments and inline scripts.
 MULTILINE_KEYS = {"command", "inline", "args"}
 # Integer keys whose consumer takes negative values.
@@ -276,6 +278,10 @@ def _bad_name(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) -
     new = draw(
         st.sampled_from([f"{base} two", base.upper() + "X", f"{base}=1", f"{base},x", f"{base}#x", f"-{base}", base * 300])
     )
+    if new == base.upper() + "X" and _key_of(path) in CASE_KEYS:
+        # Linux interface names may hold upper-case letters (the kernel's dev_valid_name refuses only
+        # '/', ':', whitespace, "." and ".." and names over 15 bytes).
+        return Mutation(stack, "bad-name", path, new, "either", "upper case in an interface name")
     return Mutation(stack, "bad-name", path, new, "reject", "not a valid name")
 
 
