@@ -44,6 +44,12 @@ class ProblemCollector:
     def add(self, path: Sequence[PathPart], message: str) -> None:
         self._problems.append((tuple(path), message))
 
+    def rewrite(
+        self, change: typing.Callable[[list[tuple[tuple[PathPart, ...], str]]], list[tuple[tuple[PathPart, ...], str]]]
+    ) -> None:
+        """Replace the problems found so far by `change(problems)` (e.g. fold consequences into their root cause)."""
+        self._problems = change(self._problems)
+
     def raise_if_any(self) -> None:
         if self._problems:
             raise ConfigProblems(self._problems)

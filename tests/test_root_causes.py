@@ -1,0 +1,105 @@
+"""One mistake, one message: cascades that a single fix repairs are folded into their root cause.
+
+Each case is a one-key edit of a real stack file that used to produce a message per consequence
+(every host outside a mistyped subnet, every user of a renamed group, every partition of a renamed
+nodeset); now the root cause is reported once, with the consequences counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.config import ConfigError, load_config
+from components.config.root_causes import fold_unknown_references
+
+from .helpers import config_values, inline_inventories, outline_inventories, raw_config
+
+
+def _messages(stack: str, edit: Callable[[dict[str, Any]], None], tmp_path: Path) -> list[str]:
+    values = inline_inventories(config_values(stack))
+    edit(values)
+    outline_inventories(values, tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        load_config(raw_config(values))
+    return caught.value.messages
+
+
+def test_a_mistyped_provisioning_subnet_is_one_message_at_the_subnet(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:provisioning"]["subnet"] = "10.250.0.0/23"
+
+    messages = _messages("prod", edit, tmp_path)
+    hosts = [host for host in inline_inventories(config_values("prod"))["hpcforge:provisioning"]["hosts"]]
+    on_main = sum(1 for host in hosts if host["ip"].startswith(("10.20.0.", "10.20.1.")))
+    assert messages == [
+        f"hpcforge:provisioning.subnet: 10.250.0.0/23: none of the {4 + on_main} addresses that must be in the "
+        f"provisioning subnet is in it (address, gateway, dhcp.range.start, dhcp.range.end, {on_main} host addresses); "
+        "the gateway 10.20.0.1 is in 10.20.0.0/23: is that the network you meant?"
+    ]
+
+
+def test_a_mistyped_bmc_network_is_one_message_at_its_subnet(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:provisioning"]["bmcNetwork"]["subnet"] = "10.250.2.0/24"
+
+    messages = _messages("prod", edit, tmp_path)
+    assert len(messages) == 1, messages
+    assert messages[0].startswith("hpcforge:provisioning.bmcNetwork.subnet: 10.250.2.0/24: none of the ")
+    assert "(bmcNetwork.gateway, " in messages[0] and "the gateway 10.20.2.254 is in 10.20.2.0/24" in messages[0]
+
+
+def test_one_host_outside_a_right_subnet_is_still_reported_at_the_host(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:provisioning"]["hosts"][0]["ip"] = "10.99.0.1"
+
+    messages = _messages("prod", edit, tmp_path)
+    assert len(messages) == 1 and messages[0].endswith("hosts.yaml: hosts[0].ip: host 'cn001': IP 10.99.0.1 is outside "
+                                                       "the provisioning subnets 10.20.0.0/23, 10.21.0.0/24"), messages  # fmt: skip
+
+
+def test_a_renamed_group_is_reported_once_with_the_users_counted(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:directory"]["groups"][0]["name"] = "hpc-people"
+
+    messages = _messages("prod", edit, tmp_path)
+    users = inline_inventories(config_values("prod"))["hpcforge:directory"]["users"]
+    named = [m for m in messages if "unknown group 'hpc-users'" in m]
+    assert len(named) == 1, messages
+    others = sum(1 for user in users if user["primaryGroup"] == "hpc-users") - 1
+    assert f"; {others} more keys name group 'hpc-users' too (users[1].primaryGroup, " in named[0]
+    assert named[0].endswith("one fix (define it, or correct the name) repairs them all")
+
+
+def test_a_renamed_nodeset_is_reported_once_for_all_its_partitions(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:slurm"]["nodesets"][0]["name"] = "cpu-renamed"
+
+    messages = _messages("prod", edit, tmp_path)
+    named = [m for m in messages if "unknown nodeset 'cpu'" in m]
+    assert named == [
+        "hpcforge:slurm.partitions[0].nodesets[0]: partition 'cpu': unknown nodeset 'cpu' (known: cpu-renamed, cpu-bm, "
+        "gpu-a100, gpu-h100); 2 more keys name nodeset 'cpu' too (hpcforge:slurm.partitions[3].nodesets[0], "
+        "hpcforge:slurm.partitions[5].nodesets[0]): one fix (define it, or correct the name) repairs them all"
+    ]
+
+
+def test_unknown_references_fold_by_name_not_by_kind() -> None:
+    pairs = [
+        ("hpcforge:a[0].pool", "unknown pool 'x' (known: y)"),
+        ("hpcforge:a[1].pool", "unknown pool 'z' (known: y)"),
+        ("hpcforge:b.pool", "unknown pool 'x' (known: y)"),
+        ("hpcforge:c", "something else"),
+    ]
+    assert fold_unknown_references(pairs) == [
+        (
+            "hpcforge:a[0].pool",
+            "unknown pool 'x' (known: y); 1 more key names pool 'x' too (hpcforge:b.pool): one fix (define it, or "
+            "correct the name) repairs them all",
+        ),
+        ("hpcforge:a[1].pool", "unknown pool 'z' (known: y)"),
+        ("hpcforge:c", "something else"),
+    ]
