@@ -17,6 +17,26 @@ CASES = [
     Mutation("prod", "number", ("hpcforge:gpu", "health", "epilogMaxMemoryUsedMib"), Raw("9" * 400), "reject"),
     Mutation("site", "number", ("hpcforge:gpu", "health", "epilogMaxMemoryUsedMib"), Raw("0x7fffffffffffffff"), "reject"),
     Mutation("site", "number", ("hpcforge:gpu", "evidence", "minBusBandwidth"), 2**32, "reject"),
+    # wrongly accepted: an extra provisioning subnet's DHCP range covering its gateway (seed 2).
+    Mutation(
+        "prod",
+        "copy-address",
+        ("hpcforge:provisioning", "subnets", 0, "gateway"),
+        "10.21.0.200",
+        "reject",
+        other=("hpcforge:provisioning", "subnets", 0, "range", "start"),
+    ),
+    # wrongly accepted: `true` for a number (a float field took it as 1.0) (seed 2).
+    Mutation("site", "type-swap", ("hpcforge:gpu", "evidence", "minBusBandwidth"), True, "reject"),
+    # wrongly accepted by the oracle's mistake: an upper-case Linux interface name is valid (seed 2).
+    Mutation("dev", "bad-name", ("hpcforge:network", "attachments", 0, "master"), "ETH1X", "either"),
+    # inventory files as whole files (seed 2 onwards: `inventory-text` mutations).
+    Mutation("prod", "inventory-text", ("hpcforge:provisioning", "inventory"), "a BOM and a comment", "either"),
+    Mutation("dev", "inventory-text", ("hpcforge:directory", "inventory"), "a tab before an entry", "reject"),
+    Mutation("site", "inventory-text", ("hpcforge:provisioning", "inventory"), "a set", "reject"),
+    Mutation("prod", "inventory-text", ("hpcforge:directory", "inventory"), "an entry repeated by an alias", "reject"),
+    # wrongly accepted by the oracle's mistake: an inventory file is YAML 1.2, an unquoted date is a string (seed 1).
+    Mutation("site", "raw-yaml", ("hpcforge:directory", "users", 0, "fullName"), Raw("2025-03-01T10:00:00Z"), "either"),
 ]
 
 
