@@ -278,10 +278,11 @@ def _bad_name(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) -
     new = draw(
         st.sampled_from([f"{base} two", base.upper() + "X", f"{base}=1", f"{base},x", f"{base}#x", f"-{base}", base * 300])
     )
-    if new == base.upper() + "X" and _key_of(path) in CASE_KEYS:
+    if new == base.upper() + "X" and (_key_of(path) in CASE_KEYS or "topology" in _render(path)):
         # Linux interface names may hold upper-case letters (the kernel's dev_valid_name refuses only
-        # '/', ':', whitespace, "." and ".." and names over 15 bytes).
-        return Mutation(stack, "bad-name", path, new, "either", "upper case in an interface name")
+        # '/', ':', whitespace, "." and ".." and names over 15 bytes), and so may Slurm switch and
+        # block names (topology.conf SwitchName/BlockName are free-form words).
+        return Mutation(stack, "bad-name", path, new, "either", "upper case where the consumer allows it")
     return Mutation(stack, "bad-name", path, new, "reject", "not a valid name")
 
 

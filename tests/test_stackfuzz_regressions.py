@@ -30,6 +30,7 @@ CASES = [
     Mutation("site", "type-swap", ("hpcforge:gpu", "evidence", "minBusBandwidth"), True, "reject"),
     # wrongly accepted by the oracle's mistake: an upper-case Linux interface name is valid (seed 2).
     Mutation("dev", "bad-name", ("hpcforge:network", "attachments", 0, "master"), "ETH1X", "either"),
+    Mutation("site", "bad-name", ("hpcforge:slurm", "topology", "switches", 0, "name"), "SPINEX", "either"),
     # inventory files as whole files (seed 2 onwards: `inventory-text` mutations).
     Mutation("prod", "inventory-text", ("hpcforge:provisioning", "inventory"), "a BOM and a comment", "either"),
     Mutation("dev", "inventory-text", ("hpcforge:directory", "inventory"), "a tab before an entry", "reject"),
