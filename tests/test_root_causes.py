@@ -103,3 +103,24 @@ def test_unknown_references_fold_by_name_not_by_kind() -> None:
         ("hpcforge:a[1].pool", "unknown pool 'z' (known: y)"),
         ("hpcforge:c", "something else"),
     ]
+
+
+def test_a_mistyped_pool_range_is_one_message_for_the_addresses_outside_it(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:network"]["pools"][0]["addresses"] = ["10.250.0.100-10.250.0.149"]
+
+    assert _messages("prod", edit, tmp_path) == [
+        "hpcforge:network.ingress.address: 10.10.0.100 is not inside pool 'services' (10.250.0.100-10.250.0.149); "
+        "1 more key names an address outside pool 'services' too (hpcforge:network.dns.address): is the address range "
+        "of pool 'services' right?"
+    ]
+
+
+def test_references_to_a_kind_of_which_none_is_defined_are_one_message(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:directory"]["groups"] = []
+
+    messages = _messages("prod", edit, tmp_path)
+    assert len(messages) == 1, messages
+    assert "unknown group 'hpc-users' (known: none); " in messages[0]
+    assert messages[0].endswith("no group is defined: define them (or remove the references)")

@@ -1,14 +1,16 @@
 """One root cause reported once: the problems that a single fix repairs, folded into one message.
 
-Two kinds of cascade are folded here (a third, an unknown `provisioning.defaultImage`, is reported
-once at that key by the provisioning model itself):
+Cascades folded here (an unknown `provisioning.defaultImage` is reported once at that key by the
+provisioning model itself):
 
 - an unknown name referred to from many places (a renamed group that 200 users name as their
   primary group, a renamed nodeset that three partitions list, a QOS that five accounts use): the
-  first reference is reported, with how many others name the same thing and where;
+  first reference is reported, with how many others name the same thing and where; when nothing of
+  that kind is defined at all, every reference is folded, whatever name it gives;
+- fixed service addresses outside the MetalLB pool they name (a mistyped pool range);
 - a network that none of its members is in (a mistyped provisioning subnet makes Grendel's address,
   the gateway, the DHCP range and every host "outside" it): reported once at the subnet key, with
-  the count of what is outside and the network they are all in, when there is one.
+  the count of what is outside and the network the gateway is in.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ SHOWN_REFERENCES = 3
 """Other places that name the same unknown thing, listed before they are only counted."""
 
 _UNKNOWN = re.compile(r"\bunknown ([a-zA-Z][a-zA-Z ]{0,30}?) '([^']*)'")
+_NONE_DEFINED = re.compile(r"\(known: none( defined)?\)")
+_OUTSIDE_POOL = re.compile(r"^\S+ is not inside pool '([^']*)'")
 
 
 def _file_of(where: str) -> str:
@@ -31,32 +35,51 @@ def _file_of(where: str) -> str:
     return head if sep and not head.startswith("hpcforge") else ""
 
 
-def fold_unknown_references(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(where, message) pairs with every `unknown <kind> '<name>'` named from several places folded into the first.
+def _cause(message: str) -> tuple[str, str, str] | None:
+    """(group key, what the others name, the fix) of a message that one fix may repair together with others."""
+    match = _UNKNOWN.search(message)
+    if match is not None:
+        kind, name = match.group(1), match.group(2)
+        if _NONE_DEFINED.search(message):
+            # Nothing of this kind is defined at all: every reference, whatever its name, has that one cause.
+            return f"none:{kind}", f"a {kind}", f"no {kind} is defined: define them (or remove the references)"
+        return f"unknown:{kind}:{name}", f"{kind} '{name}'", "one fix (define it, or correct the name) repairs them all"
+    match = _OUTSIDE_POOL.search(message)
+    if match is not None:
+        name = match.group(1)
+        return f"pool:{name}", f"an address outside pool '{name}'", f"is the address range of pool '{name}' right?"
+    return None
 
-    `users[0].primaryGroup: user 'alice': unknown group 'hpc-users' (known: ...)` and 199 more
-    become one message ending `; 199 more keys name group 'hpc-users' (users[1].primaryGroup, ...):
-    one fix (define it, or correct the name) repairs them all`.
+
+def fold_unknown_references(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(where, message) pairs with the problems one fix repairs folded into the first of them.
+
+    - `unknown <kind> '<name>'` from several keys: `users[0].primaryGroup: user 'alice': unknown group
+      'hpc-users' (known: ...)` and 199 more become one message ending `; 199 more keys name group
+      'hpc-users' too (users[1].primaryGroup, ...): one fix (define it, or correct the name) repairs them all`;
+    - `unknown <kind> '...' (known: none)`, whatever the names: nothing of the kind is defined;
+    - `<address> is not inside pool '<name>'` from several keys: the pool's range is the likely mistake.
     """
-    groups: dict[tuple[str, str], list[int]] = {}
+    groups: dict[str, list[int]] = {}
+    causes: dict[str, tuple[str, str]] = {}
     for index, (_, message) in enumerate(pairs):
-        match = _UNKNOWN.search(message)
-        if match is not None:
-            groups.setdefault((match.group(1), match.group(2)), []).append(index)
+        cause = _cause(message)
+        if cause is not None:
+            groups.setdefault(cause[0], []).append(index)
+            causes[cause[0]] = (cause[1], cause[2])
     folded: dict[int, str] = {}
     dropped: set[int] = set()
-    for (kind, name), members in groups.items():
+    for key, members in groups.items():
         if len(members) < 2:
             continue
+        what, fix = causes[key]
         first_where, first_message = pairs[members[0]]
         file = _file_of(first_where)
         others = [pairs[index][0] for index in members[1:]]
         shown = [where.removeprefix(f"{file}: ") if file else where for where in others[:SHOWN_REFERENCES]]
         listed = ", ".join(shown) + (", ..." if len(others) > SHOWN_REFERENCES else "")
         more = f"{len(others)} more {'key names' if len(others) == 1 else 'keys name'}"
-        folded[members[0]] = (
-            f"{first_message}; {more} {kind} '{name}' too ({listed}): one fix (define it, or correct the name) repairs them all"
-        )
+        folded[members[0]] = f"{first_message}; {more} {what} too ({listed}): {fix}"
         dropped.update(members[1:])
     return [(where, folded.get(index, message)) for index, (where, message) in enumerate(pairs) if index not in dropped]
 
