@@ -90,6 +90,18 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "hpcforge:network.pools[0].adresses: unknown key (did you mean 'addresses'?",
     ),
     (
+        "empty list where one item is needed",
+        "prod",
+        _set("hpcforge:network/pools", []),
+        "hpcforge:network.pools: needs at least 1 item (got 0)",
+    ),
+    (
+        "empty mapping where one entry is needed",
+        "prod",
+        _set("hpcforge:nodePools/0/labels", {}),
+        "hpcforge:nodePools[0].labels: needs at least 1 entry (got 0)",
+    ),
+    (
         "wrong type",
         "prod",
         _set("hpcforge:slurm/nodesets/0/replicas", "three"),

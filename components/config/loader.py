@@ -185,6 +185,13 @@ def _message(error: ErrorDetails, parts: list[str | int]) -> str:
         expected = (error.get("ctx") or {}).get("expected", "")
         return f"{value!r} is not allowed (expected {expected})"
     if kind in ("too_short", "too_long"):
+        ctx = error.get("ctx") or {}
+        bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+        if isinstance(bound, int):
+            noun = "entry" if isinstance(value, dict) else "item"
+            plural = noun if bound == 1 else ("entries" if noun == "entry" else "items")
+            size = len(value) if isinstance(value, dict | list | tuple) else ctx.get("actual_length")
+            return f"needs {'at least' if kind == 'too_short' else 'at most'} {bound} {plural} (got {size})"
         return error["msg"].replace("List should", "needs to").replace("Tuple should", "needs to") + _got(value)
     if kind == "string_pattern_mismatch":
         pattern = (error.get("ctx") or {}).get("pattern", "")
