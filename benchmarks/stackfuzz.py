@@ -1,14 +1,15 @@
 """Mutated stack files, as a careless or hostile user would write them, and what hpcforge makes of each.
 
-    python -m benchmarks.stackfuzz [--cases 2000] [--seed 14] [--show 5]
+    python -m benchmarks.stackfuzz [--cases 2000] [--seed 14] [--show 5] [--progress 100]
 
 Each case takes one of the project's stack files (`Pulumi.dev.yaml`, `Pulumi.prod.yaml`) or a
-generated example site (benchmarks/sitegen.py), applies
-one mutation (a value of the wrong type, a line break or separator injected into a string, an
-out-of-range number or quantity, raw YAML the CLI reads differently, a duplicated list item, an
-address or namespace copied onto another key, a deleted key), reads the text with the stack-file
-reader, runs the real program under the mock engine and writes the rendered objects. Each outcome
-is classified:
+generated example site (benchmarks/sitegen.py), with its inventory files (hosts, users, groups),
+applies one mutation (a value of the wrong type, a line break or separator injected into a string,
+an out-of-range number or quantity, raw YAML the CLI reads differently, a duplicated list item, an
+address or namespace copied onto another key, a deleted key, a whole-file edit of an inventory
+file), reads the text with the stack-file reader, runs the real program under the mock engine and
+writes the rendered objects. Values inside the inventories' lists are mutated like config values
+and written to the inventory files (YAML 1.2, read by yaml-rs). Each outcome is classified:
 
 - `rejected-by-name`: refused before any resource was registered, every message naming a key;
 - `rejected-unnamed`: refused, but some message names no key;
@@ -18,7 +19,8 @@ is classified:
 - `traceback`: any other exception while reading or running;
 - `crash-after-preview`: the program ran but rendering its objects failed.
 
-The oracle is the mutation itself: each mutation says whether the file it produces must be refused
+The table ends with the slowest cases by CPU time, wall time beside it (wall time also counts
+waiting for a CPU that other jobs hold). The oracle is the mutation itself: each mutation says whether the file it produces must be refused
 (`reject`) or may go either way (`either`), from rules stated next to each mutation below.
 """
 
