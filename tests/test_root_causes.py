@@ -124,3 +124,16 @@ def test_references_to_a_kind_of_which_none_is_defined_are_one_message(tmp_path:
     assert len(messages) == 1, messages
     assert "unknown group 'hpc-users' (known: none); " in messages[0]
     assert messages[0].endswith("no group is defined: define them (or remove the references)")
+
+
+def test_a_dhcp_range_over_many_hosts_is_one_message_at_the_range(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:provisioning"]["dhcp"]["range"] = {"start": "10.20.1.1", "end": "10.20.1.250"}
+
+    hosts = inline_inventories(config_values("prod"))["hpcforge:provisioning"]["hosts"]
+    covered = sum(1 for host in hosts if host["ip"].startswith("10.20.1.") and int(host["ip"].rsplit(".", 1)[1]) <= 250)
+    assert _messages("prod", edit, tmp_path) == [
+        f"hpcforge:provisioning.dhcp.range: 10.20.1.1-10.20.1.250 covers the fixed addresses of {covered} inventory hosts "
+        "(hosts[0], hosts[1], hosts[2], ...); DHCP could hand them to other machines: shrink the range, or move the "
+        "hosts out of it"
+    ]

@@ -26,7 +26,7 @@ from .base import (
 )
 from .identity import Storage, validate_ssh_public_key
 from .inventory import InventoryRef
-from .root_causes import fold_network
+from .root_causes import dhcp_range_message, fold_into, fold_network
 
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _UNICAST_MAC = re.compile(r"[0-9a-f][02468ace](:[0-9a-f]{2}){5}")
@@ -374,6 +374,7 @@ class ProvisioningConfig(StrictModel):
             elif image_name not in known_image_set and host.image is not None:
                 # A host without its own image whose default is unknown: reported once, at defaultImage.
                 problems.add(["hosts", index, "image"], f"host {name!r}: unknown image {image_name!r} (known: {known_images})")
+        _fold_dhcp_ranges(problems, ranges)
         # A subnet that holds none of its addresses is the one mistake behind all of them: reported once.
         host_ips: set[tuple[str | int, ...]] = {("ip",)} if self.bmc_network is not None else {("ip",), ("bmc", "ip")}
         main_inside = inside.get(id(host_nets[0]), 0) + (gateway in subnet) + (ipaddress.IPv4Interface(self.address).ip in subnet)
@@ -396,6 +397,30 @@ class ProvisioningConfig(StrictModel):
             )
         problems.raise_if_any()
         return self
+
+
+def _fold_dhcp_ranges(
+    problems: ProblemCollector, ranges: list[tuple[list[str | int], ipaddress.IPv4Network, DhcpRange | None]]
+) -> None:
+    """A DHCP range over many hosts' addresses is one mistake (the range): reported once, at the range."""
+    for path, _, dhcp_range in ranges:
+        if dhcp_range is None:
+            continue
+        span = f"{dhcp_range.start}-{dhcp_range.end}"
+        inside_range = f"is inside the DHCP dynamic range {span}"
+
+        def consequence(where: tuple[str | int, ...], message: str, inside_range: str = inside_range) -> bool:
+            return where[:1] == ("hosts",) and inside_range in message
+
+        def describe(picked: list[tuple[tuple[str | int, ...], str]], span: str = span) -> str:
+            return dhcp_range_message(span, picked)
+
+        def change(
+            found: list[tuple[tuple[str | int, ...], str]], path: list[str | int] = path
+        ) -> list[tuple[tuple[str | int, ...], str]]:
+            return fold_into(found, path, consequence, describe)
+
+        problems.rewrite(change)
 
 
 def _fold_network(

@@ -8,6 +8,7 @@ provisioning model itself):
   first reference is reported, with how many others name the same thing and where; when nothing of
   that kind is defined at all, every reference is folded, whatever name it gives;
 - fixed service addresses outside the MetalLB pool they name (a mistyped pool range);
+- a DHCP dynamic range that covers the fixed addresses of many hosts: reported once at the range;
 - a network that none of its members is in (a mistyped provisioning subnet makes Grendel's address,
   the gateway, the DHCP range and every host "outside" it): reported once at the subnet key, with
   the count of what is outside and the network the gateway is in.
@@ -109,6 +110,30 @@ def fold_network(
     message = f"{network}: none of the {len(outside)} addresses that must be in {what} is in it ({_listed(outside)}); {hint}"
     kept = [problem for problem in problems if not consequence(*problem)]
     return [(tuple(key), message), *kept]
+
+
+def fold_into(
+    problems: Problems,
+    key: Sequence[PathPart],
+    consequence: Callable[[tuple[PathPart, ...], str], bool],
+    describe: Callable[[Problems], str],
+) -> Problems:
+    """Problems with those that `consequence` picks (at least two) replaced by one, at `key`, saying `describe(them)`."""
+    picked = [problem for problem in problems if consequence(*problem)]
+    if len(picked) < 2:
+        return problems
+    return [(tuple(key), describe(picked)), *(problem for problem in problems if not consequence(*problem))]
+
+
+def dhcp_range_message(span: str, picked: Problems) -> str:
+    """The message of a DHCP dynamic range that covers the addresses of inventory hosts."""
+    hosts = [path for path, _ in picked]
+    shown = ", ".join(f"{path[0]}[{path[1]}]" for path in hosts[:SHOWN_REFERENCES])
+    more = ", ..." if len(hosts) > SHOWN_REFERENCES else ""
+    return (
+        f"{span} covers the fixed addresses of {len(hosts)} inventory hosts ({shown}{more}); DHCP could hand them to "
+        "other machines: shrink the range, or move the hosts out of it"
+    )
 
 
 def _listed(problems: Problems) -> str:
