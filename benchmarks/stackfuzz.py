@@ -105,6 +105,7 @@ class Tally:
         lines.append("-" * 29)
         lines.append(f"{'total':<22}{total:>7}")
         lines += self.slowest_lines()
+        lines += self.wordiest_lines()
         kinds = Counter(o.mutation.kind for o in self.outcomes)
         lines.append("mutations: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
         for verdict in BAD_CLASSES:
@@ -112,6 +113,16 @@ class Tally:
             for outcome in examples:
                 lines.append(f"  {verdict}: {outcome.mutation.describe()}\n      {outcome.detail[:300]}")
         return "\n".join(lines)
+
+    def wordiest_lines(self, count: int = 3) -> list[str]:
+        """The refusals with the most messages: a one-key mutation that yields many is a cascade to fold."""
+        refused = [o for o in self.outcomes if o.verdict.startswith("rejected")]
+        if not refused:
+            return []
+        wordiest = sorted(refused, key=lambda o: o.detail.count("\n"), reverse=True)[:count]
+        lines = ["most messages for one mutation:"]
+        lines += [f"  {o.detail.count(chr(10)) + 1:4d}  {o.mutation.describe()}" for o in wordiest]
+        return lines
 
     def slowest_lines(self, count: int = 5) -> list[str]:
         """The slowest cases by CPU time, with wall time beside it (wall includes waiting for the CPU)."""
