@@ -302,3 +302,12 @@ def test_a_negative_gpu_index_on_an_rdma_nic_is_refused_by_name() -> None:
     with pytest.raises(ConfigError) as raised:
         load_config(raw_config(values))
     assert any(m.startswith("hpcforge:rdma.pools[0].nics[1].gpus[1]:") for m in raised.value.messages), raised.value.messages
+
+
+def test_a_bgp_hold_time_must_be_a_duration() -> None:
+    from components.config.network import BgpPeer
+
+    peer = {"name": "tor1", "address": "10.0.0.1", "peerAsn": 64512, "myAsn": 64513}
+    assert BgpPeer.model_validate({**peer, "holdTime": "3m"}).hold_time == "3m"
+    with pytest.raises(ValueError, match="'90 s' is not a duration"):
+        BgpPeer.model_validate({**peer, "holdTime": "90 s"})
