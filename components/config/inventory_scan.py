@@ -22,8 +22,6 @@ from typing import Any
 
 import yaml
 
-from offline.stackfile import render_path
-
 CORE_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq"))
 """Tags an inventory may carry: the YAML 1.2 core schema's, which are the JSON types."""
 
@@ -34,6 +32,21 @@ _TAG_START = re.compile(r"(?:\A|[\s\[{,])!")
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 PathPart = str | int
+
+
+def render_path(parts: tuple[PathPart, ...]) -> str:
+    """`hosts[3].mac` from ('hosts', 3, 'mac'), as the stack-file reader writes paths (offline/stackfile.py)."""
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif text == "":
+            text = part
+        elif part.replace("_", "a").replace("-", "a").isalnum():
+            text += f".{part}"
+        else:
+            text += f'["{part}"]'
+    return text
 
 
 def may_have_tags(text: str) -> bool:
