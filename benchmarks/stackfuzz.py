@@ -229,10 +229,11 @@ def _single_owner(path: PathT) -> bool:
     """Addresses that belong to exactly one machine or service: a second user of one is always wrong.
 
     DNS records and upstream resolvers may name any address (two names for one host, a gateway that
-    also resolves), and a DHCP range's ends are judged by the range rules, so those are `either`.
+    also resolves), and a DHCP range's ends (the main range's and each extra subnet's) are judged by the
+    range rules (a range of one address is a range), so those are `either`.
     """
     text = _render(path)
-    return not any(part in text for part in ("dns.zones", "dns.upstreams", "dhcp.range"))
+    return not any(part in text for part in ("dns.zones", "dns.upstreams", "range.start", "range.end"))
 
 
 def _namespace_kind(path: PathT) -> str:

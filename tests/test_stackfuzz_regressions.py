@@ -26,6 +26,15 @@ CASES = [
         "reject",
         other=("hpcforge:provisioning", "subnets", 0, "range", "start"),
     ),
+    # wrongly accepted by the oracle's mistake: a DHCP range of one address is a range (seed 3).
+    Mutation(
+        "prod",
+        "copy-address",
+        ("hpcforge:provisioning", "subnets", 0, "range", "start"),
+        "10.21.0.250",
+        "either",
+        other=("hpcforge:provisioning", "subnets", 0, "range", "end"),
+    ),
     # wrongly accepted: `true` for a number (a float field took it as 1.0) (seed 2).
     Mutation("site", "type-swap", ("hpcforge:gpu", "evidence", "minBusBandwidth"), True, "reject"),
     # wrongly accepted by the oracle's mistake: an upper-case Linux interface name is valid (seed 2).
