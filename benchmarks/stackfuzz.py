@@ -208,8 +208,9 @@ NAME_KEYS = {
     "clusterName", "primaryGroup", "groups", "flavor", "clusterQueue", "sampleNamespace", "defaultImage",
     "lookupUser", "testPartition", "interfaces", "features", "domain", "hostname", "qos",
 }  # fmt: skip
-# Names that may hold upper-case letters (Linux interface names).
-CASE_KEYS = {"master", "interfaces"}
+# Names that may hold upper-case letters: Linux interface names, Slurm node features (case-sensitive
+# words in slurm.conf `Features=`, e.g. HighMem).
+CASE_KEYS = {"master", "interfaces", "features"}
 # Strings that may legitimately hold a line break: command arguments and inline scripts.
 MULTILINE_KEYS = {"command", "inline", "args"}
 # Integer keys whose consumer takes negative values.

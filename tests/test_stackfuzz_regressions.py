@@ -40,6 +40,7 @@ CASES = [
     # wrongly accepted by the oracle's mistake: an upper-case Linux interface name is valid (seed 2).
     Mutation("dev", "bad-name", ("hpcforge:network", "attachments", 0, "master"), "ETH1X", "either"),
     Mutation("site", "bad-name", ("hpcforge:slurm", "topology", "switches", 0, "name"), "SPINEX", "either"),
+    Mutation("site", "bad-name", ("hpcforge:slurm", "nodesets", 1, "features", 0), "BAREMETALX", "either"),
     # inventory files as whole files (seed 2 onwards: `inventory-text` mutations).
     Mutation("prod", "inventory-text", ("hpcforge:provisioning", "inventory"), "a BOM and a comment", "either"),
     Mutation("dev", "inventory-text", ("hpcforge:directory", "inventory"), "a tab before an entry", "reject"),
