@@ -137,3 +137,20 @@ def test_a_dhcp_range_over_many_hosts_is_one_message_at_the_range(tmp_path: Path
         "(hosts[0], hosts[1], hosts[2], ...); DHCP could hand them to other machines: shrink the range, or move the "
         "hosts out of it"
     ]
+
+
+def test_a_switch_given_twice_is_one_message_not_one_per_child(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        switches = values["hpcforge:slurm"]["topology"]["switches"]
+        switches.append(dict(switches[0]))
+
+    assert _messages("prod", edit, tmp_path) == ["hpcforge:slurm.topology.switches: duplicate switch 'spine'"]
+
+
+def test_a_switch_listing_a_child_twice_is_still_refused(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        spine = values["hpcforge:slurm"]["topology"]["switches"][0]
+        spine["switches"] = [*spine["switches"], spine["switches"][0]]
+
+    messages = _messages("prod", edit, tmp_path)
+    assert len(messages) == 1 and messages[0].endswith("switch 'spine' lists 'rack1' twice"), messages
