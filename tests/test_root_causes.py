@@ -154,3 +154,15 @@ def test_a_switch_listing_a_child_twice_is_still_refused(tmp_path: Path) -> None
 
     messages = _messages("prod", edit, tmp_path)
     assert len(messages) == 1 and messages[0].endswith("switch 'spine' lists 'rack1' twice"), messages
+
+
+def test_an_emptied_users_file_folds_every_reference_to_its_users_and_groups(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:directory"]["users"] = []
+        values["hpcforge:directory"]["groups"] = []
+
+    messages = _messages("prod", edit, tmp_path)
+    assert len(messages) == 2, messages
+    assert messages[0].startswith("hpcforge:evidence.lookupUser: unknown directory user 'alice'; 2 more keys name a user")
+    assert messages[0].endswith("no user is defined: define them (or remove the references)")
+    assert messages[1].endswith("no group is defined: define them (or remove the references)")

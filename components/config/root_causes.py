@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 
 from .base import PathPart
 
@@ -36,12 +36,15 @@ def _file_of(where: str) -> str:
     return head if sep and not head.startswith("hpcforge") else ""
 
 
-def _cause(message: str) -> tuple[str, str, str] | None:
-    """(group key, what the others name, the fix) of a message that one fix may repair together with others."""
+def _cause(message: str, none_defined: Set[str] = frozenset()) -> tuple[str, str, str] | None:
+    """(group key, what the others name, the fix) of a message that one fix may repair together with others.
+
+    `none_defined`: kinds of which some message says none is defined; every reference to them folds together.
+    """
     match = _UNKNOWN.search(message)
     if match is not None:
-        kind, name = match.group(1), match.group(2)
-        if _NONE_DEFINED.search(message):
+        kind, name = match.group(1).removeprefix("directory "), match.group(2)
+        if _NONE_DEFINED.search(message) or kind in none_defined:
             # Nothing of this kind is defined at all: every reference, whatever its name, has that one cause.
             return f"none:{kind}", f"a {kind}", f"no {kind} is defined: define them (or remove the references)"
         return f"unknown:{kind}:{name}", f"{kind} '{name}'", "one fix (define it, or correct the name) repairs them all"
@@ -61,10 +64,15 @@ def fold_unknown_references(pairs: list[tuple[str, str]]) -> list[tuple[str, str
     - `unknown <kind> '...' (known: none)`, whatever the names: nothing of the kind is defined;
     - `<address> is not inside pool '<name>'` from several keys: the pool's range is the likely mistake.
     """
+    none_defined = {
+        match.group(1).removeprefix("directory ")
+        for _, message in pairs
+        if _NONE_DEFINED.search(message) and (match := _UNKNOWN.search(message)) is not None
+    }
     groups: dict[str, list[int]] = {}
     causes: dict[str, tuple[str, str]] = {}
     for index, (_, message) in enumerate(pairs):
-        cause = _cause(message)
+        cause = _cause(message, none_defined)
         if cause is not None:
             groups.setdefault(cause[0], []).append(index)
             causes[cause[0]] = (cause[1], cause[2])
