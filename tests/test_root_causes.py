@@ -166,3 +166,12 @@ def test_an_emptied_users_file_folds_every_reference_to_its_users_and_groups(tmp
     assert messages[0].startswith("hpcforge:evidence.lookupUser: unknown directory user 'alice'; 2 more keys name a user")
     assert messages[0].endswith("no user is defined: define them (or remove the references)")
     assert messages[1].endswith("no group is defined: define them (or remove the references)")
+
+
+def test_a_leaf_switch_given_twice_is_one_message_not_one_per_node(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        switches = values["hpcforge:slurm"]["topology"]["switches"]
+        switches.append(dict(switches[2]))
+
+    name = config_values("prod")["hpcforge:slurm"]["topology"]["switches"][2]["name"]
+    assert _messages("prod", edit, tmp_path) == [f"hpcforge:slurm.topology.switches: duplicate switch '{name}'"]

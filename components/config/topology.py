@@ -191,7 +191,8 @@ class TopologyConfig(StrictModel):
         seen_nodes: dict[str, str] = {}
         for index, sw in enumerate(self.switches):
             for name in expand_all(sw.nodes):
-                if name in seen_nodes:
+                if name in seen_nodes and not (seen_nodes[name] == sw.name and sw.name in duplicated):
+                    # (a leaf given twice carries its nodes twice: reported once above, as a duplicate switch)
                     problems.add(["switches", index, "nodes"], f"node {name!r} is on leaf {seen_nodes[name]!r} and {sw.name!r}")
                 seen_nodes.setdefault(name, sw.name)
         block_names = [b.name for b in self.blocks]
