@@ -175,3 +175,17 @@ def test_a_leaf_switch_given_twice_is_one_message_not_one_per_node(tmp_path: Pat
 
     name = config_values("prod")["hpcforge:slurm"]["topology"]["switches"][2]["name"]
     assert _messages("prod", edit, tmp_path) == [f"hpcforge:slurm.topology.switches: duplicate switch '{name}'"]
+
+
+def test_a_missing_default_image_is_one_message_at_default_image(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        del values["hpcforge:provisioning"]["defaultImage"]
+
+    hosts = inline_inventories(config_values("prod"))["hpcforge:provisioning"]["hosts"]
+    imageless = [index for index, host in enumerate(hosts) if not host.get("image")]
+    messages = _messages("prod", edit, tmp_path)
+    assert len(messages) == 1, messages
+    assert messages[0].startswith(
+        f"hpcforge:provisioning.defaultImage: not set, and {len(imageless)} hosts name no image of their own "
+        f"(hosts[{imageless[0]}], hosts[{imageless[1]}], hosts[{imageless[2]}], ...): set it to one of "
+    )

@@ -375,6 +375,20 @@ class ProvisioningConfig(StrictModel):
                 # A host without its own image whose default is unknown: reported once, at defaultImage.
                 problems.add(["hosts", index, "image"], f"host {name!r}: unknown image {image_name!r} (known: {known_images})")
         _fold_dhcp_ranges(problems, ranges)
+        # Hosts without an image and no default: one missing key (defaultImage), reported once there.
+        no_image = "no image and no provisioning.defaultImage"
+        problems.rewrite(
+            lambda found: fold_into(
+                found,
+                ["defaultImage"],
+                lambda where, message: where[:1] == ("hosts",) and message.endswith(no_image),
+                lambda picked: (
+                    f"not set, and {len(picked)} hosts name no image of their own "
+                    f"({', '.join(f'hosts[{path[1]}]' for path, _ in picked[:3])}{', ...' if len(picked) > 3 else ''}): "
+                    f"set it to one of {known_images}, or give each host an image"
+                ),
+            )
+        )
         # A subnet that holds none of its addresses is the one mistake behind all of them: reported once.
         host_ips: set[tuple[str | int, ...]] = {("ip",)} if self.bmc_network is not None else {("ip",), ("bmc", "ip")}
         main_inside = inside.get(id(host_nets[0]), 0) + (gateway in subnet) + (ipaddress.IPv4Interface(self.address).ip in subnet)
