@@ -103,15 +103,24 @@ def _check_addresses(cfg: PlatformConfig, problems: ProblemCollector) -> None:
         return
     if prov.gateway == prov.grendel_ip:
         problems.add(["provisioning", "gateway"], f"{prov.gateway} is Grendel's own address; the gateway is another host")
-    if prov.dhcp.range is not None:
-        first = ipaddress.IPv4Address(prov.dhcp.range.start)
-        last = ipaddress.IPv4Address(prov.dhcp.range.end)
-        for address, what in ((prov.gateway, "the gateway"), (prov.grendel_ip, "Grendel's own address")):
+    # Each DHCP dynamic range (the main one and each extra subnet's) against the addresses it must not hand out.
+    dynamic: list[tuple[list[PathPart], Any, list[tuple[str, str]]]] = [
+        (
+            ["provisioning", "dhcp", "range"],
+            prov.dhcp.range,
+            [(prov.gateway, "the gateway"), (prov.grendel_ip, "Grendel's own address")],
+        )
+    ]
+    for index, extra in enumerate(prov.subnets):
+        dynamic.append((["provisioning", "subnets", index, "range"], extra.range, [(extra.gateway, "the subnet's gateway")]))
+    for path, dhcp_range, reserved in dynamic:
+        if dhcp_range is None:
+            continue
+        first, last = ipaddress.IPv4Address(dhcp_range.start), ipaddress.IPv4Address(dhcp_range.end)
+        for address, what in reserved:
             if first <= ipaddress.IPv4Address(address) <= last:
                 problems.add(
-                    ["provisioning", "dhcp", "range"],
-                    f"{prov.dhcp.range.start}-{prov.dhcp.range.end} covers {what} {address}; "
-                    "DHCP would hand it to another machine",
+                    path, f"{dhcp_range.start}-{dhcp_range.end} covers {what} {address}; DHCP would hand it to another machine"
                 )
     services = {address: what for path, address, what in _service_addresses(cfg) if path[0] != "provisioning"}
     for index, host in enumerate(prov.hosts):
