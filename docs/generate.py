@@ -113,7 +113,7 @@ FIELD_VALIDATORS: dict[str, str] = {
     "components.config.root.PlatformConfig._environment": "lowercase letters, digits and '-', starting with a letter, "
     "at most 20 characters, not true/false/null",
     "components.config.root.PlatformConfig._site_domain": "a DNS name of at least two labels (e.g. hpc.example.org)",
-    "components.config.slurm.ControllerConfig._srun_ports": "[first, last] with 1024 < first <= last <= 65535",
+    "components.config.slurm.ControllerConfig._port_range": "[first, last] with 1024 < first <= last <= 65535",
     "components.config.slurm.GpuSpec._files": "a device file or bracketed range (e.g. /dev/nvidia[0-7])",
     "components.config.slurm.NodeSetConfig._gres_form": "each name[:type][:count] (lowercase name; type letters, "
     "digits, '_' or a MIG profile; e.g. gpu:a100:8)",
