@@ -174,6 +174,7 @@ def test_keys_runbook_restores_both_secrets_from_the_volume_and_from_s3(
 # --- the accounting database ---------------------------------------------------------------------
 
 
+@pytest.mark.real_daemon
 def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts_it(tmp_path: Path, s3: S3Server) -> None:
     from .daemons import mariadb as mariadb_harness
     from .daemons import slurmdbd as slurmdbd_harness
@@ -269,6 +270,7 @@ def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts
 # --- the directory -------------------------------------------------------------------------------
 
 
+@pytest.mark.real_daemon
 def test_directory_runbook_restores_a_wiped_directory_from_the_volume_and_from_s3(tmp_path: Path, s3: S3Server) -> None:
     from components.config import load_config
     from components.renderers.ldif import render_directory_ldif, sssd_bind_dn
