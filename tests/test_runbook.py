@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import kubernetes_validate
 import pytest
 import yaml
 
@@ -31,6 +32,7 @@ from components.layers.backups import (
 )
 from components.renderers.backup import S3_SECRET, dump_argv
 from components.versions import Images
+from policies.rules import admission_pss as pss
 
 from .helpers import require_binaries, skip_or_fail
 from .runbook import Cluster, S3Server, ScaleHook, blocks, heredoc, steps
@@ -81,6 +83,9 @@ def test_restore_pods_use_the_pinned_images_and_the_backup_claim() -> None:
         assert pod["spec"]["containers"][0]["image"] == image
         assert {"persistentVolumeClaim": {"claimName": BACKUP_VOLUME}, "name": "backup"} in pod["spec"]["volumes"]
         assert pod["metadata"]["labels"] == {"app.kubernetes.io/name": "hpcforge-restore"}
+        # a valid Pod that the `restricted` Pod Security level admits (the strictest of these namespaces)
+        kubernetes_validate.validate(pod, "1.33", strict=True)
+        assert pss.evaluate_pod(pod["metadata"], pod["spec"], "restricted") == [], block
 
 
 def cronjob_pod(cluster: Cluster, namespace: str, name: str, spec: dict[str, Any]) -> None:
