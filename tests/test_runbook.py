@@ -166,7 +166,8 @@ def test_keys_runbook_restores_both_secrets_from_the_volume_and_from_s3(
             ("kube-system", "sealed-secrets-keyabcde"),
             ("cert-manager", "hpcforge-ca"),
         }
-        for original in (SEALED, CA):
+        originals: tuple[dict[str, Any], ...] = (SEALED, CA)
+        for original in originals:
             secret = next(s for s in applied if s["metadata"]["name"] == original["metadata"]["name"])
             assert secret["kind"] == "Secret" and secret["type"] == original["type"]
             assert secret["data"] == original["data"]  # the same base64, so the same key bytes

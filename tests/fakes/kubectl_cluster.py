@@ -30,14 +30,14 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
 ROOT = Path(os.environ["KUBE_CLUSTER"])
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     sys.stderr.write(f"error: {message}\n")
     sys.exit(1)
 
