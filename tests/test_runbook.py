@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,7 +36,7 @@ from components.versions import Images
 from policies.rules import admission_pss as pss
 
 from .helpers import require_binaries, skip_or_fail
-from .runbook import Cluster, S3Server, ScaleHook, blocks, heredoc, steps
+from .runbook import DOC, FIRST, Cluster, S3Server, ScaleHook, blocks, heredoc, steps
 from .test_key_export import CA, SEALED, api, make_recipient  # noqa: F401  (api: the Kubernetes API stand-in fixture)
 
 pytestmark = [pytest.mark.timeout(600)]
@@ -86,6 +87,17 @@ def test_restore_pods_use_the_pinned_images_and_the_backup_claim() -> None:
         # a valid Pod that the `restricted` Pod Security level admits (the strictest of these namespaces)
         kubernetes_validate.validate(pod, "1.33", strict=True)
         assert pss.evaluate_pod(pod["metadata"], pod["spec"], "restricted") == [], block
+
+
+def test_runbook_preamble_sets_what_the_s3_client_reads_and_the_tests_set() -> None:
+    from components.layers.backups import s3_env
+
+    text = DOC.read_text()
+    preamble = text[text.index("```sh", text.index(FIRST)) : text.index("## Restore the accounting database")]
+    names = set(re.findall(r"(?:export |\s)([A-Z0-9_]+)=", preamble)) | set(re.findall(r"^([A-Z0-9_]+)=", preamble, re.M))
+    cfg = BackupsConfig.model_validate({"s3": {"bucket": "b-1", "endpoint": "e", "accessKeyId": "a", "secretAccessKey": "s"}})
+    assert names - {"PREFIX"} == {item["name"] for item in s3_env(cfg, "keys")} - {"S3_PREFIX"}
+    assert names == set(S3Server(Path("unused")).env())
 
 
 def cronjob_pod(cluster: Cluster, namespace: str, name: str, spec: dict[str, Any]) -> None:
