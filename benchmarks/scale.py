@@ -99,9 +99,9 @@ CHUNKED = ("grendel-inventory-", "site-dns-zones-", "dirsrv-ldif-")
 
 def measure_in_process(config: Path, repeat: int, with_policy: bool) -> dict[str, Any]:
     """Run in a fresh worker process: program `repeat` times, then render sizes and policy time."""
-    from offline.check import peak_rss_mib
     from offline.engine import run_program
     from offline.environ import go_json_string_map
+    from offline.policy_driver import peak_rss_mib
     from offline.render import render_documents
     from offline.stackfile import read_stack_file
 
@@ -136,7 +136,8 @@ def measure_in_process(config: Path, repeat: int, with_policy: bool) -> dict[str
         "pack_peak_memory_mib": None,
     }
     if with_policy:
-        from offline.check import PackSpec, check_recorded_stack
+        from offline.check import check_recorded_stack
+        from offline.policy_driver import PackSpec
 
         specs = [PackSpec(PROJECT_ROOT / "policies" / pack, PROJECT_ROOT / "policies" / "config" / "prod.json") for pack in PACKS]
         started = time.perf_counter()

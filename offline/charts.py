@@ -218,7 +218,7 @@ def crd_api_versions(crds: Iterable[Mapping[str, Any]]) -> set[str]:
 def builtin_api_versions(kubernetes_version: str) -> set[str]:
     """What API discovery of a default cluster of that release lists: its GA group/versions and kinds
     (from kubernetes-validate's OpenAPI data for that release)."""
-    from .schema import _kv_definitions, kubernetes_schema_version
+    from .kube_schema import _kv_definitions, kubernetes_schema_version
 
     found: set[str] = set()
     for gvk, definition in _kv_definitions(kubernetes_schema_version(kubernetes_version))[1].items():

@@ -25,8 +25,9 @@ from components.versions import ChartPin
 from offline.chart_objects import chart_documents, engine_view
 from offline.chart_source import ChartSource, ChartSourceError
 from offline.charts import RenderReport, chart_releases, hook_errors, render_stack
-from offline.check import PackSpec, check_recorded_stack
+from offline.check import check_recorded_stack
 from offline.engine import RecordedStack, run_program
+from offline.policy_driver import PackSpec
 from offline.stackfile import StackFile
 
 from .helpers import REPO

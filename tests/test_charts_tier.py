@@ -215,7 +215,8 @@ def test_latest_through_upstream_chart_values_fails_the_check_only_when_rendered
     import dataclasses
 
     from offline.chart_objects import engine_view
-    from offline.check import PackSpec, check_recorded_stack
+    from offline.check import check_recorded_stack
+    from offline.policy_driver import PackSpec
 
     stack = run_stack("dev")
     override = {"redis": {"image": {"tag": "latest"}}}

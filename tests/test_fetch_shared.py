@@ -96,7 +96,7 @@ def run_fetch(base: str, dest: Path) -> subprocess.CompletedProcess[str]:
 
 
 def schema_tier_files(shared: Path) -> set[str]:
-    """What offline/schema.py reads: crds/*/*.yaml and each pinned chart's values files."""
+    """What the schema tier (offline/crd_schema.py, offline/chart_values.py) reads: crds/*/*.yaml and each pinned chart's values files."""
     files = {str(p.relative_to(shared)) for p in (shared / "crds").glob("*/*.yaml")}
     for pin in Charts.all():
         if pin.values_dir:

@@ -16,7 +16,7 @@ import kubernetes_validate
 import pytest
 
 from components.versions import Charts, Manifests
-from offline import schema
+from offline import chart_values, crd_schema, kube_schema, schema
 from offline.engine import RecordedStack
 from offline.render import CHART_API_VERSION, CHART_KIND, MANIFEST_KIND, render_documents
 
@@ -35,8 +35,8 @@ def shared() -> Path:
 
 
 @pytest.fixture(scope="module")
-def crd_index(shared: Path) -> schema.CrdIndex:
-    return schema.load_crd_index(shared)
+def crd_index(shared: Path) -> crd_schema.CrdIndex:
+    return crd_schema.load_crd_index(shared)
 
 
 def kubernetes_version(stack: str) -> str:
@@ -56,7 +56,7 @@ def first_of_kind(docs: Mapping[str, dict[str, Any]], kind: str) -> tuple[str, d
 
 def chart_document(docs: Mapping[str, dict[str, Any]], chart: str) -> tuple[str, dict[str, Any]]:
     for path, document in sorted(docs.items()):
-        if any(release.chart == chart for release in schema.helm_releases(path, document)):
+        if any(release.chart == chart for release in chart_values.helm_releases(path, document)):
             return path, copy.deepcopy(document)
     raise AssertionError(f"no document installs the {chart} chart")
 
@@ -94,7 +94,7 @@ def test_every_chart_is_checked(stack: tuple[str, RecordedStack], shared: Path) 
     """Each HelmChart (pulumi delivery) or chart Application (argocd delivery) yields a checked release."""
     name, recorded = stack
     rendered = render_documents(recorded)
-    releases = [r for path, d in rendered for r in schema.helm_releases(path, d)]
+    releases = [r for path, d in rendered for r in chart_values.helm_releases(path, d)]
     charts = [
         d
         for _, d in rendered
@@ -102,7 +102,7 @@ def test_every_chart_is_checked(stack: tuple[str, RecordedStack], shared: Path) 
     ]
     assert len(releases) == len(charts) > 0
     for release in releases:
-        assert schema.find_pin(release.chart, release.version) is not None, (
+        assert chart_values.find_pin(release.chart, release.version) is not None, (
             f"{release.document}: {release.chart} {release.version}"
         )
     assert schema.check_documents(rendered, kubernetes_version(name), shared).charts == len(releases)
@@ -125,14 +125,14 @@ def test_builtin_verdicts_agree_with_kubernetes_validate(stack: tuple[str, Recor
     version = kubernetes_version(name)
     checked = 0
     for path, document in render_documents(recorded):
-        if not schema.is_builtin(document, version):
+        if not kube_schema.is_builtin(document, version):
             continue
         checked += 1
-        ours = schema.validate_builtin(document, version)
+        ours = kube_schema.validate_builtin(document, version)
         try:
             kubernetes_validate.validate(document, version, strict=True)
         except kubernetes_validate.ValidationError as error:
-            assert ours or error.instance == schema.SECRET, f"{path}: kubernetes-validate: {error.message}"
+            assert ours or error.instance == kube_schema.SECRET, f"{path}: kubernetes-validate: {error.message}"
         else:
             assert ours == [], f"{path}: {ours}"
     assert checked > 0
@@ -142,26 +142,26 @@ def test_builtin_verdicts_agree_with_kubernetes_validate(stack: tuple[str, Recor
 
 
 def test_kubernetes_version_maps_to_a_shipped_schema_set() -> None:
-    assert "1.33.0" in schema.supported_kubernetes_versions()
-    assert schema.kubernetes_schema_version("1.33") == "1.33.0"
-    assert schema.kubernetes_schema_version("v1.33.4") == "1.33.0"
+    assert "1.33.0" in kube_schema.supported_kubernetes_versions()
+    assert kube_schema.kubernetes_schema_version("1.33") == "1.33.0"
+    assert kube_schema.kubernetes_schema_version("v1.33.4") == "1.33.0"
     for bad in ("1.99", "1.10", "latest"):
         with pytest.raises(ValueError):
-            schema.kubernetes_schema_version(bad)
+            kube_schema.kubernetes_schema_version(bad)
 
 
 def test_stack_kubernetes_versions_are_supported() -> None:
     for name in STACKS:
-        schema.kubernetes_schema_version(kubernetes_version(name))
+        kube_schema.kubernetes_schema_version(kubernetes_version(name))
 
 
 def test_builtin_kinds_come_from_the_schema_set() -> None:
-    kinds = schema.builtin_kinds("1.33")
-    assert schema.GroupVersionKind("apps", "v1", "Deployment") in kinds
-    assert schema.GroupVersionKind("", "v1", "Secret") in kinds
-    assert schema.GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition") in kinds
-    assert schema.GroupVersionKind("apps", "v1beta1", "Deployment") not in kinds  # removed in 1.16
-    assert schema.GroupVersionKind("cert-manager.io", "v1", "Certificate") not in kinds
+    kinds = kube_schema.builtin_kinds("1.33")
+    assert kube_schema.GroupVersionKind("apps", "v1", "Deployment") in kinds
+    assert kube_schema.GroupVersionKind("", "v1", "Secret") in kinds
+    assert kube_schema.GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition") in kinds
+    assert kube_schema.GroupVersionKind("apps", "v1beta1", "Deployment") not in kinds  # removed in 1.16
+    assert kube_schema.GroupVersionKind("cert-manager.io", "v1", "Certificate") not in kinds
 
 
 # --- built-in kinds --------------------------------------------------------------------------------
@@ -170,7 +170,7 @@ def test_builtin_kinds_come_from_the_schema_set() -> None:
 def test_unknown_field_in_a_deployment_fails(dev_stack: RecordedStack, shared: Path) -> None:
     path, deployment = first_of_kind(documents(dev_stack), "Deployment")
     deployment["spec"]["replica"] = 2
-    assert "spec.replica: unknown field" in schema.validate_builtin(deployment, "1.33")
+    assert "spec.replica: unknown field" in kube_schema.validate_builtin(deployment, "1.33")
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(deployment, "1.33", strict=True)
     errors = schema.validate_documents([(path, deployment)], "1.33", shared)
@@ -182,7 +182,7 @@ def test_wrong_type_and_enum_in_a_pod_template_fail(dev_stack: RecordedStack) ->
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     container["ports"] = [{"containerPort": "http"}]
     container["imagePullPolicy"] = 3
-    errors = schema.validate_builtin(deployment, "1.33")
+    errors = kube_schema.validate_builtin(deployment, "1.33")
     assert any(e.startswith("spec.template.spec.containers[0].ports[0].containerPort:") for e in errors), errors
     assert any(e.startswith("spec.template.spec.containers[0].imagePullPolicy:") for e in errors), errors
 
@@ -194,42 +194,42 @@ def test_builtin_int_or_string_accepts_both() -> None:
         "metadata": {"name": "x", "namespace": "y"},
         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}}},
     }
-    assert schema.validate_builtin(pdb, "1.33") == []
+    assert kube_schema.validate_builtin(pdb, "1.33") == []
     pdb["spec"]["minAvailable"] = "50%"
-    assert schema.validate_builtin(pdb, "1.33") == []
+    assert kube_schema.validate_builtin(pdb, "1.33") == []
     pdb["spec"]["minAvailable"] = {"value": 1}
-    assert schema.validate_builtin(pdb, "1.33") != []
+    assert kube_schema.validate_builtin(pdb, "1.33") != []
 
 
 def test_secret_placeholder_is_not_an_error() -> None:
     secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x", "namespace": "y"}, "data": {"a": "[secret]"}}
-    assert schema.validate_builtin(secret, "1.33") == []
+    assert kube_schema.validate_builtin(secret, "1.33") == []
     secret["stringdata"] = {"a": "b"}
-    assert schema.validate_builtin(secret, "1.33") == ["stringdata: unknown field"]
+    assert kube_schema.validate_builtin(secret, "1.33") == ["stringdata: unknown field"]
 
 
 # --- custom resources ------------------------------------------------------------------------------
 
 
-def test_crd_index_covers_every_shared_crd(shared: Path, crd_index: schema.CrdIndex) -> None:
+def test_crd_index_covers_every_shared_crd(shared: Path, crd_index: crd_schema.CrdIndex) -> None:
     files = sorted((shared / "crds").glob("*/*.yaml"))
     kinds = {(g.group, g.kind) for g in crd_index.entries}
     assert len(kinds) == len(files)
-    assert schema.GroupVersionKind("metallb.io", "v1beta1", "IPAddressPool") in crd_index.entries
+    assert kube_schema.GroupVersionKind("metallb.io", "v1beta1", "IPAddressPool") in crd_index.entries
     assert {v for g, k in [("kueue.x-k8s.io", "ClusterQueue")] for v in crd_index.versions_of(g, k)} == {"v1beta1", "v1beta2"}
-    assert crd_index.entries[schema.GroupVersionKind("cert-manager.io", "v1", "ClusterIssuer")].scope == "Cluster"
+    assert crd_index.entries[kube_schema.GroupVersionKind("cert-manager.io", "v1", "ClusterIssuer")].scope == "Cluster"
 
 
-def test_cel_rules_are_counted_not_evaluated(crd_index: schema.CrdIndex) -> None:
-    nodeset = crd_index.get(schema.GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue"))
+def test_cel_rules_are_counted_not_evaluated(crd_index: crd_schema.CrdIndex) -> None:
+    nodeset = crd_index.get(kube_schema.GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue"))
     assert nodeset is not None and nodeset.cel_rules > 0
 
 
-def test_unknown_spec_field_in_a_custom_resource_fails(prod_stack: RecordedStack, crd_index: schema.CrdIndex) -> None:
+def test_unknown_spec_field_in_a_custom_resource_fails(prod_stack: RecordedStack, crd_index: crd_schema.CrdIndex) -> None:
     _, pool = first_of_kind(documents(prod_stack), "IPAddressPool")
     pool["spec"]["adresses"] = ["10.0.0.1/32"]
     pool["spec"]["autoAssign"] = "no"
-    errors = schema.validate_custom_resource(pool, crd_index)
+    errors = crd_schema.validate_custom_resource(pool, crd_index)
     assert "spec.adresses: unknown field" in errors
     assert "spec.autoAssign: 'no' is not of type 'boolean'" in errors
 
@@ -242,16 +242,16 @@ def test_wrong_enum_value_in_a_certificate_fails(dev_stack: RecordedStack, share
     assert "spec.privateKey.algorithm: 'DSA' is not one of ['RSA', 'ECDSA', 'Ed25519']" in errors[0]
 
 
-def test_missing_required_field_and_namespace_fail(dev_stack: RecordedStack, crd_index: schema.CrdIndex) -> None:
+def test_missing_required_field_and_namespace_fail(dev_stack: RecordedStack, crd_index: crd_schema.CrdIndex) -> None:
     _, certificate = first_of_kind(documents(dev_stack), "Certificate")
     del certificate["spec"]["secretName"]
     del certificate["metadata"]["namespace"]
-    errors = schema.validate_custom_resource(certificate, crd_index)
+    errors = crd_schema.validate_custom_resource(certificate, crd_index)
     assert "spec: 'secretName' is a required property" in errors
     assert "metadata.namespace: required (Certificate is namespaced)" in errors
     _, issuer = first_of_kind(documents(dev_stack), "ClusterIssuer")
     issuer["metadata"]["namespace"] = "default"
-    assert schema.validate_custom_resource(issuer, crd_index) == [
+    assert crd_schema.validate_custom_resource(issuer, crd_index) == [
         "metadata.namespace: must not be set (ClusterIssuer is cluster-scoped)"
     ]
 
@@ -269,13 +269,13 @@ def ingress_route(port: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("port", [443, "https"])
-def test_int_or_string_accepts_both(port: Any, crd_index: schema.CrdIndex) -> None:
-    assert schema.validate_custom_resource(ingress_route(port), crd_index) == []
+def test_int_or_string_accepts_both(port: Any, crd_index: crd_schema.CrdIndex) -> None:
+    assert crd_schema.validate_custom_resource(ingress_route(port), crd_index) == []
 
 
 @pytest.mark.parametrize("port", [True, 1.5, None, {"number": 443}])
-def test_int_or_string_rejects_others(port: Any, crd_index: schema.CrdIndex) -> None:
-    errors = schema.validate_custom_resource(ingress_route(port), crd_index)
+def test_int_or_string_rejects_others(port: Any, crd_index: crd_schema.CrdIndex) -> None:
+    errors = crd_schema.validate_custom_resource(ingress_route(port), crd_index)
     assert len(errors) == 1 and errors[0].startswith("spec.routes[0].services[0].port:"), errors
 
 
@@ -288,9 +288,9 @@ def test_custom_resource_without_crd_is_reported(shared: Path) -> None:
     ]
 
 
-def test_unserved_version_is_reported(crd_index: schema.CrdIndex) -> None:
+def test_unserved_version_is_reported(crd_index: crd_schema.CrdIndex) -> None:
     pool = {"apiVersion": "metallb.io/v1alpha1", "kind": "IPAddressPool", "metadata": {"name": "p", "namespace": "n"}}
-    assert schema.validate_custom_resource(pool, crd_index) == [
+    assert crd_schema.validate_custom_resource(pool, crd_index) == [
         "metallb.io/v1alpha1 IPAddressPool: the CRD does not serve v1alpha1 (served: v1beta1)"
     ]
 
@@ -369,8 +369,8 @@ def test_shared_crd_wins_over_the_programs_copy(shared: Path) -> None:
 # --- the structural-schema translation -------------------------------------------------------------
 
 
-def crd_version(openapi: dict[str, Any]) -> schema.CrdVersion:
-    return schema.CrdVersion(schema.GroupVersionKind("example.com", "v1", "Thing"), "Namespaced", "test", openapi)
+def crd_version(openapi: dict[str, Any]) -> crd_schema.CrdVersion:
+    return crd_schema.CrdVersion(kube_schema.GroupVersionKind("example.com", "v1", "Thing"), "Namespaced", "test", openapi)
 
 
 def thing(spec: Any) -> dict[str, Any]:
@@ -378,10 +378,10 @@ def thing(spec: Any) -> dict[str, Any]:
 
 
 def check(openapi_spec: dict[str, Any], spec: Any) -> list[str]:
-    index = schema.CrdIndex({})
+    index = crd_schema.CrdIndex({})
     version = crd_version({"type": "object", "properties": {"spec": openapi_spec}})
     index.entries[version.gvk] = version
-    return schema.validate_custom_resource(thing(spec), index)
+    return crd_schema.validate_custom_resource(thing(spec), index)
 
 
 def test_preserve_unknown_fields_allows_anything_below() -> None:
@@ -513,7 +513,7 @@ def test_misspelled_key_in_a_chart_without_schema_is_reported(dev_stack: Recorde
     values["server"]["ingress"]["annotations"]["example.org/any"] = "x"
     values["configs"]["cm"]["users.anonymous.enabled"] = "false"  # allow-listed free-form map
     values["configs"]["params"]["create"] = {"nested": True}  # known key below it: still checked
-    errors = schema.validate_helm_values(Charts.ARGO_CD.chart, Charts.ARGO_CD.version, values, shared)
+    errors = chart_values.validate_helm_values(Charts.ARGO_CD.chart, Charts.ARGO_CD.version, values, shared)
     assert sorted(errors) == [
         f"argo-cd {Charts.ARGO_CD.version}: values key configs.params.create.nested does not exist in the chart's values.yaml",
         f"argo-cd {Charts.ARGO_CD.version}: values key server.ingres does not exist in the chart's values.yaml",
@@ -527,7 +527,7 @@ def test_schema_declared_keys_and_violations(shared: Path) -> None:
         "controller": {"image": {"pullPolicy": "Sometimes"}},
         "speakr": {},
     }
-    errors = schema.validate_helm_values(metallb.chart, metallb.version, values, shared)
+    errors = chart_values.validate_helm_values(metallb.chart, metallb.version, values, shared)
     label = f"metallb {metallb.version}"
     assert f"{label}: values key speakr does not exist in the chart's values.yaml or values.schema.json" in errors
     assert f"{label}: values key speaker.frr.enabld does not exist in the chart's values.yaml or values.schema.json" in errors
@@ -539,22 +539,22 @@ def test_schema_declared_keys_and_violations(shared: Path) -> None:
 def test_required_keys_are_not_enforced_on_partial_values(shared: Path) -> None:
     """Our values are an override merged over the defaults: the schema's `required` does not apply to them."""
     metallb = Charts.METALLB
-    assert schema.validate_helm_values(metallb.chart, metallb.version, {"controller": {"strategy": {}}}, shared) == []
+    assert chart_values.validate_helm_values(metallb.chart, metallb.version, {"controller": {"strategy": {}}}, shared) == []
 
 
 def test_secret_placeholder_passes_schema_types(shared: Path) -> None:
     cert_manager = Charts.CERT_MANAGER
     values = {"replicaCount": "[secret]", "crds": {"enabled": "[secret]"}}
-    assert schema.validate_helm_values(cert_manager.chart, cert_manager.version, values, shared) == []
+    assert chart_values.validate_helm_values(cert_manager.chart, cert_manager.version, values, shared) == []
 
 
 def test_unpinned_chart_and_chart_without_values(shared: Path) -> None:
-    assert schema.validate_helm_values("traefik", "1.0.0", {}, shared) == [
+    assert chart_values.validate_helm_values("traefik", "1.0.0", {}, shared) == [
         "traefik 1.0.0: not pinned in components/versions.py (Charts.all())"
     ]
     crds = next(pin for pin in Charts.all() if pin.values_dir is None)
-    assert schema.validate_helm_values(crds.chart, crds.version, {}, shared) == []
-    assert schema.validate_helm_values(crds.chart, crds.version, {"foo": 1}, shared) == [
+    assert chart_values.validate_helm_values(crds.chart, crds.version, {}, shared) == []
+    assert chart_values.validate_helm_values(crds.chart, crds.version, {"foo": 1}, shared) == [
         f"{crds.chart} {crds.version}: values key foo does not exist (the chart has no values)"
     ]
 
@@ -577,9 +577,9 @@ def test_application_values_string_and_parameters_are_checked(shared: Path) -> N
             }
         },
     }
-    releases = schema.helm_releases("a.yaml", application)
+    releases = chart_values.helm_releases("a.yaml", application)
     assert [r.origin for r in releases] == ["Application spec.source.helm.values", "Application spec.source.helm.parameters"]
-    errors = [e for r in releases for e in schema.validate_helm_release(r, shared)]
+    errors = [e for r in releases for e in chart_values.validate_helm_release(r, shared)]
     assert errors == [
         f"Application spec.source.helm.values: sealed-secrets {pin.version}: values key fulnameOverride does not exist in the chart's values.yaml",
         f"Application spec.source.helm.parameters: sealed-secrets {pin.version}: values key comonLabels does not exist in the chart's values.yaml",
@@ -588,8 +588,10 @@ def test_application_values_string_and_parameters_are_checked(shared: Path) -> N
 
 def test_repository_must_be_the_pinned_one(shared: Path) -> None:
     pin = Charts.TRAEFIK
-    release = schema.HelmRelease("a.yaml", pin.chart, pin.version, "https://example.org/charts", {}, "HelmChart spec.values")
-    assert schema.validate_helm_release(release, shared) == [
+    release = chart_values.HelmRelease(
+        "a.yaml", pin.chart, pin.version, "https://example.org/charts", {}, "HelmChart spec.values"
+    )
+    assert chart_values.validate_helm_release(release, shared) == [
         f"traefik {pin.version}: repository https://example.org/charts is not the pinned {pin.repository}"
     ]
 
@@ -597,12 +599,12 @@ def test_repository_must_be_the_pinned_one(shared: Path) -> None:
 def test_free_form_allow_list_is_minimal_and_documented(shared: Path) -> None:
     """Each entry names a pinned chart, a reason, and a map whose default is NOT already free-form."""
     pins = {pin.chart: pin for pin in Charts.all()}
-    assert len({(e.chart, e.path) for e in schema.FREE_FORM_VALUES}) == len(schema.FREE_FORM_VALUES)
-    for entry in schema.FREE_FORM_VALUES:
+    assert len({(e.chart, e.path) for e in chart_values.FREE_FORM_VALUES}) == len(chart_values.FREE_FORM_VALUES)
+    for entry in chart_values.FREE_FORM_VALUES:
         assert len(entry.reason) > 40, entry
         pin = pins[entry.chart]
         assert pin.values_dir is not None
-        default: Any = schema.load_chart_values(shared, pin.values_dir).defaults
+        default: Any = chart_values.load_chart_values(shared, pin.values_dir).defaults
         for key in entry.path:
             default = default[key]
         assert isinstance(default, dict) and default, f"{entry.chart} {entry.path}: default is free-form already"
@@ -611,14 +613,14 @@ def test_free_form_allow_list_is_minimal_and_documented(shared: Path) -> None:
 # --- schemaless fields that hold a Kubernetes type -------------------------------------------------
 
 
-def test_known_type_fields_exist_in_the_crds_and_are_schemaless(crd_index: schema.CrdIndex) -> None:
+def test_known_type_fields_exist_in_the_crds_and_are_schemaless(crd_index: crd_schema.CrdIndex) -> None:
     """Each KNOWN_TYPE_FIELDS entry points at a field its upstream CRD leaves to preserve-unknown-fields."""
-    for known in schema.KNOWN_TYPE_FIELDS:
+    for known in crd_schema.KNOWN_TYPE_FIELDS:
         for kind in known.kinds:
             versions = crd_index.versions_of(known.group, kind)
             assert versions, (known.group, kind)
             for version in versions:
-                crd = crd_index.get(schema.GroupVersionKind(known.group, version, kind))
+                crd = crd_index.get(kube_schema.GroupVersionKind(known.group, version, kind))
                 assert crd is not None
                 node: Any = crd.openapi_schema
                 for part in known.path:
@@ -627,18 +629,20 @@ def test_known_type_fields_exist_in_the_crds_and_are_schemaless(crd_index: schem
                     node = node["items"] if part == "[]" else node["properties"][part]
                 assert node.get("x-kubernetes-preserve-unknown-fields") is True, (kind, known.path)
                 assert "properties" not in node and "items" not in node, (kind, known.path)
-        assert known.definition in schema.builtin_definitions("1.33"), known.definition
+        assert known.definition in kube_schema.builtin_definitions("1.33"), known.definition
 
 
-def test_typo_in_a_nodeset_pod_template_or_container_is_reported(prod_stack: RecordedStack, crd_index: schema.CrdIndex) -> None:
+def test_typo_in_a_nodeset_pod_template_or_container_is_reported(
+    prod_stack: RecordedStack, crd_index: crd_schema.CrdIndex
+) -> None:
     _, nodeset = first_of_kind(documents(prod_stack), "NodeSet")
     nodeset["spec"].setdefault("template", {}).setdefault("spec", {})["nodeSelectr"] = {"a": "b"}
     nodeset["spec"]["slurmd"]["imagee"] = "x"
     nodeset["spec"]["slurmd"]["env"] = [{"value": "x"}]
     # The CRD itself accepts all of it (schemaless) ...
-    assert schema.validate_custom_resource(nodeset, crd_index) == []
+    assert crd_schema.validate_custom_resource(nodeset, crd_index) == []
     # ... the pod spec and container types do not; the container's own `name` is the operator's business.
-    assert schema.validate_custom_resource(nodeset, crd_index, "1.33") == [
+    assert crd_schema.validate_custom_resource(nodeset, crd_index, "1.33") == [
         "spec.slurmd.env[0]: 'name' is a required property (checked as core/v1 Container)",
         "spec.slurmd.imagee: unknown field (checked as core/v1 Container)",
         "spec.template.spec.nodeSelectr: unknown field (checked as core/v1 PodSpec)",
@@ -656,7 +660,7 @@ def test_manifest_files_must_be_pinned(shared: Path) -> None:
     ]
 
 
-def test_embedded_objects_are_checked_as_what_they_are(crd_index: schema.CrdIndex) -> None:
+def test_embedded_objects_are_checked_as_what_they_are(crd_index: crd_schema.CrdIndex) -> None:
     """An AppWrapper component's template is a whole Job: the CRD checks only apiVersion/kind, we check the Job."""
     job: dict[str, Any] = {
         "apiVersion": "batch/v1",
@@ -673,15 +677,15 @@ def test_embedded_objects_are_checked_as_what_they_are(crd_index: schema.CrdInde
         "metadata": {"name": "pair", "namespace": "team"},
         "spec": {"components": [{"podSets": [{"path": "template.spec.template", "replicas": 2}], "template": job}]},
     }
-    assert schema.validate_custom_resource(appwrapper, crd_index, "1.33") == []
+    assert crd_schema.validate_custom_resource(appwrapper, crd_index, "1.33") == []
     job["spec"]["paralelism"] = 2
     del job["kind"]
-    assert schema.validate_custom_resource(appwrapper, crd_index) == [
+    assert crd_schema.validate_custom_resource(appwrapper, crd_index) == [
         "spec.components[0].template: 'kind' is a required property"
     ]
     job["kind"] = "Job"
-    assert schema.validate_custom_resource(appwrapper, crd_index) == []
-    assert schema.validate_custom_resource(appwrapper, crd_index, "1.33") == [
+    assert crd_schema.validate_custom_resource(appwrapper, crd_index) == []
+    assert crd_schema.validate_custom_resource(appwrapper, crd_index, "1.33") == [
         "spec.components[0].template.spec.paralelism: unknown field (embedded batch/v1 Job)"
     ]
 
@@ -691,7 +695,7 @@ def test_subchart_defaults_are_keys_the_parent_may_set(shared: Path) -> None:
     # coalesces with what the parent sets under `kube-state-metrics:`; a typo there is still refused.
     pin = Charts.KUBE_PROMETHEUS_STACK
     values = {"kube-state-metrics": {"resources": {"requests": {"cpu": "50m"}}, "resourcez": {}}}
-    errors = schema.validate_helm_values(pin.chart, pin.version, values, shared)
+    errors = chart_values.validate_helm_values(pin.chart, pin.version, values, shared)
     assert errors == [
         f"{pin.chart} {pin.version}: values key kube-state-metrics.resourcez does not exist in the chart's values.yaml"
     ]
