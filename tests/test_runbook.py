@@ -217,7 +217,9 @@ def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts
             assert done.returncode == 0, done.stderr
         before = table_rows(db)
         assocs = db.query_root("SELECT COUNT(*) FROM slurm_assoc_table", "slurm_acct_db")[0][0]
-        # the operator's dump, tonight's and an older one, on the volume and in the bucket
+        # the operator's dump (its command line), tonight's and an older one, on the volume and in the bucket; the test
+        # writes the files and objects itself, standing in for the operator's upload, under the names the operator
+        # gives them (`backup.<RFC 3339>.sql`, mariadb-operator v26.6.0 pkg/backup/processor.go lines 95-97, 157-162)
         dump = subprocess.run(
             dump_argv(["--no-defaults", f"--socket={db.socket}", "-uroot"]), capture_output=True, timeout=120, check=True
         ).stdout
