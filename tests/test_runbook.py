@@ -78,7 +78,7 @@ def test_every_restore_step_is_run_by_a_test_or_marked_cluster_only() -> None:
 
 def test_restore_pods_use_the_pinned_images_and_the_backup_claim() -> None:
     text = blocks()
-    images = {"db-find-volume": Images.MARIADB.ref, "dir-find-volume": Images.DIRSRV.ref, "keys-find-volume": Images.DIRSRV.ref}
+    images = {"db-find-volume": Images.MARIADB.ref, "dir-find-volume": Images.DIRSRV.ref, "keys-find-volume": Images.MARIADB.ref}
     for block, image in images.items():
         pod = yaml.safe_load(heredoc(text[block]))
         assert pod["spec"]["containers"][0]["image"] == image
