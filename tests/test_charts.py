@@ -193,6 +193,32 @@ def test_engine_view_registers_each_object_under_a_chart_without_inputs(
     assert len(children) == len(default_render.charts[0].installed)
 
 
+def test_chart_objects_are_named_by_the_charts_resource_prefix_when_it_has_one() -> None:
+    # pulumi-kubernetes provider/pkg/provider/helm/v4/chart.go: `resourcePrefix`, else the Chart's name.
+    config = {"test:values": json.dumps({"hook": {"enabled": False}}), "test:resourcePrefix": "web"}
+    stack = run_program(StackFile(name="dev", path=PROGRAM / "Pulumi.dev.yaml", config=config), PROGRAM)
+    view = engine_view(stack, render(stack))
+    names = {
+        r.name
+        for r in view.resources
+        if r.type in ("kubernetes:apps/v1:Deployment", "kubernetes:rbac.authorization.k8s.io/v1:Role")
+    }
+    assert names == {"web:demo/demo-app", "web:forbidden/demo-reader"}
+
+
+def test_a_chart_with_unknown_inputs_in_a_preview_registers_no_objects() -> None:
+    # chart.go: while an input is unknown the provider renders nothing ("Preview is incomplete"); a generated
+    # password in the values is unknown in a preview of a new stack.
+    config = {"test:values": json.dumps({"hook": {"enabled": False}}), "test:secretPassword": "true"}
+    known = run_program(StackFile(name="dev", path=PROGRAM / "Pulumi.dev.yaml", config=config), PROGRAM)
+    preview = run_program(StackFile(name="dev", path=PROGRAM / "Pulumi.dev.yaml", config=config), PROGRAM, preview=True)
+    for stack, children in ((known, len(render(known).charts[0].installed)), (preview, 0)):
+        view = engine_view(stack, render(stack))
+        [chart] = [r for r in view.resources if r.is_chart]
+        assert chart.inputs == {}
+        assert len([r for r in view.resources if r.parent == chart.urn]) == children
+
+
 def test_render_documents_put_crds_hooks_and_objects_apart() -> None:
     report = render(run_test_program())
     paths = dict(chart_documents(report))
