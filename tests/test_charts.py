@@ -531,3 +531,31 @@ def test_a_custom_resource_found_cluster_scoped_in_the_second_pass_keeps_no_name
     second = render_release(release, chart, scopes={("nfd.k8s-sigs.io", "NodeFeatureRule"): "Cluster"}, **options)
     assert first.objects[0]["metadata"]["namespace"] == "nfd"
     assert "namespace" not in second.objects[0]["metadata"]
+
+
+def test_a_subcharts_own_values_schema_refuses_the_render(tmp_path: Path) -> None:
+    # Helm validates the values under each subchart's name against that subchart's values.schema.json
+    # (helm v4 pkg/chart/common/util/jsonschema.go ValidateAgainstSchema); the renderer goes through it.
+    from offline.charts import ChartRelease, ChartRenderError, render_release
+
+    chart = tmp_path / "parent-0.1.0"
+    child = chart / "charts" / "child"
+    (child / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n- name: child\n  version: 0.1.0\n"
+    )
+    (child / "Chart.yaml").write_text("apiVersion: v2\nname: child\nversion: 0.1.0\n")
+    (child / "values.yaml").write_text("flag: true\n")
+    (child / "values.schema.json").write_text('{"type": "object", "properties": {"flag": {"type": "boolean"}}}')
+    (child / "templates" / "cm.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: child\ndata:\n  flag: "{{ .Values.flag }}"\n'
+    )
+    pin = ChartPin("parent", "0.1.0", "https://charts.example.org")
+
+    def release(values: dict[str, Any]) -> ChartRelease:
+        return ChartRelease("parent", pin, "demo", values, "pulumi", "urn")
+
+    rendered = render_release(release({"child": {"flag": False}}), chart, kubernetes_version=KUBERNETES, api_versions=[])
+    assert [o["data"] for o in rendered.objects] == [{"flag": "false"}]
+    with pytest.raises(ChartRenderError, match=r"(?s)child:.*/flag.*want boolean"):
+        render_release(release({"child": {"flag": "no"}}), chart, kubernetes_version=KUBERNETES, api_versions=[])

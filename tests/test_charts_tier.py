@@ -235,3 +235,32 @@ def test_latest_through_upstream_chart_values_fails_the_check_only_when_rendered
     findings = check_recorded_stack(engine_view(stack, report), packs).select(policy="images-pinned")
     assert [(f.level, f.urn.rsplit("::", 1)[-1]) for f in findings] == [("mandatory", "argocd:argocd/argocd-redis")]
     assert ":latest" in findings[0].message
+
+
+def test_the_sriov_operator_memory_limit_exemption_is_needed_and_no_value_removes_it(
+    rendered: tuple[str, RecordedStack, RenderReport], charts_dir: Path
+) -> None:
+    """prod.json exempts one Deployment from container-resources (docs/policies.md): the vendored
+    sriov-network-operator subchart writes the operator container's resources literally, no value in
+    them, and the rendered Deployment has no memory limit. When upstream makes them a value, this fails:
+    set the limit through it and drop the exemption."""
+    import json
+
+    name, _, report = rendered
+    if not any(c.release.release == "network-operator" for c in report.charts):
+        return  # no RDMA layer in this stack (dev)
+    [deployment] = [
+        d
+        for d in _objects(report, "network-operator")
+        if d["kind"] == "Deployment" and d["metadata"]["name"] == "network-operator-sriov-network-operator"
+    ]
+    [container] = _pod_spec(deployment)["containers"]
+    assert container["resources"] == {"requests": {"cpu": "100m", "memory": "100Mi"}}
+    template = (
+        charts_dir / "network-operator-26.4.1" / "charts" / "sriov-network-operator" / "templates" / "operator.yaml"
+    ).read_text()
+    block = template.split("          resources:\n", 1)[1].split("          env:\n", 1)[0]
+    assert "{{" not in block, block
+    exempt = json.loads((REPO / "policies" / "config" / "prod.json").read_text())["container-resources"]["exempt"]
+    assert {"namespace": "nvidia-network-operator", "kind": "Deployment", "name": deployment["metadata"]["name"]} in exempt
+    print(f"[charts tier] {name}: sriov-network-operator resources {container['resources']} (literal in the subchart)")
