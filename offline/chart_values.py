@@ -249,7 +249,7 @@ def _subchart_values(folder: Path) -> dict[str, ChartValues]:
 
     The key is the folder's name, which is the subchart's name (`helm package`/`helm dependency build`
     put it there): Helm validates `values[sub.Name()]` against the subchart's schema, the name being the
-    dependency's alias when it has one (helm v4 pkg/chart/common/util/jsonschema.go:93-114
+    dependency's alias when it has one (helm/helm at e9b85e4de, v4.1.0+698: pkg/chart/common/util/jsonschema.go:93-114
     `ValidateAgainstSchema`; alias: pkg/chart/v2/util/dependencies.go:123-124). None of the pinned
     charts aliases a subchart; shared/charts holds no Chart.yaml to read one from."""
     found: dict[str, ChartValues] = {}

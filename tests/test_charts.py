@@ -411,7 +411,7 @@ def test_extra_api_versions_of_the_cluster_reach_the_capabilities(default_stack:
 
 
 def test_extra_api_versions_are_read_from_the_stack_config() -> None:
-    from offline.charts import extra_api_versions
+    from offline.chart_cluster import extra_api_versions
 
     stack = StackFile(
         "x", PROGRAM / "Pulumi.x.yaml", {"hpcforge:kubernetes": '{"extraApiVersions": ["monitoring.coreos.com/v1"]}'}
