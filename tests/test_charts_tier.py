@@ -4,7 +4,8 @@ Needs $HPCFORGE_CHARTS: a directory of the unpacked charts at their pinned versi
 (`<chart>-<version>/`, see docs/charts.md for how to make one). Without it the tier skips with that
 reason, the one skip `.ci/run` (HPCFORGE_STRICT=1) allows: no chart repository is reachable from CI.
 
-For dev, prod, and prod delivered by Pulumi (`pulumi` delivery is where helm.v4.Chart drops hooks):
+For dev (delivered by Pulumi), prod (by Argo CD), prod delivered by Pulumi (`pulumi` delivery is where
+helm.v4.Chart drops hooks) and dev delivered by Argo CD:
 0 render errors, 0 unhandled hooks, every rendered object valid against the Kubernetes schema and
 the CRDs, and the defects found by rendering stay fixed (restricted securityContexts, nothing in a
 namespace the AppProject does not list, the Kueue visibility port admitted).
@@ -30,7 +31,7 @@ from .helpers import REPO, require_charts, require_shared, run_stack, run_stack_
 pytestmark = pytest.mark.charts
 
 KUBERNETES = "1.33"
-STACKS = ("dev", "prod", "prod-pulumi")
+STACKS = ("dev", "prod", "prod-pulumi", "dev-argocd")
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +40,15 @@ def charts_dir() -> Path:
 
 
 def _stack(name: str, tmp_dir: Path) -> RecordedStack:
-    if name != "prod-pulumi":
+    """`dev`, `prod`, or one of them in the other delivery mode (`prod-pulumi`, `dev-argocd`)."""
+    if "-" not in name:
         return run_stack(name)
-    document = yaml.safe_load((REPO / "Pulumi.prod.yaml").read_text())
-    document["config"]["hpcforge:delivery"] = "pulumi"
-    path = tmp_dir / "Pulumi.prod.yaml"
+    stack, delivery = name.split("-", 1)
+    document = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())
+    document["config"]["hpcforge:delivery"] = delivery
+    path = tmp_dir / f"Pulumi.{stack}.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
-    return run_stack_file(path, "prod")
+    return run_stack_file(path, stack)
 
 
 @pytest.fixture(scope="module", params=STACKS)
