@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from policies.rules.admission import application_lines
+
+from .admission import argocd_chart_verdicts
 from .charts import RenderReport
 from .engine import RecordedStack, run_program
 from .environ import ArgumentListTooLong, policy_pack_environment
@@ -259,10 +262,6 @@ def print_argocd_admission(stack: RecordedStack, report: RenderReport, out: Text
     """What the packs cannot see in `argocd` delivery: each chart-installing Application's AppProject
     verdict with every rendered object it would sync (Argo CD refuses the whole sync for one object).
     Returns how many Applications are refused."""
-    from policies.rules.admission import application_lines
-
-    from .admission import argocd_chart_verdicts
-
     verdicts = argocd_chart_verdicts(stack, report)
     print(
         "\nArgo CD AppProjects, charts delivered by Argo CD (each Application and every rendered object it would sync):", file=out
