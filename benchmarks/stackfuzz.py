@@ -1,14 +1,15 @@
 """Mutated stack files, as a careless or hostile user would write them, and what hpcforge makes of each.
 
-    python -m benchmarks.stackfuzz [--cases 2000] [--seed 14] [--show 5]
+    python -m benchmarks.stackfuzz [--cases 2000] [--seed 14] [--show 5] [--progress 100]
 
 Each case takes one of the project's stack files (`Pulumi.dev.yaml`, `Pulumi.prod.yaml`) or a
-generated example site (benchmarks/sitegen.py), applies
-one mutation (a value of the wrong type, a line break or separator injected into a string, an
-out-of-range number or quantity, raw YAML the CLI reads differently, a duplicated list item, an
-address or namespace copied onto another key, a deleted key), reads the text with the stack-file
-reader, runs the real program under the mock engine and writes the rendered objects. Each outcome
-is classified:
+generated example site (benchmarks/sitegen.py), with its inventory files (hosts, users, groups),
+applies one mutation (a value of the wrong type, a line break or separator injected into a string,
+an out-of-range number or quantity, raw YAML the CLI reads differently, a duplicated list item, an
+address or namespace copied onto another key, a deleted key, a whole-file edit of an inventory
+file), reads the text with the stack-file reader, runs the real program under the mock engine and
+writes the rendered objects. Values inside the inventories' lists are mutated like config values
+and written to the inventory files (YAML 1.2, read by yaml-rs). Each outcome is classified:
 
 - `rejected-by-name`: refused before any resource was registered, every message naming a key;
 - `rejected-unnamed`: refused, but some message names no key;
@@ -18,7 +19,8 @@ is classified:
 - `traceback`: any other exception while reading or running;
 - `crash-after-preview`: the program ran but rendering its objects failed.
 
-The oracle is the mutation itself: each mutation says whether the file it produces must be refused
+The table ends with the slowest cases by CPU time, wall time beside it (wall time also counts
+waiting for a CPU that other jobs hold). The oracle is the mutation itself: each mutation says whether the file it produces must be refused
 (`reject`) or may go either way (`either`), from rules stated next to each mutation below.
 """
 
@@ -81,6 +83,8 @@ class Outcome:
     verdict: str
     seconds: float
     detail: str = ""
+    cpu_seconds: float = 0.0
+    """CPU time of this process for the case (wall `seconds` minus waiting for a shared machine)."""
 
 
 @dataclass
@@ -100,9 +104,8 @@ class Tally:
         lines += [f"{verdict:<22}{counts.get(verdict, 0):>7}" for verdict in CLASSES]
         lines.append("-" * 29)
         lines.append(f"{'total':<22}{total:>7}")
-        if self.outcomes:
-            slowest = max(self.outcomes, key=lambda o: o.seconds)
-            lines.append(f"slowest case: {slowest.seconds:.2f} s ({slowest.mutation.describe()})")
+        lines += self.slowest_lines()
+        lines += self.wordiest_lines()
         kinds = Counter(o.mutation.kind for o in self.outcomes)
         lines.append("mutations: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
         for verdict in BAD_CLASSES:
@@ -110,6 +113,26 @@ class Tally:
             for outcome in examples:
                 lines.append(f"  {verdict}: {outcome.mutation.describe()}\n      {outcome.detail[:300]}")
         return "\n".join(lines)
+
+    def wordiest_lines(self, count: int = 3) -> list[str]:
+        """The refusals with the most messages: a one-key mutation that yields many is a cascade to fold."""
+        refused = [o for o in self.outcomes if o.verdict.startswith("rejected")]
+        if not refused:
+            return []
+        wordiest = sorted(refused, key=lambda o: o.detail.count("\n"), reverse=True)[:count]
+        lines = ["most messages for one mutation:"]
+        lines += [f"  {o.detail.count(chr(10)) + 1:4d}  {o.mutation.describe()}" for o in wordiest]
+        return lines
+
+    def slowest_lines(self, count: int = 5) -> list[str]:
+        """The slowest cases by CPU time, with wall time beside it (wall includes waiting for the CPU)."""
+        if not self.outcomes:
+            return []
+        slowest = sorted(self.outcomes, key=lambda o: o.cpu_seconds, reverse=True)[:count]
+        walls = sorted(o.seconds for o in self.outcomes)
+        lines = [f"case time: median {walls[len(walls) // 2]:.2f} s wall, max {walls[-1]:.2f} s wall; slowest by CPU:"]
+        lines += [f"  {o.cpu_seconds:6.2f} s CPU {o.seconds:6.2f} s wall  {o.verdict}: {o.mutation.describe()}" for o in slowest]
+        return lines
 
 
 def _render(path: PathT | None) -> str:
@@ -185,6 +208,9 @@ NAME_KEYS = {
     "clusterName", "primaryGroup", "groups", "flavor", "clusterQueue", "sampleNamespace", "defaultImage",
     "lookupUser", "testPartition", "interfaces", "features", "domain", "hostname", "qos",
 }  # fmt: skip
+# Names that may hold upper-case letters: Linux interface names, Slurm node features (case-sensitive
+# words in slurm.conf `Features=`, e.g. HighMem).
+CASE_KEYS = {"master", "interfaces", "features"}
 # Strings that may legitimately hold a line break: command arguments and inline scripts.
 MULTILINE_KEYS = {"command", "inline", "args"}
 # Integer keys whose consumer takes negative values.
@@ -204,10 +230,11 @@ def _single_owner(path: PathT) -> bool:
     """Addresses that belong to exactly one machine or service: a second user of one is always wrong.
 
     DNS records and upstream resolvers may name any address (two names for one host, a gateway that
-    also resolves), and a DHCP range's ends are judged by the range rules, so those are `either`.
+    also resolves), and a DHCP range's ends (the main range's and each extra subnet's) are judged by the
+    range rules (a range of one address is a range), so those are `either`.
     """
     text = _render(path)
-    return not any(part in text for part in ("dns.zones", "dns.upstreams", "dhcp.range"))
+    return not any(part in text for part in ("dns.zones", "dns.upstreams", "range.start", "range.end"))
 
 
 def _namespace_kind(path: PathT) -> str:
@@ -220,6 +247,15 @@ def _namespace_kind(path: PathT) -> str:
 
 def _is_secure(value: Any) -> bool:
     return isinstance(value, dict) and set(value) == {"secure"}
+
+
+INVENTORY_KEYS = {("hpcforge:provisioning", "hosts"): "provisioning", ("hpcforge:directory", "users"): "directory",
+                  ("hpcforge:directory", "groups"): "directory"}  # fmt: skip
+"""Lists that `apply` writes to inventory files (YAML 1.2, read by yaml-rs), not to the stack file."""
+
+
+def in_inventory(path: PathT) -> bool:
+    return tuple(path[:2]) in INVENTORY_KEYS
 
 
 # --- mutations ------------------------------------------------------------------------------------------
@@ -257,6 +293,11 @@ def _bad_name(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) -
     new = draw(
         st.sampled_from([f"{base} two", base.upper() + "X", f"{base}=1", f"{base},x", f"{base}#x", f"-{base}", base * 300])
     )
+    if new == base.upper() + "X" and (_key_of(path) in CASE_KEYS or "topology" in _render(path)):
+        # Linux interface names may hold upper-case letters (the kernel's dev_valid_name refuses only
+        # '/', ':', whitespace, "." and ".." and names over 15 bytes), and so may Slurm switch and
+        # block names (topology.conf SwitchName/BlockName are free-form words).
+        return Mutation(stack, "bad-name", path, new, "either", "upper case where the consumer allows it")
     return Mutation(stack, "bad-name", path, new, "reject", "not a valid name")
 
 
@@ -312,6 +353,10 @@ def _raw_yaml(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) -
     if isinstance(value, str):
         # What YAML 1.1 readers get wrong: these stay strings for the Pulumi CLI, but are not this value.
         choices += [("yes", "either"), ("30:00", "either"), ("010", "either")]
+    if in_inventory(path):
+        # Inventory files are YAML 1.2 core schema (components/config/inventory.py): no timestamps, an
+        # unquoted date is the string as written, which is right or wrong by the key's own rules.
+        choices = [(text, "either" if text.startswith("2025-") else expect) for text, expect in choices]
     text, expect = draw(st.sampled_from(choices))
     return Mutation(stack, "raw-yaml", path, Raw(text), expect, "YAML the CLI reads differently")
 
@@ -354,6 +399,42 @@ TARGETED: list[tuple[PathT, Any, str, str]] = [
 ]  # fmt: skip
 
 
+def _flow(text: str) -> str:
+    """The same document in flow style (JSON is YAML)."""
+    import json
+
+    return json.dumps(yaml.safe_load(text)) + "\n"
+
+
+# Whole-file edits of an inventory file (hosts.yaml or users.yaml), as a hand edit or a bad export
+# would leave it: (name, what it does to the text, expected verdict).
+INVENTORY_EDITS: dict[str, tuple[Callable[[str], str], str]] = {
+    "unknown top-level key": (lambda text: text + "extra: 1\n", "reject"),
+    "list replaced by a scalar": (lambda text: text.split(":", 1)[0] + ": none\n", "reject"),
+    "an entry that is a string": (lambda text: text.replace("\n- ", "\n- just-a-name\n- ", 1), "reject"),
+    "a tab before an entry": (lambda text: text.replace("\n- ", "\n\t- ", 1), "reject"),
+    "a byte that is not UTF-8": (lambda text: text.replace("\n- ", "\n- \udcff", 1), "reject"),
+    "a second document": (lambda text: text + "---\n" + text, "reject"),
+    "an entry repeated by an alias": (lambda text: re.sub(r"\n- ", "\n- &first ", text, count=1) + "- *first\n", "reject"),
+    "a tagged entry": (lambda text: text.replace("\n- ", "\n- !entry\n  ", 1), "reject"),
+    "a binary value": (lambda text: re.sub(r"(\n  [a-zA-Z]+: )", r"\1!!binary ", text, count=1), "reject"),
+    "a set": (lambda text: re.sub(r"(\n  [a-zA-Z]+: )", r"\1!!set ", text, count=1), "reject"),
+    "a BOM and a comment": (lambda text: "\ufeff# exported\n" + text, "either"),
+    "a %YAML 1.2 directive": (lambda text: "%YAML 1.2\n---\n" + text, "either"),
+    "flow style": (_flow, "either"),
+    "truncated": (lambda text: text[: len(text) * 2 // 3], "either"),
+    "emptied": (lambda text: "", "either"),
+}
+
+
+def _inventory_text(stack: str, draw: Callable[[Any], Any]) -> Mutation:
+    sections = [section for (top, key), section in INVENTORY_KEYS.items() if isinstance(_base(stack).get(top), dict)
+                and key in _base(stack)[top]]  # fmt: skip
+    section = draw(st.sampled_from(sorted(set(sections))))
+    edit = draw(st.sampled_from(sorted(INVENTORY_EDITS)))
+    return Mutation(stack, "inventory-text", (f"hpcforge:{section}", "inventory"), edit, INVENTORY_EDITS[edit][1], edit)
+
+
 def _targeted(stack: str, draw: Callable[[Any], Any]) -> Mutation:
     path, value, expect, why = draw(st.sampled_from(TARGETED))
     return Mutation(stack, "targeted", path, value, expect, why)
@@ -387,9 +468,13 @@ def _leaf_filter(kind: str) -> Callable[[PathT, Any], bool]:
 def mutations(draw: Callable[[Any], Any]) -> Mutation:
     stack = draw(st.sampled_from(STACKS))
     config = _base(stack)
-    kind = draw(st.sampled_from([*MUTATORS, "duplicate-item", "copy-address", "copy-namespace", "targeted", "targeted"]))
+    kind = draw(
+        st.sampled_from([*MUTATORS, "duplicate-item", "copy-address", "copy-namespace", "targeted", "targeted", "inventory-text"])
+    )
     if kind == "targeted":
         return _targeted(stack, draw)
+    if kind == "inventory-text":
+        return _inventory_text(stack, draw)
     if kind == "duplicate-item":
         lists = [(p, v) for p, v in containers(config) if isinstance(v, list) and v and isinstance(v[0], dict) and "name" in v[0]]
         path, items = draw(st.sampled_from(lists))
@@ -448,7 +533,9 @@ def apply(mutation: Mutation, directory: Path) -> str:
     target: Any = config
     for part in parents:
         target = target[part]
-    if mutation.kind == "delete":
+    if mutation.kind == "inventory-text":
+        pass
+    elif mutation.kind == "delete":
         del target[last]
     elif mutation.kind == "duplicate-item":
         target.append(copy.deepcopy(target[last]))
@@ -463,7 +550,9 @@ def apply(mutation: Mutation, directory: Path) -> str:
             text = yaml.dump(inventory, Dumper=Yaml12Dumper, sort_keys=False, allow_unicode=True, width=1_000_000)
             if raw is not None and _PLACEHOLDER in text:
                 text, raw = text.replace(_PLACEHOLDER, raw, 1), None
-            path.write_text(text)
+            if mutation.kind == "inventory-text" and mutation.path[0] == f"hpcforge:{kind.section}":
+                text = INVENTORY_EDITS[mutation.value][0](text)
+            path.write_bytes(text.encode("utf-8", errors="surrogateescape"))
             section["inventory"] = {"file": str(path)}
     text = yaml.dump({"config": config}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000)
     if raw is not None:
@@ -474,6 +563,8 @@ def apply(mutation: Mutation, directory: Path) -> str:
 _NAMED = re.compile(
     r"^(\S+ \(line \d+\): |\S+: )?hpcforge:"  # a stack key (after the stack file's name)
     r"|^\S+\.ya?ml: [\w\[\]\"<>.*-]+( \(line \d+\))?: "  # a path inside an inventory file
+    r"|^\S+\.ya?ml \(line \d+\): "  # a line of an inventory file (a problem outside any entry)
+    r"|^\S+\.ya?ml: (not UTF-8 \(byte \d+\)|expected a mapping with the keys )"  # the file as a whole
 )
 
 
@@ -484,8 +575,11 @@ def _named(messages: list[str]) -> bool:
 
 def judge(mutation: Mutation) -> Outcome:
     started = time.perf_counter()
+    cpu_started = time.process_time()
     with tempfile.TemporaryDirectory() as directory:
-        return _judge(mutation, Path(directory), started)
+        outcome = _judge(mutation, Path(directory), started)
+    outcome.cpu_seconds = time.process_time() - cpu_started
+    return outcome
 
 
 def _judge(mutation: Mutation, directory: Path, started: float) -> Outcome:
@@ -555,7 +649,7 @@ def _warm_up() -> None:
     _schema_errors(run_program(stack, PROJECT_ROOT), stack.config)
 
 
-def run(cases: int, seed: int) -> Tally:
+def run(cases: int, seed: int, report: Callable[[int, Outcome], None] | None = None) -> Tally:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -572,7 +666,10 @@ def run(cases: int, seed: int) -> Tally:
     )
     @given(mutations())
     def one(mutation: Mutation) -> None:
-        tally.add(judge(mutation))
+        outcome = judge(mutation)
+        tally.add(outcome)
+        if report is not None:
+            report(len(tally.outcomes), outcome)
 
     one()
     return tally
@@ -583,9 +680,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--show", type=int, default=5, help="examples shown per bad outcome")
+    parser.add_argument("--progress", type=int, default=0, metavar="N",
+                        help="print each bad outcome as it happens, and a line every N cases")  # fmt: skip
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    tally = run(args.cases, args.seed)
+
+    def report(done: int, outcome: Outcome) -> None:
+        if outcome.verdict in BAD_CLASSES:
+            print(f"[{done}] {outcome.verdict}: {outcome.mutation.describe()}\n      {outcome.detail[:600]}", flush=True)
+        if args.progress and done % args.progress == 0:
+            print(f"[{done}] {time.perf_counter() - started:.0f} s", flush=True)
+
+    tally = run(args.cases, args.seed, report if args.progress else None)
     print(f"{len(tally.outcomes)} mutated stack files (seed {args.seed}) in {time.perf_counter() - started:.0f} s\n")
     print(tally.table(args.show))
     bad = sum(tally.counts().get(verdict, 0) for verdict in BAD_CLASSES)

@@ -30,7 +30,7 @@ from policies.rules.admission import application_lines
 
 from .admission import argocd_chart_verdicts
 from .charts import RenderReport
-from .engine import RecordedStack, run_program
+from .engine import RecordedStack
 from .environ import ArgumentListTooLong, policy_pack_environment
 from .policy_config import PolicyConfig, PolicyRunError, parse_policy_config
 from .policy_driver import (
@@ -48,6 +48,7 @@ from .policy_driver import (
     _stop,
     _urn_name,
 )
+from .recording import cache_dir, reuse_or_run
 from .stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
 
 EXIT_OK = 0
@@ -232,7 +233,16 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     path = args.config if args.config else stack_path(args.stack)
     stack_file = read_stack_file(path, name=args.stack)
-    recorded = run_program(stack_file, PROJECT_ROOT, preview=getattr(args, "preview", False))
+    # The recording `offline render` kept for exactly these inputs, if any (offline/recording.py).
+    recorded, reused = reuse_or_run(
+        stack_file, PROJECT_ROOT, preview=getattr(args, "preview", False), reuse=not getattr(args, "no_reuse", False)
+    )
+    if reused:
+        print(
+            f"reusing the recording of `offline render` ({cache_dir()}): same stack file, inventory files, program and"
+            " environment (--no-reuse runs the program again)",
+            file=sys.stderr,
+        )
     report: RenderReport | None = None
     if getattr(args, "render_charts", False):
         from .chart_cli import render_charts, report_chart_error

@@ -2,7 +2,7 @@
 
     python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
-    python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ...
+    python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ... [--no-reuse]
     python -m offline admission --stack prod [--config FILE] [--preview] [--objects DIR] [--render-charts ...]
     python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     python -m offline migrate-inventory --stack prod [--config FILE]
@@ -12,6 +12,10 @@
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
 create a resource (generated passwords and keys, command output, object status, ids) is unknown, so
 whatever the program builds from it is unknown too (printed and rendered as `<unknown>`).
+
+`render` keeps what it recorded under .offline/recordings/; `check` of exactly the same inputs (stack file,
+inventory files, program, environment: offline/recording.py) reuses it instead of running the program
+again, and says so on stderr. HPCFORGE_RECORDING_CACHE=off keeps and reuses nothing.
 
 Exit codes: 0 success; 1 mandatory policy violations (check), anything refused (admission) or a URN
 removed without an alias (urns); 2 invalid configuration or usage.
@@ -80,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=[],
         help="policy config JSON for the pack at the same position (repeatable)",
+    )
+    check.add_argument(
+        "--no-reuse",
+        action="store_true",
+        help="run the program even when `offline render` kept a recording of the same inputs (offline/recording.py)",
     )
 
     admission = commands.add_parser(
@@ -157,6 +166,11 @@ def run_urns(args: argparse.Namespace) -> int:
 def load_stack(args: argparse.Namespace) -> RecordedStack:
     path = args.config if args.config else stack_path(args.stack)
     stack = read_stack_file(path, name=args.stack)
+    if args.command == "render":
+        # Kept for a following `offline check` of the same inputs (offline/recording.py).
+        from .recording import record_and_store
+
+        return record_and_store(stack, PROJECT_ROOT, preview=args.preview)
     return run_program(stack, PROJECT_ROOT, preview=args.preview)
 
 

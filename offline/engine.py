@@ -10,6 +10,7 @@ a secret, so everything built from it stays secret).
 from __future__ import annotations
 
 import base64
+import gc
 import hashlib
 import json
 import logging
@@ -414,11 +415,15 @@ def run_program(stack: StackFile, program_dir: Path = PROJECT_ROOT, *, preview: 
         finally:
             root._finish()
 
+    # The program sets the collector's thresholds for its process (__main__.py); here it shares the
+    # process with its caller (tests, benchmarks), which keeps its own.
+    thresholds = gc.get_threshold()
     try:
         _sync_await(run_pulumi_func(execute))
     except InvalidConfigError as error:
         raise ProgramConfigError(error.messages, registered=len(recorder.resources)) from None
     finally:
+        gc.set_threshold(*thresholds)
         os.chdir(previous_cwd)
         settings.set_root_resource(None)  # type: ignore[arg-type]
 

@@ -30,6 +30,7 @@ internals change so that the shim cannot be installed, the pack refuses to start
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -42,17 +43,70 @@ from .rules.wire import from_wire, to_plain
 _SHIM_MARK = "_hpcforge_secret_shim"
 
 
+_last = threading.local()
+"""Per gRPC server thread: the last few messages `_MemoJsonFormat` converted and trees
+`_deserialize_with_markers` built, each with its input (kept alive, so identity is a safe key).
+A few, not one: each policy's turn converts the request's properties and then its provider's."""
+_RECENT = 4
+
+
+def _recent(kind: str) -> list[tuple[Any, Any]]:
+    recent: list[tuple[Any, Any]] | None = getattr(_last, kind, None)
+    if recent is None:
+        recent = []
+        setattr(_last, kind, recent)
+    return recent
+
+
+def _remember(recent: list[tuple[Any, Any]], key: Any, value: Any) -> None:
+    recent.insert(0, (key, value))
+    del recent[_RECENT:]
+
+
+class _MemoJsonFormat:
+    """`pulumi_policy.policy`'s `json_format`, except that `MessageToDict` of a message it converted
+    just before on this thread returns the same dict again.
+
+    pulumi_policy's `Analyze` converts the request's properties for every policy of the pack (one
+    `MessageToDict` and one `deserialize_properties` per policy and resource); the request does not
+    change in between, so the packs convert it once. Nothing mutates the dict: the shim's `from_wire`
+    reads it, and `unknown_checking_proxy` copies every container of what it is given.
+    """
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+    def MessageToDict(self, message: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (protobuf's name)
+        if args or kwargs:
+            return self._module.MessageToDict(message, *args, **kwargs)
+        recent = _recent("messages")
+        for known, result in recent:
+            if known is message:
+                return result
+        result = self._module.MessageToDict(message)
+        _remember(recent, message, result)
+        return result
+
+
 def _deserialize_with_markers(props: dict[str, Any], proxy_secrets: bool = False) -> dict[str, Any]:
     from pulumi_policy import deserialize
 
     if proxy_secrets:
         return deserialize.deserialize_properties(props, proxy_secrets)
+    recent = _recent("trees")
+    for known, tree in recent:
+        if known is props:
+            return tree  # the same request's properties, for the pack's next policy (see _MemoJsonFormat)
 
     def special(value: dict[str, Any]) -> Any:
         # Assets and archives: pulumi_policy's own conversion.
         return deserialize._deserialize_property(value, False)
 
     result: dict[str, Any] = from_wire(props, special=special)
+    _remember(recent, props, result)
     return result
 
 
@@ -74,6 +128,39 @@ def install_secret_shim() -> None:
             "check requirements.txt pins pulumi-policy>=1.20,<2)"
         )
     policy_module.deserialize_properties = _deserialize_with_markers
+    if not isinstance(policy_module.json_format, _MemoJsonFormat):
+        policy_module.json_format = _MemoJsonFormat(policy_module.json_format)
+
+
+def remember_config_env() -> None:
+    """Parse `PULUMI_CONFIG` once per value, not once per request.
+
+    pulumi_policy sets up the runtime for every request it serves (`_configure_runtime_settings`):
+    it calls `pulumi.runtime.get_config_env()`, which parses the whole stack config from the
+    environment (110 KB at a site with 500 nodesets) each time. The environment of a pack does not
+    change while it runs; the replacement parses a value it has not seen and returns a copy of the
+    same mapping (of strings) otherwise.
+    """
+    import os
+
+    import pulumi.runtime
+
+    original = pulumi.runtime.get_config_env
+    if getattr(original, _SHIM_MARK, False):
+        return
+    parsed: dict[str, Any] = {}
+
+    def get_config_env() -> dict[str, Any]:
+        raw = os.environ.get("PULUMI_CONFIG")
+        if raw is None:
+            return original()
+        if raw not in parsed:
+            parsed.clear()
+            parsed[raw] = original()
+        return dict(parsed[raw])
+
+    setattr(get_config_env, _SHIM_MARK, True)
+    pulumi.runtime.get_config_env = get_config_env
 
 
 def view_from_args(args: Any) -> ResourceView:
@@ -178,6 +265,7 @@ def serve(name: str, rules: Iterable[Rule], *, description: str, enforcement_lev
     from pulumi_policy import EnforcementLevel, PolicyPack
 
     install_secret_shim()
+    remember_config_env()
     PolicyPack(
         name=name,
         policies=[to_policy(rule) for rule in rules],

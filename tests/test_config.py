@@ -90,6 +90,18 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "hpcforge:network.pools[0].adresses: unknown key (did you mean 'addresses'?",
     ),
     (
+        "empty list where one item is needed",
+        "prod",
+        _set("hpcforge:network/pools", []),
+        "hpcforge:network.pools: needs at least 1 item (got 0)",
+    ),
+    (
+        "empty mapping where one entry is needed",
+        "prod",
+        _set("hpcforge:nodePools/0/labels", {}),
+        "hpcforge:nodePools[0].labels: needs at least 1 entry (got 0)",
+    ),
+    (
         "wrong type",
         "prod",
         _set("hpcforge:slurm/nodesets/0/replicas", "three"),
@@ -290,3 +302,12 @@ def test_a_negative_gpu_index_on_an_rdma_nic_is_refused_by_name() -> None:
     with pytest.raises(ConfigError) as raised:
         load_config(raw_config(values))
     assert any(m.startswith("hpcforge:rdma.pools[0].nics[1].gpus[1]:") for m in raised.value.messages), raised.value.messages
+
+
+def test_a_bgp_hold_time_must_be_a_duration() -> None:
+    from components.config.network import BgpPeer
+
+    peer = {"name": "tor1", "address": "10.0.0.1", "peerAsn": 64512, "myAsn": 64513}
+    assert BgpPeer.model_validate({**peer, "holdTime": "3m"}).hold_time == "3m"
+    with pytest.raises(ValueError, match="'90 s' is not a duration"):
+        BgpPeer.model_validate({**peer, "holdTime": "90 s"})

@@ -75,7 +75,10 @@ def test_a_changed_docstring_makes_the_check_fail(monkeypatch: pytest.MonkeyPatc
     assert generate.main(["--check"]) == 1
     err = capsys.readouterr().err
     assert "docs/configuration.md is stale: run make docs" in err
-    assert "+| `hpcforge:domain` | DNS name | required | A docstring edited in the model. |" in err
+    assert (
+        "+| `hpcforge:domain` | DNS name: a DNS name of at least two labels (e.g. hpc.example.org) | required | A docstring edited in the model. |"
+        in err
+    )
 
 
 def test_a_new_field_makes_the_check_fail(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -154,7 +157,8 @@ def test_keys_are_written_as_users_write_them(rows: dict[str, tuple[str, str, st
 
 def test_concrete_rows(rows: dict[str, tuple[str, str, str]]) -> None:
     assert rows["hpcforge:network.pools[].addresses"] == (
-        "list of string (at least 1 item)",
+        "list of string (at least 1 item): one range or a list of ranges; each a CIDR block (10.0.0.0/28), a first-last "
+        "range (10.0.0.10-10.0.0.20) or a single IPv4 address",
         "required",
         "Address ranges: `10.0.0.10-10.0.0.20`, CIDRs or single addresses.",
     )
@@ -292,3 +296,18 @@ def test_recursive_model_is_documented_once() -> None:
     tree = table(generate.render(_TreeRoot))
     assert set(tree) == {"hpcforge:tree", "hpcforge:tree.label", "hpcforge:tree.children"}
     assert tree["hpcforge:tree.children"][0] == "list of objects"
+
+
+# --- accepted forms ---------------------------------------------------------------------------------------------
+
+
+def test_every_validated_key_states_its_accepted_form() -> None:
+    # A validator the generator cannot name would show as a bare "string" (a @field_validator) or as the
+    # function's name (an Annotated validator): it must be described in NAMED_VALIDATORS or FIELD_VALIDATORS.
+    assert generate.validators_without_form() == []
+
+
+def test_a_field_validator_adds_its_form_to_the_type(rows: dict[str, tuple[str, str, str]]) -> None:
+    assert "five-field cron schedule" in rows["hpcforge:backups.schedule"][0]
+    assert "1024 < first <= last <= 65535" in rows["hpcforge:slurm.controller.srunPortRange"][0]
+    assert rows["hpcforge:gpu.health.nvidiaSmi"][0] == "command name or path (letters, digits, '.', '_', '/', '-')"

@@ -160,6 +160,49 @@ def test_anchors_and_aliases_are_refused(tmp_path: Path) -> None:
         read_yaml_file(path, "users.yaml")
 
 
+def test_an_alias_is_refused_naming_the_entry_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    path.write_text("hosts:\n- {name: a}\n- &h {name: b}\n- *h\n")
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "inventory/dev/hosts.yaml")
+    assert raised.value.messages == [
+        "inventory/dev/hosts.yaml: hosts[2] (line 4): the alias *h repeats another entry: YAML anchors and aliases "
+        "are not allowed in inventory files (write the entry out)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("!custom x", "!custom"), ("!!binary aGVsbG8=", "!!binary"), ("!!set {a, b}", "!!set"), ("!!omap [{a: 1}]", "!!omap")],
+)
+def test_a_tag_outside_the_core_schema_is_refused_naming_the_entry_and_line(tmp_path: Path, value: str, shown: str) -> None:
+    # yaml-rs alone reads `!custom x` as "x" and `!!set {a, b}` as a Python set, silently.
+    path = tmp_path / "hosts.yaml"
+    path.write_text(f"hosts:\n- {{name: a, mac: '02:00:00:00:00:01'}}\n- name: b\n  mac: {value}\n")
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "inventory/dev/hosts.yaml")
+    assert raised.value.messages == [
+        f"inventory/dev/hosts.yaml: hosts[1].mac (line 4): the YAML tag {shown} has no JSON equivalent (inventory values "
+        "are strings, numbers, booleans, null, lists and mappings): remove the tag, or quote the value to make it a string"
+    ]
+
+
+def test_core_schema_tags_and_exclamation_marks_in_strings_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "users.yaml"
+    path.write_text("users:\n- {name: a, fullName: Hello !world, uidNumber: !!int '10001', shell: !!str /bin/bash}\n")
+    document, _ = read_yaml_file(path, "users.yaml")
+    assert document["users"][0] == {"name": "a", "fullName": "Hello !world", "uidNumber": 10001, "shell": "/bin/bash"}
+
+
+def test_a_tag_in_an_inventory_file_is_a_config_error_before_any_resource(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as raised:
+        _load_with_hosts_file(tmp_path, "hosts:\n- {name: vm01, mac: !!binary AgAAAAAB, ip: 10.77.0.11}\n")
+    assert raised.value.messages == [
+        f"{tmp_path / 'hosts.yaml'}: hosts[0].mac (line 2): the YAML tag !!binary has no JSON equivalent (inventory values "
+        "are strings, numbers, booleans, null, lists and mappings): remove the tag, or quote the value to make it a string"
+    ]
+
+
 def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "hosts.yaml"
     path.write_text("hosts:\n- {name: a, name: b}\n")
@@ -223,3 +266,30 @@ def test_prod_config_json_is_small() -> None:
     """What the CLI puts in PULUMI_CONFIG for prod stays far under Linux's 128 KiB per string."""
     size = len(json.dumps(raw_config(config_values("prod")), separators=(",", ":")))
     assert size < 32 * 1024, size
+
+
+def test_a_byte_order_mark_at_the_start_is_accepted(tmp_path: Path) -> None:
+    # YAML 1.2.2 section 5.2 allows a BOM at the start of a stream; yaml-rs alone reads it as part of the first key.
+    path = tmp_path / "hosts.yaml"
+    path.write_bytes(b"\xef\xbb\xbf# exported\nhosts: []\n")
+    assert read_yaml_file(path, "hosts.yaml")[0] == {"hosts": []}
+
+
+def test_a_syntax_error_names_the_entry_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    path.write_text("hosts:\n- name: a\n  mac: '02:00:00:00:00:01'\n- name: b\n  mac: [x\n")
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "inventory/dev/hosts.yaml")
+    assert raised.value.messages == [
+        "inventory/dev/hosts.yaml: hosts[1].mac[0] (line 5): not valid YAML: unclosed bracket '[' (column 8)"
+    ]
+
+
+def test_a_value_nested_too_deep_is_refused_with_a_short_path(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    path.write_text("hosts:\n- name: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "hosts.yaml")
+    (message,) = raised.value.messages
+    assert message.startswith("hosts.yaml: hosts[0].name[0][0][0][0][0]... (line 2): not valid YAML: ")
+    assert len(message) < 200

@@ -16,6 +16,7 @@ from benchmarks.stackfuzz import BAD_CLASSES, run
 
 CASES = 300
 SEED = 14
+MAX_CPU_SECONDS = 10
 
 
 @pytest.mark.program
@@ -27,5 +28,8 @@ def test_mutated_stack_files_never_crash_nor_pass_wrongly() -> None:
     counts = tally.counts()
     assert len(tally.outcomes) >= CASES, table
     assert all(counts.get(verdict, 0) == 0 for verdict in BAD_CLASSES), table
-    slowest = max(outcome.seconds for outcome in tally.outcomes)
-    assert slowest < 30, table  # a bound, not a benchmark: a case taking this long is a hang
+    # A bound, not a benchmark: CPU time, which does not grow when other jobs share the machine (wall time
+    # does: a 3 s case took 20 s on a loaded 2-core machine). The slowest cases are valid ones (the whole
+    # program under the mock engine, rendering and the schema tier): about 3 s of CPU.
+    slowest = max(outcome.cpu_seconds for outcome in tally.outcomes)
+    assert slowest < MAX_CPU_SECONDS, table

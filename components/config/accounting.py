@@ -9,6 +9,7 @@ named here must exist there. Slurm lowercases account, user and QOS names, so th
 from __future__ import annotations
 
 import re
+import weakref
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -255,9 +256,27 @@ class SlurmAccountsConfig(StrictModel):
         return self
 
 
+_RESOLVED: dict[int, tuple[weakref.ref[Any], weakref.ref[Any], dict[str, dict[str, Any]]]] = {}
+"""The last `resolve_associations` result per accounts model (by identity, while both models live): the
+config's cross-layer check and the sacct renderer both need it for the same two frozen models."""
+
+
 def resolve_associations(accounts: SlurmAccountsConfig, directory: DirectoryConfig) -> dict[str, dict[str, Any]]:
     """User -> {default_account, accounts (sorted), fairshare, admin_level}, from `users`, accounts' `groups` and
-    `default_account`, for the directory's users (pure; the order of accounts in the config breaks ties)."""
+    `default_account`, for the directory's users (pure; the order of accounts in the config breaks ties).
+
+    The result is shared between calls with the same two (frozen) models: do not modify it."""
+    cached = _RESOLVED.get(id(accounts))
+    if cached is not None and cached[0]() is accounts and cached[1]() is directory:
+        return cached[2]
+    result = _resolve_associations(accounts, directory)
+    key = id(accounts)
+    _RESOLVED[key] = (weakref.ref(accounts), weakref.ref(directory), result)
+    weakref.finalize(accounts, _RESOLVED.pop, key, None)
+    return result
+
+
+def _resolve_associations(accounts: SlurmAccountsConfig, directory: DirectoryConfig) -> dict[str, dict[str, Any]]:
     explicit = {u.name: u for u in accounts.users}
     # group -> indexes of the accounts that name it: one pass over the users, not users x accounts
     by_group_index: dict[str, list[int]] = {}
@@ -265,16 +284,23 @@ def resolve_associations(accounts: SlurmAccountsConfig, directory: DirectoryConf
         for group in account.groups:
             by_group_index.setdefault(group, []).append(index)
     result: dict[str, dict[str, Any]] = {}
+    # Users share a few group combinations (100,000 users, ~1,000 projects): resolve each once.
+    resolved: dict[tuple[str, tuple[str, ...]], tuple[list[str], list[str]]] = {}
     for user in directory.users:
-        indexes = {i for group in (user.primary_group, *user.groups) for i in by_group_index.get(group, ())}
-        by_group = [accounts.accounts[i].name for i in sorted(indexes)]
+        combination = (user.primary_group, user.groups)
+        found = resolved.get(combination)
+        if found is None:
+            indexes = {i for group in (user.primary_group, *user.groups) for i in by_group_index.get(group, ())}
+            names = [accounts.accounts[i].name for i in sorted(indexes)]
+            found = resolved[combination] = (names, sorted(set(names)))
+        by_group, by_group_sorted = found
         entry = explicit.get(user.name)
         if entry is not None:
             default = entry.default_account
-            names = [default, *entry.accounts, *by_group]
+            names = sorted({default, *entry.accounts, *by_group})
         elif by_group:
             default = by_group[0]
-            names = by_group
+            names = list(by_group_sorted)
         elif accounts.default_account is not None:
             default = accounts.default_account
             names = [default]
@@ -282,7 +308,7 @@ def resolve_associations(accounts: SlurmAccountsConfig, directory: DirectoryConf
             continue
         result[user.name] = {
             "default_account": default,
-            "accounts": sorted(set(names)),
+            "accounts": names,
             "fairshare": entry.fairshare if entry else 1,
             "admin_level": entry.admin_level if entry else "None",
         }

@@ -12,7 +12,7 @@ import re
 import socket
 import types
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
 from typing import Annotated, Any, ClassVar
 
@@ -43,6 +43,12 @@ class ProblemCollector:
 
     def add(self, path: Sequence[PathPart], message: str) -> None:
         self._problems.append((tuple(path), message))
+
+    def rewrite(
+        self, change: typing.Callable[[list[tuple[tuple[PathPart, ...], str]]], list[tuple[tuple[PathPart, ...], str]]]
+    ) -> None:
+        """Replace the problems found so far by `change(problems)` (e.g. fold consequences into their root cause)."""
+        self._problems = change(self._problems)
 
     def raise_if_any(self) -> None:
         if self._problems:
@@ -106,12 +112,43 @@ def _strings(value: Any, path: tuple[PathPart, ...]) -> Iterable[tuple[tuple[Pat
                 yield (*path, key), item
 
 
+def _clean(data: dict[Any, Any], multiline: dict[str, bool], integers: Collection[str]) -> bool:
+    """True when `_refuse_structure_breaking_input` would find nothing (the common case, checked fast).
+
+    The strings of single-line fields are joined by spaces and searched once with `_CONTROL` (a
+    space matches neither pattern, and each pattern matches one character, so a match in the joined
+    text is a match in one of the strings); those of multi-line fields likewise with `_NUL`. Anything
+    found, or a boolean given to an integer field, sends the model through the full check, which
+    names the field.
+    """
+    single: list[str] = []
+    multi: list[str] = []
+    for key, value in data.items():
+        kind = multiline.get(key) if isinstance(key, str) else None
+        if kind is None:
+            continue
+        if key in integers and isinstance(value, bool):
+            return False
+        texts = multi if kind else single
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list | tuple):
+            texts.extend(item for item in value if isinstance(item, str))
+        elif isinstance(value, dict):
+            for item_key, item in value.items():
+                if isinstance(item_key, str):
+                    texts.append(item_key)
+                if isinstance(item, str):
+                    texts.append(item)
+    return not (_CONTROL.search(" ".join(single)) or _NUL.search(" ".join(multi)))
+
+
 class StrictModel(BaseModel):
     """Frozen, closed model with camelCase keys in the stack file.
 
     Before any field is validated, every string given to the model is checked for control
     characters (line breaks, NUL, tab), which would change the structure of a generated file, and
-    every integer field refuses a boolean (`true` is not 1 to a reader of the stack file).
+    every integer or number field refuses a boolean (`true` is not 1 to a reader of the stack file).
     """
 
     model_config = ConfigDict(
@@ -124,21 +161,23 @@ class StrictModel(BaseModel):
         use_attribute_docstrings=True,
     )
 
-    _guard_cache: ClassVar[dict[type, tuple[dict[str, bool], set[str]]]] = {}
+    _guard_cache: ClassVar[dict[type, tuple[dict[str, bool], dict[str, str]]]] = {}
 
     @classmethod
-    def _guards(cls) -> tuple[dict[str, bool], set[str]]:
+    def _guards(cls) -> tuple[dict[str, bool], dict[str, str]]:
         cached = StrictModel._guard_cache.get(cls)
         if cached is None:
             multiline: dict[str, bool] = {}
-            integers: set[str] = set()
+            integers: dict[str, str] = {}  # key -> what it expects, in the user's words
             for name, info in cls.model_fields.items():
                 key = info.alias or name
                 extra = info.json_schema_extra
                 multiline[key] = isinstance(extra, dict) and bool(extra.get("multiline"))
                 kinds = _plain_type(info.annotation)
                 if int in kinds and bool not in kinds:
-                    integers.add(key)
+                    integers[key] = "an integer"
+                elif float in kinds and bool not in kinds:
+                    integers[key] = "a number"
             cached = (multiline, integers)
             StrictModel._guard_cache[cls] = cached
         return cached
@@ -149,12 +188,14 @@ class StrictModel(BaseModel):
         if not isinstance(data, dict):
             return data
         multiline, integers = cls._guards()
+        if _clean(data, multiline, integers):
+            return data
         problems = ProblemCollector()
         for key, value in data.items():
             if not isinstance(key, str) or key not in multiline:
                 continue
             if key in integers and isinstance(value, bool):
-                problems.add([key], f"expected an integer (got {describe_value(value)})")
+                problems.add([key], f"expected {integers[key]} (got {describe_value(value)})")
                 continue
             pattern = _NUL if multiline[key] else _CONTROL
             for path, text in _strings(value, (key,)):

@@ -33,8 +33,9 @@ class GpuHealthConfig(StrictModel):
     The Slurm layer writes them into the scripts' settings block when it puts them into the prolog
     and epilog ConfigMaps; a failing check drains the node with the GPU and the reason."""
 
-    max_volatile_uncorrected_ecc: int = Field(default=0, ge=0)
-    """Prolog: volatile uncorrectable ECC errors a GPU may have (`ecc.errors.uncorrected.volatile.total`)."""
+    max_volatile_uncorrected_ecc: int = Field(default=0, ge=0, le=1_000_000)
+    """Prolog: volatile uncorrectable ECC errors a GPU may have (`ecc.errors.uncorrected.volatile.total`); 0 to
+    1,000,000."""
     fail_on_pending_row_remap: bool = True
     """Prolog: drain when a row remapping is pending (`remapped_rows.pending`; the GPU needs a reset)."""
     fail_on_row_remap_failure: bool = True
@@ -46,8 +47,9 @@ class GpuHealthConfig(StrictModel):
     seconds, 2 about a minute, 3 many minutes)."""
     timeout_seconds: int = Field(default=60, ge=5, le=900)
     """Time limit of each `nvidia-smi` / `dcgmi` call; a GPU that does not answer in time drains the node."""
-    epilog_max_memory_used_mib: int = Field(default=1024, ge=0)
-    """Epilog: GPU memory (MiB) that may still be in use after a job without draining the node."""
+    epilog_max_memory_used_mib: int = Field(default=1024, ge=0, le=1_048_576)
+    """Epilog: GPU memory (MiB) that may still be in use after a job without draining the node; 0 to 1048576
+    (1 TiB, more than any GPU has)."""
     epilog_settle_seconds: int = Field(default=10, ge=0, le=300)
     """Epilog: how long to wait for the job's GPU processes to exit before draining."""
     drain: bool = True
@@ -110,9 +112,9 @@ class GpuEvidenceConfig(StrictModel):
     """Partition of the checks (default: the first partition whose nodesets all have GPUs)."""
     nodes: int = Field(default=2, ge=2, le=64)
     """GPU nodes the all-reduce spans."""
-    min_bus_bandwidth: float = Field(default=50.0, gt=0)
+    min_bus_bandwidth: float = Field(default=50.0, gt=0, le=100_000)
     """Floor of the all-reduce's average bus bandwidth in GB/s (nccl-tests' "Avg bus bandwidth"); below it the
-    check fails the update."""
+    check fails the update. Above 0, at most 100000."""
     message_size: str = Field(default="1G", pattern=r"^[0-9]+[KMG]?$")
     """Message size of the all-reduce (nccl-tests `-b`/`-e`)."""
     container_image: Annotated[str, AfterValidator(_image_ref)] | None = None

@@ -30,6 +30,7 @@ import yaml_rs
 from pydantic import Field
 
 from .base import StrictModel
+from .inventory_scan import describe_syntax_error, find_tag_or_alias, may_have_tags
 
 MAX_INVENTORY_BYTES = 64 * 1024 * 1024
 """Refuse inventory files larger than this (a 100,000-host inventory is about 15 MB)."""
@@ -163,14 +164,16 @@ def read_yaml_file(path: Path, label: str, max_bytes: int = MAX_INVENTORY_BYTES)
         raise InventoryError([f"{label}: larger than {max_bytes // (1024 * 1024)} MiB"])
     digest = hashlib.sha256(raw).hexdigest()
     try:
-        text = raw.decode("utf-8")
+        # A byte order mark may start a YAML stream (YAML 1.2.2, 5.2); yaml-rs 0.1.6 reads it as part of the first key.
+        text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
         raise InventoryError([f"{label}: not UTF-8 (byte {error.start})"]) from None
     return parse_yaml_12(text, label), digest
 
 
 def parse_yaml_12(text: str, label: str) -> Any:
-    """One YAML 1.2 document (core schema, no timestamps, unique keys, no aliases) as Python values.
+    """One YAML 1.2 document (core schema, no timestamps, unique keys, no aliases, no tags but the core
+    schema's) as Python values.
 
     yaml-rs (a Rust YAML 1.2 parser) reads a 100,000-host inventory in a few seconds where
     PyYAML's libyaml loader, which builds every value in Python, takes over a minute.
@@ -184,10 +187,20 @@ def parse_yaml_12(text: str, label: str) -> Any:
         )
     except yaml_rs.YAMLDecodeError as error:
         message = str(error)
-        if "alias" in message:
-            raise InventoryError([f"{label}: YAML anchors and aliases are not allowed in inventory files"]) from None
+        # A tag yaml-rs cannot read (`!!set x`) or an alias: the same message as when it reads the document.
+        found = find_tag_or_alias(text, label) if "alias" in message or may_have_tags(text) else None
+        if found is None and "alias" in message:
+            found = f"{label}: YAML anchors and aliases are not allowed in inventory files"
+        found = found or describe_syntax_error(text, label, message)
+        if found is not None:
+            raise InventoryError([found]) from None
         where = _locate_yaml_problem(text)
         raise InventoryError([f"{label}: {where}not valid YAML: {' '.join(message.split())}"]) from None
+    # yaml-rs drops tags (`!custom x` is read as "x"): find them in libyaml's events (inventory_scan.py).
+    if may_have_tags(text):
+        found = find_tag_or_alias(text, label)
+        if found is not None:
+            raise InventoryError([found])
     return document
 
 

@@ -21,6 +21,7 @@ from pydantic_core import ErrorDetails
 from .base import ConfigProblems, describe_value
 from .inventory import InventoryError, build_items, expand_inventories, source_path
 from .root import PlatformConfig
+from .root_causes import fold_unknown_references
 
 NAMESPACE = "hpcforge"
 
@@ -118,9 +119,11 @@ def summarize(pairs: list[tuple[str, str]]) -> list[str]:
     """One line per problem (`<where>: <message>`), repeats of one cause counted instead of listed, and a cap.
 
     Problems are of one kind when their keys differ only in list indexes and their messages only in
-    quoted names and numbers (e.g. 97 hosts naming one missing image): the first few are listed and
-    the rest counted on one line, with the keys of the first ones they concern.
+    quoted names and numbers: the first few are listed and the rest counted on one line, with the keys
+    of the first ones they concern. Before that, references to one unknown name (97 hosts naming one
+    missing image) are folded into one message (root_causes.fold_unknown_references).
     """
+    pairs = fold_unknown_references(pairs)
     groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for where, message in pairs:
         groups.setdefault((_INDEX.sub("[*]", where), _QUOTED.sub("_", message)), []).append((where, message))
@@ -182,6 +185,13 @@ def _message(error: ErrorDetails, parts: list[str | int]) -> str:
         expected = (error.get("ctx") or {}).get("expected", "")
         return f"{value!r} is not allowed (expected {expected})"
     if kind in ("too_short", "too_long"):
+        ctx = error.get("ctx") or {}
+        bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+        if isinstance(bound, int):
+            noun = "entry" if isinstance(value, dict) else "item"
+            plural = noun if bound == 1 else ("entries" if noun == "entry" else "items")
+            size = len(value) if isinstance(value, dict | list | tuple) else ctx.get("actual_length")
+            return f"needs {'at least' if kind == 'too_short' else 'at most'} {bound} {plural} (got {size})"
         return error["msg"].replace("List should", "needs to").replace("Tuple should", "needs to") + _got(value)
     if kind == "string_pattern_mismatch":
         pattern = (error.get("ctx") or {}).get("pattern", "")

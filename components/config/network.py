@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .base import (
     DnsName,
+    GoDuration,
     InterfaceName,
     IPv4,
     IPv4Network,
@@ -59,8 +60,8 @@ class BgpPeer(StrictModel):
     """AS number of the router (`peerASN`)."""
     my_asn: int = Field(ge=1, le=4294967295)
     """AS number MetalLB announces from (`myASN`)."""
-    hold_time: str = "90s"
-    """BGP hold time (`holdTime`)."""
+    hold_time: GoDuration = "90s"
+    """BGP hold time (`holdTime`), a Go duration such as `90s` (MetalLB parses it with Go's time.ParseDuration)."""
 
 
 class Advertisement(StrictModel):

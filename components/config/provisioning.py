@@ -26,6 +26,7 @@ from .base import (
 )
 from .identity import Storage, validate_ssh_public_key
 from .inventory import InventoryRef
+from .root_causes import dhcp_range_message, fold_into, fold_network
 
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _UNICAST_MAC = re.compile(r"[0-9a-f][02468ace](:[0-9a-f]{2}){5}")
@@ -322,6 +323,7 @@ class ProvisioningConfig(StrictModel):
             ips.setdefault(extra.gateway, (None, f"the gateway of subnets[{extra_index}]"))
         if self.bmc_network is not None:
             ips.setdefault(self.bmc_network.gateway, (None, "the BMC network's gateway"))
+        inside: dict[int, int] = {}  # id of a network tuple -> addresses of hosts found in it
         for index, host in enumerate(self.hosts):
             name = host.name
             if name in names:
@@ -346,6 +348,8 @@ class ProvisioningConfig(StrictModel):
                 ip = ipv4_int(ip_text)
                 nets = bmc_nets if what else host_nets
                 net = next((n for n in nets if n[0] < ip < n[1]), None)
+                if net is not None:
+                    inside[id(net)] = inside.get(id(net), 0) + 1
                 if net is None:
                     kind = "the BMC network" if what and self.bmc_network is not None else "the provisioning subnet"
                     if len(nets) > 1:
@@ -370,5 +374,86 @@ class ProvisioningConfig(StrictModel):
             elif image_name not in known_image_set and host.image is not None:
                 # A host without its own image whose default is unknown: reported once, at defaultImage.
                 problems.add(["hosts", index, "image"], f"host {name!r}: unknown image {image_name!r} (known: {known_images})")
+        _fold_dhcp_ranges(problems, ranges)
+        # Hosts without an image and no default: one missing key (defaultImage), reported once there.
+        no_image = "no image and no provisioning.defaultImage"
+        problems.rewrite(
+            lambda found: fold_into(
+                found,
+                ["defaultImage"],
+                lambda where, message: where[:1] == ("hosts",) and message.endswith(no_image),
+                lambda picked: (
+                    f"not set, and {len(picked)} hosts name no image of their own "
+                    f"({', '.join(f'hosts[{path[1]}]' for path, _ in picked[:3])}{', ...' if len(picked) > 3 else ''}): "
+                    f"set it to one of {known_images}, or give each host an image"
+                ),
+            )
+        )
+        # A subnet that holds none of its addresses is the one mistake behind all of them: reported once.
+        host_ips: set[tuple[str | int, ...]] = {("ip",)} if self.bmc_network is not None else {("ip",), ("bmc", "ip")}
+        main_inside = inside.get(id(host_nets[0]), 0) + (gateway in subnet) + (ipaddress.IPv4Interface(self.address).ip in subnet)
+        main_keys: set[tuple[str | int, ...]] = {("address",), ("gateway",), ("dhcp", "range", "start"), ("dhcp", "range", "end")}
+        _fold_network(problems, ("subnet",), subnet, gateway, main_inside, main_keys, host_ips, "the provisioning subnet")
+        for index, extra in enumerate(self.subnets):
+            network, extra_gateway = ipaddress.IPv4Network(extra.subnet), ipaddress.IPv4Address(extra.gateway)
+            own: set[tuple[str | int, ...]] = {("subnets", index, "gateway"), ("subnets", index, "range", "start")}
+            own.add(("subnets", index, "range", "end"))
+            extra_inside = inside.get(id(host_nets[index + 1]), 0) + (extra_gateway in network)
+            _fold_network(problems, ("subnets", index, "subnet"), network, extra_gateway, extra_inside, own, host_ips, "subnet")
+        if self.bmc_network is not None:
+            bmc_subnet = ipaddress.IPv4Network(self.bmc_network.subnet)
+            bmc_gateway = ipaddress.IPv4Address(self.bmc_network.gateway)
+            bmc_inside = inside.get(id(bmc_nets[0]), 0) + (bmc_gateway in bmc_subnet)
+            bmc_keys: set[tuple[str | int, ...]] = {("bmcNetwork", "gateway")}
+            bmc_ips: set[tuple[str | int, ...]] = {("bmc", "ip")}
+            _fold_network(
+                problems, ("bmcNetwork", "subnet"), bmc_subnet, bmc_gateway, bmc_inside, bmc_keys, bmc_ips, "the BMC network"
+            )
         problems.raise_if_any()
         return self
+
+
+def _fold_dhcp_ranges(
+    problems: ProblemCollector, ranges: list[tuple[list[str | int], ipaddress.IPv4Network, DhcpRange | None]]
+) -> None:
+    """A DHCP range over many hosts' addresses is one mistake (the range): reported once, at the range."""
+    for path, _, dhcp_range in ranges:
+        if dhcp_range is None:
+            continue
+        span = f"{dhcp_range.start}-{dhcp_range.end}"
+        inside_range = f"is inside the DHCP dynamic range {span}"
+
+        def consequence(where: tuple[str | int, ...], message: str, inside_range: str = inside_range) -> bool:
+            return where[:1] == ("hosts",) and inside_range in message
+
+        def describe(picked: list[tuple[tuple[str | int, ...], str]], span: str = span) -> str:
+            return dhcp_range_message(span, picked)
+
+        def change(
+            found: list[tuple[tuple[str | int, ...], str]], path: list[str | int] = path
+        ) -> list[tuple[tuple[str | int, ...], str]]:
+            return fold_into(found, path, consequence, describe)
+
+        problems.rewrite(change)
+
+
+def _fold_network(
+    problems: ProblemCollector,
+    key: tuple[str | int, ...],
+    subnet: ipaddress.IPv4Network,
+    gateway: ipaddress.IPv4Address,
+    inside: int,
+    own_keys: set[tuple[str | int, ...]],
+    ip_keys: set[tuple[str | int, ...]],
+    what: str,
+) -> None:
+    """A subnet that holds none of its addresses is reported once, at the subnet (root_causes.fold_network)."""
+
+    def consequence(path: tuple[str | int, ...], message: str) -> bool:
+        if path in own_keys:
+            return f"is not in {what} {subnet}" in message
+        return path[:1] == ("hosts",) and path[2:] in ip_keys and "is outside " in message and str(subnet) in message
+
+    guess = ipaddress.IPv4Network(f"{gateway}/{subnet.prefixlen}", strict=False)
+    hint = f"the gateway {gateway} is in {guess}: is that the network you meant?"
+    problems.rewrite(lambda found: fold_network(found, key, subnet, consequence, inside, hint, what))

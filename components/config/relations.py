@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import typing
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -102,15 +103,24 @@ def _check_addresses(cfg: PlatformConfig, problems: ProblemCollector) -> None:
         return
     if prov.gateway == prov.grendel_ip:
         problems.add(["provisioning", "gateway"], f"{prov.gateway} is Grendel's own address; the gateway is another host")
-    if prov.dhcp.range is not None:
-        first = ipaddress.IPv4Address(prov.dhcp.range.start)
-        last = ipaddress.IPv4Address(prov.dhcp.range.end)
-        for address, what in ((prov.gateway, "the gateway"), (prov.grendel_ip, "Grendel's own address")):
+    # Each DHCP dynamic range (the main one and each extra subnet's) against the addresses it must not hand out.
+    dynamic: list[tuple[list[PathPart], Any, list[tuple[str, str]]]] = [
+        (
+            ["provisioning", "dhcp", "range"],
+            prov.dhcp.range,
+            [(prov.gateway, "the gateway"), (prov.grendel_ip, "Grendel's own address")],
+        )
+    ]
+    for index, extra in enumerate(prov.subnets):
+        dynamic.append((["provisioning", "subnets", index, "range"], extra.range, [(extra.gateway, "the subnet's gateway")]))
+    for path, dhcp_range, reserved in dynamic:
+        if dhcp_range is None:
+            continue
+        first, last = ipaddress.IPv4Address(dhcp_range.start), ipaddress.IPv4Address(dhcp_range.end)
+        for address, what in reserved:
             if first <= ipaddress.IPv4Address(address) <= last:
                 problems.add(
-                    ["provisioning", "dhcp", "range"],
-                    f"{prov.dhcp.range.start}-{prov.dhcp.range.end} covers {what} {address}; "
-                    "DHCP would hand it to another machine",
+                    path, f"{dhcp_range.start}-{dhcp_range.end} covers {what} {address}; DHCP would hand it to another machine"
                 )
     services = {address: what for path, address, what in _service_addresses(cfg) if path[0] != "provisioning"}
     for index, host in enumerate(prov.hosts):
@@ -229,8 +239,66 @@ def _check_namespaces(cfg: PlatformConfig, problems: ProblemCollector) -> None:
 # --- Ingress host names -------------------------------------------------------------------------------------
 
 
+_MAY_HOLD_HOSTNAME: dict[type, bool] = {}
+
+
+def _model_classes(annotation: Any) -> set[type] | None:
+    """The model classes (with their subclasses) a field's annotation admits; None when it cannot tell."""
+    if annotation is Any or annotation is object or isinstance(annotation, typing.TypeVar | typing.ForwardRef | str):
+        return None
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return set()
+    if origin is typing.Annotated:
+        return _model_classes(typing.get_args(annotation)[0])
+    if origin is None:
+        if annotation is None or annotation is Ellipsis:
+            return set()
+        if not isinstance(annotation, type):
+            return None
+        if not issubclass(annotation, BaseModel):
+            return set()
+        found: set[type] = set()
+        todo: list[type] = [annotation]
+        while todo:
+            cls = todo.pop()
+            if cls not in found:
+                found.add(cls)
+                todo += cls.__subclasses__()
+        return found
+    found = set()
+    for arg in typing.get_args(annotation):
+        inner = _model_classes(arg)
+        if inner is None:
+            return None
+        found |= inner
+    return found
+
+
+def _may_hold_hostname(cls: type) -> bool:
+    """Whether a model of this class can hold a `hostname` field at any depth (by its annotations;
+    True when unsure), so that `_hostnames` skips inventories of 100,000 hosts and users."""
+    known = _MAY_HOLD_HOSTNAME.get(cls)
+    if known is not None:
+        return known
+    _MAY_HOLD_HOSTNAME[cls] = True  # while deciding (a model that contains itself): assume it may
+    result = False
+    for name, info in cls.model_fields.items():  # type: ignore[attr-defined]
+        if (info.alias or name) == "hostname":
+            result = True
+            break
+        classes = _model_classes(info.annotation)
+        if classes is None or any(_may_hold_hostname(inner) for inner in classes):
+            result = True
+            break
+    _MAY_HOLD_HOSTNAME[cls] = result
+    return result
+
+
 def _hostnames(model: Any, path: list[PathPart]) -> Iterator[tuple[list[PathPart], str]]:
     if isinstance(model, BaseModel):
+        if not _may_hold_hostname(type(model)):
+            return
         for name, info in type(model).model_fields.items():
             value = getattr(model, name)
             key = info.alias or name
@@ -240,7 +308,8 @@ def _hostnames(model: Any, path: list[PathPart]) -> Iterator[tuple[list[PathPart
                 yield from _hostnames(value, [*path, key])
     elif isinstance(model, tuple):
         for index, item in enumerate(model):
-            yield from _hostnames(item, [*path, index])
+            if isinstance(item, tuple) or (isinstance(item, BaseModel) and _may_hold_hostname(type(item))):
+                yield from _hostnames(item, [*path, index])
 
 
 def _check_hostnames(cfg: PlatformConfig, problems: ProblemCollector) -> None:

@@ -227,7 +227,8 @@ class Script(StrictModel):
     name: str = Field(pattern=r"^[0-9A-Za-z][0-9A-Za-z._-]*$")
     """File name on the node, e.g. `00-health.sh` (scripts run in name order)."""
     file: str | None = None
-    """Path relative to the project root."""
+    """Path of a file of the repository, relative to the project root; the file must exist and start with a shebang
+    line (`#!`)."""
     inline: str | None = Field(default=None, json_schema_extra=MULTILINE)
     """The script's text; it must start with a shebang line (`#!`)."""
 

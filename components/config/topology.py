@@ -139,7 +139,8 @@ class TopologyConfig(StrictModel):
     def _tree(self) -> TopologyConfig:
         problems = ProblemCollector()
         names = [s.name for s in self.switches]
-        for name in duplicates(names):
+        duplicated = duplicates(names)
+        for name in duplicated:
             problems.add(["switches"], f"duplicate switch {name!r}")
         known = set(names)
         parents: dict[str, str] = {}
@@ -154,6 +155,11 @@ class TopologyConfig(StrictModel):
                     problems.add(["switches", index, "switches", child_index], f"switch {sw.name!r}: unknown switch {child!r}")
                 elif child == sw.name:
                     problems.add(["switches", index, "switches", child_index], f"switch {sw.name!r} lists itself")
+                elif child in parents and parents[child] == sw.name:
+                    # Two parents of one name: a switch given twice (reported once above, as a duplicate),
+                    # or one switch listing a child twice.
+                    if sw.name not in duplicated:
+                        problems.add(["switches", index, "switches", child_index], f"switch {sw.name!r} lists {child!r} twice")
                 elif child in parents:
                     problems.add(
                         ["switches", index, "switches", child_index],
@@ -185,7 +191,8 @@ class TopologyConfig(StrictModel):
         seen_nodes: dict[str, str] = {}
         for index, sw in enumerate(self.switches):
             for name in expand_all(sw.nodes):
-                if name in seen_nodes:
+                if name in seen_nodes and not (seen_nodes[name] == sw.name and sw.name in duplicated):
+                    # (a leaf given twice carries its nodes twice: reported once above, as a duplicate switch)
                     problems.add(["switches", index, "nodes"], f"node {name!r} is on leaf {seen_nodes[name]!r} and {sw.name!r}")
                 seen_nodes.setdefault(name, sw.name)
         block_names = [b.name for b in self.blocks]

@@ -246,7 +246,10 @@ def render_join_script(
     own = [
         (host.name, conf)
         for host in hosts
-        if host.nodeset == nodeset and (conf := conf_text(host_parameters(spec, host))) != default_conf
+        # A host with neither features nor GRES of its own has exactly the nodeset's parameters.
+        if host.nodeset == nodeset
+        and (host.features or host.gres)
+        and (conf := conf_text(host_parameters(spec, host))) != default_conf
     ]
     if not own:
         return header + f'exec {shell_command(argv)} "$@"\n'

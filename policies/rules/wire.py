@@ -114,10 +114,31 @@ def from_wire(value: Any, *, in_secret: bool = False, special: Callable[[dict[st
     return value
 
 
+_PROXY_MODULE = "pulumi_policy.proxy"
+
+
+def _plain_item(proxy: Any, key: Any, item: Any) -> Any:
+    # An unknown sentinel is read through the proxy, which raises UnknownValueError as before.
+    if isinstance(item, str) and item in UNKNOWN_SENTINELS:
+        return to_plain(proxy[key])
+    return to_plain(item)
+
+
 def to_plain(value: Any) -> Any:
-    """Copy any Mapping/Sequence tree (e.g. pulumi_policy's proxies) into dicts and lists, keeping markers."""
+    """Copy any Mapping/Sequence tree (e.g. pulumi_policy's proxies) into dicts and lists, keeping markers.
+
+    pulumi_policy's proxies are read through their `__target` (the wrapped dict or list), not item by
+    item through `__getitem__`: the same values at a fraction of the cost (every policy of a pack
+    copies every resource's properties); an unknown sentinel still goes through the proxy, which raises.
+    """
     if isinstance(value, str | Unknown) or value is None or isinstance(value, bool | int | float):
         return value
+    if type(value).__module__ == _PROXY_MODULE:
+        target = value["__target"]
+        if isinstance(target, dict):
+            return {str(k): _plain_item(value, k, v) for k, v in target.items()}
+        if isinstance(target, list):
+            return [_plain_item(value, i, v) for i, v in enumerate(target)]
     if isinstance(value, Mapping):
         return {str(k): to_plain(value[k]) for k in value}
     if isinstance(value, Sequence):
