@@ -20,10 +20,11 @@ from typing import Any
 import yaml
 
 from policies.rules.access import get, mapping, text
-from policies.rules.admission import admission_report, application_key
+from policies.rules.admission import ApplicationVerdict, admission_report, application_key, appproject_verdicts
 from policies.rules.admission_argocd import is_namespaced
 from policies.rules.podtemplates import group_of, kind_of, namespace_of
 
+from .charts import RenderReport
 from .engine import RecordedStack
 
 RELEASE_LABELS = ("app.kubernetes.io/instance", "release")
@@ -138,6 +139,34 @@ def rendered_objects(documents: Sequence[tuple[str, dict[str, Any]]]) -> list[Fi
         if len(parts) >= 3 and parts[0] == "charts":
             found.append(FileObject(document, parts[1], parts[2] == "hooks"))
     return found
+
+
+def argocd_synced_charts(stack: RecordedStack, report: RenderReport) -> dict[str, list[dict[str, Any]]]:
+    """Per Application (`namespace/name`) that installs a chart (`argocd` delivery), every rendered
+    object its sync would apply: the chart's CRDs and templates, and the hooks Argo CD runs. The
+    renderer has already put namespaced objects without a namespace into the release namespace, which
+    is the Application's destination namespace (offline/charts.py `chart_releases`)."""
+    by_urn = {r.urn: r.inputs for r in stack.resources}
+    synced: dict[str, list[dict[str, Any]]] = {}
+    for chart in report.charts:
+        application = by_urn.get(chart.release.urn)
+        if chart.release.delivery != "argocd" or application is None:
+            continue
+        hooks = [dict(hook.document) for hook in chart.hooks if argocd_runs(hook.document)]
+        synced.setdefault(application_key(application), []).extend([*chart.installed, *hooks])
+    return synced
+
+
+def argocd_chart_verdicts(stack: RecordedStack, report: RenderReport) -> list[ApplicationVerdict]:
+    """The AppProject verdict of every Application that installs a chart, judged with every object of
+    its sync: its children in the program and its chart's rendered objects (`argocd_synced_charts`).
+    The packs never see these objects (Argo CD applies them, not Pulumi), so `offline check
+    --render-charts` reports them from here."""
+    objects, synced = stack_objects(stack)
+    charts = argocd_synced_charts(stack, report)
+    for key, documents in charts.items():
+        synced.setdefault(key, []).extend(documents)
+    return [v for v in appproject_verdicts(objects, synced) if application_key(v.application) in charts]
 
 
 def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequence[tuple[str, dict[str, Any]]] = ()) -> int:

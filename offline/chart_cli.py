@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .charts import ChartRenderError, RenderReport, extra_api_versions, kubernetes_version, render_stack
+from .chart_cluster import extra_api_versions, kubernetes_version
+from .charts import ChartRenderError, RenderReport, render_stack
 from .engine import RecordedStack
 from .stackfile import read_stack_file, stack_path
 

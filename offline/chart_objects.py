@@ -9,7 +9,8 @@ Chart itself is registered WITHOUT inputs: a policy pack never sees its values, 
 `engine_view` turns a recorded stack into that shape; `offline check --render-charts` sends it.
 
 In `argocd` delivery the objects are applied by Argo CD, not by Pulumi: the packs see the
-Application (and its values) as before, and the rendered objects only go to the files.
+Application (and its values) as before; the rendered objects go to the files, and `offline check
+--render-charts` judges them by the Application's AppProject (offline/admission.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import re
 from typing import Any
 
 from .charts import RenderedChart, RenderReport
-from .engine import SECRET_SIG, SIG_KEY, RecordedResource, RecordedStack
+from .engine import SECRET_SIG, SIG_KEY, UNKNOWN, RecordedResource, RecordedStack
 
 SECRET_FIELDS = ("data", "stringData")
 """pulumi-kubernetes marks these fields of a `v1 Secret` secret whatever the chart says."""
@@ -32,6 +33,35 @@ def chart_object_type(document: dict[str, Any]) -> str:
     if "/" not in api_version:
         api_version = f"core/{api_version}"
     return f"kubernetes:{api_version}:{document.get('kind')}"
+
+
+# pulumi-kubernetes' naming, read in pulumi/pulumi-kubernetes at commit 94977969d (v4.32.0+27, the
+# newest snapshot the `fetch` tool holds; the v4.34.2 tag pinned in requirements.txt is not in it):
+# - provider/pkg/provider/helm/v4/chart.go:183-187: the prefix is the Chart's `resourcePrefix` input,
+#   else the Chart resource's name; :291 `yaml/v2.Normalize` gives namespaced objects without one the
+#   release namespace (offline/charts.py does the same); :302 the Chart is every object's parent.
+# - provider/pkg/provider/yaml/v2/yaml.go:346-352 (`register`): `<name>`, `<namespace>/<name>` when the
+#   object has a namespace, then `<prefix>:` in front; :390-395 a `v1/Secret`'s data and stringData
+#   marked secret.
+# - sdk/go/kubernetes/yaml/v2/kinds.go:729-731 (`v1/Secret` -> `kubernetes:core/v1:Secret`, likewise every
+#   core kind) and :1478-1480 (any other kind: `kubernetes:<apiVersion>:<kind>`): `chart_object_type`.
+# - chart.go:173-179: while any input is unknown (a preview), the provider renders nothing and
+#   registers no object under the Chart ("Input properties have unknown values. Preview is incomplete.").
+
+
+def chart_resource_prefix(chart: RecordedResource) -> str:
+    """The prefix of the Chart's object names: its `resourcePrefix` input, else its resource name."""
+    prefix = chart.inputs.get("resourcePrefix")
+    return prefix if isinstance(prefix, str) else chart.name
+
+
+def has_unknown(value: Any) -> bool:
+    """Whether a recorded input (wire form) holds a value unknown during the preview."""
+    if isinstance(value, dict):
+        return any(has_unknown(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_unknown(v) for v in value)
+    return isinstance(value, str) and value == UNKNOWN
 
 
 def chart_object_name(prefix: str, document: dict[str, Any]) -> str:
@@ -60,7 +90,7 @@ def object_resources(rendered: RenderedChart, chart: RecordedResource) -> list[R
     resources = []
     for document in rendered.installed:
         type_ = chart_object_type(document)
-        name = chart_object_name(chart.name, document)
+        name = chart_object_name(chart_resource_prefix(chart), document)
         secret_paths = [key for key in SECRET_FIELDS if document.get("kind") == "Secret" and key in document]
         resources.append(
             RecordedResource(
@@ -82,7 +112,8 @@ def object_resources(rendered: RenderedChart, chart: RecordedResource) -> list[R
 
 def engine_view(stack: RecordedStack, report: RenderReport) -> RecordedStack:
     """`stack` as the real engine sees it in a preview: every pulumi-delivered Chart registered without
-    inputs and followed by its rendered objects (Application-delivered charts are left as they are)."""
+    inputs and followed by its rendered objects, none while any of its inputs is unknown (the provider
+    then renders nothing); Application-delivered charts are left as they are."""
     by_urn = {c.release.urn: c for c in report.charts if c.release.delivery == "pulumi"}
     resources: list[RecordedResource] = []
     for resource in stack.resources:
@@ -91,7 +122,8 @@ def engine_view(stack: RecordedStack, report: RenderReport) -> RecordedStack:
             resources.append(resource)
             continue
         resources.append(dataclasses.replace(resource, inputs={}, raw_inputs={}, secret_paths=[]))
-        resources += object_resources(rendered, resource)
+        if not has_unknown(resource.raw_inputs):
+            resources += object_resources(rendered, resource)
     return dataclasses.replace(stack, resources=resources)
 
 

@@ -14,7 +14,7 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +205,9 @@ class ChartValues:
 
     defaults: Mapping[str, Any]
     schema: Mapping[str, Any] | None
+    subcharts: Mapping[str, ChartValues] = field(default_factory=dict)
+    """The subcharts' own values and schemas (`charts/<name>/`), by the key the parent's values use for
+    them: Helm validates `values[<name>]` against each subchart's values.schema.json."""
 
     @functools.cached_property
     def partial_validator(self) -> jsonschema.protocols.Validator | None:
@@ -238,7 +241,26 @@ def load_chart_values(shared_dir: Path, values_dir: str) -> ChartValues:
         defaults[name] = {**own, **given} if isinstance(given, Mapping) and isinstance(own, Mapping) else (given or own)
     schema_path = folder / "values.schema.json"
     schema = json.loads(schema_path.read_text(encoding="utf-8")) if schema_path.exists() else None
-    return ChartValues(defaults, schema)
+    return ChartValues(defaults, schema, _subchart_values(folder))
+
+
+def _subchart_values(folder: Path) -> dict[str, ChartValues]:
+    """`folder/charts/<name>/` (values.yaml, values.schema.json) of every subchart, recursively.
+
+    The key is the folder's name, which is the subchart's name (`helm package`/`helm dependency build`
+    put it there): Helm validates `values[sub.Name()]` against the subchart's schema, the name being the
+    dependency's alias when it has one (helm/helm at e9b85e4de, v4.1.0+698: pkg/chart/common/util/jsonschema.go:93-114
+    `ValidateAgainstSchema`; alias: pkg/chart/v2/util/dependencies.go:123-124). None of the pinned
+    charts aliases a subchart; shared/charts holds no Chart.yaml to read one from."""
+    found: dict[str, ChartValues] = {}
+    for sub in sorted((folder / "charts").glob("*/")) if (folder / "charts").is_dir() else []:
+        values_path, schema_path = sub / "values.yaml", sub / "values.schema.json"
+        if not (values_path.exists() or schema_path.exists()):
+            continue
+        own = (_load_yaml(values_path) or {}) if values_path.exists() else {}
+        schema = json.loads(schema_path.read_text(encoding="utf-8")) if schema_path.exists() else None
+        found[sub.name] = ChartValues(own if isinstance(own, Mapping) else {}, schema, _subchart_values(sub))
+    return found
 
 
 def _resolve(node: Any, root: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -361,22 +383,63 @@ def validate_helm_values(
     free_form = [entry.path for entry in FREE_FORM_VALUES if entry.chart == chart]
     messages = []
     commented = {entry.path for entry in COMMENTED_VALUES if entry.chart == chart}
-    unknown = [p for p in unknown_value_keys(values, chart_values.defaults, chart_values.schema, free_form) if p not in commented]
+    unknown = [p for p in _subchart_unknown_keys(values, chart_values, free_form) if p not in commented]
     for path in unknown:
         where = "values.yaml" + (" or values.schema.json" if chart_values.schema is not None else "")
         messages.append(f"{label}: values key {_format_path(path)} does not exist in the chart's {where}")
+    if check_types:
+        messages += _schema_errors(label, chart_values, values, (), set(unknown))
+    return messages
+
+
+def _subchart_unknown_keys(
+    values: Mapping[str, Any], chart_values: ChartValues, free_form: Iterable[tuple[str, ...]]
+) -> list[tuple[str, ...]]:
+    """`unknown_value_keys` where a subchart's own schema also declares keys: below `<name>:` a key is
+    known when the (coalesced) defaults or the subchart's values.schema.json have it."""
+    unknown = unknown_value_keys(values, chart_values.defaults, chart_values.schema, free_form)
+    for name, sub in chart_values.subcharts.items():
+        given, defaults = values.get(name), chart_values.defaults.get(name)
+        if sub.schema is None or not isinstance(given, Mapping):
+            continue
+        below = [path[1:] for path in free_form if path[:1] == (name,)]
+        unknown = [path for path in unknown if path[:1] != (name,)]
+        sub_defaults = defaults if isinstance(defaults, Mapping) else sub.defaults
+        unknown += [
+            (name, *path) for path in _subchart_unknown_keys(given, ChartValues(sub_defaults, sub.schema, sub.subcharts), below)
+        ]
+    return unknown
+
+
+def _schema_errors(
+    label: str, chart_values: ChartValues, values: Mapping[str, Any], prefix: tuple[str, ...], reported: set[tuple[str, ...]]
+) -> list[str]:
+    """`values` against the chart's values.schema.json, then `values[<name>]` against each subchart's,
+    recursively, as Helm's `ValidateAgainstSchema` does (helm v4 pkg/chart/common/util/jsonschema.go:77-122:
+    the chart's own schema, then for each dependency the values under its name, skipped when absent or
+    null, and "invalid type for values: expected object (map)" when not a map). Helm validates the
+    coalesced values; ours are an override, so `required` is left out (`partial_validator`)."""
+    source = "values.schema.json" if not prefix else f"{_format_path(prefix)} subchart's values.schema.json"
+    messages: list[str] = []
     validator = chart_values.partial_validator
-    if validator is not None and check_types:
-        reported = set(unknown)
+    if validator is not None:
         for error in _leaf_errors(validator.iter_errors(dict(values))):
             if error.validator == "additionalProperties" and error.validator_value is False:
-                base = tuple(str(p) for p in error.absolute_path)
+                base = (*prefix, *(str(p) for p in error.absolute_path))
                 keys = [k for k in _unknown_keys(error) if (*base, k) not in reported]
-                messages += [f"{label}: values key {_format_path((*base, k))} is not allowed by values.schema.json" for k in keys]
+                messages += [f"{label}: values key {_format_path((*base, k))} is not allowed by {source}" for k in keys]
                 continue
-            for text in _describe(error):
-                messages.append(f"{label}: values {text} (values.schema.json)")
-    return messages
+            for text in _describe(error, prefix):
+                messages.append(f"{label}: values {text} ({source})")
+    for name, sub in chart_values.subcharts.items():
+        given = values.get(name)
+        if given is None:
+            continue
+        if not isinstance(given, Mapping):
+            messages.append(f"{label}: values {_format_path((*prefix, name))}: invalid type for values: expected object (map)")
+            continue
+        messages += _schema_errors(label, sub, given, (*prefix, name), reported)
+    return list(dict.fromkeys(messages))  # a `$ref` and the `type` beside it report the same error
 
 
 def _top_level_paths(values: Mapping[str, Any]) -> list[tuple[str, ...]]:

@@ -6,7 +6,10 @@
 The program runs under the mock engine (offline/engine.py); the packs are driven over the Analyzer
 protocol by offline/policy_driver.py (their configuration reconciled by offline/policy_config.py).
 With `--render-charts` the charts are rendered first (offline/charts.py) and each rendered object is
-sent as its own resource, the Chart its parent (offline/chart_objects.py `engine_view`).
+sent as its own resource, the Chart its parent (offline/chart_objects.py `engine_view`). Charts
+delivered by Argo CD (`argocd` delivery) never reach the packs, as under the real engine; for them the
+check prints what Argo CD would decide: each Application's AppProject rules applied to every rendered
+object it would sync (offline/admission.py `argocd_chart_verdicts`), a refusal failing the check.
 
 Diagnostics are printed like `pulumi preview`'s policy summary; exit 1 on any mandatory
 violation, 2 when packs cannot be started or configured, 0 otherwise.
@@ -23,6 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from policies.rules.admission import application_lines
+
+from .admission import argocd_chart_verdicts
+from .charts import RenderReport
 from .engine import RecordedStack
 from .environ import ArgumentListTooLong, policy_pack_environment
 from .policy_config import PolicyConfig, PolicyRunError, parse_policy_config
@@ -236,6 +243,7 @@ def run_check(args: argparse.Namespace) -> int:
             " environment (--no-reuse runs the program again)",
             file=sys.stderr,
         )
+    report: RenderReport | None = None
     if getattr(args, "render_charts", False):
         from .chart_cli import render_charts, report_chart_error
         from .chart_objects import engine_view
@@ -249,7 +257,27 @@ def run_check(args: argparse.Namespace) -> int:
         recorded = engine_view(recorded, report)
     print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")
     try:
-        return check_stack(recorded, stack_file, specs).exit_code
+        exit_code = check_stack(recorded, stack_file, specs).exit_code
     except (PolicyRunError, ArgumentListTooLong) as error:
         print(f"error: {error.strerror if isinstance(error, ArgumentListTooLong) else error}", file=sys.stderr)
         return EXIT_ERROR
+    if report is not None and any(chart.release.delivery == "argocd" for chart in report.charts):
+        refused = print_argocd_admission(recorded, report, sys.stdout)
+        if refused and exit_code == EXIT_OK:
+            exit_code = EXIT_POLICY
+    return exit_code
+
+
+def print_argocd_admission(stack: RecordedStack, report: RenderReport, out: TextIO) -> int:
+    """What the packs cannot see in `argocd` delivery: each chart-installing Application's AppProject
+    verdict with every rendered object it would sync (Argo CD refuses the whole sync for one object).
+    Returns how many Applications are refused."""
+    verdicts = argocd_chart_verdicts(stack, report)
+    print(
+        "\nArgo CD AppProjects, charts delivered by Argo CD (each Application and every rendered object it would sync):", file=out
+    )
+    for verdict in verdicts:
+        print("\n".join(application_lines(verdict)), file=out)
+    refused = sum(1 for v in verdicts if not v.permitted)
+    print(f"Argo CD summary: {refused} of {len(verdicts)} Applications refused", file=out)
+    return refused

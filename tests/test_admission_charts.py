@@ -62,3 +62,57 @@ def test_role_in_a_namespace_the_project_does_not_list_refuses_the_sync(default_
     }
     [verdict] = appproject_verdicts([project, app], {"argocd/hpcforge-test": installed(default_render)})
     assert [r.message for r in verdict.refusals] == ["namespace forbidden is not permitted in project 'p'"]
+
+
+# --- `argocd` delivery: the AppProject judges every rendered object the Application would sync -------
+
+
+def _argocd_render(**config: Any) -> tuple[Any, RenderReport]:
+    import json
+
+    from offline.engine import run_program
+    from offline.stackfile import StackFile
+
+    from .test_charts import PROGRAM, render
+
+    settings = {"test:values": json.dumps({"hook": {"enabled": False}}), "test:delivery": "argocd"}
+    settings.update({f"test:{key}": json.dumps(value) for key, value in config.items()})
+    stack = run_program(StackFile(name="dev", path=PROGRAM / "Pulumi.dev.yaml", config=settings), PROGRAM)
+    report = render(stack)
+    assert [c.release.delivery for c in report.charts] == ["argocd"]
+    return stack, report
+
+
+def test_argocd_delivery_refuses_the_chart_object_outside_the_project_destinations_by_name() -> None:
+    import io
+
+    from offline.check import print_argocd_admission
+
+    stack, report = _argocd_render()
+    out = io.StringIO()
+    assert print_argocd_admission(stack, report, out) == 1
+    lines = out.getvalue().splitlines()
+    assert "  DENY Application argocd/demo in project demo, 8 rendered objects" in lines
+    assert "         Role forbidden/demo-reader: namespace forbidden is not permitted in project 'demo'" in lines
+    assert lines[-1] == "Argo CD summary: 1 of 1 Applications refused"
+
+
+def test_argocd_delivery_applies_the_project_cluster_resource_whitelist_to_chart_objects() -> None:
+    from offline.admission import argocd_chart_verdicts
+
+    crds_only = [{"group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition"}]
+    stack, report = _argocd_render(clusterResources=crds_only)
+    [verdict] = argocd_chart_verdicts(stack, report)
+    assert [str(r) for r in verdict.refusals] == [
+        "Role forbidden/demo-reader: namespace forbidden is not permitted in project 'demo'",
+        "ValidatingWebhookConfiguration demo-widgets: resource admissionregistration.k8s.io:ValidatingWebhookConfiguration "
+        "is not permitted in project demo",
+    ]
+
+
+def test_argocd_delivery_permits_the_chart_once_its_objects_stay_in_the_destination() -> None:
+    from offline.admission import argocd_chart_verdicts
+
+    stack, report = _argocd_render(values={"hook": {"enabled": False}, "extraNamespace": "demo"})
+    [verdict] = argocd_chart_verdicts(stack, report)
+    assert verdict.permitted and verdict.synced == 8

@@ -193,6 +193,32 @@ def test_engine_view_registers_each_object_under_a_chart_without_inputs(
     assert len(children) == len(default_render.charts[0].installed)
 
 
+def test_chart_objects_are_named_by_the_charts_resource_prefix_when_it_has_one() -> None:
+    # pulumi-kubernetes provider/pkg/provider/helm/v4/chart.go: `resourcePrefix`, else the Chart's name.
+    config = {"test:values": json.dumps({"hook": {"enabled": False}}), "test:resourcePrefix": "web"}
+    stack = run_program(StackFile(name="dev", path=PROGRAM / "Pulumi.dev.yaml", config=config), PROGRAM)
+    view = engine_view(stack, render(stack))
+    names = {
+        r.name
+        for r in view.resources
+        if r.type in ("kubernetes:apps/v1:Deployment", "kubernetes:rbac.authorization.k8s.io/v1:Role")
+    }
+    assert names == {"web:demo/demo-app", "web:forbidden/demo-reader"}
+
+
+def test_a_chart_with_unknown_inputs_in_a_preview_registers_no_objects() -> None:
+    # chart.go: while an input is unknown the provider renders nothing ("Preview is incomplete"); a generated
+    # password in the values is unknown in a preview of a new stack.
+    config = {"test:values": json.dumps({"hook": {"enabled": False}}), "test:secretPassword": "true"}
+    known = run_program(StackFile(name="dev", path=PROGRAM / "Pulumi.dev.yaml", config=config), PROGRAM)
+    preview = run_program(StackFile(name="dev", path=PROGRAM / "Pulumi.dev.yaml", config=config), PROGRAM, preview=True)
+    for stack, children in ((known, len(render(known).charts[0].installed)), (preview, 0)):
+        view = engine_view(stack, render(stack))
+        [chart] = [r for r in view.resources if r.is_chart]
+        assert chart.inputs == {}
+        assert len([r for r in view.resources if r.parent == chart.urn]) == children
+
+
 def test_render_documents_put_crds_hooks_and_objects_apart() -> None:
     report = render(run_test_program())
     paths = dict(chart_documents(report))
@@ -385,7 +411,7 @@ def test_extra_api_versions_of_the_cluster_reach_the_capabilities(default_stack:
 
 
 def test_extra_api_versions_are_read_from_the_stack_config() -> None:
-    from offline.charts import extra_api_versions
+    from offline.chart_cluster import extra_api_versions
 
     stack = StackFile(
         "x", PROGRAM / "Pulumi.x.yaml", {"hpcforge:kubernetes": '{"extraApiVersions": ["monitoring.coreos.com/v1"]}'}
@@ -505,3 +531,31 @@ def test_a_custom_resource_found_cluster_scoped_in_the_second_pass_keeps_no_name
     second = render_release(release, chart, scopes={("nfd.k8s-sigs.io", "NodeFeatureRule"): "Cluster"}, **options)
     assert first.objects[0]["metadata"]["namespace"] == "nfd"
     assert "namespace" not in second.objects[0]["metadata"]
+
+
+def test_a_subcharts_own_values_schema_refuses_the_render(tmp_path: Path) -> None:
+    # Helm validates the values under each subchart's name against that subchart's values.schema.json
+    # (helm v4 pkg/chart/common/util/jsonschema.go ValidateAgainstSchema); the renderer goes through it.
+    from offline.charts import ChartRelease, ChartRenderError, render_release
+
+    chart = tmp_path / "parent-0.1.0"
+    child = chart / "charts" / "child"
+    (child / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n- name: child\n  version: 0.1.0\n"
+    )
+    (child / "Chart.yaml").write_text("apiVersion: v2\nname: child\nversion: 0.1.0\n")
+    (child / "values.yaml").write_text("flag: true\n")
+    (child / "values.schema.json").write_text('{"type": "object", "properties": {"flag": {"type": "boolean"}}}')
+    (child / "templates" / "cm.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: child\ndata:\n  flag: "{{ .Values.flag }}"\n'
+    )
+    pin = ChartPin("parent", "0.1.0", "https://charts.example.org")
+
+    def release(values: dict[str, Any]) -> ChartRelease:
+        return ChartRelease("parent", pin, "demo", values, "pulumi", "urn")
+
+    rendered = render_release(release({"child": {"flag": False}}), chart, kubernetes_version=KUBERNETES, api_versions=[])
+    assert [o["data"] for o in rendered.objects] == [{"flag": "false"}]
+    with pytest.raises(ChartRenderError, match=r"(?s)child:.*/flag.*want boolean"):
+        render_release(release({"child": {"flag": "no"}}), chart, kubernetes_version=KUBERNETES, api_versions=[])

@@ -4,7 +4,8 @@ Needs $HPCFORGE_CHARTS: a directory of the unpacked charts at their pinned versi
 (`<chart>-<version>/`, see docs/charts.md for how to make one). Without it the tier skips with that
 reason, the one skip `.ci/run` (HPCFORGE_STRICT=1) allows: no chart repository is reachable from CI.
 
-For dev, prod, and prod delivered by Pulumi (`pulumi` delivery is where helm.v4.Chart drops hooks):
+For dev (delivered by Pulumi), prod (by Argo CD), prod delivered by Pulumi (`pulumi` delivery is where
+helm.v4.Chart drops hooks) and dev delivered by Argo CD:
 0 render errors, 0 unhandled hooks, every rendered object valid against the Kubernetes schema and
 the CRDs, and the defects found by rendering stay fixed (restricted securityContexts, nothing in a
 namespace the AppProject does not list, the Kueue visibility port admitted).
@@ -30,7 +31,7 @@ from .helpers import REPO, require_charts, require_shared, run_stack, run_stack_
 pytestmark = pytest.mark.charts
 
 KUBERNETES = "1.33"
-STACKS = ("dev", "prod", "prod-pulumi")
+STACKS = ("dev", "prod", "prod-pulumi", "dev-argocd")
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +40,15 @@ def charts_dir() -> Path:
 
 
 def _stack(name: str, tmp_dir: Path) -> RecordedStack:
-    if name != "prod-pulumi":
+    """`dev`, `prod`, or one of them in the other delivery mode (`prod-pulumi`, `dev-argocd`)."""
+    if "-" not in name:
         return run_stack(name)
-    document = yaml.safe_load((REPO / "Pulumi.prod.yaml").read_text())
-    document["config"]["hpcforge:delivery"] = "pulumi"
-    path = tmp_dir / "Pulumi.prod.yaml"
+    stack, delivery = name.split("-", 1)
+    document = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())
+    document["config"]["hpcforge:delivery"] = delivery
+    path = tmp_dir / f"Pulumi.{stack}.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
-    return run_stack_file(path, "prod")
+    return run_stack_file(path, stack)
 
 
 @pytest.fixture(scope="module", params=STACKS)
@@ -133,24 +136,21 @@ def test_operator_deployments_pass_restricted(rendered: tuple[str, RecordedStack
     assert found and all(problems == [] for problems in found.values()), found
 
 
-def test_argo_cd_delivered_objects_stay_in_the_project_destinations(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
-    _, stack, report = rendered
-    projects = {
-        r.inputs["metadata"]["name"]: r.inputs["spec"] for r in stack.kubernetes_objects() if r.inputs["kind"] == "AppProject"
-    }
-    applications = {r.urn: r.inputs for r in stack.kubernetes_objects() if r.inputs["kind"] == "Application"}
-    outside = []
-    for chart in report.charts:
-        if chart.release.delivery != "argocd":
-            continue
-        project = projects[applications[chart.release.urn]["spec"]["project"]]
-        allowed = {d["namespace"] for d in project["destinations"]}
-        outside += [
-            f"{chart.release.release}: {o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}"
-            for o in chart.installed
-            if o["metadata"].get("namespace") and o["metadata"]["namespace"] not in allowed
-        ]
-    assert outside == []
+def test_argo_cd_permits_every_rendered_object_its_applications_sync(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
+    """Each chart-installing Application's AppProject (destinations, cluster/namespace resource white- and
+    blacklists, as Argo CD 3.4 computes them) applied to every rendered object of its sync, as
+    `offline check --render-charts` reports it: nothing refused (prod's argo-workflows Role in `devops`
+    was)."""
+    from offline.admission import argocd_chart_verdicts
+
+    name, stack, report = rendered
+    verdicts = argocd_chart_verdicts(stack, report)
+    judged = sum(v.synced for v in verdicts)
+    print(f"[charts tier] {name}: Argo CD: {len(verdicts)} chart Applications, {judged} synced objects judged")
+    assert {str(r) for v in verdicts for r in v.refusals} == set()
+    delivered = [c for c in report.charts if c.release.delivery == "argocd"]
+    assert len(verdicts) == len(delivered)
+    assert judged >= sum(len(c.installed) for c in delivered)
 
 
 def test_kueue_visibility_port_is_admitted(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
@@ -238,3 +238,32 @@ def test_latest_through_upstream_chart_values_fails_the_check_only_when_rendered
     findings = check_recorded_stack(engine_view(stack, report), packs).select(policy="images-pinned")
     assert [(f.level, f.urn.rsplit("::", 1)[-1]) for f in findings] == [("mandatory", "argocd:argocd/argocd-redis")]
     assert ":latest" in findings[0].message
+
+
+def test_the_sriov_operator_memory_limit_exemption_is_needed_and_no_value_removes_it(
+    rendered: tuple[str, RecordedStack, RenderReport], charts_dir: Path
+) -> None:
+    """prod.json exempts one Deployment from container-resources (docs/policies.md): the vendored
+    sriov-network-operator subchart writes the operator container's resources literally, no value in
+    them, and the rendered Deployment has no memory limit. When upstream makes them a value, this fails:
+    set the limit through it and drop the exemption."""
+    import json
+
+    name, _, report = rendered
+    if not any(c.release.release == "network-operator" for c in report.charts):
+        return  # no RDMA layer in this stack (dev)
+    [deployment] = [
+        d
+        for d in _objects(report, "network-operator")
+        if d["kind"] == "Deployment" and d["metadata"]["name"] == "network-operator-sriov-network-operator"
+    ]
+    [container] = _pod_spec(deployment)["containers"]
+    assert container["resources"] == {"requests": {"cpu": "100m", "memory": "100Mi"}}
+    template = (
+        charts_dir / "network-operator-26.4.1" / "charts" / "sriov-network-operator" / "templates" / "operator.yaml"
+    ).read_text()
+    block = template.split("          resources:\n", 1)[1].split("          env:\n", 1)[0]
+    assert "{{" not in block, block
+    exempt = json.loads((REPO / "policies" / "config" / "prod.json").read_text())["container-resources"]["exempt"]
+    assert {"namespace": "nvidia-network-operator", "kind": "Deployment", "name": deployment["metadata"]["name"]} in exempt
+    print(f"[charts tier] {name}: sriov-network-operator resources {container['resources']} (literal in the subchart)")

@@ -15,7 +15,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from components.versions import Charts, Manifests
+from components.versions import ChartPin, Charts, Manifests
 from offline import chart_values, crd_schema, kube_schema, schema
 from offline.engine import RecordedStack
 from offline.render import CHART_API_VERSION, CHART_KIND, MANIFEST_KIND, render_documents
@@ -698,4 +698,46 @@ def test_subchart_defaults_are_keys_the_parent_may_set(shared: Path) -> None:
     errors = chart_values.validate_helm_values(pin.chart, pin.version, values, shared)
     assert errors == [
         f"{pin.chart} {pin.version}: values key kube-state-metrics.resourcez does not exist in the chart's values.yaml"
+    ]
+
+
+def test_subchart_values_are_validated_against_the_subcharts_own_schema(shared: Path) -> None:
+    # gpu-operator has no values.schema.json; its node-feature-discovery subchart has one, which Helm
+    # applies to the values under `node-feature-discovery:` (pkg/chart/common/util/jsonschema.go).
+    pin = Charts.GPU_OPERATOR
+    label = f"{pin.chart} {pin.version}"
+    assert (
+        chart_values.validate_helm_values(
+            pin.chart, pin.version, {"node-feature-discovery": {"postDeleteCleanup": False}}, shared
+        )
+        == []
+    )
+    values = {"node-feature-discovery": {"postDeleteCleanup": "no", "worker": {"tolerations": "all"}}}
+    assert chart_values.validate_helm_values(pin.chart, pin.version, values, shared) == [
+        f"{label}: values node-feature-discovery.postDeleteCleanup: 'no' is not of type 'boolean' "
+        "(node-feature-discovery subchart's values.schema.json)",
+        f"{label}: values node-feature-discovery.worker.tolerations: 'all' is not of type 'array' "
+        "(node-feature-discovery subchart's values.schema.json)",
+    ]
+    assert chart_values.validate_helm_values(pin.chart, pin.version, {"node-feature-discovery": 3}, shared) == [
+        f"{label}: values node-feature-discovery: invalid type for values: expected object (map)"
+    ]
+
+
+def test_keys_only_a_subcharts_schema_declares_are_known(tmp_path: Path) -> None:
+    chart = tmp_path / "charts" / "parent-1.0.0"
+    (chart / "charts" / "child").mkdir(parents=True)
+    (chart / "values.yaml").write_text("replicas: 1\n")
+    (chart / "charts" / "child" / "values.yaml").write_text("image: {tag: v1}\n")
+    (chart / "charts" / "child" / "values.schema.json").write_text(
+        '{"type": "object", "properties": {"extra": {"type": "integer"}}}'
+    )
+    pins = [ChartPin("parent", "1.0.0", "https://charts.example.org", "parent-1.0.0")]
+    assert (
+        chart_values.validate_helm_values("parent", "1.0.0", {"child": {"extra": 2, "image": {"tag": "v2"}}}, tmp_path, pins=pins)
+        == []
+    )
+    assert chart_values.validate_helm_values("parent", "1.0.0", {"child": {"extra": "two", "extar": 1}}, tmp_path, pins=pins) == [
+        "parent 1.0.0: values key child.extar does not exist in the chart's values.yaml",
+        "parent 1.0.0: values child.extra: 'two' is not of type 'integer' (child subchart's values.schema.json)",
     ]

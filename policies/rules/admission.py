@@ -178,6 +178,16 @@ def appproject_verdicts(
     return verdicts
 
 
+def application_lines(app: ApplicationVerdict) -> list[str]:
+    """One Application's verdict as the admission report prints it, each refusal on a line of its own."""
+    mark = "ok  " if app.permitted else "DENY"
+    synced = f", {app.synced} rendered objects" if app.synced else ", rendered objects not known"
+    return [
+        f"  {mark} Application {application_key(app.application)} in project {app.project}{synced}",
+        *(f"         {refusal}" for refusal in app.refusals),
+    ]
+
+
 # --- reachability ---------------------------------------------------------------------------------
 
 
@@ -221,10 +231,7 @@ class Report:
                 out.append(f"         warn ({level}): " + ", ".join(str(w) for w in pod.warnings))
         out.append("Argo CD AppProjects (per Application, and each object it would sync):")
         for app in self.applications:
-            mark = "ok  " if app.permitted else "DENY"
-            synced = f", {app.synced} rendered objects" if app.synced else ", rendered objects not known"
-            out.append(f"  {mark} Application {application_key(app.application)} in project {app.project}{synced}")
-            out += [f"         {refusal}" for refusal in app.refusals]
+            out += application_lines(app)
         out.append("API server calls (APIServices, webhooks, CRD conversion) through NetworkPolicies:")
         for call in self.calls:
             mark = {True: "ok  ", False: "DENY", None: "??  "}[call.reachable]

@@ -1,7 +1,11 @@
 """Deploys the test chart with helm.v4.Chart, as hpcforge's ChartDeployer does in `pulumi` delivery.
 
 Config: `test:values` (JSON object, the chart values), `test:namespace` (default `demo`),
-`test:secretPassword` (true: the chart's `password` value is a generated RandomPassword).
+`test:secretPassword` (true: the chart's `password` value is a generated RandomPassword),
+`test:delivery` (`argocd`: an Argo CD Application in AppProject `demo` installs the chart instead, as
+hpcforge's `argocd` delivery does; the project permits the repository, the release namespace only,
+and the cluster-scoped kinds in `test:clusterResources`, a JSON list, default every kind),
+`test:resourcePrefix` (the Chart's `resource_prefix`, which names its objects).
 """
 
 import pulumi
@@ -22,12 +26,44 @@ ns = k8s.core.v1.Namespace(
         "labels": {"app.kubernetes.io/name": "demo", "pod-security.kubernetes.io/enforce": "restricted"},
     },
 )
-k8s.helm.v4.Chart(
-    "demo",
-    chart="hpcforge-test",
-    version="0.1.0",
-    namespace=namespace,
-    repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo="https://charts.example.org"),
-    values=values,
-    opts=pulumi.ResourceOptions(depends_on=[ns]),
-)
+if config.get("delivery") == "argocd":
+    in_cluster = "https://kubernetes.default.svc"
+    project = k8s.apiextensions.CustomResource(
+        "argocd/demo",
+        api_version="argoproj.io/v1alpha1",
+        kind="AppProject",
+        metadata={"name": "demo", "namespace": "argocd"},
+        spec={
+            "sourceRepos": ["https://charts.example.org"],
+            "destinations": [{"server": in_cluster, "namespace": namespace}],
+            "clusterResourceWhitelist": config.get_object("clusterResources") or [{"group": "*", "kind": "*"}],
+        },
+    )
+    k8s.apiextensions.CustomResource(
+        "argocd/demo-app",
+        api_version="argoproj.io/v1alpha1",
+        kind="Application",
+        metadata={"name": "demo", "namespace": "argocd"},
+        spec={
+            "project": "demo",
+            "source": {
+                "repoURL": "https://charts.example.org",
+                "chart": "hpcforge-test",
+                "targetRevision": "0.1.0",
+                "helm": {"releaseName": "demo", "valuesObject": values},
+            },
+            "destination": {"server": in_cluster, "namespace": namespace},
+        },
+        opts=pulumi.ResourceOptions(depends_on=[ns, project]),
+    )
+else:
+    k8s.helm.v4.Chart(
+        "demo",
+        chart="hpcforge-test",
+        version="0.1.0",
+        namespace=namespace,
+        repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo="https://charts.example.org"),
+        values=values,
+        resource_prefix=config.get("resourcePrefix"),
+        opts=pulumi.ResourceOptions(depends_on=[ns]),
+    )
