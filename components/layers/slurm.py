@@ -369,7 +369,16 @@ class Slurm(pulumi.ComponentResource):
             files["gres.conf"] = gres
         files.update(topology_files(cfg, args.hosts))
         extra_files = config_map(
-            ctx, "slurm-config-extra", ns, files, component="slurm", parent=self, app=CONTROLLER, depends_on=ready_ns
+            ctx,
+            "slurm-config-extra",
+            ns,
+            files,
+            component="slurm",
+            parent=self,
+            app=CONTROLLER,
+            depends_on=ready_ns,
+            # topology.yaml may come from the Slurm inventory file
+            annotations=cfg.inventory_annotations() if cfg.topology is not None else None,
         )
         script_maps: dict[str, pulumi.Resource] = {}
         for kind, scripts in (("prolog", cfg.prolog), ("epilog", cfg.epilog)):
@@ -487,6 +496,7 @@ class Slurm(pulumi.ComponentResource):
                 slurm_key_secret=SLURM_KEY_SECRET,
                 desired=args.accounts_state,
                 depends_on=list(objects),
+                annotations=cfg.inventory_annotations(),
             )
         self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
 
