@@ -86,6 +86,22 @@ def test_chart_values_keep_data_and_select_every_monitor() -> None:
     assert values["alertmanager"]["alertmanagerSpec"]["useExistingSecret"] is True
 
 
+def test_prod_retains_the_prometheus_and_alertmanager_claims(prod_stack: RecordedStack) -> None:
+    # the operator's StatefulSets own these claims, not Pulumi: their retention policy is what protects them
+    from .test_admission_program import chart_values as deployed_values
+
+    values = deployed_values(prod_stack, "kube-prometheus-stack")
+    retain = {"whenDeleted": "Retain", "whenScaled": "Retain"}
+    assert values["prometheus"]["prometheusSpec"]["persistentVolumeClaimRetentionPolicy"] == retain
+    assert values["alertmanager"]["alertmanagerSpec"]["persistentVolumeClaimRetentionPolicy"] == retain
+
+
+def test_claims_retention_is_left_out_without_protection() -> None:
+    values = chart_values(ObservabilityConfig(), storage_class=None, retain_claims=False)
+    assert "persistentVolumeClaimRetentionPolicy" not in values["prometheus"]["prometheusSpec"]
+    assert "persistentVolumeClaimRetentionPolicy" not in values["alertmanager"]["alertmanagerSpec"]
+
+
 def test_pod_monitor_selects_its_namespace_and_port() -> None:
     spec = pod_monitor_spec(SITE_TARGETS[0], "30s")
     assert spec["namespaceSelector"] == {"matchNames": ["cert-manager"]}

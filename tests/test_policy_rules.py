@@ -391,6 +391,31 @@ def test_stateful_resources_protected() -> None:
     assert "volumeClaimTemplates" in rule(sts)[0]
     mariadb = k8s("MariaDB", "m", "db", api="k8s.mariadb.com/v1alpha1", spec={})
     assert rule(mariadb) and rule(controller("")) == []
+    # chart-made Prometheus: its claims are the operator's StatefulSet's; the CR's claim retention keeps them
+    storage = {"storage": {"volumeClaimTemplate": {"spec": {"resources": {"requests": {"storage": "50Gi"}}}}}}
+    prometheus = k8s("Prometheus", "p", "monitoring", api="monitoring.coreos.com/v1", spec=storage)
+    assert "persistentVolumeClaimRetentionPolicy.whenDeleted to Retain" in rule(prometheus)[0]
+    retained = {**storage, "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"}}
+    assert rule(k8s("Prometheus", "p", "monitoring", api="monitoring.coreos.com/v1", spec=retained)) == []
+    deleted = {**storage, "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"}}
+    assert rule(k8s("Alertmanager", "a", "monitoring", api="monitoring.coreos.com/v1", spec=deleted))
+    assert rule(k8s("Prometheus", "p", "monitoring", api="monitoring.coreos.com/v1", spec={})) == []
+    # the same through the chart's values (Chart or Argo CD Application), where the CRs are not Pulumi's
+    claim = {"volumeClaimTemplate": {"spec": {}}}
+    keep = {"persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain"}}
+    kept = {
+        "prometheus": {"prometheusSpec": {"storageSpec": claim, **keep}},
+        "alertmanager": {"alertmanagerSpec": {"storage": claim, **keep}},
+    }
+    assert rule(chart("kube-prometheus-stack", "88.5.3", kept)) == []
+    lost = {
+        "prometheus": {"prometheusSpec": {"storageSpec": claim}},
+        "alertmanager": {"alertmanagerSpec": {"storage": claim, **keep}},
+    }
+    problems = rule(chart("kube-prometheus-stack", "88.5.3", lost))
+    assert len(problems) == 1 and "prometheus.prometheusSpec.persistentVolumeClaimRetentionPolicy" in problems[0]
+    assert rule(chart("kube-prometheus-stack", "88.5.3", {"prometheus": {"prometheusSpec": {}}})) == []
+    assert rule(chart("other", "1.0.0", lost)) == []
 
 
 def test_kubernetes_labels() -> None:

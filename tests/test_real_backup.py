@@ -1,7 +1,7 @@
 """Tier 4 (real daemons): the accounting database's backup and restore, with exactly the commands
 mariadb-operator's Backup and Restore run (`dump_argv`/`restore_argv`), against a real MariaDB whose
-slurm_acct_db was written by a real slurmdbd. The restore runbook in docs/operations.md follows
-these steps: dump, (lose the database), restore, check."""
+slurm_acct_db was written by a real slurmdbd: dump, (lose the database), restore, check. The restore
+runbook's own blocks in docs/operations.md are run by tests/test_runbook.py."""
 
 from __future__ import annotations
 

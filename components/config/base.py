@@ -12,7 +12,7 @@ import re
 import socket
 import types
 import typing
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
 from typing import Annotated, Any, ClassVar
 
@@ -112,7 +112,7 @@ def _strings(value: Any, path: tuple[PathPart, ...]) -> Iterable[tuple[tuple[Pat
                 yield (*path, key), item
 
 
-def _clean(data: dict[Any, Any], multiline: dict[str, bool], integers: Container[str]) -> bool:
+def _clean(data: dict[Any, Any], multiline: dict[str, bool], integers: Collection[str]) -> bool:
     """True when `_refuse_structure_breaking_input` would find nothing (the common case, checked fast).
 
     The strings of single-line fields are joined by spaces and searched once with `_CONTROL` (a

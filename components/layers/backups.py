@@ -286,7 +286,15 @@ def _export_cronjob(
                         "containers": [
                             {
                                 "name": "export",
-                                # python3 and openssl, as in the directory's image
+                                # python3 + python-ldap and /usr/bin/openssl in docker.io/389ds/dirsrv: its build
+                                # recipe lives on the openSUSE Build Service (home:firstyear/389-ds-container, not
+                                # on GitHub; 389ds/389-ds-base removed its docker/ folder in b8f7533af as unused), so
+                                # this rests on what the image's own entrypoint needs, read at 389-ds-base-3.1.4:
+                                # `dscontainer -r` is python3 importing lib389 (src/lib389/cli/dscontainer lines
+                                # 37-42), lib389 depends on python-ldap (src/lib389/pyproject.toml line 48), and its
+                                # first start creates the self-signed CA (lib389/instance/setup.py lines 994-1002 ->
+                                # nss_ssl.py create_rsa_ca -> openssl_rehash, lines 252/258, `/usr/bin/openssl`);
+                                # the RPM spec makes python3-lib389 require openssl (rpm/389-ds-base.spec.in line 328).
                                 "image": Images.DIRSRV.ref,
                                 "command": command,
                                 "env": env,

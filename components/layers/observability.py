@@ -97,8 +97,21 @@ def scrape_policy_spec(target: PodTarget, monitoring_namespace: str = NAMESPACE)
     }
 
 
-def chart_values(cfg: ObservabilityConfig, *, storage_class: str | None) -> dict[str, Any]:
-    """kube-prometheus-stack values (pure; every key exists in the chart's values.yaml)."""
+# Prometheus' and Alertmanager's volumes are not Pulumi resources: prometheus-operator makes a StatefulSet of
+# each CR and the StatefulSet controller makes the claims from its volumeClaimTemplates, so Pulumi's
+# protect/retainOnDelete cannot reach them. What keeps them is the StatefulSet's
+# persistentVolumeClaimRetentionPolicy, which the operator copies from the CR's field of that name
+# (prometheus-operator 0.93.1 CRDs Prometheus/Alertmanager; chart values
+# prometheus.prometheusSpec / alertmanager.alertmanagerSpec .persistentVolumeClaimRetentionPolicy): with
+# Retain, deleting the CR (or the whole chart) or scaling down leaves the claims, and so their volumes, in place.
+RETAIN_CLAIMS = {"whenDeleted": "Retain", "whenScaled": "Retain"}
+
+
+def chart_values(cfg: ObservabilityConfig, *, storage_class: str | None, retain_claims: bool = True) -> dict[str, Any]:
+    """kube-prometheus-stack values (pure; every key exists in the chart's values.yaml).
+
+    `retain_claims`: the stack protects stateful data (`protection` is not `none`): write the claims' retention.
+    """
 
     def claim(size: str) -> dict[str, Any]:
         spec: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
@@ -117,15 +130,17 @@ def chart_values(cfg: ObservabilityConfig, *, storage_class: str | None) -> dict
     }
     if cfg.retention_size:
         prometheus_spec["retentionSize"] = cfg.retention_size
+    alertmanager_spec: dict[str, Any] = {
+        "useExistingSecret": True,
+        "storage": claim(cfg.alertmanager_storage.size),
+        "resources": container_resources("50m", "128Mi", "256Mi"),
+    }
+    if retain_claims:
+        prometheus_spec["persistentVolumeClaimRetentionPolicy"] = dict(RETAIN_CLAIMS)
+        alertmanager_spec["persistentVolumeClaimRetentionPolicy"] = dict(RETAIN_CLAIMS)
     return {
         "prometheus": {"prometheusSpec": prometheus_spec},
-        "alertmanager": {
-            "alertmanagerSpec": {
-                "useExistingSecret": True,
-                "storage": claim(cfg.alertmanager_storage.size),
-                "resources": container_resources("50m", "128Mi", "256Mi"),
-            }
-        },
+        "alertmanager": {"alertmanagerSpec": alertmanager_spec},
         "grafana": {
             "enabled": True,
             "resources": container_resources("100m", "128Mi", "512Mi"),
@@ -208,7 +223,9 @@ class Observability(pulumi.ComponentResource):
             parent=self,
             depends_on=ns.ready,
         )
-        values = chart_values(cfg, storage_class=ctx.storage_class_for(cfg.storage.storage_class))
+        values = chart_values(
+            cfg, storage_class=ctx.storage_class_for(cfg.storage.storage_class), retain_claims=ctx.protection != "none"
+        )
         chart = args.charts.deploy(
             RELEASE, Charts.KUBE_PROMETHEUS_STACK, NAMESPACE, values, parent=self, depends_on=[*ns.ready, alerts, grafana]
         )

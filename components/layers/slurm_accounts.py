@@ -70,6 +70,11 @@ def _job_spec(*, controller: str, slurm_key_secret: str, labels: dict[str, str])
                 "containers": [
                     {
                         "name": "sacct-sync",
+                        # python3 in the login image: SlinkyProject/containers (snapshot 05efda0, 2026-06-25),
+                        # schedmd/slurm/26.05/ubuntu26.04/Dockerfile line 108 installs `supervisor` in the `base`
+                        # stage that `login` builds on (lines 115, 283, 344); Debian/Ubuntu's supervisor package
+                        # Depends on python3:any, and `sssd` (line 362) on python3-sss. No line installs python3 by
+                        # name: a rebuilt image without supervisor would break this Job.
                         "image": Images.LOGIN.ref,
                         "command": sync_command(),
                         "resources": container_resources("50m", "64Mi", "256Mi"),

@@ -24,7 +24,7 @@ from .access import get, glob, items, mapping, text
 from .images import parse_image
 from .knobs import STRING_LIST, RuleConfig, knob
 from .rule import ResourceRule
-from .sources import HelmSource, git_sources, helm_sources, is_application, walk
+from .sources import HELM_CHART_TYPES, HelmSource, git_sources, helm_sources, is_application, walk
 from .view import ResourceView
 from .wire import is_unknown
 from .workloads import ContainerRef, containers
@@ -362,7 +362,8 @@ class StatefulConfig(RuleConfig):
         "volumeClaimTemplates",
         True,
         {"type": "boolean"},
-        "Also treat any object with spec.volumeClaimTemplates (StatefulSets, e.g. 389ds; NodeSets) as stateful.",
+        "Also treat any object with spec.volumeClaimTemplates (StatefulSets, e.g. 389ds; NodeSets), or with "
+        "spec.storage.volumeClaimTemplate (Prometheus, Alertmanager), as stateful.",
     )
     protection_annotation: str = knob(
         "protectionAnnotation",
@@ -378,14 +379,54 @@ class StatefulConfig(RuleConfig):
     )
 
 
+# kube-prometheus-stack values: (section, CR spec key, storage key) of each operator-made volume.
+PROMETHEUS_STACK_STORAGE = (("prometheus", "prometheusSpec", "storageSpec"), ("alertmanager", "alertmanagerSpec", "storage"))
+
+
+def _prometheus_stack_claims_not_retained(resource: ResourceView) -> list[str]:
+    """kube-prometheus-stack deployed with storage but without Retain claim retention (Chart or Application values)."""
+    problems = []
+    for source in helm_sources(resource):
+        if not (source.chart or "").rstrip("/").endswith("kube-prometheus-stack"):
+            continue
+        for section, spec_key, storage_key in PROMETHEUS_STACK_STORAGE:
+            values = mapping(source.values.get(section))
+            spec = mapping(values.get(spec_key))
+            if values.get("enabled") is False or not mapping(mapping(spec.get(storage_key)).get("volumeClaimTemplate")):
+                continue
+            if mapping(spec.get("persistentVolumeClaimRetentionPolicy")).get("whenDeleted") != "Retain":
+                problems.append(
+                    f"{resource.display} gives {section} a volume ({source.values_path}.{section}.{spec_key}.{storage_key}) "
+                    "that the operator's StatefulSet makes, out of Pulumi's reach, without retaining it: set "
+                    f"{section}.{spec_key}.persistentVolumeClaimRetentionPolicy.whenDeleted to Retain."
+                )
+    return problems
+
+
 def check_stateful_resources_protected(resource: ResourceView, config: StatefulConfig) -> list[str]:
     if resource.is_patch:
         return []
+    if config.volume_claim_templates and (resource.type in HELM_CHART_TYPES or is_application(resource)):
+        return _prometheus_stack_claims_not_retained(resource)
     reason = None
     if any(glob(pattern, resource.type) for pattern in config.stateful_types):
         reason = resource.type.rsplit(":", 1)[-1]
     elif config.volume_claim_templates and resource.is_object and items(resource.spec.get("volumeClaimTemplates")):
         reason = f"{resource.kind} with volumeClaimTemplates"
+    elif config.volume_claim_templates and resource.is_object and _operator_claims(resource.spec):
+        # Prometheus/Alertmanager (prometheus-operator): the operator's StatefulSet makes the claims, out of
+        # Pulumi's reach; they outlive the CR when the StatefulSet's claim retention policy (copied from the
+        # CR's spec.persistentVolumeClaimRetentionPolicy) is Retain on deletion.
+        retention = resource.spec.get("persistentVolumeClaimRetentionPolicy")
+        kept = resource.protect or resource.annotations.get(config.protection_annotation) == "retain"
+        if kept or (isinstance(retention, Mapping) and retention.get("whenDeleted") == "Retain"):
+            return []
+        return [
+            f"{resource.display} keeps its data in claims that its operator's StatefulSet makes "
+            "(spec.storage.volumeClaimTemplate), out of Pulumi's reach, and does not retain them: set "
+            "spec.persistentVolumeClaimRetentionPolicy.whenDeleted to Retain (kube-prometheus-stack values: "
+            "prometheus.prometheusSpec and alertmanager.alertmanagerSpec)."
+        ]
     if reason is None:
         return []
     annotation = resource.annotations.get(config.protection_annotation)
@@ -406,6 +447,11 @@ def check_stateful_resources_protected(resource: ResourceView, config: StatefulC
         f"{resource.display} holds state ({reason}) but is neither protected (resource option protect) nor retained "
         f"({config.protection_annotation}: retain with retainOnDelete): a config change could delete the data."
     ]
+
+
+def _operator_claims(spec: Mapping[str, Any]) -> bool:
+    storage = spec.get("storage")
+    return isinstance(storage, Mapping) and isinstance(storage.get("volumeClaimTemplate"), Mapping)
 
 
 STATEFUL_RESOURCES_PROTECTED = ResourceRule(
