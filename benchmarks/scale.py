@@ -83,10 +83,8 @@ class Measurement:
     largest_object_bytes: int
     rendered_bytes: int
     config_bytes: int
-    """Bytes of PULUMI_CONFIG as the CLI would pass it."""
-    full_form_config_bytes: int
-    """The same with one leaf switch per 40-host rack and one Slurm account per project
-    (`sitegen.generate_site(full_form=True)`), which the generated site groups above 256 racks / 100 projects."""
+    """Bytes of PULUMI_CONFIG as the CLI would pass it (hosts, users, the Slurm topology with one leaf switch per
+    40-host rack and the Slurm accounts with one account per project are in inventory files)."""
     policy_seconds: float | None
     policy_violations: int | None
     pack_peak_memory_mib: float | None
@@ -218,7 +216,6 @@ def measure(size: Size, repeat: int, with_policy: bool, workdir: Path) -> Measur
     generate = [sys.executable, "-m", "benchmarks.scale", "--generate", str(config)]
     generate += ["--hosts", str(size.hosts), "--nodesets", str(size.nodesets), "--users", str(size.users)]
     subprocess.run(generate, cwd=PROJECT_ROOT, check=True, timeout=1800)
-    full_form = json.loads(config.with_suffix(".full-form.json").read_text())["config_bytes"]
     load_before = os.getloadavg()[0]
     command = [sys.executable, "-m", "benchmarks.scale", "--worker", str(config), "--repeat", str(1 if size.large else repeat)]
     if not with_policy:
@@ -244,7 +241,6 @@ def measure(size: Size, repeat: int, with_policy: bool, workdir: Path) -> Measur
         largest_object_bytes=data["largest_object_bytes"],
         rendered_bytes=data["rendered_bytes"],
         config_bytes=data["config_bytes"],
-        full_form_config_bytes=full_form,
         policy_seconds=data["policy_seconds"],
         policy_violations=data["policy_violations"],
         pack_peak_memory_mib=data["pack_peak_memory_mib"],
@@ -366,38 +362,7 @@ def targets(rows: list[Measurement]) -> list[dict[str, Any]]:
         f"largest PULUMI_CONFIG {biggest_config.config_bytes:,} bytes ({biggest_config.size.label})",
         biggest_config.config_bytes + len("PULUMI_CONFIG=") + 1 <= 131072,
     )
-    full = max(rows, key=lambda m: m.full_form_config_bytes)
-    add(
-        "stack config with one leaf switch per 40-host rack and one Slurm account per project passes (< 128 KiB; "
-        "the timed sites group them above 256 racks / 100 projects)",
-        f"largest {full.full_form_config_bytes:,} bytes ({full.size.label}): slurm.topology and slurm.accounts are stack "
-        "config keys, not inventory files",
-        full.full_form_config_bytes + len("PULUMI_CONFIG=") + 1 <= 131072,
-    )
     return results
-
-
-def full_form_config_bytes(stack_file: Path, hosts: int, nodesets: int, users: int) -> int:
-    """PULUMI_CONFIG bytes of the site with a leaf switch per rack and an account per project: the
-    generated stack file's config with those two keys in their full form, read back as the CLI reads it."""
-    import yaml
-
-    from offline.environ import go_json_string_map
-    from offline.stackfile import read_stack_file
-
-    from .sitegen import generate_site
-
-    full = generate_site(hosts=hosts, nodesets=nodesets, users=users, full_form=True)["hpcforge:slurm"]
-    document = yaml.load(stack_file.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    slurm = document["config"]["hpcforge:slurm"]
-    for key in ("topology", "accounts"):
-        if key in full:
-            slurm[key] = full[key]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / stack_file.name
-        path.write_text(yaml.dump(document, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False))
-        config = read_stack_file(path, name="bench").config
-    return len(go_json_string_map(config).encode())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -416,8 +381,6 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.generate:
         write_site(args.generate, hosts=args.hosts, nodesets=args.nodesets, users=args.users)
-        full = full_form_config_bytes(args.generate, args.hosts, args.nodesets, args.users)
-        args.generate.with_suffix(".full-form.json").write_text(json.dumps({"config_bytes": full}))
         return 0
 
     if args.worker:

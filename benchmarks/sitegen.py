@@ -51,35 +51,18 @@ def address_plan(hosts: int) -> dict[str, Any]:
 
 
 RACK_HOSTS = 40
-"""Hosts a rack (one leaf switch each) while the site has at most `MAX_LEAVES` racks."""
-MAX_LEAVES = 256
-MAX_ACCOUNTS = 100
+"""Hosts a rack (one leaf switch each)."""
 
 
-def leaf_hosts(hosts: int, max_leaves: int | None = MAX_LEAVES) -> int:
-    """Hosts per leaf switch: a rack of 40, or more where that would make over `max_leaves` leaves.
-
-    The Slurm topology and the Slurm accounts are keys of the stack config, not inventory files, so
-    they must fit in PULUMI_CONFIG with the rest (128 KiB): one leaf per 40-host rack at 100,000 hosts
-    (2,500 leaves) and one account per project at 100,000 users (1,000) would not (`full_form=True`
-    in `generate_site` builds that form, to measure it).
-    """
-    if max_leaves is None:
-        return RACK_HOSTS
-    return max(RACK_HOSTS, math.ceil(hosts / max_leaves))
-
-
-def generate_site(
-    hosts: int = 100, nodesets: int = 4, users: int = 6, base: Path = BASE_STACK, *, full_form: bool = False
-) -> dict[str, Any]:
+def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Path = BASE_STACK) -> dict[str, Any]:
     """The `config:` mapping of a prod-like stack with the requested sizes, its inventories inline
     (`write_site` moves them to inventory files).
 
-    Above 256 racks of 40 hosts, hosts share leaf switches (at most 256 leaves), and above 100 project
-    groups, Slurm accounts cover several groups each (at most 100 accounts), so that the stack config
-    stays passable; `full_form=True` keeps one leaf per rack and one account per project instead.
+    One leaf switch per rack of 40 hosts (2,500 at 100,000 hosts) and one Slurm account per project
+    group (1,000 at 100,000 users): both grow with the site, so `write_site` puts them in the Slurm
+    inventory file (`hpcforge:slurm.inventory`), not in the stack config.
     """
-    rack = leaf_hosts(hosts, None if full_form else MAX_LEAVES)
+    rack = RACK_HOSTS
     # Read as the Pulumi CLI reads stack files (yaml.v3 rules), like every stack file in hpcforge.
     config: dict[str, Any] = copy.deepcopy(load_document(base.read_text())["config"])
 
@@ -107,7 +90,7 @@ def generate_site(
         for i in range(1, hosts + 1)
     ]
     # BMCs share the provisioning subnet here: no separate BMC network or further subnets. The racks
-    # follow the hosts' switch tags (40 hosts a rack, or more hosts a leaf switch: `leaf_hosts`).
+    # follow the hosts' switch tags (40 hosts a rack).
     prov.pop("bmcNetwork", None)
     prov.pop("subnets", None)
     topology = config["hpcforge:slurm"].get("topology")
@@ -179,31 +162,29 @@ def generate_site(
         }
         for i in range(users)
     ]
-    # Slurm accounts: one per project group (prod's name prod's groups and users), or one per
-    # `per_account` consecutive groups above MAX_ACCOUNTS projects (see `leaf_hosts`).
+    # Slurm accounts: one per project group (prod's name prod's groups and users).
     if "accounts" in slurm:
-        per_account = 1 if full_form else math.ceil(projects / MAX_ACCOUNTS)
         slurm["accounts"]["users"] = []
         slurm["accounts"]["accounts"] = [{"name": "science"}] + [
-            {
-                "name": f"proj{first:04d}",
-                "parent": "science",
-                "groups": [f"proj{i:04d}" for i in range(first, min(first + per_account, projects))],
-            }
-            for first in range(0, projects, per_account)
+            {"name": f"proj{i:04d}", "parent": "science", "groups": [f"proj{i:04d}"]} for i in range(projects)
         ]
     return config
 
 
 def write_site(path: Path, *, hosts: int = 100, nodesets: int = 4, users: int = 6) -> Path:
-    """Write a generated stack file and its inventory files (`<stem>.hosts.yaml`, `<stem>.users.yaml`
-    beside it, named by absolute path), with libyaml's dumper: these files are large."""
+    """Write a generated stack file and its inventory files (`<stem>.hosts.yaml`, `<stem>.users.yaml`,
+    `<stem>.slurm.yaml` (topology and accounts) beside it, named by absolute path), with libyaml's dumper:
+    these files are large."""
     config = generate_site(hosts=hosts, nodesets=nodesets, users=users)
     stem = path.name.removesuffix(".yaml")
-    for section, keys, suffix in (("provisioning", ("hosts",), "hosts"), ("directory", ("groups", "users"), "users")):
+    for section, keys, suffix in (
+        ("provisioning", ("hosts",), "hosts"),
+        ("directory", ("groups", "users"), "users"),
+        ("slurm", ("topology", "accounts"), "slurm"),
+    ):
         values = config[f"hpcforge:{section}"]
         inventory = path.parent / f"{stem}.{suffix}.yaml"
-        document = {key: values.pop(key) for key in keys}
+        document = {key: values.pop(key) for key in keys if key in values}
         inventory.write_text(yaml.dump(document, Dumper=Yaml12Dumper, sort_keys=False, default_flow_style=None, width=100_000))
         values["inventory"] = {"file": str(inventory)}
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

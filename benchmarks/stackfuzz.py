@@ -543,6 +543,8 @@ def apply(mutation: Mutation, directory: Path) -> str:
         target[last] = _PLACEHOLDER if isinstance(mutation.value, Raw) else mutation.value
     raw = mutation.value.text if isinstance(mutation.value, Raw) else None
     for kind in KINDS:
+        if kind.inline_allowed:  # the Slurm topology and accounts stay inline, as in dev and prod
+            continue
         section = config.get(f"hpcforge:{kind.section}")
         if isinstance(section, dict) and any(key in section for key in kind.keys):
             path = directory / DEFAULT_FILES[kind.section]

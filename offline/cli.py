@@ -5,7 +5,7 @@
     python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ... [--no-reuse]
     python -m offline admission --stack prod [--config FILE] [--preview] [--objects DIR] [--render-charts ...]
     python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
-    python -m offline migrate-inventory --stack prod [--config FILE]
+    python -m offline migrate-inventory --stack prod [--config FILE] [--slurm]
     python -m offline urns    [--stack dev --stack prod] [--update]
     (render and check: [--render-charts [--charts-from DIR] [--pull-charts]], see docs/charts.md)
 
@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
         "migrate-inventory", help="move inline hosts, users and groups from the stack file into inventory/<stack>/"
     )
     _add_stack_arguments(migrate)
+    migrate.add_argument(
+        "--slurm", action="store_true", help="also move hpcforge:slurm.topology and .accounts into inventory/<stack>/slurm.yaml"
+    )
 
     urns = commands.add_parser("urns", help="compare the stacks' URNs with tests/urns/<stack>.txt (offline/urns.py)")
     urns.add_argument("--stack", action="append", default=[], help="stack name (repeatable; default: dev and prod)")
@@ -132,7 +135,7 @@ def _migrate(args: argparse.Namespace) -> int:
     from .migrate import MigrationError, migrate_inventory
 
     try:
-        migration = migrate_inventory(args.stack, args.config)
+        migration = migrate_inventory(args.stack, args.config, slurm=args.slurm)
     except MigrationError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_CONFIG

@@ -3,7 +3,9 @@
 Hosts (`hpcforge:provisioning.hosts`) and directory users and groups (`hpcforge:directory.users`,
 `.groups`) used to live in the stack config. This writes them to `inventory/STACK/hosts.yaml` and
 `inventory/STACK/users.yaml` and replaces the keys in the stack file by
-`inventory: {file: inventory/STACK/...}`. The stack file is edited as text (its comments and the
+`inventory: {file: inventory/STACK/...}`. With `--slurm` it also moves the Slurm topology and accounts
+(`hpcforge:slurm.topology`, `.accounts`, which may stay inline while small) to `inventory/STACK/slurm.yaml`.
+The stack file is edited as text (its comments and the
 order of the other keys stay); the result is read back and compared with the original before
 anything is written, so a stack file this tool cannot edit safely is left as it was.
 """
@@ -86,8 +88,9 @@ def _dump(document: dict[str, Any]) -> str:
     return text
 
 
-def plan_migration(stack: str, stack_text: str) -> Migration:
-    """The new stack file and inventory files; MigrationError if the stack file cannot be edited safely."""
+def plan_migration(stack: str, stack_text: str, *, slurm: bool = False) -> Migration:
+    """The new stack file and inventory files; MigrationError if the stack file cannot be edited safely.
+    `slurm`: also move `slurm.topology` and `slurm.accounts` (otherwise they stay inline)."""
     try:
         document = yaml.load(stack_text, Loader=Yaml12Loader) or {}
     except yaml.YAMLError as error:
@@ -97,6 +100,8 @@ def plan_migration(stack: str, stack_text: str) -> Migration:
     files: dict[str, str] = {}
     expected = dict(config)
     for kind in KINDS:
+        if kind.inline_allowed and not slurm:
+            continue
         values = config.get(f"hpcforge:{kind.section}")
         if not isinstance(values, dict) or not any(key in values for key in kind.keys):
             continue
@@ -127,7 +132,8 @@ def plan_migration(stack: str, stack_text: str) -> Migration:
         rest = {key: value for key, value in values.items() if key not in kind.keys}
         expected[f"hpcforge:{kind.section}"] = {**rest, "inventory": {"file": name}}
     if not files:
-        raise MigrationError("no inline inventory (provisioning.hosts, directory.users, directory.groups) to move")
+        also = ", slurm.topology, slurm.accounts" if slurm else ""
+        raise MigrationError(f"no inline inventory (provisioning.hosts, directory.users, directory.groups{also}) to move")
     new_text = "".join(lines)
     reread = (yaml.load(new_text, Loader=Yaml12Loader) or {}).get("config") or {}
     if reread != expected:  # mapping equality: key order does not matter
@@ -149,14 +155,14 @@ def _contains_secure(value: Any) -> bool:
     return False
 
 
-def migrate_inventory(stack: str, stack_file: Path | None = None, root: Path = PROJECT_ROOT) -> Migration:
+def migrate_inventory(stack: str, stack_file: Path | None = None, root: Path = PROJECT_ROOT, *, slurm: bool = False) -> Migration:
     """Write the inventory files under `root` and rewrite the stack file; refuses to overwrite files."""
     path = stack_file or root / f"Pulumi.{stack}.yaml"
     try:
         text = path.read_text()
     except FileNotFoundError:
         raise MigrationError(f"{path}: no such stack file") from None
-    migration = plan_migration(stack, text)
+    migration = plan_migration(stack, text, slurm=slurm)
     for name in migration.files:
         if (root / name).exists():
             raise MigrationError(f"{name} already exists; not overwriting it")

@@ -102,8 +102,11 @@ def inline_inventories(values: dict[str, Any], root: Path = REPO) -> dict[str, A
 
 
 def outline_inventories(values: dict[str, Any], directory: Path) -> dict[str, Any]:
-    """Move inline lists of `values` to inventory files in `directory`, referenced by absolute path."""
+    """Move inline lists of `values` to inventory files in `directory`, referenced by absolute path (the Slurm
+    topology and accounts, which may stay inline, stay inline)."""
     for kind in KINDS:
+        if kind.inline_allowed:
+            continue
         section = values.get(f"hpcforge:{kind.section}")
         if isinstance(section, dict) and any(key in section for key in kind.keys):
             path = directory / DEFAULT_FILES[kind.section]

@@ -6,6 +6,8 @@ Whatever grows with the site lives in files in the repository, referenced from t
       inventory: {file: inventory/prod/hosts.yaml}     # `hosts: [...]`
     hpcforge:directory:
       inventory: {file: inventory/prod/users.yaml}     # `groups: [...]`, `users: [...]`
+    hpcforge:slurm:
+      inventory: {file: inventory/prod/slurm.yaml}     # `topology: {...}`, `accounts: {...}`
 
 so the stack config stays a few KiB at any site size (the Pulumi CLI hands the whole stack config
 to the program and to every policy pack in ONE environment variable, and Linux refuses any single
@@ -14,6 +16,10 @@ size), records its sha256 in the config (`inventory.sha256`; a pinned value is c
 its lists where the models expect them, so they are validated with the rest of the config before
 anything is registered. Problems inside a file are reported under the file and the path in it:
 `inventory/prod/hosts.yaml: hosts[123].ip: ...`.
+
+Hosts, users and groups must come from a file. The Slurm topology (one leaf switch per rack) and the
+Slurm accounts (one per project) may also stay inline while they are small; a key set both inline
+and in the file is refused.
 """
 
 from __future__ import annotations
@@ -53,14 +59,17 @@ class InventoryKind:
     """Stack config key (without `hpcforge:`) that holds the `inventory` reference."""
     keys: tuple[str, ...]
     """Top-level keys of the file; each becomes `<section>.<key>` in the config."""
+    inline_allowed: bool = False
+    """The keys may also be written inline in the stack config (each key in one place only)."""
 
 
 KINDS = (
     InventoryKind("provisioning", ("hosts",)),
     InventoryKind("directory", ("groups", "users")),
+    InventoryKind("slurm", ("topology", "accounts"), inline_allowed=True),
 )
 
-DEFAULT_FILES = {"provisioning": "hosts.yaml", "directory": "users.yaml"}
+DEFAULT_FILES = {"provisioning": "hosts.yaml", "directory": "users.yaml", "slurm": "slurm.yaml"}
 
 
 INVENTORY_ANNOTATION = "hpcforge.io/inventory-sha256"
@@ -251,7 +260,7 @@ def expand_inventories(
             continue
         section = dict(section)
         inline = tuple(key for key in kind.keys if key in section)
-        if inline:
+        if inline and not kind.inline_allowed:
             for key in inline:
                 problems.append(f"hpcforge:{kind.section}.{key}: {_migration_hint(kind.section, kind.keys, stack)}")
             continue
@@ -284,6 +293,13 @@ def expand_inventories(
         for key in unknown:
             problems.append(f"{name}: {key}: unknown key (allowed: {', '.join(kind.keys)})")
         if unknown:
+            continue
+        twice = [key for key in inline if key in document]
+        for key in twice:
+            problems.append(
+                f"hpcforge:{kind.section}.{key}: set both inline and in {name}; keep one (large values belong in the file)"
+            )
+        if twice:
             continue
         for key in kind.keys:
             if key in document:

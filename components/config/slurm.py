@@ -21,6 +21,7 @@ from .base import (
     quantity_value,
 )
 from .identity import Storage, validate_ssh_public_key
+from .inventory import InventoryRef, digest_annotations
 from .reservations import ReservationConfig
 from .slurm_partitions import PartitionConfig, Preemption
 from .slurm_types import SlurmName, SlurmTime, config_key
@@ -523,9 +524,15 @@ class SlurmConfig(StrictModel):
     """Partitions, written into the Controller's `extraConf`; every nodeset must be in one."""
     restapi: RestApiConfig = Field(default_factory=RestApiConfig)
     """slurmrestd (Slinky RestApi)."""
+    inventory: InventoryRef | None = None
+    """A YAML file with the keys `topology` and/or `accounts` (each as described under `topology` and `accounts`
+    below), e.g. `{file: inventory/prod/slurm.yaml}`: one leaf switch per rack and one account per project grow with
+    the site and belong in a file, not in the stack config. Small values may stay inline; a key set both inline and
+    in the file is an error."""
     accounts: SlurmAccountsConfig | None = None
     """Accounting as code: accounts, users' associations, QOS and coordinators, reconciled into slurmdbd by a Job
-    (null: slurmdbd's associations are managed by hand, and no partition may name a QOS)."""
+    (null: slurmdbd's associations are managed by hand, and no partition may name a QOS). Inline, or from
+    `inventory.file` (its `accounts` key)."""
     cgroup: CgroupConfig = Field(default_factory=CgroupConfig)
     """cgroup.conf (cgroup v2)."""
     prolog: tuple[Script, ...] = ()
@@ -533,7 +540,8 @@ class SlurmConfig(StrictModel):
     epilog: tuple[Script, ...] = ()
     """Epilog scripts (ConfigMap `slurm-epilog-scripts`)."""
     topology: TopologyConfig | None = None
-    """Network topology (switch tree, blocks) for topology-aware scheduling (null: flat)."""
+    """Network topology (switch tree, blocks) for topology-aware scheduling (null: flat). Inline, or from
+    `inventory.file` (its `topology` key)."""
     reservations: tuple[ReservationConfig, ...] = ()
     """Standing reservations such as maintenance windows, made with `scontrol create reservation` by a Job."""
     pyxis: bool | None = None
@@ -545,6 +553,11 @@ class SlurmConfig(StrictModel):
     @property
     def pyxis_enabled(self) -> bool:
         return self.pyxis if self.pyxis is not None else self.has_gpus
+
+    def inventory_annotations(self) -> dict[str, str]:
+        """`hpcforge.io/inventory-sha256` of `inventory.file` for the objects made from the topology and the accounts
+        (empty without a file; the digest covers the whole file)."""
+        return digest_annotations(self.inventory)
 
     def _check_partition_options(self, problems: ProblemCollector) -> None:
         preemption = self.controller.preemption

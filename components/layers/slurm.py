@@ -381,7 +381,16 @@ class Slurm(pulumi.ComponentResource):
         if cfg.pyxis_enabled:
             files["plugstack.conf"] = PYXIS_PLUGSTACK
         extra_files = config_map(
-            ctx, "slurm-config-extra", ns, files, component="slurm", parent=self, app=CONTROLLER, depends_on=ready_ns
+            ctx,
+            "slurm-config-extra",
+            ns,
+            files,
+            component="slurm",
+            parent=self,
+            app=CONTROLLER,
+            depends_on=ready_ns,
+            # topology.yaml may come from the Slurm inventory file
+            annotations=cfg.inventory_annotations() if cfg.topology is not None else None,
         )
         enroot: list[pulumi.Resource] = []
         if cfg.pyxis_enabled and cfg.has_gpus:
@@ -513,6 +522,7 @@ class Slurm(pulumi.ComponentResource):
                 slurm_key_secret=SLURM_KEY_SECRET,
                 desired=args.accounts_state,
                 depends_on=list(objects),
+                annotations=cfg.inventory_annotations(),
             )
         self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
 

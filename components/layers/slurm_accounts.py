@@ -12,7 +12,7 @@ internal/builder/common/const.go sets). It runs as root: slurmdbd lets root admi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,9 +121,11 @@ def deploy_accounts(
     slurm_key_secret: str,
     desired: str,
     depends_on: Sequence[pulumi.Resource],
+    annotations: Mapping[str, str] | None = None,
 ) -> list[pulumi.Resource]:
     """The ConfigMap with the desired state and the script, and the Job named after their content:
-    a changed desired state (or script) replaces the Job, so it runs again; an unchanged one is left alone."""
+    a changed desired state (or script) replaces the Job, so it runs again; an unchanged one is left alone.
+    `annotations` (the Slurm inventory file's digest, when the accounts come from one) go on all of them."""
     script = SYNC_SCRIPT.read_text()
     data = config_map(
         ctx,
@@ -134,6 +136,7 @@ def deploy_accounts(
         parent=parent,
         app=controller,
         depends_on=depends_on,
+        annotations=annotations,
     )
     # One entry per user: a site with tens of thousands of users outgrows a ConfigMap's 1 MiB.
     desired_maps, assembly = chunked_file(
@@ -146,10 +149,17 @@ def deploy_accounts(
         app=controller,
         target_dir=DESIRED_DIR,
         depends_on=depends_on,
+        annotations=annotations,
     )
     job = k8s.batch.v1.Job(
         f"{namespace}/slurm-accounts-sync",
-        metadata=ctx.meta(f"slurm-accounts-sync-{digest(desired, script)}", "slurm-accounts", namespace, app=controller),
+        metadata=ctx.meta(
+            f"slurm-accounts-sync-{digest(desired, script)}",
+            "slurm-accounts",
+            namespace,
+            app=controller,
+            annotations=dict(annotations or {}) or None,
+        ),
         spec=accounts_job_spec(
             controller=controller,
             slurm_key_secret=slurm_key_secret,
