@@ -415,15 +415,17 @@ def run_program(stack: StackFile, program_dir: Path = PROJECT_ROOT, *, preview: 
         finally:
             root._finish()
 
-    # The program sets the collector's thresholds for its process (__main__.py); here it shares the
-    # process with its caller (tests, benchmarks), which keeps its own.
-    thresholds = gc.get_threshold()
+    # The program switches the collector off for its process (__main__.py); here it shares the
+    # process with its caller (tests, benchmarks), which keeps its own settings.
+    thresholds, collecting = gc.get_threshold(), gc.isenabled()
     try:
         _sync_await(run_pulumi_func(execute))
     except InvalidConfigError as error:
         raise ProgramConfigError(error.messages, registered=len(recorder.resources)) from None
     finally:
         gc.set_threshold(*thresholds)
+        if collecting:
+            gc.enable()
         os.chdir(previous_cwd)
         settings.set_root_resource(None)  # type: ignore[arg-type]
 
