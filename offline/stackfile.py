@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.config.inventory_scan import render_path
+
 from .yamlv3 import PathPart, Timestamp, YamlProblem, go_json, go_json_float, load_document
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -45,21 +47,6 @@ class StackFile:
 
 def _placeholder(key: str) -> str:
     return f"offline-placeholder-for-secret-{key.replace(':', '-')}"
-
-
-def render_path(parts: tuple[PathPart, ...] | list[PathPart]) -> str:
-    """`hpcforge:slurm.partitions[0].maxTime` from ('hpcforge:slurm', 'partitions', 0, 'maxTime')."""
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif text == "":
-            text = part
-        elif part.replace("_", "a").replace("-", "a").isalnum():
-            text += f".{part}"
-        else:
-            text += f'["{part}"]'
-    return text
 
 
 def _is_secure(value: Any) -> bool:

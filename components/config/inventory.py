@@ -36,7 +36,7 @@ import yaml_rs
 from pydantic import Field
 
 from .base import StrictModel
-from .inventory_scan import describe_syntax_error, find_tag_or_alias, may_have_tags
+from .inventory_scan import describe_syntax_error, find_tag_or_alias, may_have_tags, render_path
 
 MAX_INVENTORY_BYTES = 64 * 1024 * 1024
 """Refuse inventory files larger than this (a 100,000-host inventory is about 15 MB)."""
@@ -216,7 +216,6 @@ def parse_yaml_12(text: str, label: str) -> Any:
 def _locate_yaml_problem(text: str) -> str:
     """`<path> (line N): ` of the first construct the stack-file reader (offline/yamlv3.py) also refuses
     (a tag, a duplicate key, a date...), so that the message names the entry; empty when it finds none."""
-    from offline.stackfile import render_path
     from offline.yamlv3 import YamlProblem, load_document
 
     try:

@@ -17,7 +17,9 @@ search.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -34,8 +36,8 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 PathPart = str | int
 
 
-def render_path(parts: tuple[PathPart, ...]) -> str:
-    """`hosts[3].mac` from ('hosts', 3, 'mac'), as the stack-file reader writes paths (offline/stackfile.py)."""
+def render_path(parts: Sequence[PathPart]) -> str:
+    """`hosts[3].mac` from ('hosts', 3, 'mac'); the stack-file reader (offline/stackfile.py) writes its paths with it too."""
     text = ""
     for part in parts:
         if isinstance(part, int):
@@ -45,7 +47,7 @@ def render_path(parts: tuple[PathPart, ...]) -> str:
         elif part.replace("_", "a").replace("-", "a").isalnum():
             text += f".{part}"
         else:
-            text += f'["{part}"]'
+            text += f"[{json.dumps(part)}]"
     return text
 
 

@@ -20,6 +20,7 @@ from pydantic_core import ErrorDetails
 
 from .base import ConfigProblems, describe_value
 from .inventory import InventoryError, build_items, expand_inventories, source_path
+from .inventory_scan import render_path
 from .root import PlatformConfig
 from .root_causes import fold_unknown_references
 
@@ -100,9 +101,9 @@ def format_errors(exc: ValidationError, sources: Mapping[tuple[str, str], tuple[
     for error in exc.errors(include_url=False):
         for parts, message in _expand(error):
             in_file = source_path(parts, sources or {})
-            path = _render_path(parts)
+            path = render_path(parts)
             if in_file is not None:
-                where = f"{in_file[0]}: {_render_path(in_file[1])}"
+                where = f"{in_file[0]}: {render_path(in_file[1])}"
             else:
                 where = f"{NAMESPACE}:{path}" if path else NAMESPACE
             if (where, message) not in seen:
@@ -149,24 +150,6 @@ def _expand(error: ErrorDetails) -> Iterator[tuple[list[str | int], str]]:
             yield [*parts, *rel_path], message
         return
     yield parts, _message(error, parts)
-
-
-def _render_path(parts: list[str | int]) -> str:
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif text == "":
-            text = part
-        elif _plain_key(part):
-            text += f".{part}"
-        else:
-            text += f"[{json.dumps(part)}]"
-    return text
-
-
-def _plain_key(part: str) -> bool:
-    return part.replace("_", "a").replace("-", "a").isalnum()
 
 
 def _message(error: ErrorDetails, parts: list[str | int]) -> str:
