@@ -417,13 +417,12 @@ def run_program(stack: StackFile, program_dir: Path = PROJECT_ROOT, *, preview: 
 
     # The program switches the collector off for its process (__main__.py); here it shares the
     # process with its caller (tests, benchmarks), which keeps its own settings.
-    thresholds, collecting = gc.get_threshold(), gc.isenabled()
+    collecting = gc.isenabled()
     try:
         _sync_await(run_pulumi_func(execute))
     except InvalidConfigError as error:
         raise ProgramConfigError(error.messages, registered=len(recorder.resources)) from None
     finally:
-        gc.set_threshold(*thresholds)
         if collecting:
             gc.enable()
         os.chdir(previous_cwd)
