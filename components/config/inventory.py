@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ import yaml_rs
 from pydantic import Field
 
 from .base import StrictModel
+from .inventory_numbers import restore_core_strings
 from .inventory_scan import describe_syntax_error, find_tag_or_alias, may_have_tags, render_path
 
 MAX_INVENTORY_BYTES = 64 * 1024 * 1024
@@ -160,8 +161,15 @@ for _tag, _pattern, _first in _CORE_RESOLVERS:
     Yaml12Dumper.add_implicit_resolver(_tag, _pattern, _first)
 
 
-def read_yaml_file(path: Path, label: str, max_bytes: int = MAX_INVENTORY_BYTES) -> tuple[Any, str]:
-    """(document, sha256 hex) of a YAML data file; InventoryError naming `label` on any problem."""
+def read_yaml_file(
+    path: Path, label: str, max_bytes: int = MAX_INVENTORY_BYTES, *, core_strings: bool = False
+) -> tuple[Any, str]:
+    """(document, sha256 hex) of a YAML data file; InventoryError naming `label` on any problem.
+
+    `core_strings`: also put back as strings the plain scalars that yaml-rs reads as numbers and the
+    YAML 1.2 core schema as strings (`1_000`, `0b101`, ...: inventory_numbers.py). It costs a second
+    pass over the text, so the loader asks for it only after validation refused a number in the file.
+    """
     try:
         with path.open("rb") as handle:
             raw = handle.read(max_bytes + 1)
@@ -177,7 +185,17 @@ def read_yaml_file(path: Path, label: str, max_bytes: int = MAX_INVENTORY_BYTES)
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
         raise InventoryError([f"{label}: not UTF-8 (byte {error.start})"]) from None
-    return parse_yaml_12(text, label), digest
+    document = parse_yaml_12(text, label)
+    if core_strings:
+        _, duplicates = restore_core_strings(text, document)
+        if duplicates:
+            raise InventoryError(
+                [
+                    f"{label}: the key {key!r} appears twice in one mapping (an unquoted {key} is a string in YAML 1.2)"
+                    for key in duplicates
+                ]
+            )
+    return document, digest
 
 
 def parse_yaml_12(text: str, label: str) -> Any:
@@ -243,9 +261,11 @@ def _migration_hint(section: str, keys: tuple[str, ...], stack: str) -> str:
 
 
 def expand_inventories(
-    data: dict[str, Any], root: Path, stack: str = "STACK"
+    data: dict[str, Any], root: Path, stack: str = "STACK", core_strings: Collection[str] = ()
 ) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[str, str]]]:
     """Replace each `inventory` reference by the file's lists.
+
+    The files named (as written) in `core_strings` are read with `read_yaml_file(..., core_strings=True)`.
 
     Returns (data, sources): sources maps (section, key), e.g. ("provisioning", "hosts"), to
     (file as written, key in the file) for error messages. Raises InventoryError with every problem.
@@ -272,7 +292,7 @@ def expand_inventories(
         name = str(ref["file"])
         path = Path(name) if Path(name).is_absolute() else root / name
         try:
-            document, digest = read_yaml_file(path, name)
+            document, digest = read_yaml_file(path, name, core_strings=name in core_strings)
         except InventoryError as error:
             problems.extend(error.messages)
             continue

@@ -20,6 +20,7 @@ from pydantic_core import ErrorDetails
 
 from .base import ConfigProblems, describe_value
 from .inventory import InventoryError, build_items, expand_inventories, source_path
+from .inventory_numbers import needs_core_reading
 from .inventory_scan import render_path
 from .root import PlatformConfig
 from .root_causes import fold_unknown_references
@@ -64,9 +65,24 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 def load_config(raw: Mapping[str, Any], root: Path | None = None, stack: str = "STACK") -> PlatformConfig:
     """Validate the stack config and the inventory files it names (relative to `root`, default: this
     project); raise ConfigError with every problem found. `stack` only names the stack in messages."""
-    data = parse_config_values(raw)
+    values = parse_config_values(raw)
     try:
-        data, sources = expand_inventories(data, root or PROJECT_DIR, stack)
+        data, sources = expand_inventories(values, root or PROJECT_DIR, stack)
+    except InventoryError as error:
+        raise ConfigError(error.messages) from None
+    build_items(data, sources)
+    try:
+        return PlatformConfig.model_validate(data)
+    except ValidationError as exc:
+        files = needs_core_reading(exc, sources, _resolve_loc)
+        if not files:
+            raise ConfigError(format_errors(exc, sources)) from None
+    # A number was refused inside an inventory file: it may be a plain scalar that yaml-rs reads as a number
+    # and YAML 1.2's core schema as a string (`0b101`, `1_000`). Read those files again with the core
+    # schema's strings put back and validate again (inventory_numbers.py); only refused configs pay for it.
+    del data
+    try:
+        data, sources = expand_inventories(values, root or PROJECT_DIR, stack, core_strings=files)
     except InventoryError as error:
         raise ConfigError(error.messages) from None
     build_items(data, sources)

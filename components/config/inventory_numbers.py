@@ -1,0 +1,194 @@
+"""Plain scalars that yaml-rs reads as numbers and the YAML 1.2 core schema as strings, put back as strings.
+
+Inventory files are documented as YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution):
+an int is `[-+]?[0-9]+ | 0o[0-7]+ | 0x[0-9a-fA-F]+`, a float `[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?`
+or `.inf`/`.nan`, and every other plain scalar is a string. yaml-rs 0.1.6, which parses them for
+speed (`inventory.parse_yaml_12`), reads more forms as numbers: underscores anywhere among the
+digits (`1_000`, `_12`, `12_`, `1__0`, `0x_1F`, `1_0.5`), binary (`0b101`), upper-case prefixes
+(`0X1F`, `0O17`) and signed hex/octal (`+0x1F`, `-0x1F`). Those forms never turn a core-schema
+number into a string, nor a boolean or null into anything else (checked over every scalar of up to
+four characters from digits, `_ . e E + - x X o O b B a f F i n N`, tests/test_inventory_numbers.py).
+
+Finding them needs the text of each plain scalar, which yaml-rs does not give back, and scanning a
+100,000-host inventory (15 MB) for them costs 0.25-0.8 s on every run. So nothing is scanned while
+the config validates. Only when validation refuses an input that is a number (not a boolean) at a
+path inside an inventory file (`needs_core_reading`) is that file read again: yaml-rs's document
+once more, then libyaml's event stream (PyYAML's C parser, as inventory_scan.py does for tags), whose
+scalar events carry their text and style. Every plain, untagged scalar whose text yaml-rs reads as
+a number and the core schema as a string is put back as that string at its place in yaml-rs's
+document, mapping keys included (`restore_core_strings`), and the config is validated again; the
+messages are then those of the core-schema reading. A host named `0b101` or a user whose full name
+is `1_000` is accepted as that string; an account named `0b101` is refused for its name, not with
+"expected a string".
+
+What this does NOT cover, honestly: a field that accepts a number and would refuse the core
+schema's string. An integer field (`uidNumber`, `gidNumber`, `mtu`, `vlan`, `fairshare`, QOS
+`priority` and job limits, `topology.blockSizes`) given `0b101`, `0X1F`, `+0x1F`, `12_` or `_12`
+gets yaml-rs's number (5, 31, 31, 12, 12) where a core-schema reader hands pydantic the string,
+which it refuses; and the QOS TRES limits (`maxTresPerUser: {cpu: 1_000}`), whose values take any
+scalar, get "1000" where the core reading `1_000` is refused as not a whole count. (`1_000` itself
+in an integer field is 1000 either way: pydantic reads the string "1_000" as 1000.) Nothing is
+refused there, so the lazy pass never runs; covering them would take the scan this module exists
+to avoid. When the lazy pass does run for another problem in the same file, they are put back
+and refused with the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+import yaml
+import yaml_rs
+from pydantic import ValidationError
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# The core schema's number forms (YAML 1.2.2, 10.3.2), as in inventory._CORE_RESOLVERS.
+_CORE_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_CORE_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+# Every plain scalar yaml-rs reads as a number and the core schema does not starts with a digit, `.` or `_`
+# (after an optional sign) and holds only these characters; the rest are not asked of yaml-rs.
+_MAYBE_NUMBER = re.compile(r"[-+]?[0-9._][0-9A-Za-z._+-]*")
+
+
+@lru_cache(maxsize=4096)
+def is_yaml_rs_only_number(text: str) -> bool:
+    """True when yaml-rs reads the plain scalar `text` as an int or float and the core schema as a string.
+
+    yaml-rs itself decides (one small document per distinct text): the answer follows its rules, not
+    a model of them.
+    """
+    if not _MAYBE_NUMBER.fullmatch(text) or _CORE_INT.fullmatch(text) or _CORE_FLOAT.fullmatch(text):
+        return False
+    try:
+        value = yaml_rs.loads(text, parse_datetime=False)
+    except yaml_rs.YAMLDecodeError:
+        return False
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class _Frame:
+    """A collection of yaml-rs's document being walked along libyaml's events (None: not followed)."""
+
+    __slots__ = ("container", "index", "key", "keys", "renames", "want_key")
+
+    def __init__(self, container: Any) -> None:
+        self.container = container
+        self.index = 0
+        self.keys: Iterator[Any] | None = iter(list(container)) if isinstance(container, dict) else None
+        self.want_key = True
+        self.key: Any = None
+        self.renames: dict[Any, str] = {}
+
+    def next_child(self, text: str | None) -> tuple[Any, bool]:
+        """(the child in yaml-rs's document, whether it is a key) for the next node; `text` is a
+        scalar's text when it must be put back as a string."""
+        container = self.container
+        if isinstance(container, list):
+            if self.index >= len(container):
+                return None, False
+            child = container[self.index]
+            if text is not None and _is_number(child):
+                container[self.index] = child = text
+            self.index += 1
+            return child, False
+        if self.keys is None:
+            return None, False
+        if self.want_key:
+            self.want_key = False
+            self.key = next(self.keys, None)
+            if text is not None and _is_number(self.key):
+                self.renames[self.key] = text
+            return self.key, True
+        self.want_key = True
+        child = container.get(self.key)
+        if text is not None and _is_number(child):
+            container[self.key] = child = text
+        return child, False
+
+    def finish(self) -> str | None:
+        """Apply the key renames (order kept); the duplicate key a rename makes, if any."""
+        if not self.renames:
+            return None
+        items = [(self.renames.get(key, key), value) for key, value in self.container.items()]
+        names = [key for key, _ in items]
+        if len(set(names)) != len(names):
+            return next(key for key in names if names.count(key) > 1)
+        self.container.clear()
+        self.container.update(items)
+        return None
+
+
+def restore_core_strings(text: str, document: Any) -> tuple[int, list[str]]:
+    """Put back as strings, in place, the plain scalars of `text` (keys included) that yaml-rs read as
+    numbers in `document` and the core schema reads as strings.
+
+    Returns (how many, duplicate keys the core reading has: `{1_0: a, "1_0": b}` is two keys to yaml-rs and
+    one twice to the core schema). The walk pairs each libyaml event with the node of yaml-rs's document at
+    the same place (mappings keep their order in both) and changes a node only when yaml-rs holds a number there.
+    """
+    restored = 0
+    duplicates: list[str] = []
+    stack: list[_Frame] = []
+    roots = 0
+    for event in yaml.parse(text, Loader=_LOADER):
+        if isinstance(event, yaml.DocumentStartEvent):
+            roots += 1
+            if roots > 1:
+                break
+        if isinstance(event, yaml.ScalarEvent):
+            plain = (
+                not event.style and event.tag is None and event.implicit[0]
+            )  # libyaml: style "" (C) or None (Python) when plain
+            wanted = event.value if plain and is_yaml_rs_only_number(event.value) else None
+            if stack:
+                child, _ = stack[-1].next_child(wanted)
+                restored += wanted is not None and child == wanted
+        elif isinstance(event, yaml.AliasEvent):
+            if stack:
+                stack[-1].next_child(None)
+        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if stack:
+                child, is_key = stack[-1].next_child(None)
+                stack.append(_Frame(None if is_key else child))
+            else:
+                stack.append(_Frame(document))
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            frame = stack.pop()
+            if isinstance(frame.container, dict):
+                duplicate = frame.finish()
+                if duplicate is not None:
+                    duplicates.append(duplicate)
+                else:
+                    restored += len(frame.renames)
+    return restored, duplicates
+
+
+def needs_core_reading(
+    exc: ValidationError,
+    sources: Mapping[tuple[str, str], tuple[str, str]],
+    resolve: Callable[[tuple[str | int, ...]], Sequence[str | int]],
+) -> set[str]:
+    """Inventory files (as named in the config) where validation refused a number (int or float, not a bool).
+
+    `resolve` turns a pydantic `loc` into the path as written (loader._resolve_loc). A number refused in
+    a file may be a plain scalar that the core schema reads as a string: those files are read again with
+    `restore_core_strings`.
+    """
+    from .inventory import source_path
+
+    files: set[str] = set()
+    for error in exc.errors(include_url=False):
+        if not _is_number(error.get("input")):
+            continue
+        found = source_path(list(resolve(error["loc"])), sources)
+        if found is not None:
+            files.add(found[0])
+    return files
