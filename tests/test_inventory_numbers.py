@@ -11,7 +11,7 @@ import yaml_rs
 
 from components.config import ConfigError, PlatformConfig, load_config
 from components.config.inventory import _CORE_RESOLVERS
-from components.config.inventory_numbers import is_yaml_rs_only_number, restore_core_strings
+from components.config.inventory_numbers import is_yaml_rs_only_number, last_candidate_line, restore_core_strings
 
 from .helpers import config_values, raw_config
 
@@ -72,6 +72,8 @@ def test_every_short_scalar_differs_only_by_yaml_rs_numbers_that_are_flagged() -
                 continue
             assert (core, fast in ("int", "float")) == ("str", True), text
             assert is_yaml_rs_only_number(text), text
+            # ... and the search that bounds the walk finds it (inventory_numbers._TRIGGER and _TOKEN).
+            assert last_candidate_line(f"a: b\nk: {text}\n") == 2, text
 
 
 def test_restoring_puts_strings_back_in_values_list_items_and_keys_only_where_plain() -> None:
@@ -85,6 +87,22 @@ def test_restoring_puts_strings_back_in_values_list_items_and_keys_only_where_pl
         "12_": "top",
     }
     assert list(document["hosts"][0]["labels"]) == ["1_0", 7, "x"]
+
+
+def test_the_walk_stops_after_the_last_candidate_and_still_renames_keys_of_open_mappings() -> None:
+    text = "top:\n  1_0:\n    - 0b1\n  mac: 0c:c4:10:00:00:0b\n  n: 12\n"
+    assert last_candidate_line(text) == 3
+    document = yaml_rs.loads(text, parse_datetime=False)
+    assert restore_core_strings(text, document) == (2, [])
+    assert document == {"top": {"1_0": ["0b1"], "mac": "0c:c4:10:00:00:0b", "n": 12}}
+
+
+def test_the_candidate_search_counts_quoted_text_and_skips_mac_pieces() -> None:
+    text = "hosts:\n- {name: a, mac: 0c:c4:10:00:00:0b, note: '# 0b101 in quotes is a string already'}\n"
+    assert last_candidate_line(text) == 2  # a superset: quoted text counts, and the walk finds nothing to change
+    assert last_candidate_line("hosts:\n- {name: a, mac: 0c:c4:10:00:00:0b, mtu: 9000}\n") == 0
+    document = yaml_rs.loads(text, parse_datetime=False)
+    assert restore_core_strings(text, document) == (0, [])
 
 
 def test_restoring_reports_a_key_that_the_core_schema_reads_twice() -> None:

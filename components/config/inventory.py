@@ -33,10 +33,10 @@ from typing import Any
 
 import yaml
 import yaml_rs
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from .base import StrictModel
-from .inventory_numbers import restore_core_strings
+from .inventory_numbers import last_candidate_line, refuses_a_number, restore_core_strings
 from .inventory_scan import describe_syntax_error, find_tag_or_alias, may_have_tags, render_path
 
 MAX_INVENTORY_BYTES = 64 * 1024 * 1024
@@ -290,7 +290,7 @@ def expand_inventories(
             problems.append(f"hpcforge:{kind.section}.inventory.file: required (the path of the inventory file)")
             continue
         name = str(ref["file"])
-        path = Path(name) if Path(name).is_absolute() else root / name
+        path = _inventory_path(name, root)
         try:
             document, digest = read_yaml_file(path, name, core_strings=name in core_strings)
         except InventoryError as error:
@@ -331,13 +331,14 @@ def expand_inventories(
     return result, sources
 
 
-def build_items(data: dict[str, Any], sources: Mapping[tuple[str, str], tuple[str, str]]) -> None:
+def build_items(data: dict[str, Any], sources: Mapping[tuple[str, str], tuple[str, str]]) -> set[str]:
     """Turn each inventory entry into its model in place, dropping the parsed YAML as it goes.
 
     A 100,000-host inventory parsed is ~150 MB of dicts and validated ~200 MB of models: converting
     entry by entry keeps one of the two in memory at a time, not both. At the first entry that
     does not validate, the rest stay as parsed, so validating the whole config reports every
-    problem under its index, as before.
+    problem under its index, as before. Returns the files (as named in the config) where that first
+    entry refused a number: it may be a string of the core schema (inventory_numbers.py).
     """
     from .identity import PosixGroup, PosixUser
     from .provisioning import Host
@@ -347,6 +348,7 @@ def build_items(data: dict[str, Any], sources: Mapping[tuple[str, str], tuple[st
         ("directory", "groups"): PosixGroup,
         ("directory", "users"): PosixUser,
     }
+    refused_numbers: set[str] = set()
     for (section, key), model in models.items():
         if (section, key) not in sources:
             continue
@@ -357,8 +359,32 @@ def build_items(data: dict[str, Any], sources: Mapping[tuple[str, str], tuple[st
         for index, item in enumerate(items):
             try:
                 items[index] = validate(item)
-            except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
+            except ValidationError as error:
+                if refuses_a_number(error):
+                    refused_numbers.add(sources[(section, key)][0])
                 break
+            except (ValueError, TypeError):
+                break
+    return refused_numbers
+
+
+def _inventory_path(name: str, root: Path) -> Path:
+    return Path(name) if Path(name).is_absolute() else root / name
+
+
+def with_core_candidates(names: Collection[str], root: Path) -> set[str]:
+    """The files among `names` that hold a token yaml-rs reads as a number and the core schema as a string
+    (`inventory_numbers.last_candidate_line`: one regex search per file, no parsing)."""
+    found: set[str] = set()
+    for name in names:
+        try:
+            with _inventory_path(name, root).open("rb") as handle:
+                text = handle.read(MAX_INVENTORY_BYTES + 1).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        if last_candidate_line(text):
+            found.add(name)
+    return found
 
 
 def source_path(parts: list[str | int], sources: Mapping[tuple[str, str], tuple[str, str]]) -> tuple[str, list[str | int]] | None:
@@ -380,4 +406,5 @@ __all__ = [
     "expand_inventories",
     "read_yaml_file",
     "source_path",
+    "with_core_candidates",
 ]

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from .base import ConfigProblems, describe_value
-from .inventory import InventoryError, build_items, expand_inventories, source_path
+from .inventory import InventoryError, build_items, expand_inventories, source_path, with_core_candidates
 from .inventory_numbers import needs_core_reading
 from .inventory_scan import render_path
 from .root import PlatformConfig
@@ -66,30 +66,45 @@ def load_config(raw: Mapping[str, Any], root: Path | None = None, stack: str = "
     """Validate the stack config and the inventory files it names (relative to `root`, default: this
     project); raise ConfigError with every problem found. `stack` only names the stack in messages."""
     values = parse_config_values(raw)
+    root = root or PROJECT_DIR
     try:
-        data, sources = expand_inventories(values, root or PROJECT_DIR, stack)
+        data, sources = expand_inventories(values, root, stack)
     except InventoryError as error:
         raise ConfigError(error.messages) from None
-    build_items(data, sources)
+    # A number refused inside an inventory file may be a plain scalar that yaml-rs reads as a number and
+    # YAML 1.2's core schema as a string (`0b101`, `1_000`): such files are read again with the core
+    # schema's strings put back (inventory_numbers.py). Only a config that something refused pays for it:
+    # an entry of hosts/users/groups refusing a number is seen at once (before the whole config is
+    # validated for nothing), any other place after validation.
+    reread: set[str] = set()
+    suspects = with_core_candidates(build_items(data, sources), root)
+    if suspects:
+        del data
+        data, sources = _read_with_core_strings(values, root, stack, suspects)
+        reread |= suspects
     try:
         return PlatformConfig.model_validate(data)
     except ValidationError as exc:
-        files = needs_core_reading(exc, sources, _resolve_loc)
-        if not files:
+        suspects = with_core_candidates(needs_core_reading(exc, sources, _resolve_loc) - reread, root)
+        if not suspects:
             raise ConfigError(format_errors(exc, sources)) from None
-    # A number was refused inside an inventory file: it may be a plain scalar that yaml-rs reads as a number
-    # and YAML 1.2's core schema as a string (`0b101`, `1_000`). Read those files again with the core
-    # schema's strings put back and validate again (inventory_numbers.py); only refused configs pay for it.
     del data
-    try:
-        data, sources = expand_inventories(values, root or PROJECT_DIR, stack, core_strings=files)
-    except InventoryError as error:
-        raise ConfigError(error.messages) from None
-    build_items(data, sources)
+    data, sources = _read_with_core_strings(values, root, stack, reread | suspects)
     try:
         return PlatformConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(format_errors(exc, sources)) from None
+
+
+def _read_with_core_strings(
+    values: dict[str, Any], root: Path, stack: str, files: set[str]
+) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[str, str]]]:
+    try:
+        data, sources = expand_inventories(values, root, stack, core_strings=files)
+    except InventoryError as error:
+        raise ConfigError(error.messages) from None
+    build_items(data, sources)
+    return data, sources
 
 
 def load_config_from_pulumi(root: Path | None = None) -> PlatformConfig:
