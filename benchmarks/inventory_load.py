@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             files.append(reference["file"])
     for name in files:
         path = Path(name) if Path(name).is_absolute() else PROJECT_ROOT / name
-        cpu, wall, _ = _timed(lambda path=path: read_yaml_file(path, path.name), args.repeat)
+        cpu, wall, _ = _timed(partial(read_yaml_file, path, path.name), args.repeat)
         print(f"read_yaml_file {path.name} ({path.stat().st_size / 1e6:.1f} MB): {cpu:.2f} s CPU, {wall:.2f} s wall")
 
     cpu, wall, result = _timed(lambda: load_config(raw, PROJECT_ROOT), args.repeat)
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             path = Path(directory) / hosts_path.name
             path.write_text(variant)
             changed = {key: value.replace(hosts_name, str(path)) for key, value in raw.items()}
-            cpu, wall, result = _timed(lambda changed=changed: load_config(changed, PROJECT_ROOT), args.repeat)
+            cpu, wall, result = _timed(partial(load_config, changed, PROJECT_ROOT), args.repeat)
             print(f"load_config with {label}: {cpu:.2f} s CPU, {wall:.2f} s wall; {_outcome(result)}")
             result = None
     print(f"load average after: {os.getloadavg()[0]:.2f}")
