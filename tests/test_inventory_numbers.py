@@ -11,7 +11,12 @@ import yaml_rs
 
 from components.config import ConfigError, PlatformConfig, load_config
 from components.config.inventory import _CORE_RESOLVERS
-from components.config.inventory_numbers import is_yaml_rs_only_number, last_candidate_line, restore_core_strings
+from components.config.inventory_numbers import (
+    is_yaml_rs_only_number,
+    last_candidate_line,
+    restore_core_strings,
+    yaml_rs_only_number,
+)
 
 from .helpers import config_values, raw_config
 
@@ -52,6 +57,7 @@ def test_yaml_rs_reads_the_form_as_a_number_and_it_is_flagged(text: str, number:
     assert yaml_rs.loads(f"k: {text}\n", parse_datetime=False) == {"k": number}
     assert _core_kind(text) == "str"
     assert is_yaml_rs_only_number(text)
+    assert yaml_rs_only_number(text) == number
 
 
 @pytest.mark.parametrize("text", ["12", "-3", "0x1F", "0o17", "1.5", "1e3", ".inf", "-.inf", ".nan", "vm01", "1_a", "true", "~"])

@@ -6,20 +6,28 @@ or `.inf`/`.nan`, and every other plain scalar is a string. yaml-rs 0.1.6, which
 speed (`inventory.parse_yaml_12`), reads more forms as numbers: underscores anywhere among the
 digits (`1_000`, `_12`, `12_`, `1__0`, `0x_1F`, `1_0.5`), binary (`0b101`), upper-case prefixes
 (`0X1F`, `0O17`) and signed hex/octal (`+0x1F`, `-0x1F`). Those forms never turn a core-schema
-number into a string, nor a boolean or null into anything else (checked over every scalar of up to
-four characters from digits, `_ . e E + - x X o O b B a f F i n N`, tests/test_inventory_numbers.py).
+number into a string, nor a boolean or null into anything else (checked when this was written over
+every scalar of up to four characters of `0 1 7 9 _ . e E + - x X o O b B a f F i n N`;
+tests/test_inventory_numbers.py repeats it up to three).
 
 Finding them needs the text of each plain scalar, which yaml-rs does not give back, and scanning a
-100,000-host inventory (15 MB) for them costs 0.25-0.8 s on every run. So nothing is scanned while
-the config validates. Only when validation refuses an input that is a number (not a boolean) at a
-path inside an inventory file (`needs_core_reading`) is that file read again: yaml-rs's document
-once more, then libyaml's event stream (PyYAML's C parser, as inventory_scan.py does for tags), whose
-scalar events carry their text and style. Every plain, untagged scalar whose text yaml-rs reads as
-a number and the core schema as a string is put back as that string at its place in yaml-rs's
-document, mapping keys included (`restore_core_strings`), and the config is validated again; the
-messages are then those of the core-schema reading. A host named `0b101` or a user whose full name
-is `1_000` is accepted as that string; an account named `0b101` is refused for its name, not with
-"expected a string".
+100,000-host inventory (15 MB) for them on every run cost 0.25-0.8 s (a fix that did so was reverted;
+the program's budget at that size is 10 s). So nothing is scanned while the config validates. Only
+when validation refuses an input that is a number (not a boolean) at a path inside an inventory file
+is anything more done (components/config/loader.py): a hosts/users/groups entry that refuses one is
+seen at once (`inventory.build_items`), anything else after the whole config is validated
+(`needs_core_reading`). For such a file, one regex search (`last_candidate_line`, ~0.15 s for 15 MB)
+looks for a token that yaml-rs reads as a number and the core schema as a string; without one, the
+messages stand. With one, the file is read again: yaml-rs's document, then libyaml's event stream
+(PyYAML's C parser, as inventory_scan.py does for tags; ~2.4 s for all 2.4 million events of a
+100,000-host file, so the walk stops after the line of the last candidate), whose scalar events
+carry their text and style. Every plain, untagged scalar whose text yaml-rs reads as a number and the
+core schema as a string is put back as that string at its place in yaml-rs's document, mapping keys
+included (`restore_core_strings`), and the config is validated again; the messages are then those
+of the core-schema reading. A host named `0b101` or a user whose full name is `1_000` is accepted as
+that string (a 100,000-host site with such a scalar in its first host loads in about 6.3 s of CPU
+instead of 3.7-3.9 s: benchmarks/inventory_load.py); an account named `0b101` is refused for its
+name, not with "expected a string".
 
 What this does NOT cover, honestly: a field that accepts a number and would refuse the core
 schema's string. An integer field (`uidNumber`, `gidNumber`, `mtu`, `vlan`, `fairshare`, QOS
@@ -30,7 +38,10 @@ scalar, get "1000" where the core reading `1_000` is refused as not a whole coun
 in an integer field is 1000 either way: pydantic reads the string "1_000" as 1000.) Nothing is
 refused there, so the lazy pass never runs; covering them would take the scan this module exists
 to avoid. When the lazy pass does run for another problem in the same file, they are put back
-and refused with the rest.
+and refused with the rest; and where yaml-rs's number is itself refused (`uidNumber: 0b101` is uid
+5, below the allowed range) the pass runs and the core reading's "0b101" is what is refused. Also not
+covered: two keys of one mapping that only yaml-rs reads as the same number (`1_0:` and `10:`) are
+refused by yaml-rs as a duplicate key before anything is validated.
 """
 
 from __future__ import annotations
@@ -55,19 +66,24 @@ _MAYBE_NUMBER = re.compile(r"[-+]?[0-9._][0-9A-Za-z._+-]*")
 
 
 @lru_cache(maxsize=4096)
-def is_yaml_rs_only_number(text: str) -> bool:
-    """True when yaml-rs reads the plain scalar `text` as an int or float and the core schema as a string.
+def yaml_rs_only_number(text: str) -> int | float | None:
+    """The number yaml-rs reads from the plain scalar `text` when the core schema reads a string there, else None.
 
     yaml-rs itself decides (one small document per distinct text): the answer follows its rules, not
     a model of them.
     """
     if not _MAYBE_NUMBER.fullmatch(text) or _CORE_INT.fullmatch(text) or _CORE_FLOAT.fullmatch(text):
-        return False
+        return None
     try:
         value = yaml_rs.loads(text, parse_datetime=False)
     except yaml_rs.YAMLDecodeError:
-        return False
-    return isinstance(value, int | float) and not isinstance(value, bool)
+        return None
+    return value if _is_number(value) else None
+
+
+def is_yaml_rs_only_number(text: str) -> bool:
+    """True when yaml-rs reads the plain scalar `text` as an int or float and the core schema as a string."""
+    return yaml_rs_only_number(text) is not None
 
 
 def _is_number(value: Any) -> bool:
@@ -87,15 +103,16 @@ class _Frame:
         self.key: Any = None
         self.renames: dict[Any, str] = {}
 
-    def next_child(self, text: str | None) -> tuple[Any, bool]:
+    def next_child(self, text: str | None, number: Any = None) -> tuple[Any, bool]:
         """(the child in yaml-rs's document, whether it is a key) for the next node; `text` is a
-        scalar's text when it must be put back as a string."""
+        scalar's text when it must be put back as a string, `number` what yaml-rs reads from it (the node
+        is changed only when it holds that number: a walk out of step changes nothing)."""
         container = self.container
         if isinstance(container, list):
             if self.index >= len(container):
                 return None, False
             child = container[self.index]
-            if text is not None and _is_number(child):
+            if text is not None and _is_number(child) and child == number:
                 container[self.index] = child = text
             self.index += 1
             return child, False
@@ -104,12 +121,12 @@ class _Frame:
         if self.want_key:
             self.want_key = False
             self.key = next(self.keys, None)
-            if text is not None and _is_number(self.key):
+            if text is not None and _is_number(self.key) and self.key == number:
                 self.renames[self.key] = text
             return self.key, True
         self.want_key = True
         child = container.get(self.key)
-        if text is not None and _is_number(child):
+        if text is not None and _is_number(child) and child == number:
             container[self.key] = child = text
         return child, False
 
@@ -180,9 +197,10 @@ def restore_core_strings(text: str, document: Any) -> tuple[int, list[str]]:
         if isinstance(event, yaml.ScalarEvent):
             # Plain and untagged: libyaml's style is "" (C parser) or None (Python parser) for a plain scalar.
             plain = not event.style and event.tag is None and event.implicit[0]
-            wanted = event.value if plain and is_yaml_rs_only_number(event.value) else None
+            number = yaml_rs_only_number(event.value) if plain else None
+            wanted = event.value if number is not None else None
             if stack:
-                child, _ = stack[-1].next_child(wanted)
+                child, _ = stack[-1].next_child(wanted, number)
                 restored += wanted is not None and child == wanted
         elif isinstance(event, yaml.AliasEvent):
             if stack:
