@@ -75,10 +75,10 @@ def yaml_rs_only_number(text: str) -> int | float | None:
     if not _MAYBE_NUMBER.fullmatch(text) or _CORE_INT.fullmatch(text) or _CORE_FLOAT.fullmatch(text):
         return None
     try:
-        value = yaml_rs.loads(text, parse_datetime=False)
+        value: Any = yaml_rs.loads(text, parse_datetime=False)  # a scalar document: its typing says dict | list
     except yaml_rs.YAMLDecodeError:
         return None
-    return value if _is_number(value) else None
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def is_yaml_rs_only_number(text: str) -> bool:
