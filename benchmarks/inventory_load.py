@@ -6,9 +6,10 @@ In this process, it times (CPU and wall clock, median of --repeat runs):
 
 - `read_yaml_file` of each inventory file;
 - `load_config` of the stack as it is (the happy path: yaml-rs, then validation);
-- `load_config` with one host's tag written `1_000` (a string in YAML 1.2's core schema, a number to
+- `load_config` with the first host's tag written `1_000` (a string in YAML 1.2's core schema, a number to
   yaml-rs): validation refuses the number, the hosts file is read again with the core schema's strings
-  put back and the config validated again (components/config/inventory_numbers.py);
+  put back and the config validated again (components/config/inventory_numbers.py); then the same
+  with the last host's tag (libyaml's events are walked to the end of the file);
 - `load_config` with one host's name written `12` (a number in both readings): refused after the same
   second reading, with the message naming the file and the path.
 
@@ -61,6 +62,11 @@ def _outcome(result: Any) -> str:
     return "accepted" if not isinstance(result, Exception) else f"{type(result).__name__}: {result}"
 
 
+def _replace_last(text: str, old: str, new: str) -> str:
+    at = text.rfind(old)
+    return text if at < 0 else text[:at] + new + text[at + len(old) :]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("stack_file", type=Path)
@@ -96,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     text = hosts_path.read_text()
     variants = {
         "one tag `1_000` (a string in YAML 1.2)": text.replace("tags: [compute,", "tags: [1_000,", 1),
+        "the last host's tag `1_000`": _replace_last(text, "tags: [compute,", "tags: [1_000,"),
         "one host named `12` (a number)": re.sub(r"- name: \S+", "- name: 12", text, count=1),
     }
     with tempfile.TemporaryDirectory() as directory:

@@ -76,16 +76,15 @@ def load_config(raw: Mapping[str, Any], root: Path | None = None, stack: str = "
     # schema's strings put back (inventory_numbers.py). Only a config that something refused pays for it:
     # an entry of hosts/users/groups refusing a number is seen at once (before the whole config is
     # validated for nothing), any other place after validation.
-    reread: set[str] = set()
-    suspects = with_core_candidates(build_items(data, sources), root)
-    if suspects:
+    searched = build_items(data, sources)
+    reread = with_core_candidates(searched, root)
+    if reread:
         del data
-        data, sources = _read_with_core_strings(values, root, stack, suspects)
-        reread |= suspects
+        data, sources = _read_with_core_strings(values, root, stack, reread)
     try:
         return PlatformConfig.model_validate(data)
     except ValidationError as exc:
-        suspects = with_core_candidates(needs_core_reading(exc, sources, _resolve_loc) - reread, root)
+        suspects = with_core_candidates(needs_core_reading(exc, sources, _resolve_loc) - searched, root)
         if not suspects:
             raise ConfigError(format_errors(exc, sources)) from None
     del data
