@@ -63,6 +63,7 @@ _CORE_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9
 # Every plain scalar yaml-rs reads as a number and the core schema does not starts with a digit, `.` or `_`
 # (after an optional sign) and holds only these characters; the rest are not asked of yaml-rs.
 _MAYBE_NUMBER = re.compile(r"[-+]?[0-9._][0-9A-Za-z._+-]*")
+_NUMBER_START = frozenset("+-._0123456789")
 
 
 @lru_cache(maxsize=4096)
@@ -187,32 +188,42 @@ def restore_core_strings(text: str, document: Any) -> tuple[int, list[str]]:
         return restored, duplicates
     stack: list[_Frame] = []
     roots = 0
-    for event in yaml.parse(text, Loader=_LOADER):
-        if event.start_mark is not None and event.start_mark.line >= until:  # marks count lines from 0
-            break
-        if isinstance(event, yaml.DocumentStartEvent):
-            roots += 1
-            if roots > 1:
+    scalar, start, end, alias = (
+        yaml.ScalarEvent,
+        (yaml.SequenceStartEvent, yaml.MappingStartEvent),
+        (yaml.SequenceEndEvent, yaml.MappingEndEvent),
+        yaml.AliasEvent,
+    )
+    events: Iterator[Any] = yaml.parse(text, Loader=_LOADER)  # checked by type below (mypy sees the base Event)
+    for event in events:
+        kind = type(event)
+        if kind is scalar:
+            value = event.value
+            number = None
+            # Plain and untagged (libyaml's style is "" from the C parser, None from the Python one), and able to be
+            # a number at all (the cheap test first: most scalars are names).
+            if value[:1] in _NUMBER_START and not event.style and event.tag is None and event.implicit[0]:
+                number = yaml_rs_only_number(value)
+            if stack:  # (past the last candidate line no scalar changes anything; the walk stops at the next collection)
+                child, _ = stack[-1].next_child(value if number is not None else None, number)
+                restored += number is not None and child == value
+        elif kind in start:
+            if event.start_mark.line >= until:  # marks count lines from 0
                 break
-        if isinstance(event, yaml.ScalarEvent):
-            # Plain and untagged: libyaml's style is "" (C parser) or None (Python parser) for a plain scalar.
-            plain = not event.style and event.tag is None and event.implicit[0]
-            number = yaml_rs_only_number(event.value) if plain else None
-            wanted = event.value if number is not None else None
-            if stack:
-                child, _ = stack[-1].next_child(wanted, number)
-                restored += wanted is not None and child == wanted
-        elif isinstance(event, yaml.AliasEvent):
-            if stack:
-                stack[-1].next_child(None)
-        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             if stack:
                 child, is_key = stack[-1].next_child(None)
                 stack.append(_Frame(None if is_key else child))
             else:
                 stack.append(_Frame(document))
-        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+        elif kind in end:
             restored += _finish(stack.pop(), duplicates)
+        elif kind is alias:
+            if stack:
+                stack[-1].next_child(None)
+        elif kind is yaml.DocumentStartEvent:
+            roots += 1
+            if roots > 1:
+                break
     while stack:  # stopped early: the keys of the mappings still open are put back too
         restored += _finish(stack.pop(), duplicates)
     return restored, duplicates
