@@ -19,7 +19,7 @@ seen at once (`inventory.build_items`), anything else after the whole config is 
 (`needs_core_reading`). For such a file, one regex search (`last_candidate_line`, ~0.15 s for 15 MB)
 looks for a token that yaml-rs reads as a number and the core schema as a string; without one, the
 messages stand. With one, the file is read again: yaml-rs's document, then libyaml's event stream
-(PyYAML's C parser, as inventory_scan.py does for tags; ~2.4 s for all 2.4 million events of a
+(PyYAML's C parser, as inventory_scan.py does for tags; ~3 s of CPU for all 2.4 million events of a
 100,000-host file, so the walk stops after the line of the last candidate), whose scalar events
 carry their text and style. Every plain, untagged scalar whose text yaml-rs reads as a number and the
 core schema as a string is put back as that string at its place in yaml-rs's document, mapping keys
