@@ -109,3 +109,11 @@ def test_epilog_passes_on_the_published_driver_535_capture_in_both_orders(tmp_pa
     assert run_script(EPILOG, "a100x8-driver535.txt", tmp_path, gpus=gpus).returncode == 0
     result = run_script(EPILOG, "a100x8-driver535.txt", tmp_path, gpus=gpus, env=_dev(tmp_path, range(8)))
     assert result.returncode == 0, result.stderr
+
+
+def test_epilog_fails_at_once_for_an_index_without_a_device_file(tmp_path: Path) -> None:
+    # No settle wait: a device file that is not there will not appear by waiting.
+    env = {**_dev(tmp_path, range(1)), "GPU_CHECK_SETTLE_SECONDS": "30"}
+    result = run_script(EPILOG, "healthy-h100x1.txt", tmp_path, gpus="1", env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("gpu-epilog: GPU 1: not found (Slurm's device files here: ")
