@@ -342,7 +342,9 @@ class GpuSpec(StrictModel):
     """Device-plugin resource that provides them: `nvidia.com/gpu`, or `nvidia.com/mig-<profile>` with the mixed MIG
     strategy."""
     files: str | None = None
-    """Device files of the GPUs in gres.conf (`File=`); default `/dev/nvidia[0-<count-1>]`. Not used with `autodetect`."""
+    """Device files of the GPUs in gres.conf (`File=`); default `/dev/nvidia[0-<count-1>]`. Not used with `autodetect`.
+    Only right when the pod gets every GPU of its node: a nodeset given part of a pool's `gpusPerNode` must set
+    `autodetect` (the device plugin picks the GPUs when the pod starts, and the pod sees their host device names)."""
     cores: tuple[Annotated[str, AfterValidator(_core_list)], ...] = ()
     """Core affinity per GPU (`Cores=` in gres.conf), e.g. `0-55` for GPUs near the first socket; empty: no affinity.
     One entry per GPU, in device order (from the NIC/GPU locality, `nvidia-smi topo -m`)."""
