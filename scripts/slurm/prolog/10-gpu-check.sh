@@ -126,6 +126,7 @@ else
 fi
 
 listed=""
+smi_ids="" # nvidia-smi (NVML) indexes of the job's GPUs, for dcgmi
 for gpu in ${gpus//,/ }; do
   found=no
   while IFS=, read -r index bus ecc retired remap_pending remap_failure name; do
@@ -134,6 +135,7 @@ for gpu in ${gpus//,/ }; do
       continue
     fi
     found=yes
+    smi_ids="${smi_ids:+$smi_ids,}$(trim "$index")"
     where="GPU $gpu ($bus, $(trim "$name"))"
     ecc=$(trim "$ecc")
     if ! unreported "$ecc"; then
@@ -165,11 +167,15 @@ for gpu in ${gpus//,/ }; do
   fi
 done
 
+# dcgmi's `-i` takes DCGM GPU ids, which are NVML indexes (DCGM v4.6.0 dcgmlib/src/DcgmCacheManager.cpp: gpuId = i,
+# the i-th NVML device; dcgmi/CommandLineParser.cpp: `-i, --entity-id`, "Basic GPU IDs: '0,1,2'"), not Slurm's
+# indexes: with GPU_CHECK_INDEX_ORDER=file they differ where minor numbers do not follow the PCI order. A failed
+# diagnostic exits non-zero (DCGM_ST_NVVS_ERROR = -30, exit status 226).
 if [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ] && command -v dcgmi >/dev/null 2>&1; then
-  diag=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$gpus" 2>&1)
+  diag=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$smi_ids" 2>&1)
   rc=$?
   if [ "$rc" -ne 0 ]; then
-    fail "GPU $gpus: dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL failed (exit $rc): $(printf '%s' "$diag" | grep -m 1 -i 'fail' || printf '%s' "$diag" | tail -n 1)"
+    fail "GPU $gpus (nvidia-smi $smi_ids): dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL failed (exit $rc): $(printf '%s' "$diag" | grep -m 1 -i 'fail' || printf '%s' "$diag" | tail -n 1)"
   fi
 fi
 exit 0
