@@ -51,6 +51,11 @@ def test_mig_profiles_are_gpu_types() -> None:
         ({"type": "1g.10gb", "count": 7, "resource": "nvidia.com/mig-1g.10gb"}, "have no /dev/nvidiaN files"),
         ({"type": "1g.10gb", "count": 7, "resource": "nvidia.com/mig-2g.20gb", "autodetect": "nvml"}, "does not provide"),
         ({"type": "h100", "count": 1, "resource": "nvidia.com/mig-1g.10gb", "autodetect": "nvml"}, "must be their profile"),
+        (
+            {"type": "h100", "count": 2, "cores": ["0-47", "48-95"], "autodetect": "nvml"},
+            "autodetect: nvml lets slurmd discover the devices (gres.conf gets only AutoDetect=), so cores would be ignored",
+        ),
+        ({"type": "h100", "count": 2, "files": "/dev/nvidia[0-1]", "autodetect": "nvidia"}, "so files would be ignored"),
         ({"type": "h100", "count": 8, "cores": ["0-47"]}, "1 core list(s) for 8 GPU(s)"),
         ({"type": "h100", "count": 2, "cores": ["0-47", "all"]}, "not a core list"),
         ({"type": "h100", "count": 2, "files": "/dev/nvidia[0-1] Cores=0"}, "not a device file expression"),
