@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from components.config import PlatformConfig, load_config
+from components.config import ConfigError, PlatformConfig, load_config
 from components.config.slurm import GpuSpec, NodeSetConfig
 from components.layers.slurm import nodeset_spec
 from components.renderers.slurm_conf import expand_device_files, gres_conf, gres_lines, node_parameters
@@ -51,6 +51,11 @@ def test_mig_profiles_are_gpu_types() -> None:
         ({"type": "1g.10gb", "count": 7, "resource": "nvidia.com/mig-1g.10gb"}, "have no /dev/nvidiaN files"),
         ({"type": "1g.10gb", "count": 7, "resource": "nvidia.com/mig-2g.20gb", "autodetect": "nvml"}, "does not provide"),
         ({"type": "h100", "count": 1, "resource": "nvidia.com/mig-1g.10gb", "autodetect": "nvml"}, "must be their profile"),
+        (
+            {"type": "h100", "count": 2, "cores": ["0-47", "48-95"], "autodetect": "nvml"},
+            "autodetect: nvml lets slurmd discover the devices (gres.conf gets only AutoDetect=), so cores would be ignored",
+        ),
+        ({"type": "h100", "count": 2, "files": "/dev/nvidia[0-1]", "autodetect": "nvidia"}, "so files would be ignored"),
         ({"type": "h100", "count": 8, "cores": ["0-47"]}, "1 core list(s) for 8 GPU(s)"),
         ({"type": "h100", "count": 2, "cores": ["0-47", "all"]}, "not a core list"),
         ({"type": "h100", "count": 2, "files": "/dev/nvidia[0-1] Cores=0"}, "not a device file expression"),
@@ -213,3 +218,25 @@ def test_gpu_pod_has_its_gres_at_first_registration_slurm_operator_pr_191(prod: 
         cluster.stop_slurmd("gpu-a100-0", delete=True)
         cluster.start_dynamic_slurmd("gpu-a100-1", conf="Features=gpu-a100")
         assert cluster.node_info("gpu-a100-1")["Gres"] == "(null)"
+
+
+def _prod_with_h100_nodeset(gpus: dict[str, Any]) -> dict[str, Any]:
+    values = config_values("prod")
+    nodeset = next(ns for ns in values["hpcforge:slurm"]["nodesets"] if ns["name"] == "gpu-h100")
+    nodeset["gpus"] = gpus
+    nodeset.pop("gres", None)
+    return values
+
+
+def test_a_nodeset_with_part_of_a_node_s_gpus_must_autodetect_them() -> None:
+    # prod's pool gpu-h100 has 8 GPUs per node; a pod given 4 gets whichever 4 the device plugin picks, under their host
+    # device names, so File=/dev/nvidia[0-3] may name devices the pod does not have.
+    with pytest.raises(ConfigError, match=re.escape("hpcforge:slurm.nodesets[")) as raised:
+        load_config(raw_config(_prod_with_h100_nodeset({"type": "h100", "count": 4})))
+    assert "nodeset 'gpu-h100' gets 4 of the 8 GPUs of each node in pool 'gpu-h100'" in str(raised.value)
+    assert ".gpus.autodetect: " in str(raised.value)
+    config = load_config(raw_config(_prod_with_h100_nodeset({"type": "h100", "count": 4, "autodetect": "nvml"})))
+    assert gres_lines(next(ns for ns in config.slurm.nodesets if ns.name == "gpu-h100")) == [
+        "NodeName=gpu-h100-[0-3] AutoDetect=nvml"
+    ]
+    load_config(raw_config(_prod_with_h100_nodeset({"type": "h100", "count": 8})))  # the whole node: File= is right

@@ -109,3 +109,22 @@ def test_epilog_passes_on_the_published_driver_535_capture_in_both_orders(tmp_pa
     assert run_script(EPILOG, "a100x8-driver535.txt", tmp_path, gpus=gpus).returncode == 0
     result = run_script(EPILOG, "a100x8-driver535.txt", tmp_path, gpus=gpus, env=_dev(tmp_path, range(8)))
     assert result.returncode == 0, result.stderr
+
+
+def test_epilog_fails_at_once_for_an_index_without_a_device_file(tmp_path: Path) -> None:
+    # No settle wait: a device file that is not there will not appear by waiting.
+    env = {**_dev(tmp_path, range(1)), "GPU_CHECK_SETTLE_SECONDS": "30"}
+    result = run_script(EPILOG, "healthy-h100x1.txt", tmp_path, gpus="1", env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("gpu-epilog: GPU 1: not found (Slurm's device files here: ")
+
+
+def test_dcgm_diag_gets_the_nvml_indexes_of_the_job_s_gpus_not_slurm_s(tmp_path: Path) -> None:
+    # Slurm's GPUs 2 and 3 are /dev/nvidia2 and /dev/nvidia3 = nvidia-smi (NVML, DCGM) GPUs 0 and 2 on this node.
+    dcgmi = tmp_path / "dcgmi"
+    dcgmi.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/dcgmi.log\nexit 0\n')
+    dcgmi.chmod(0o755)
+    env = {**_dev(tmp_path, range(4)), "GPU_CHECK_DCGM_DIAG_LEVEL": "1"}
+    result = run_script(PROLOG, "minor-order-differs.txt", tmp_path, gpus="2,3", env=env)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "dcgmi.log").read_text().strip() == "diag -r 1 -i 0,2"

@@ -39,6 +39,9 @@ from .test_rdma import RDMA
 # The `spec` schema of CRD ippools.nv-ipam.nvidia.com (v1alpha1), descriptions left out, as published in
 # https://github.com/Mellanox/network-operator/blob/v26.4.1/manifests/state-nv-ipam-cni/005-nv-ipam.nvidia.com_ippools.yaml
 # (commit 85afd6d9c6978eb871a3292b9897f49746cc43cd), with unknown fields refused as the API server prunes/refuses them.
+# Also left out: the item schemas of `exclusions`, `perNodeExclusions` and `routes` (hpcforge sets none of them).
+# Compared with that file on 2026-11-23 (descriptions, additionalProperties and x-kubernetes-* keys set aside): those
+# item schemas are the only difference.
 _SELECTOR_REQUIREMENT = {
     "type": "object",
     "additionalProperties": False,

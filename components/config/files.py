@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..renderers.script_include import include_problem
 from .root import PlatformConfig
 
 
@@ -20,7 +21,8 @@ def _script_problem(file: str, root: Path) -> str | None:
         return f"cannot be read as a file of the repository ({reason})"
     if start != b"#!":
         return f"{file} has no shebang line (#!)"
-    return None
+    problem = include_problem(path, root)
+    return f"{file}: {problem}" if problem is not None else None
 
 
 def missing_files(config: PlatformConfig, root: Path) -> list[str]:

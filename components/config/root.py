@@ -157,6 +157,17 @@ class PlatformConfig(StrictModel):
                     ["slurm", "nodesets", index, "gpus", "count"],
                     f"nodeset {ns.name!r} asks for {ns.gpus.count} GPU(s) per pod but node pool {pool.name!r} has {have} per node",
                 )
+            if ns.gpus and pool.gpus_per_node and ns.gpus.count < pool.gpus_per_node.count and ns.gpus.autodetect == "off":
+                # The device plugin picks which of the node's GPUs a pod gets, at run time, and the container sees them
+                # under their host names (the toolkit's CDI spec: device `3` -> deviceNodes path /dev/nvidia3), so no
+                # File= list written here names the pod's devices; slurmd must discover them.
+                problems.add(
+                    ["slurm", "nodesets", index, "gpus", "autodetect"],
+                    f"nodeset {ns.name!r} gets {ns.gpus.count} of the {pool.gpus_per_node.count} GPUs of each node in pool "
+                    f"{pool.name!r}: which ones is decided by the device plugin when the pod starts, so gres.conf File= "
+                    f"cannot name them; set autodetect: nvml (slurmd finds the GPUs it was given) or ask for all "
+                    f"{pool.gpus_per_node.count}",
+                )
             if ns.gpus and pool.gpus_per_node and pool.gpus_per_node.type != ns.gpus.type:
                 problems.add(
                     ["slurm", "nodesets", index, "gpus", "type"],

@@ -342,10 +342,12 @@ class GpuSpec(StrictModel):
     """Device-plugin resource that provides them: `nvidia.com/gpu`, or `nvidia.com/mig-<profile>` with the mixed MIG
     strategy."""
     files: str | None = None
-    """Device files of the GPUs in gres.conf (`File=`); default `/dev/nvidia[0-<count-1>]`. Not used with `autodetect`."""
+    """Device files of the GPUs in gres.conf (`File=`); default `/dev/nvidia[0-<count-1>]`. Refused with `autodetect`.
+    Only right when the pod gets every GPU of its node: a nodeset given part of a pool's `gpusPerNode` must set
+    `autodetect` (the device plugin picks the GPUs when the pod starts, and the pod sees their host device names)."""
     cores: tuple[Annotated[str, AfterValidator(_core_list)], ...] = ()
     """Core affinity per GPU (`Cores=` in gres.conf), e.g. `0-55` for GPUs near the first socket; empty: no affinity.
-    One entry per GPU, in device order (from the NIC/GPU locality, `nvidia-smi topo -m`)."""
+    One entry per GPU, in device order (from the NIC/GPU locality, `nvidia-smi topo -m`). Refused with `autodetect`."""
     autodetect: Literal["off", "nvml", "nvidia"] = "off"
     """`AutoDetect=` in gres.conf: `off` describes the devices from this spec; `nvml` or `nvidia` lets slurmd discover
     them (required for MIG devices, whose files are not /dev/nvidiaN)."""
@@ -376,6 +378,13 @@ class GpuSpec(StrictModel):
             problems.add(
                 ["autodetect"],
                 f"MIG devices ({self.type}) have no /dev/nvidiaN files: set autodetect (nvml or nvidia) or give their files",
+            )
+        if self.autodetect != "off" and (self.files is not None or self.cores):
+            given = " and ".join(name for name, value in (("files", self.files), ("cores", self.cores)) if value)
+            problems.add(
+                ["autodetect"],
+                f"autodetect: {self.autodetect} lets slurmd discover the devices (gres.conf gets only AutoDetect=), so {given} would be "
+                "ignored; give one or the other",
             )
         if mig_resource and not self.is_mig:
             problems.add(["type"], f"{self.resource} provides MIG devices: the type must be their profile")

@@ -38,6 +38,7 @@ from ..k8s import (
 )
 from ..renderers.enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK, enroot_conf
 from ..renderers.grendel import PORT_RANGE_SYSCTL
+from ..renderers.script_include import inline_includes
 from ..renderers.script_settings import apply_settings
 from ..renderers.slurm_conf import (
     SLURMCTLD_PORT,
@@ -83,7 +84,8 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
     path = (root / script.file).resolve()
     if not path.is_file():
         raise FileNotFoundError(f"script {script.name!r}: {script.file} does not exist in the project")
-    return path.read_text()
+    # The operator mounts each script alone: shared code it sources from the repository goes into its text.
+    return inline_includes(path.read_text(), path, root)
 
 
 ENROOT_CONFIG_MAP = "slurm-enroot-conf"

@@ -4,7 +4,7 @@
 # check waits a little for processes that are still exiting; what is left then drains the node
 # ("GPU <index> (<bus id>): <reason>") so the next job does not land on a busy GPU.
 # SLURM_JOB_GPUS's indexes are mapped to GPUs as in the prolog (GPU_CHECK_INDEX_ORDER; see
-# prolog/10-gpu-check.sh for Slurm's rules and sources).
+# file_order_bus_ids in scripts/slurm/lib/gpu-common.sh for Slurm's rules and sources).
 set -u
 
 # --- settings (hpcforge:gpu.health; the Slurm layer rewrites this block) ---
@@ -25,79 +25,39 @@ if [ -z "$gpus" ] || [ "$GPU_CHECK_SCOPE" = node ]; then
   exit 0
 fi
 
-fail() {
-  local reason="gpu-epilog: $*"
-  echo "$reason" >&2
-  if [ "$GPU_CHECK_DRAIN" = yes ] && [ -n "${SLURMD_NODENAME:-}" ] && command -v scontrol >/dev/null 2>&1; then
-    scontrol update NodeName="$SLURMD_NODENAME" State=DRAIN Reason="${reason:0:200}" >/dev/null 2>&1 || true
-  fi
-  exit 1
-}
+GPU_CHECK_TAG="gpu-epilog"
+# --- include ../lib/gpu-common.sh ---
+# shellcheck source=SCRIPTDIR/../lib/gpu-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/gpu-common.sh"
+# --- end include ---
 
-trim() {
-  local value="$1"
-  value="${value#"${value%%[![:space:]]*}"}"
-  value="${value%"${value##*[![:space:]]}"}"
-  printf '%s' "$value"
-}
-
-for gpu in ${gpus//,/ }; do
-  case "$gpu" in
-    '' | *[!0-9]*) fail "cannot read the job's GPU list '$gpus' (expected indexes like 0,1)" ;;
-  esac
-done
-if ! command -v "$GPU_CHECK_NVIDIA_SMI" >/dev/null 2>&1; then
-  fail "the job had GPUs ($gpus) but $GPU_CHECK_NVIDIA_SMI is missing"
-fi
-
-smi() {
-  local out rc
-  out=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" "$@" --format=csv,noheader,nounits 2>&1)
-  rc=$?
-  if [ "$rc" -eq 124 ]; then
-    fail "nvidia-smi did not answer within ${GPU_CHECK_TIMEOUT_SECONDS}s"
-  elif [ "$rc" -ne 0 ]; then
-    fail "nvidia-smi failed (exit $rc): $(printf '%s' "$out" | head -n 1)"
-  fi
-  printf '%s\n' "$out"
-}
+require_gpus "$gpus"
 
 # want[N]: the PCI bus id of the job's GPU N, from the device files (GPU_CHECK_INDEX_ORDER=file) or
 # nvidia-smi's index (nvml, filled in by problems()).
 declare -A want=()
 if [ "$GPU_CHECK_INDEX_ORDER" = file ]; then
-  files=()
-  for file in "$GPU_CHECK_DEV_DIR"/nvidia*; do
-    case "${file##*/nvidia}" in
-      '' | *[!0-9]*) ;;
-      *) files+=("$file") ;;
-    esac
-  done
-  if [ "${#files[@]}" -gt 0 ]; then
-    mapfile -t files < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort)
-  fi
-  details=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" -q 2>&1)
-  rc=$?
-  if [ "$rc" -ne 0 ]; then
-    fail "nvidia-smi failed (exit $rc): $(printf '%s' "$details" | head -n 1)"
-  fi
-  minors=$(printf '%s\n' "$details" | awk '
-    /^GPU [0-9A-Fa-f]+:/ { bus = $2; next }
-    /^    Minor Number[[:space:]]*:/ { sub(/^[^:]*: */, ""); print $0 "|" bus }')
-  for gpu in ${gpus//,/ }; do
-    file="${files[$gpu]:-}"
-    minor="${file##*/nvidia}"
-    if [ -n "$file" ]; then
-      want[$gpu]=$(printf '%s\n' "$minors" | awk -F'|' -v m="$minor" '$1 == m { print $2; exit }')
-    fi
-  done
+  details=$(smi -q)
+  smi_ok "$?" "$details"
+  pairs=$(file_order_bus_ids "$gpus" "$details") || exit 1
+  while IFS='|' read -r gpu bus; do
+    want[$gpu]=$bus
+  done <<<"$pairs"
 fi
+
+# csv ARGS...: nvidia-smi's CSV answer to a query (no header, no units); fails the check when nvidia-smi fails.
+csv() {
+  local out
+  out=$(smi "$@" --format=csv,noheader,nounits)
+  smi_ok "$?" "$out"
+  printf '%s\n' "$out"
+}
 
 # problems: prints the first leftover found on the job's GPUs (nothing when they are free).
 problems() {
   local gpu_rows apps gpu index bus used found app_bus pid process memory
-  gpu_rows=$(smi --query-gpu=index,pci.bus_id,memory.used) || exit 1
-  apps=$(smi --query-compute-apps=gpu_bus_id,pid,process_name,used_memory) || exit 1
+  gpu_rows=$(csv --query-gpu=index,pci.bus_id,memory.used) || exit 1
+  apps=$(csv --query-compute-apps=gpu_bus_id,pid,process_name,used_memory) || exit 1
   if [ "$GPU_CHECK_INDEX_ORDER" != file ]; then
     while IFS=, read -r index bus _; do
       want[$(trim "$index")]=$(trim "$bus")

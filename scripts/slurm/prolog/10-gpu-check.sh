@@ -14,15 +14,8 @@
 # GPU_CHECK_SCOPE=node checks every GPU of the node instead of the job's: with MIG, SLURM_JOB_GPUS
 # holds MIG device indexes, which are not nvidia-smi GPU indexes.
 #
-# Which GPU is SLURM_JOB_GPUS's index N: slurmd writes the positions of the job's devices in the
-# node's GPU list (Slurm src/plugins/gres/common/gres_common.c: SLURM_JOB_GPUS from
-# gres_device->index; src/interfaces/gres.c _init_gres_device: index = place in the list), and
-# orders that list (src/plugins/gres/gpu/gres_gpu.c, 22.05 and 26.05): by File name as strings
-# (_sort_gpu_by_file), then, with AutoDetect=nvml, by NVML's enumeration, i.e. PCI bus order
-# (_sort_gpu_by_links_order). GPU_CHECK_INDEX_ORDER=nvml: N is nvidia-smi's index N (same PCI
-# order). GPU_CHECK_INDEX_ORDER=file (gres.conf File= lines): N is the N-th /dev/nvidia<minor> in
-# string order, and the GPU is the one whose `nvidia-smi -q` "Minor Number" is that minor; minor
-# numbers need not follow PCI order, so nvidia-smi's index may differ.
+# Which GPU is SLURM_JOB_GPUS's index N (GPU_CHECK_INDEX_ORDER: nvml or file): see
+# file_order_bus_ids in scripts/slurm/lib/gpu-common.sh, with Slurm's rules and sources.
 set -u
 
 # --- settings (hpcforge:gpu.health; the Slurm layer rewrites this block) ---
@@ -44,21 +37,11 @@ if [ -z "$gpus" ]; then
   exit 0
 fi
 
-fail() {
-  local reason="gpu-check: $*"
-  echo "$reason" >&2
-  if [ "$GPU_CHECK_DRAIN" = yes ] && [ -n "${SLURMD_NODENAME:-}" ] && command -v scontrol >/dev/null 2>&1; then
-    scontrol update NodeName="$SLURMD_NODENAME" State=DRAIN Reason="${reason:0:200}" >/dev/null 2>&1 || true
-  fi
-  exit 1
-}
-
-trim() {
-  local value="$1"
-  value="${value#"${value%%[![:space:]]*}"}"
-  value="${value%"${value##*[![:space:]]}"}"
-  printf '%s' "$value"
-}
+GPU_CHECK_TAG="gpu-check"
+# --- include ../lib/gpu-common.sh ---
+# shellcheck source=SCRIPTDIR/../lib/gpu-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/gpu-common.sh"
+# --- end include ---
 
 # unreported VALUE: true when nvidia-smi says the GPU does not report this property.
 unreported() {
@@ -77,29 +60,7 @@ flag_set() {
   return 2
 }
 
-for gpu in ${gpus//,/ }; do
-  case "$gpu" in
-    '' | *[!0-9]*) fail "cannot read the job's GPU list '$gpus' (expected indexes like 0,1)" ;;
-  esac
-done
-
-if ! command -v "$GPU_CHECK_NVIDIA_SMI" >/dev/null 2>&1; then
-  fail "the job has GPUs ($gpus) but $GPU_CHECK_NVIDIA_SMI is missing"
-fi
-
-# nvidia-smi with the settings' timeout; prints what it printed (stdout and stderr), returns its status.
-smi() {
-  timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" "$@" 2>&1
-}
-
-# smi_ok WHAT RC OUTPUT: fails the check when nvidia-smi timed out or failed.
-smi_ok() {
-  if [ "$2" -eq 124 ]; then
-    fail "nvidia-smi did not answer within ${GPU_CHECK_TIMEOUT_SECONDS}s"
-  elif [ "$2" -ne 0 ]; then
-    fail "nvidia-smi failed (exit $2): $(printf '%s' "$3" | head -n 1)"
-  fi
-}
+require_gpus "$gpus"
 
 # Row remapping (Ampere and newer) is a --query-gpu field only in newer drivers: the H100 with
 # driver 580.159.04 of issue 17 answers remapped_rows.pending/failure, but the --help-query-gpu of
@@ -112,9 +73,9 @@ output=$(smi --query-gpu="index,pci.bus_id,ecc.errors.uncorrected.volatile.total
 rc=$?
 if [ "$rc" -eq 2 ] && printf '%s' "$output" | grep -q '^Field "remapped_rows\.[a-z_]*" is not a valid field to query\.$'; then
   base=$(smi --query-gpu="$base_fields" --format=csv,noheader,nounits)
-  smi_ok query "$?" "$base"
+  smi_ok "$?" "$base"
   details=$(smi -q)
-  smi_ok -q "$?" "$details"
+  smi_ok "$?" "$details"
   remaps=$(printf '%s\n' "$details" | awk '
     /^GPU [0-9A-Fa-f]+:/ { bus = $2; remap = 0; next }
     /^    [^ ]/ { remap = ($0 ~ /^    Remapped Rows[[:space:]]*$/); next }
@@ -136,7 +97,7 @@ if [ "$rc" -eq 2 ] && printf '%s' "$output" | grep -q '^Field "remapped_rows\.[a
 }$index, $bus, $ecc, $retired, $pending, $failure, $name"
   done <<<"$base"
 else
-  smi_ok query "$rc" "$output"
+  smi_ok "$rc" "$output"
 fi
 
 if [ "$GPU_CHECK_SCOPE" = node ]; then
@@ -147,37 +108,17 @@ if [ "$GPU_CHECK_SCOPE" = node ]; then
   GPU_CHECK_INDEX_ORDER=nvml
 fi
 
-# want[N]: the PCI bus id of the job's GPU N (see the head of this script).
+# want[N]: the PCI bus id of the job's GPU N.
 declare -A want=()
 if [ "$GPU_CHECK_INDEX_ORDER" = file ]; then
-  files=()
-  for file in "$GPU_CHECK_DEV_DIR"/nvidia*; do
-    case "${file##*/nvidia}" in
-      '' | *[!0-9]*) ;;
-      *) files+=("$file") ;;
-    esac
-  done
-  if [ "${#files[@]}" -gt 0 ]; then
-    mapfile -t files < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort)
-  fi
   if [ -z "${details:-}" ]; then
     details=$(smi -q)
-    smi_ok -q "$?" "$details"
+    smi_ok "$?" "$details"
   fi
-  minors=$(printf '%s\n' "$details" | awk '
-    /^GPU [0-9A-Fa-f]+:/ { bus = $2; next }
-    /^    Minor Number[[:space:]]*:/ { sub(/^[^:]*: */, ""); print $0 "|" bus }')
-  for gpu in ${gpus//,/ }; do
-    file="${files[$gpu]:-}"
-    if [ -z "$file" ]; then
-      fail "GPU $gpu: not found (Slurm's device files here: ${files[*]:-none})"
-    fi
-    minor="${file##*/nvidia}"
-    want[$gpu]=$(printf '%s\n' "$minors" | awk -F'|' -v m="$minor" '$1 == m { print $2; exit }')
-    if [ -z "${want[$gpu]}" ]; then
-      fail "GPU $gpu ($file): nvidia-smi lists no GPU with minor number $minor"
-    fi
-  done
+  pairs=$(file_order_bus_ids "$gpus" "$details") || exit 1
+  while IFS='|' read -r gpu bus; do
+    want[$gpu]=$bus
+  done <<<"$pairs"
 else
   while IFS=, read -r index bus _; do
     want[$(trim "$index")]=$(trim "$bus")
@@ -185,6 +126,7 @@ else
 fi
 
 listed=""
+smi_ids="" # nvidia-smi (NVML) indexes of the job's GPUs, for dcgmi
 for gpu in ${gpus//,/ }; do
   found=no
   while IFS=, read -r index bus ecc retired remap_pending remap_failure name; do
@@ -193,6 +135,7 @@ for gpu in ${gpus//,/ }; do
       continue
     fi
     found=yes
+    smi_ids="${smi_ids:+$smi_ids,}$(trim "$index")"
     where="GPU $gpu ($bus, $(trim "$name"))"
     ecc=$(trim "$ecc")
     if ! unreported "$ecc"; then
@@ -224,11 +167,15 @@ for gpu in ${gpus//,/ }; do
   fi
 done
 
+# dcgmi's `-i` takes DCGM GPU ids, which are NVML indexes (DCGM v4.6.0 dcgmlib/src/DcgmCacheManager.cpp: gpuId = i,
+# the i-th NVML device; dcgmi/CommandLineParser.cpp: `-i, --entity-id`, "Basic GPU IDs: '0,1,2'"), not Slurm's
+# indexes: with GPU_CHECK_INDEX_ORDER=file they differ where minor numbers do not follow the PCI order. A failed
+# diagnostic exits non-zero (DCGM_ST_NVVS_ERROR = -30, exit status 226).
 if [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ] && command -v dcgmi >/dev/null 2>&1; then
-  diag=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$gpus" 2>&1)
+  diag=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$smi_ids" 2>&1)
   rc=$?
   if [ "$rc" -ne 0 ]; then
-    fail "GPU $gpus: dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL failed (exit $rc): $(printf '%s' "$diag" | grep -m 1 -i 'fail' || printf '%s' "$diag" | tail -n 1)"
+    fail "GPU $gpus (nvidia-smi $smi_ids): dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL failed (exit $rc): $(printf '%s' "$diag" | grep -m 1 -i 'fail' || printf '%s' "$diag" | tail -n 1)"
   fi
 fi
 exit 0

@@ -1,0 +1,88 @@
+#!/bin/bash
+# shellcheck shell=bash
+# Functions shared by the GPU prolog and epilog (scripts/slurm/prolog/10-gpu-check.sh,
+# scripts/slurm/epilog/10-gpu-check.sh). The scripts source this file where they run from the
+# repository; the Slurm layer puts its text in their place when it renders them into the ConfigMaps
+# (components/renderers/script_include.py), so each deployed script is one self-contained file.
+# Expects the caller's settings (GPU_CHECK_*) and GPU_CHECK_TAG (the prefix of its messages).
+
+# fail REASON...: print "<tag>: REASON", drain the node with it (it becomes Slurm's drain reason), exit 1.
+fail() {
+  local reason="$GPU_CHECK_TAG: $*"
+  echo "$reason" >&2
+  if [ "$GPU_CHECK_DRAIN" = yes ] && [ -n "${SLURMD_NODENAME:-}" ] && command -v scontrol >/dev/null 2>&1; then
+    scontrol update NodeName="$SLURMD_NODENAME" State=DRAIN Reason="${reason:0:200}" >/dev/null 2>&1 || true
+  fi
+  exit 1
+}
+
+trim() {
+  local value="$1"
+  value="${value#"${value%%[![:space:]]*}"}"
+  value="${value%"${value##*[![:space:]]}"}"
+  printf '%s' "$value"
+}
+
+# require_gpus GPUS: fails unless GPUS is a list of indexes (0,1,...) and nvidia-smi can be run.
+require_gpus() {
+  local gpu
+  for gpu in ${1//,/ }; do
+    case "$gpu" in
+      '' | *[!0-9]*) fail "cannot read the job's GPU list '$1' (expected indexes like 0,1)" ;;
+    esac
+  done
+  if ! command -v "$GPU_CHECK_NVIDIA_SMI" >/dev/null 2>&1; then
+    fail "the job has GPUs ($1) but $GPU_CHECK_NVIDIA_SMI is missing"
+  fi
+}
+
+# smi ARGS...: nvidia-smi with the settings' timeout; prints what it printed (stdout and stderr), returns its status.
+smi() {
+  timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" "$@" 2>&1
+}
+
+# smi_ok RC OUTPUT: fails the check when nvidia-smi timed out or failed.
+smi_ok() {
+  if [ "$1" -eq 124 ]; then
+    fail "nvidia-smi did not answer within ${GPU_CHECK_TIMEOUT_SECONDS}s"
+  elif [ "$1" -ne 0 ]; then
+    fail "nvidia-smi failed (exit $1): $(printf '%s' "$2" | head -n 1)"
+  fi
+}
+
+# file_order_bus_ids GPUS DETAILS: one "index|PCI bus id" line per index of GPUS, for GPU_CHECK_INDEX_ORDER=file.
+# Which GPU is SLURM_JOB_GPUS's index N: slurmd writes the positions of the job's devices in the node's GPU list
+# (Slurm src/plugins/gres/common/gres_common.c: SLURM_JOB_GPUS from gres_device->index; src/interfaces/gres.c
+# _init_gres_device: index = place in the list), and orders that list (src/plugins/gres/gpu/gres_gpu.c, 22.05 and
+# 26.05): by File name as strings (_sort_gpu_by_file), then, with AutoDetect=nvml, by NVML's enumeration, i.e. PCI
+# bus order (_sort_gpu_by_links_order). With gres.conf File= lines, N is the N-th /dev/nvidia<minor> in string
+# order, and the GPU is the one whose `nvidia-smi -q` (DETAILS) "Minor Number" is that minor; minor numbers need not
+# follow PCI order, so nvidia-smi's index may differ. (GPU_CHECK_INDEX_ORDER=nvml: N is nvidia-smi's index N.)
+# Run it in a command substitution and exit when it fails: a GPU without a device file or a GPU fails the check.
+file_order_bus_ids() {
+  local files=() file gpu minor minors bus
+  for file in "$GPU_CHECK_DEV_DIR"/nvidia*; do
+    case "${file##*/nvidia}" in
+      '' | *[!0-9]*) ;;
+      *) files+=("$file") ;;
+    esac
+  done
+  if [ "${#files[@]}" -gt 0 ]; then
+    mapfile -t files < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort)
+  fi
+  minors=$(printf '%s\n' "$2" | awk '
+    /^GPU [0-9A-Fa-f]+:/ { bus = $2; next }
+    /^    Minor Number[[:space:]]*:/ { sub(/^[^:]*: */, ""); print $0 "|" bus }')
+  for gpu in ${1//,/ }; do
+    file="${files[$gpu]:-}"
+    if [ -z "$file" ]; then
+      fail "GPU $gpu: not found (Slurm's device files here: ${files[*]:-none})"
+    fi
+    minor="${file##*/nvidia}"
+    bus=$(printf '%s\n' "$minors" | awk -F'|' -v m="$minor" '$1 == m { print $2; exit }')
+    if [ -z "$bus" ]; then
+      fail "GPU $gpu ($file): nvidia-smi lists no GPU with minor number $minor"
+    fi
+    echo "$gpu|$bus"
+  done
+}
