@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 import yaml_rs
 
 from components.config import ConfigError, PlatformConfig, load_config
-from components.config.inventory import _CORE_RESOLVERS
+from components.config.inventory import _CORE_RESOLVERS, Yaml12Dumper
 from components.config.inventory_numbers import (
     is_yaml_rs_only_number,
     last_candidate_line,
@@ -80,6 +81,14 @@ def test_every_short_scalar_differs_only_by_yaml_rs_numbers_that_are_flagged() -
             assert is_yaml_rs_only_number(text), text
             # ... and the search that bounds the walk finds it (inventory_numbers._TRIGGER and _TOKEN).
             assert last_candidate_line(f"a: b\nk: {text}\n") == 2, text
+
+
+def test_the_inventory_writer_quotes_every_string_yaml_rs_would_read_as_a_number() -> None:
+    # migrate-inventory, the site generator and the fuzzer write inventories with Yaml12Dumper; yaml-rs reads them.
+    texts = [*FORMS, "node_01", "a_b", "rack1", "10.0.0.1", "0c:c4:10:00:00:0b"]
+    texts += ["".join(chars) for chars in itertools.product("019_.xXoObB+-", repeat=3)]
+    written = yaml.dump({"tags": texts}, Dumper=Yaml12Dumper, default_flow_style=True, width=10**9)
+    assert yaml_rs.loads(written, parse_datetime=False) == {"tags": texts}
 
 
 def test_restoring_puts_strings_back_in_values_list_items_and_keys_only_where_plain() -> None:

@@ -154,11 +154,19 @@ Yaml12Loader.add_constructor("tag:yaml.org,2002:timestamp", Yaml12Loader.constru
 
 
 class Yaml12Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Quotes every string that YAML 1.1 OR 1.2 would read as something else (safe for both readers)."""
+    """Quotes every string that YAML 1.1, YAML 1.2 or yaml-rs would read as something else (safe for all three)."""
 
 
 for _tag, _pattern, _first in _CORE_RESOLVERS:
     Yaml12Dumper.add_implicit_resolver(_tag, _pattern, _first)
+# ... and every string yaml-rs (the reader of inventory files) reads as a number though the core schema reads
+# a string (`_12`, `0X1F`, `0O17`; YAML 1.1 already makes the dumper quote `1_000` and `0b101`): a superset of
+# those forms (inventory_numbers.py), so that what is written is read back as written.
+Yaml12Dumper.add_implicit_resolver(
+    "tag:yaml.org,2002:int",
+    re.compile(r"^(?=[-+]?[0-9._])(?=.*(?:_|0[bBXO]|[-+]0[xXoO]))[0-9A-Za-z._+-]+$"),
+    list("-+._0123456789"),
+)
 
 
 def read_yaml_file(
