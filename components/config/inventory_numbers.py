@@ -158,15 +158,17 @@ def last_candidate_line(text: str) -> int:
     One regex search over the text (0.15 s for a 100,000-host inventory) and a look at the token around each hit.
     """
     last = -1
+    examined = -1  # end of the last token looked at: further hits inside it are skipped
     size = len(text)
     for match in _TRIGGER.finditer(text):
         begin, end = match.start(), match.end()
-        if begin <= last:
+        if begin < examined:
             continue
         while begin > 0 and text[begin - 1] in _TOKEN:
             begin -= 1
         while end < size and text[end] in _TOKEN:
             end += 1
+        examined = end
         if is_yaml_rs_only_number(text[begin:end]):
             last = end
     return 0 if last < 0 else text.count("\n", 0, last) + 1
