@@ -25,8 +25,8 @@ carry their text and style. Every plain, untagged scalar whose text yaml-rs read
 core schema as a string is put back as that string at its place in yaml-rs's document, mapping keys
 included (`restore_core_strings`), and the config is validated again; the messages are then those
 of the core-schema reading. A host named `0b101` or a user whose full name is `1_000` is accepted as
-that string (a 100,000-host site with such a scalar in its first host loads in about 6.3 s of CPU
-instead of 3.7-3.9 s: benchmarks/inventory_load.py); an account named `0b101` is refused for its
+that string (a 100,000-host site with such a scalar in its first host loads in about 5 s of CPU, in
+its last host 9 s, instead of 3.3-3.5 s: benchmarks/inventory_load.py); an account named `0b101` is refused for its
 name, not with "expected a string".
 
 What this does NOT cover, honestly: a field that accepts a number and would refuse the core
