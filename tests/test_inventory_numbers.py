@@ -104,12 +104,14 @@ def test_restoring_puts_strings_back_in_values_list_items_and_keys_only_where_pl
     assert list(document["hosts"][0]["labels"]) == ["1_0", 7, "x"]
 
 
-def test_the_walk_stops_after_the_last_candidate_and_still_renames_keys_of_open_mappings() -> None:
-    text = "top:\n  1_0:\n    - 0b1\n  mac: 0c:c4:10:00:00:0b\n  n: 12\n"
-    assert last_candidate_line(text) == 3
+def test_a_walk_that_stops_at_the_last_candidate_line_still_renames_the_keys_of_mappings_left_open() -> None:
+    # The last candidate is the key on line 2; the walk stops at the list on line 3, inside `top` and `1_0`.
+    text = "top:\n  1_0:\n    - a\n  mac: 0c:c4:10:00:00:0b\n  other: [b]\n"
+    assert last_candidate_line(text) == 2
     document = yaml_rs.loads(text, parse_datetime=False)
-    assert restore_core_strings(text, document) == (2, [])
-    assert document == {"top": {"1_0": ["0b1"], "mac": "0c:c4:10:00:00:0b", "n": 12}}
+    assert restore_core_strings(text, document) == (1, [])
+    assert document == {"top": {"1_0": ["a"], "mac": "0c:c4:10:00:00:0b", "other": ["b"]}}
+    assert list(document["top"]) == ["1_0", "mac", "other"]
 
 
 def test_the_candidate_search_counts_quoted_text_and_skips_mac_pieces() -> None:
