@@ -77,7 +77,7 @@ class Measurement:
     peak_memory_mib: float
     resources: int
     chunk_maps: int
-    """ConfigMaps that hold parts of chunked files (`*-NN` of the inventory, zones and LDIF)."""
+    """ConfigMaps that hold parts of chunked files (`*-NN` of the inventory, zones, LDIF and the accounts' desired state)."""
     charts: int
     largest_object: str
     largest_object_bytes: int
@@ -98,7 +98,7 @@ class Measurement:
     load_after: float = 0.0
 
 
-CHUNKED = ("grendel-inventory-", "site-dns-zones-", "dirsrv-ldif-")
+CHUNKED = ("grendel-inventory-", "site-dns-zones-", "dirsrv-ldif-", "slurm-accounts-desired-")
 
 
 def measure_in_process(config: Path, repeat: int, with_policy: bool) -> dict[str, Any]:
