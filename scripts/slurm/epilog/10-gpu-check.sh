@@ -39,10 +39,7 @@ declare -A want=()
 if [ "$GPU_CHECK_INDEX_ORDER" = file ]; then
   details=$(smi -q)
   smi_ok "$?" "$details"
-  pairs=$(file_order_bus_ids "$gpus" "$details") || exit 1
-  while IFS='|' read -r gpu bus; do
-    want[$gpu]=$bus
-  done <<<"$pairs"
+  want_file_order "$gpus" "$details"
 fi
 
 # csv ARGS...: nvidia-smi's CSV answer to a query (no header, no units); fails the check when nvidia-smi fails.

@@ -86,3 +86,14 @@ file_order_bus_ids() {
     echo "$gpu|$bus"
   done
 }
+
+# want_file_order GPUS DETAILS: fills the caller's associative array `want` (index -> PCI bus id) by
+# file_order_bus_ids; exits when an index has no device file or GPU.
+want_file_order() {
+  local pairs gpu bus
+  pairs=$(file_order_bus_ids "$1" "$2") || exit 1
+  while IFS='|' read -r gpu bus; do
+    # shellcheck disable=SC2034,SC2004 # `want` is the caller's associative array
+    want[$gpu]=$bus
+  done <<<"$pairs"
+}

@@ -115,10 +115,7 @@ if [ "$GPU_CHECK_INDEX_ORDER" = file ]; then
     details=$(smi -q)
     smi_ok "$?" "$details"
   fi
-  pairs=$(file_order_bus_ids "$gpus" "$details") || exit 1
-  while IFS='|' read -r gpu bus; do
-    want[$gpu]=$bus
-  done <<<"$pairs"
+  want_file_order "$gpus" "$details"
 else
   while IFS=, read -r index bus _; do
     want[$(trim "$index")]=$(trim "$bus")
