@@ -2,8 +2,10 @@
 
 No fixture under tests/fixtures/nvidia-smi/ was captured by hpcforge: no GPU machine was available
 (issue 17). Each says in its header how it was made: RECONSTRUCTED from NVIDIA's documentation and
-the facts recorded on a real H100 (driver 580), or QUOTED FROM A PUBLISHED CAPTURE (source URL,
-GPU and driver as stated there, and which parts are verbatim); see their README.md. The fake
+the facts recorded on a real H100 (driver 580), QUOTED FROM A PUBLISHED CAPTURE (source URL,
+GPU and driver as stated there, and which parts are verbatim), or DERIVED FROM one of the published
+captures under captures/ with one named value changed; see their README.md. The tests against the
+captures of real H100/H200 GPUs with driver 590 are in test_gpu_captures.py. The fake
 refuses query fields its fixture does not list the way nvidia-smi refuses `health` (exit 2), so a
 script asking for a field that does not exist fails here too.
 """
@@ -55,6 +57,7 @@ HEADERS = (
     "# QUOTED FROM A PUBLISHED CAPTURE",
     "# PARTLY QUOTED FROM A PUBLISHED CAPTURE",
     "# CAPTURED ON A GPU by scripts/gpu/capture-nvidia-smi.sh",
+    "# DERIVED FROM A PUBLISHED CAPTURE",
 )
 
 
@@ -66,6 +69,10 @@ def test_every_fixture_says_how_it_was_made() -> None:
         assert text.startswith(HEADERS), path.name
         if text.startswith(HEADERS[1:3]):
             assert "\n# source: https://github.com/" in text, path.name
+        if text.startswith(HEADERS[4]):
+            capture = re.search(r"^\[capture\] (captures/\S+)$", text, re.M)
+            assert capture and (FIXTURES / capture[1]).is_file(), path.name
+            assert text.startswith(f"{HEADERS[4]}: {capture[1]} "), path.name
 
 
 def _published_fields(name: str) -> set[str]:
