@@ -145,7 +145,11 @@ class Images:
     DCGM_EXPORTER = ImagePin("nvcr.io/nvidia/k8s/dcgm-exporter", "4.6.0-4.8.3-distroless")
     MIG_MANAGER = ImagePin("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.15.0")
     DRIVER_MANAGER = ImagePin("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.12.0")
-    # nccl-tests (all_reduce_perf_mpi) as shipped in NVIDIA's PyTorch container, for the NCCL evidence check.
+    # nccl-tests (all_reduce_perf_mpi) as shipped in NVIDIA's PyTorch container, for the NCCL evidence check. NVIDIA
+    # documents the binaries in these containers: CloudAI's NCCL workload (docs.nvidia.com/networking/cloudai,
+    # releases 1.5-1.8) runs `all_reduce_perf_mpi` from nvcr.io/nvidia/pytorch:25.06-py3, and the Run:ai NCCL tutorial
+    # (run-ai-docs.nvidia.com, tutorials/training-tutorials/nccl-tests) says pytorch:26.01-py3 ships them pre-built in
+    # /usr/local/bin. 25.08 lies between the two; not pulled here (no registry is reachable).
     NCCL_TESTS = ImagePin("nvcr.io/nvidia/pytorch", "25.08-py3")
     # NVIDIA Network Operator 26.4.1 operands named in the NicClusterPolicy (the release's tag scheme).
     RDMA_SHARED_DEVICE_PLUGIN = ImagePin("nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin", "network-operator-v26.4.1")
