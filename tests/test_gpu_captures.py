@@ -1,9 +1,9 @@
 """The GPU prolog and epilog against nvidia-smi output captured on real GPUs by someone else.
 
 tests/fixtures/nvidia-smi/captures/ holds excerpts of captures published by utkuozdemir/nvidia_gpu_exporter
-(internal/captures/, MIT): nvidia-smi run on a real H100 80GB HBM3, the same H100 in MIG mode and an H200, driver
-590.48.01, idle and under load (gpu-burn and two memory hogs), every kept section byte for byte (their README says
-which and how to check). The fake nvidia-smi replays them: the fields a query may name are the ones that driver's own
+(internal/captures/, MIT): nvidia-smi run on a real H100 80GB HBM3, the same H100 in MIG mode, an H200 and the H200 in
+MIG mode, driver 590.48.01, idle and under load (gpu-burn and two memory hogs), and the H200 with driver 580.173.02,
+idle; every kept section as published (their README says which and how to check). The fake nvidia-smi replays them: the fields a query may name are the ones that driver's own
 `--help-query-gpu` lists, and the answers are the recorded rows. The h100-590-*.txt fixtures beside them change one
 recorded value each, and say which.
 """
@@ -44,12 +44,17 @@ def test_each_capture_is_a_sourced_excerpt_with_every_section_the_fake_reads() -
         source = re.search(r"^# source: (https://github\.com/utkuozdemir/nvidia_gpu_exporter/blob/[0-9a-f]{40}/\S+)$", text, re.M)
         assert source, path.name
         found = smi_capture.sections(text)
-        assert set(smi_capture.KEPT) <= set(found), path.name
-        assert "masked:         yes" in found["nvidia_gpu_exporter GPU capture"].output
+        header = found["nvidia_gpu_exporter GPU capture"].output
+        assert "masked:         yes" in header
+        kept = set(smi_capture.KEPT)
+        if "load:           none" in header:
+            kept = {label for label in kept if not label.startswith("load :: ")}
+        assert kept <= set(found), path.name
         left_out = re.search(r"^# left out: (.*)$", text, re.M)
         assert left_out and not set(left_out[1].split("; ")) & set(found), path.name
+        driver = path.stem.rsplit("-", 1)[1]  # h200-580.173.02 -> 580.173.02
         version = found["capabilities :: version"].output
-        assert re.search(r"^DRIVER version\s*: 590\.48\.01$", version, re.M), version
+        assert re.search(rf"^DRIVER version\s*: {re.escape(driver)}$", version, re.M), version
 
 
 @pytest.mark.parametrize("capture", [p.name for p in CAPTURES])
@@ -66,8 +71,15 @@ def test_every_field_the_scripts_query_is_listed_by_the_captured_drivers_help(ca
     assert "health" not in gpu_fields
 
 
-@pytest.mark.parametrize("capture", [p.name for p in CAPTURES])
-@pytest.mark.parametrize("recorded_state", ["idle", "load"])
+CAPTURED_STATES = [
+    (path.name, name)
+    for path in CAPTURES
+    for name in ("idle", "load")
+    if f"\n# {name} :: query (-q)\n" in path.read_text(encoding="utf-8")
+]
+
+
+@pytest.mark.parametrize(("capture", "recorded_state"), CAPTURED_STATES)
 def test_prolog_passes_on_the_captured_gpu_and_refuses_an_index_it_lacks(
     tmp_path: Path, capture: str, recorded_state: str
 ) -> None:
@@ -177,3 +189,75 @@ def test_the_fake_answers_like_the_recorded_csv() -> None:
     assert (refused.returncode, refused.stdout) == (2, 'Field "health" is not a valid field to query.\n\n')
     assert smi("-i", "1", "-q").returncode == 99  # not recorded, so not modelled
     assert smi("-q").stdout == recorded(H100)["load :: query (-q)"].output
+
+
+# --- Slurm's names for the captured GPUs (AutoDetect=nvml) ------------------------------------------------------------
+# Reproduced from Slurm's source (SchedMD/slurm, tags slurm-22-05-11-1 and slurm-25-11-7-1):
+# - src/plugins/gpu/common/gpu_common.c gpu_common_underscorify_tolower: every character lowercased, ' ' -> '_';
+# - src/plugins/gpu/nvml/gpu_nvml.c _handle_mig at 22.05: a MIG device's type is its GPU's name cut at the first '-',
+#   then "_<slices>g.<roundl(memorySizeMB / 1024)>gb" (23.02 and later take the suffix from NVML's MIG device name);
+# - src/plugins/gres/gpu/gres_gpu.c _find_type_in_gres_list: a configured type matches a detected device when it is a
+#   case-insensitive substring of the detected type (xstrcasestr); unmatched devices are ignored, and slurmctld then
+#   drains the node ("gres/gpu count reported lower than configured").
+
+
+def slurm_gpu_type(nvml_name: str) -> str:
+    return nvml_name.lower().replace(" ", "_")
+
+
+def slurm_2205_mig_type(nvml_name: str, slices: int, memory_mib: int) -> str:
+    # roundl rounds halves away from zero; int(x + 0.5) does the same for these positive values.
+    return f"{slurm_gpu_type(nvml_name).split('-', 1)[0]}_{slices}g.{int(memory_mib / 1024 + 0.5)}gb"
+
+
+def slurm_matches(configured: str, detected: str) -> bool:
+    return configured.lower() in detected.lower()
+
+
+def captured_name(capture: str) -> str:
+    table = smi_capture.csv_table(recorded(capture)["idle :: query-gpu (csv, what the exporter parses)"].output)
+    return dict(zip(table.columns, table.rows[0], strict=True))["name"]
+
+
+def captured_mig_devices(capture: str) -> list[tuple[str, int]]:
+    """(profile as -L names it, memory in MiB as -q's "Shared FB Memory Usage" Total) per MIG device, in index order."""
+    found = recorded(capture)
+    profiles = re.findall(r"^  MIG (\S+)\s+Device\s+[0-9]+:", found["capabilities :: list (-L)"].output, re.M)
+    memory = re.findall(
+        r"^        Shared FB Memory Usage\n            Total\s+: ([0-9]+) MiB$", found["idle :: query (-q)"].output, re.M
+    )
+    assert len(profiles) == len(memory) > 0
+    return list(zip(profiles, map(int, memory), strict=True))
+
+
+def test_slurm_matches_the_documented_gpu_types_against_the_captured_gpu_names() -> None:
+    assert slurm_gpu_type(captured_name(H100)) == "nvidia_h100_80gb_hbm3"
+    assert slurm_gpu_type(captured_name("captures/h200-590.48.01.txt")) == "nvidia_h200"
+    assert slurm_matches("h100", "nvidia_h100_80gb_hbm3") and slurm_matches("h200", "nvidia_h200")
+    assert not slurm_matches("h100", "nvidia_h200") and not slurm_matches("h100_sxm", "nvidia_h100_80gb_hbm3")
+
+
+def test_slurm_2205_names_the_captured_h100_mig_devices_by_their_profiles() -> None:
+    devices = captured_mig_devices(H100_MIG)
+    assert devices == [("3g.40gb", 40448), ("2g.20gb", 20096), ("1g.10gb", 9984), ("1g.10gb", 9984)]
+    name = captured_name(H100_MIG)
+    for profile, memory in devices:
+        detected = slurm_2205_mig_type(name, int(profile[0]), memory)
+        assert detected == f"nvidia_h100_80gb_hbm3_{profile}"
+        assert slurm_matches(profile, detected)
+        # ... and so does a whole-GPU type: why a nodeset on a MIG pool must ask for profiles
+        # (tests/test_gpu_operator.py, "splits every GPU into MIG devices").
+        assert slurm_matches("h100", detected)
+
+
+def test_slurm_2205_names_two_captured_h200_mig_profiles_by_rounded_memory_instead() -> None:
+    # The same rule on the H200: 2g.35gb has 33280 MiB (32.5 GiB -> 33) and 1g.18gb 16384 MiB (16), so Slurm 22.05 types
+    # them 2g.33gb and 1g.16gb, and a nodeset typed by profile matches none of them. Slurm 23.02 and later take the
+    # suffix from NVML's MIG device name instead; the Slinky images hpcforge pins run 26.05, but bare-metal hosts that
+    # join a nodeset bring their own slurmd (docs/layers/gpu.md, "GRES types and AutoDetect").
+    name = captured_name("captures/h200-mig-590.48.01.txt")
+    devices = dict(captured_mig_devices("captures/h200-mig-590.48.01.txt"))
+    assert (devices["2g.35gb"], devices["1g.18gb"]) == (33280, 16384)
+    assert slurm_2205_mig_type(name, 2, devices["2g.35gb"]) == "nvidia_h200_2g.33gb"
+    assert slurm_2205_mig_type(name, 1, devices["1g.18gb"]) == "nvidia_h200_1g.16gb"
+    assert not slurm_matches("2g.35gb", "nvidia_h200_2g.33gb") and not slurm_matches("1g.18gb", "nvidia_h200_1g.16gb")

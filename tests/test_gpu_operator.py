@@ -101,6 +101,14 @@ def test_prod_deploys_the_operator_and_plans_its_chart() -> None:
             ),
             "migStrategy is 'none'",
         ),
+        (
+            lambda v: v.setdefault("hpcforge:gpu", {}).update(
+                {"operator": {"migStrategy": "mixed", "migProfiles": {"gpu-a100": {"3g.40gb": 1, "1g.10gb": 4}}}}
+            ),
+            "hpcforge:slurm.nodesets[2].gpus.type: node pool 'gpu-a100' splits every GPU into MIG devices"
+            " (gpu.operator.migProfiles): nodeset 'gpu-a100' must ask for one of its profiles (1g.10gb, 3g.40gb),"
+            " not whole 'a100' GPUs",
+        ),
     ],
 )
 def test_gpu_data_plane_mistakes_name_the_key(mutate: Any, message: str) -> None:

@@ -132,7 +132,10 @@ def excerpt(text: str, provenance: str, kept: tuple[str, ...] = KEPT) -> str:
     the two newlines the collector writes after it), then an end marker, so the last kept section ends like the
     others. The left-out sections are listed in the provenance by the caller."""
     headers = list(_HEADER.finditer(text))
-    missing = set(kept) - {header["label"] for header in headers}
+    labels = {header["label"] for header in headers}
+    if not any(label.startswith("load :: ") for label in labels):  # captured without load ("load: none")
+        kept = tuple(label for label in kept if not label.startswith("load :: "))
+    missing = set(kept) - labels
     if missing:
         raise ValueError(f"the capture has no section {sorted(missing)}")
     if any(not line.startswith("# ") for line in provenance.splitlines()):
