@@ -1,7 +1,8 @@
 """GPU deployment evidence: the NCCL all-reduce and RDMA device checks against a fake kubectl.
 
-The nccl-tests output below is written in the format nccl-tests prints (its closing "# Avg bus bandwidth"
-line); it was not captured on hardware (no GPU machine was available to this work).
+nccl_output() writes the format nccl-tests prints (its closing "# Avg bus bandwidth" line); the two runs in
+tests/fixtures/nccl-tests/ are real outputs from two 8x H100 nodes, quoted from NVIDIA/nccl-tests#294. No run was
+captured by hpcforge (no GPU machine was available to this work).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from components.config import load_config
 from components.layers.evidence_gpu import gpu_check_environments
 from components.versions import Images
 
-from .helpers import config_values, raw_config
+from .helpers import REPO, config_values, raw_config
 from .test_operations import SLURM, _ok, run_check
 
 NCCL = {
@@ -49,6 +50,33 @@ def test_allreduce_below_the_floor_fails(tmp_path: Path) -> None:
     result = run_check(tmp_path, "nccl-allreduce.sh", answers, NCCL)
     assert result.returncode == 1
     assert "bus bandwidth 41.7 GB/s is below the floor of 300 GB/s" in result.stderr
+
+
+NCCL_RUNS = REPO / "tests/fixtures/nccl-tests"
+
+
+def published_run(name: str) -> str:
+    """The nccl-tests output of a fixture (after its '#' header, which ends before the first output line)."""
+    lines = (NCCL_RUNS / name).read_text().splitlines(keepends=True)
+    start = next(number for number, line in enumerate(lines) if not line.startswith("#"))
+    assert lines[0].startswith("# QUOTED FROM A PUBLISHED RUN") and "https://github.com/NVIDIA/nccl-tests/issues/294" in lines[0]
+    return "".join(lines[start:])
+
+
+def test_a_published_two_node_h100_run_is_read_with_its_interleaved_nccl_log(tmp_path: Path) -> None:
+    # 16 ranks on two 8x H100 nodes over InfiniBand; NCCL INFO lines sit between the rows and the result.
+    answers = [{"match": "srun --partition=h100 --nodes=2", "stdout": published_run("h100x16-two-nodes.txt")}]
+    report = _ok(run_check(tmp_path, "nccl-allreduce.sh", answers, NCCL), "nccl-allreduce")
+    assert report["detail"] == "NCCL all-reduce over 2 nodes x 8 GPUs: bus bandwidth 406.034 GB/s (floor 300 GB/s)"
+    above = run_check(tmp_path, "nccl-allreduce.sh", answers, {**NCCL, "NCCL_MIN_BUSBW": "450"})
+    assert above.returncode == 1 and "bus bandwidth 406.034 GB/s is below the floor of 450 GB/s" in above.stderr
+
+
+def test_ranks_that_ran_alone_are_named_as_such(tmp_path: Path) -> None:
+    answers = [{"match": "srun", "stdout": published_run("ranks-ran-alone.txt")}]
+    result = run_check(tmp_path, "nccl-allreduce.sh", answers, NCCL)
+    assert result.returncode == 1
+    assert "bus bandwidth 0 GB/s, so each rank ran alone instead of in one communicator" in result.stderr
 
 
 def test_allreduce_without_a_result_or_failing_fails(tmp_path: Path) -> None:

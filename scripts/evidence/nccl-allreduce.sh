@@ -21,6 +21,13 @@ check() {
     echo "NCCL all-reduce printed no average bus bandwidth: $(tail -n 3 <<<"$output" | tr '\n' ' ')"
     return 1
   fi
+  # An all-reduce over one rank moves nothing: nccl-tests prints a bus bandwidth of 0 when each process formed a
+  # communicator of its own ("nranks 1"), e.g. nccl-tests built without MPI or srun's --mpi not matching the image's
+  # MPI (NVIDIA/nccl-tests#294, the run quoted in tests/fixtures/nccl-tests/ranks-ran-alone.txt).
+  if awk -v have="$busbw" 'BEGIN { exit !(have + 0 == 0) }'; then
+    echo "NCCL all-reduce over $NCCL_NODES nodes x $NCCL_GPUS_PER_NODE GPUs: bus bandwidth 0 GB/s, so each rank ran alone instead of in one communicator (is all_reduce_perf_mpi built with MPI, and does srun --mpi=pmix reach it?)"
+    return 1
+  fi
   if ! awk -v have="$busbw" -v floor="$NCCL_MIN_BUSBW" 'BEGIN { exit !(have + 0 >= floor + 0) }'; then
     echo "NCCL all-reduce over $NCCL_NODES nodes x $NCCL_GPUS_PER_NODE GPUs: bus bandwidth $busbw GB/s is below the floor of $NCCL_MIN_BUSBW GB/s"
     return 1
