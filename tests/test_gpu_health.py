@@ -286,6 +286,36 @@ def test_dcgm_diag_runs_on_the_jobs_gpus_when_configured(tmp_path: Path) -> None
     assert result.returncode == 1 and "dcgmi diag -r 1 failed (exit 226): Memory  Fail - GPU 1 memory test" in result.stderr
 
 
+def _published_dcgmi(tmp_path: Path, fixture: str) -> None:
+    """A fake dcgmi that prints a published `dcgmi diag` output (tests/fixtures/dcgmi/, after its '#' header) and
+    exits 226, as dcgmi does when a test fails (DCGM_ST_NVVS_ERROR)."""
+    output = "".join(
+        line for line in (FIXTURES.parent / "dcgmi" / fixture).read_text().splitlines(True) if not line.startswith("#")
+    )
+    (tmp_path / "dcgmi.out").write_text(output)
+    _fake(tmp_path, "dcgmi", f"cat {tmp_path}/dcgmi.out; exit 226")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "reason"),
+    [
+        (
+            "gpu-memory-thermal.txt",
+            "GPU Memory: Fail - GPU: 0 (Warning: GPU 0 Thermal violations totaling 13.3 seconds started at 9.7 seconds"
+            " into the test for GPU 0 Verify that the cooling on this machine is functional, including external, thermal"
+            " material interface, fans, and any other components.)",
+        ),
+        ("row-remap-pending.txt", "Error: GPU 3 has uncorrectable memory errors and row remappings are pending"),
+    ],
+)
+def test_a_failed_dcgm_diagnostic_names_the_test_and_dcgms_note(tmp_path: Path, fixture: str, reason: str) -> None:
+    # Published outputs of dcgmi diag on faulty nodes: the note is wrapped over several table rows, cut mid-word.
+    _published_dcgmi(tmp_path, fixture)
+    result = run_script(PROLOG, "healthy-h100x8.txt", tmp_path, gpus="0,1", env={"GPU_CHECK_DCGM_DIAG_LEVEL": "2"})
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"gpu-check: GPU 0,1 (nvidia-smi 0,1): dcgmi diag -r 2 failed (exit 226): {reason}"
+
+
 # --- epilog ---------------------------------------------------------------------------------------
 
 

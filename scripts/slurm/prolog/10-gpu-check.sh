@@ -60,6 +60,37 @@ flag_set() {
   return 2
 }
 
+# dcgm_reason OUTPUT: from a `dcgmi diag` table, the first failed test ("GPU Memory: Fail - GPU: 0") and the Warning
+# or Error note printed with it, its wrapped lines joined again; an Error alone where no test failed. Rows are
+# "| <test> | <result> |"; a result or note longer than its column continues on rows with an empty test, cut at a
+# fixed width (one space of margin before it, two after), so the pieces join without a separator (outputs quoted
+# in tests/fixtures/dcgmi/). Prints nothing for output that is not such a table.
+dcgm_reason() {
+  printf '%s\n' "$1" | awk -F'|' '
+    function rtrim(text) { sub(/ +$/, "", text); return text }
+    /^\|/ && NF >= 3 {
+      name = $2; gsub(/^ +| +$/, "", name)
+      if (name ~ /^-----/) next
+      text = (NF >= 4) ? substr($3, 2, length($3) - 3) : substr($3, 2)
+      if (name == "Warning" || name == "Error") {
+        capturing = (note == "")
+        if (capturing) kind = name
+      } else if (name != "") {
+        capturing = 0
+        current = name
+      }
+      if (capturing) { note = note text; next }
+      if (name == "" && text !~ /^(Pass|Fail|Skip|Warn)/) next
+      result = rtrim(text)
+      if (failed == "" && result ~ /^Fail/) failed = current ": " result
+    }
+    END {
+      note = rtrim(note)
+      if (failed != "") printf "%s%s\n", failed, (note != "" ? " (" kind ": " note ")" : "")
+      else if (note != "") printf "%s: %s\n", kind, note
+    }'
+}
+
 require_gpus "$gpus"
 
 # Row remapping (Ampere and newer) is a --query-gpu field only in newer drivers: the H100 with
@@ -172,7 +203,9 @@ if [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ] && command -v dcgmi >/dev/null 2>&1; t
   diag=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$smi_ids" 2>&1)
   rc=$?
   if [ "$rc" -ne 0 ]; then
-    fail "GPU $gpus (nvidia-smi $smi_ids): dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL failed (exit $rc): $(printf '%s' "$diag" | grep -m 1 -i 'fail' || printf '%s' "$diag" | tail -n 1)"
+    reason=$(dcgm_reason "$diag")
+    [ -n "$reason" ] || reason=$(printf '%s' "$diag" | grep -m 1 -i 'fail' || printf '%s' "$diag" | tail -n 1)
+    fail "GPU $gpus (nvidia-smi $smi_ids): dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL failed (exit $rc): $reason"
   fi
 fi
 exit 0
