@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from components.config.slurm import MIG_PROFILE
 
 from .test_gpu_health import EPILOG, FAKES, FIXTURES, PROLOG, _queried, run_script, smi_calls
+from .test_gpu_operator import _prod_with
 
 sys.path.insert(0, str(FAKES))
 import smi_capture
@@ -165,11 +167,21 @@ def test_the_idle_mig_gpu_uses_less_memory_than_the_epilog_allows() -> None:
     assert settings and int(settings[1]) > 59
 
 
-def test_the_mig_profiles_nvidia_smi_lists_are_gpu_types_here() -> None:
+def test_the_mig_layout_captured_on_the_h100_is_accepted_as_a_pool_layout() -> None:
     listed = recorded(H100_MIG)["capabilities :: list (-L)"].output
     profiles = re.findall(r"^  MIG (\S+)\s+Device\s+[0-9]+:", listed, re.M)
     assert profiles == ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]
     assert all(MIG_PROFILE.fullmatch(profile) for profile in profiles)
+    layout = {profile: profiles.count(profile) for profile in profiles}  # 3 + 2 + 1 + 1 = all 7 compute slices
+
+    def mutate(values: dict[str, Any]) -> None:
+        values.setdefault("hpcforge:gpu", {})["operator"] = {"migStrategy": "mixed", "migProfiles": {"gpu-a100": layout}}
+        mig = {"type": "1g.10gb", "count": 16, "resource": "nvidia.com/mig-1g.10gb", "autodetect": "nvml"}
+        values["hpcforge:slurm"]["nodesets"][2]["gpus"] = mig
+        values["hpcforge:nodePools"][1]["gpusPerNode"] = mig
+
+    config = _prod_with(mutate)
+    assert config.gpu.operator.mig_profiles["gpu-a100"] == {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
 
 
 def test_the_fake_answers_like_the_recorded_csv() -> None:

@@ -109,6 +109,12 @@ def test_prod_deploys_the_operator_and_plans_its_chart() -> None:
             " (gpu.operator.migProfiles): nodeset 'gpu-a100' must ask for one of its profiles (1g.10gb, 3g.40gb),"
             " not whole 'a100' GPUs",
         ),
+        (
+            lambda v: v.setdefault("hpcforge:gpu", {}).update(
+                {"operator": {"migStrategy": "mixed", "migProfiles": {"gpu-a100": {"3g.40gb": 2, "2g.20gb": 1}}}}
+            ),
+            "hpcforge:gpu.operator.migProfiles.gpu-a100: the layout takes 8 compute slices of each GPU, which has 7 at most",
+        ),
     ],
 )
 def test_gpu_data_plane_mistakes_name_the_key(mutate: Any, message: str) -> None:

@@ -158,6 +158,18 @@ def check_gpu_data_plane(config: PlatformConfig, problems: ProblemCollector) -> 
         for profile, count in layout.items():
             if not MIG_PROFILE.fullmatch(profile) or count < 1:
                 problems.add([*where, "migProfiles", pool_name, profile], f"{profile}: {count} is not a MIG profile and count")
+        # A layout applies to each GPU of the pool ("devices: all"), and a MIG GPU has 7 compute slices at most (NVIDIA
+        # MIG user guide: up to seven GPU instances; A30: 4). The `<N>g` of a profile is the slices it takes, so a
+        # layout over 7 cannot be applied: the MIG manager fails on every node. The layouts captured on real GPUs
+        # (tests/fixtures/nvidia-smi/captures/) take exactly 7.
+        slices = sum(
+            int(profile.split("g.", 1)[0]) * count for profile, count in layout.items() if MIG_PROFILE.fullmatch(profile)
+        )
+        if slices > 7:
+            problems.add(
+                [*where, "migProfiles", pool_name],
+                f"the layout takes {slices} compute slices of each GPU, which has 7 at most",
+            )
     if config.evidence.enabled and config.gpu.evidence.enabled and config.slurm.has_gpus and config.slurm.pyxis is False:
         problems.add(
             ["gpu", "evidence", "enabled"],
