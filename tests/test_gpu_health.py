@@ -306,6 +306,14 @@ def _published_dcgmi(tmp_path: Path, fixture: str) -> None:
             " material interface, fans, and any other components.)",
         ),
         ("row-remap-pending.txt", "Error: GPU 3 has uncorrectable memory errors and row remappings are pending"),
+        (
+            # A whole published output: an Info note before the failure is not the reason; the Warning after it is.
+            "cuda-init-8xh100.txt",
+            "GPU Memory: Fail - All (Warning: GPU 0 Error using CUDA API cuInit Check DCGM and system logs for errors."
+            " Reset GPU. Restart DCGM. Rerun diagnostics. Unable to initialize CUDA library: 'system not yet"
+            " initialized'. . Please check if a CUDA sample program can be run successfully on this host. Refer to"
+            " https://github.com/nvidia/cuda-samples)",
+        ),
     ],
 )
 def test_a_failed_dcgm_diagnostic_names_the_test_and_dcgms_note(tmp_path: Path, fixture: str, reason: str) -> None:

@@ -61,33 +61,40 @@ flag_set() {
 }
 
 # dcgm_reason OUTPUT: from a `dcgmi diag` table, the first failed test ("GPU Memory: Fail - GPU: 0") and the Warning
-# or Error note printed with it, its wrapped lines joined again; an Error alone where no test failed. Rows are
-# "| <test> | <result> |"; a result or note longer than its column continues on rows with an empty test, cut at a
-# fixed width (one space of margin before it, two after), so the pieces join without a separator (outputs quoted
-# in tests/fixtures/dcgmi/). Prints nothing for output that is not such a table.
+# or Error note dcgmi printed right after it; without a failed test, the first Error (else Warning) note. Rows are
+# "| <test> | <result> |"; a note longer than its column continues on rows with an empty test, cut at a fixed
+# width (one space of margin before it, two after), so the pieces join without a separator. Info notes are
+# skipped. Prints nothing for output that is not such a table (outputs quoted in tests/fixtures/dcgmi/).
 dcgm_reason() {
   printf '%s\n' "$1" | awk -F'|' '
     function rtrim(text) { sub(/ +$/, "", text); return text }
+    function close_note() {
+      if (kind == "Warning" || kind == "Error") {
+        text = kind ": " rtrim(note)
+        if (follows && fail_note == "") fail_note = text
+        if (kind == "Error" && first_error == "") first_error = text
+        if (kind == "Warning" && first_warning == "") first_warning = text
+      }
+      kind = ""; note = ""
+    }
     /^\|/ && NF >= 3 {
       name = $2; gsub(/^ +| +$/, "", name)
-      if (name ~ /^-----/) next
-      text = (NF >= 4) ? substr($3, 2, length($3) - 3) : substr($3, 2)
-      if (name == "Warning" || name == "Error") {
-        capturing = (note == "")
-        if (capturing) kind = name
-      } else if (name != "") {
-        capturing = 0
-        current = name
+      cell = (NF >= 4) ? substr($3, 2, length($3) - 3) : substr($3, 2)
+      if (name ~ /^-----/) { close_note(); follows = 0; next }
+      if (name == "") { if (kind != "") { note = note cell; next } }
+      else {
+        close_note()
+        if (name == "Warning" || name == "Error" || name == "Info") { kind = name; note = cell; next }
+        current = name; follows = 0
       }
-      if (capturing) { note = note text; next }
-      if (name == "" && text !~ /^(Pass|Fail|Skip|Warn)/) next
-      result = rtrim(text)
-      if (failed == "" && result ~ /^Fail/) failed = current ": " result
+      result = rtrim(cell)
+      if (failed == "" && result ~ /^Fail/) { failed = current ": " result; follows = 1 }
     }
     END {
-      note = rtrim(note)
-      if (failed != "") printf "%s%s\n", failed, (note != "" ? " (" kind ": " note ")" : "")
-      else if (note != "") printf "%s: %s\n", kind, note
+      close_note()
+      if (failed != "") printf "%s%s\n", failed, (fail_note != "" ? " (" fail_note ")" : "")
+      else if (first_error != "") print first_error
+      else if (first_warning != "") print first_warning
     }'
 }
 
