@@ -286,14 +286,23 @@ def test_dcgm_diag_runs_on_the_jobs_gpus_when_configured(tmp_path: Path) -> None
     assert result.returncode == 1 and "dcgmi diag -r 1 failed (exit 226): Memory  Fail - GPU 1 memory test" in result.stderr
 
 
-def _published_dcgmi(tmp_path: Path, fixture: str) -> None:
+def _published_dcgmi(tmp_path: Path, fixture: str, exit_code: int = 226) -> None:
     """A fake dcgmi that prints a published `dcgmi diag` output (tests/fixtures/dcgmi/, after its '#' header) and
-    exits 226, as dcgmi does when a test fails (DCGM_ST_NVVS_ERROR)."""
+    exits EXIT_CODE: 226 by default, as dcgmi does when a test fails (DCGM_ST_NVVS_ERROR)."""
     output = "".join(
         line for line in (FIXTURES.parent / "dcgmi" / fixture).read_text().splitlines(True) if not line.startswith("#")
     )
     (tmp_path / "dcgmi.out").write_text(output)
-    _fake(tmp_path, "dcgmi", f"cat {tmp_path}/dcgmi.out; exit 226")
+    _fake(tmp_path, "dcgmi", f"cat {tmp_path}/dcgmi.out; exit {exit_code}")
+
+
+def test_a_dcgm_table_with_a_failed_test_fails_even_when_dcgmi_exits_0(tmp_path: Path) -> None:
+    _published_dcgmi(tmp_path, "gpu-memory-thermal.txt", exit_code=0)
+    result = run_script(PROLOG, "healthy-h100x8.txt", tmp_path, gpus="0", env={"GPU_CHECK_DCGM_DIAG_LEVEL": "2"})
+    assert result.returncode == 1 and "dcgmi diag -r 2 failed (exit 0): GPU Memory: Fail - GPU: 0 (Warning:" in result.stderr
+    # An Error note alone, with exit status 0, is left to the status: only a failed test overrides it.
+    _published_dcgmi(tmp_path, "row-remap-pending.txt", exit_code=0)
+    assert run_script(PROLOG, "healthy-h100x8.txt", tmp_path, gpus="0", env={"GPU_CHECK_DCGM_DIAG_LEVEL": "2"}).returncode == 0
 
 
 @pytest.mark.parametrize(

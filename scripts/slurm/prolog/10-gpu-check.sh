@@ -209,8 +209,9 @@ done
 if [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ] && command -v dcgmi >/dev/null 2>&1; then
   diag=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$smi_ids" 2>&1)
   rc=$?
-  if [ "$rc" -ne 0 ]; then
-    reason=$(dcgm_reason "$diag")
+  reason=$(dcgm_reason "$diag")
+  # A table naming a failed test fails the check whatever the exit status says.
+  if [ "$rc" -ne 0 ] || [[ "${reason%% (*}" == *": Fail"* ]]; then
     [ -n "$reason" ] || reason=$(printf '%s' "$diag" | grep -m 1 -i 'fail' || printf '%s' "$diag" | tail -n 1)
     fail "GPU $gpus (nvidia-smi $smi_ids): dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL failed (exit $rc): $reason"
   fi
