@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Evidence: an NCCL all-reduce across GPU nodes through Slurm (srun from a login node, nccl-tests in a
 # pinned container image started by Pyxis), its average bus bandwidth held against a floor.
+# `--mpi=pmix`: the Slinky slurmd image has Slurm's PMIx plugin. SlinkyProject/containers (main at 05efda0,
+# schedmd/slurm/26.05/ubuntu26.04/Dockerfile) builds Slurm 26.05.1 with `debuild` from Slurm's own debian/ and
+# installs slurm-smd; at SchedMD/slurm tag slurm-26-05-1-1, debian/control build-depends on libpmix-dev and
+# debian/rules configures `--with-pmix`.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 require SLURM_NAMESPACE SLURM_LOGIN GPU_PARTITION NCCL_NODES NCCL_GPUS_PER_NODE NCCL_IMAGE NCCL_MESSAGE_SIZE NCCL_MIN_BUSBW
