@@ -54,6 +54,9 @@ def test_the_capture_asks_for_every_field_the_scripts_query() -> None:
         ("healthy-h100x1.txt", 1, ["0", "1"]),
         ("minor-order-differs.txt", 4, ["0", "1,2,3", "4"]),
         ("a100x8-driver535.txt", 8, ["0,1,2,3,4,5,6,7", "8"]),
+        # nvidia-smi output recorded on a real H100 (driver 590.48.01; tests/fixtures/nvidia-smi/captures/README)
+        ("captures/h100-80gb-hbm3-590.48.01.txt", 1, ["0", "1"]),
+        ("captures/h200-580.173.02.txt", 1, ["0", "1"]),
     ],
 )
 def test_a_capture_replays_like_its_source(tmp_path: Path, fixture: str, gpus: int, jobs: list[str]) -> None:
