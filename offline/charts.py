@@ -46,6 +46,7 @@ from .chart_cluster import (
     helm_kube_version,
     is_namespaced,
 )
+from .chart_dependencies import missing_dependencies
 from .chart_source import ChartSource, ChartSourceError
 from .chart_values import find_pin
 from .engine import RecordedStack
@@ -228,7 +229,18 @@ def render_release(
                         f"Kubernetes {helm_kube_version(kubernetes_version)}"
                     ]
                 )
-            chart.validate_schema(chart.merge_values(values))
+            merged = chart.merge_values(values)
+            chart.validate_schema(merged)
+            missing = missing_dependencies(chart.metadata.get("dependencies") or (), chart.dependencies, merged)
+            if missing:
+                # helm.v4.Chart refuses it (offline/chart_dependencies.py); rendered here, it would lack their objects.
+                raise ChartRenderError(
+                    [
+                        f"{release.label}: found in Chart.yaml and enabled by the values, but missing in charts/ "
+                        f"directory: {', '.join(missing)} (a chart from its repository carries them; unpack them under "
+                        "the chart's charts/ for a git export, docs/charts.md)"
+                    ]
+                )
             # Chart.render() does not expose the Kubernetes and API versions; helm_render (the C ABI
             # under it) takes them in its options (helm-c-sdk wrapper renderOptions).
             manifests: dict[str, str] = json.loads(
