@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
@@ -33,7 +35,7 @@ def test_an_unknown_sentinel_left_in_a_proxy_still_raises_as_the_proxy_does() ->
 def test_a_pack_converts_a_request_once_for_all_its_policies_and_each_new_request_again() -> None:
     from google.protobuf import json_format, struct_pb2
 
-    from policies.framework import _deserialize_with_markers, _MemoJsonFormat
+    from policies.framework import _deserialize_with_markers, _MemoJsonFormat, view_from_args
 
     memo = _MemoJsonFormat(json_format)
     request, provider, other = struct_pb2.Struct(), struct_pb2.Struct(), struct_pb2.Struct()
@@ -47,10 +49,10 @@ def test_a_pack_converts_a_request_once_for_all_its_policies_and_each_new_reques
     tree = _deserialize_with_markers(first)
     assert _deserialize_with_markers(first) is tree and isinstance(tree["data"], SecretStr)
     assert _deserialize_with_markers(dict(first)) is not tree
-    # What a policy may change is its own proxy's copy, never the shared tree.
-    proxied = unknown_checking_proxy(tree)
-    proxied["kind"] = "ConfigMap"
-    assert tree["kind"] == "Secret"
+    # What a rule may change is its own copy, never the shared tree.
+    view = view_from_args(SimpleNamespace(resource_type="kubernetes:core/v1:Secret", name="s", urn="u", props=tree))
+    view.props["data"] = "changed"  # type: ignore[index]
+    assert view.props == {"kind": "Secret", "data": "changed"} and tree["data"] == "hunter2"
 
 
 def test_a_pack_parses_the_stack_config_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -68,3 +70,103 @@ def test_a_pack_parses_the_stack_config_once_per_value(monkeypatch: pytest.Monke
     assert pulumi.runtime.get_config_env() == {"hpcforge:domain": "b.example"}
     monkeypatch.delenv("PULUMI_CONFIG")
     assert pulumi.runtime.get_config_env() == {}
+
+
+UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+def _security_answers(level: str) -> list[dict[str, object]]:
+    """What the security pack's servicer answers (Remediate and Analyze per resource, then AnalyzeStack)
+    for resources that break its rules: a plaintext Secret, a privileged unpinned Deployment without
+    limits, a Namespace whose labels are unknown (a rule cannot run in the preview)."""
+    from google.protobuf import json_format, struct_pb2
+    from pulumi.runtime import proto
+    from pulumi_policy import EnforcementLevel
+    from pulumi_policy.policy import _PolicyAnalyzerServicer
+
+    from policies.framework import to_policy
+    from policies.rules import security
+
+    container = {"name": "app", "image": "nginx:latest", "securityContext": {"privileged": True}}
+    resources = [
+        (
+            "kubernetes:core/v1:Secret",
+            "db",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "db", "namespace": "app"},
+                "stringData": {"password": "literal"},
+            },
+        ),
+        (
+            "kubernetes:core/v1:Secret",
+            "key",
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "key", "namespace": "app"}, "stringData": SECRET},
+        ),
+        (
+            "kubernetes:apps/v1:Deployment",
+            "app",
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "app", "namespace": "app"},
+                "spec": {"template": {"spec": {"containers": [container]}}},
+            },
+        ),
+        (
+            "kubernetes:core/v1:Namespace",
+            "app",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "app", "labels": UNKNOWN_STRING}},
+        ),
+    ]
+    provider = proto.AnalyzerProviderResource(
+        urn="urn:pulumi:s::p::pulumi:providers:kubernetes::k8s", type="pulumi:providers:kubernetes", name="k8s"
+    )
+    provider.properties.update({"kubeconfig": SECRET})
+    requests, stack = [], proto.AnalyzeStackRequest()
+    for type_, name, props in resources:
+        properties = struct_pb2.Struct()
+        properties.update(props)
+        urn = f"urn:pulumi:s::p::{type_}::{name}"
+        requests.append(proto.AnalyzeRequest(urn=urn, type=type_, name=name, properties=properties, provider=provider))
+        stack.resources.append(proto.AnalyzerResource(urn=urn, type=type_, name=name, properties=properties, provider=provider))
+    policies = [to_policy(rule) for rule in security.RULES]
+    servicer = _PolicyAnalyzerServicer("hpcforge-security", "0.1.0", policies, EnforcementLevel(level))
+    answers = []
+    for request in requests:
+        answers += [servicer.Remediate(request, None), servicer.Analyze(request, None)]
+    answers.append(servicer.AnalyzeStack(stack, None))
+    return [json_format.MessageToDict(answer) for answer in answers]
+
+
+@pytest.mark.parametrize("level", ["mandatory", "remediate"])
+def test_a_pack_answers_the_same_when_it_converts_each_request_once(monkeypatch: pytest.MonkeyPatch, level: str) -> None:
+    """install_request_scope: conversions shared by the policies of a request, no unknown-checking proxy
+    over the shim's trees, Remediate without the properties no policy reads; the answers stay the same."""
+    import pulumi_policy.policy as policy_module
+
+    from policies import framework
+
+    for name in ("deserialize_properties", "json_format", "unknown_checking_proxy"):
+        monkeypatch.setattr(policy_module, name, getattr(policy_module, name))  # restored afterwards
+    for name in ("Analyze", "AnalyzeStack", "Remediate"):
+        monkeypatch.setattr(policy_module._PolicyAnalyzerServicer, name, getattr(policy_module._PolicyAnalyzerServicer, name))
+    framework.install_secret_shim()
+    framework._forget_conversions()
+    before = _security_answers(level)
+    framework._forget_conversions()
+    framework.install_request_scope(remediates=False)
+    framework.install_request_scope(remediates=False)  # idempotent
+    after = _security_answers(level)
+    assert after == before
+    messages = [d.get("message", "") for answer in before for d in answer.get("diagnostics", [])]  # type: ignore[union-attr]
+    assert any("plaintext" in m or "literal" in m for m in messages), messages
+    assert any("privileged" in m for m in messages), messages
+    assert any("during preview" in m for m in messages), messages
+    remediate_answers = before[0::2][: len(before) // 2]
+    # At the `remediate` level each policy without a remediation is reported not applicable.
+    assert all(bool(answer.get("notApplicable")) == (level == "remediate") for answer in remediate_answers), remediate_answers
+    assert not vars(framework._request), "a request's conversions outlive it"
+    # Trees the shim did not build (Remediate's, with proxy_secrets) are proxied as before.
+    assert type(policy_module.unknown_checking_proxy({"a": {"b": 1}})).__name__ == "_DictProxy"

@@ -42,6 +42,29 @@ def test_every_map_payload_is_bounded_by_its_encoded_size(files: dict[str, str])
             assert _payload(data, binary) <= PLAIN_LIMIT
 
 
+_ROOM = PLAIN_LIMIT - encoded_entry_size("a", "")
+"""Encoded bytes left for the value of a single file named `a`."""
+
+
+@pytest.mark.parametrize(
+    ("files", "plain"),
+    [
+        ({"a": "x" * _ROOM}, True),
+        ({"a": "x" * (_ROOM + 1)}, False),
+        ({"a": "é" * (_ROOM // 2)}, True),  # two UTF-8 bytes a character
+        ({"a": "é" * (_ROOM // 2 + 1)}, False),
+        ({"a": "\n" * (_ROOM // 2 + 1)}, False),  # fewer characters than the limit, escaped twice as many bytes
+        ({"a": "x" * (_ROOM - 5), "b": "y"}, False),  # the second entry (8 bytes with its quotes) does not fit
+        ({"a": "x" * PLAIN_LIMIT}, False),
+    ],
+    ids=["at the limit", "one over", "utf-8 at the limit", "utf-8 over", "escapes over", "two files over", "characters over"],
+)
+def test_files_stay_plain_exactly_when_their_encoded_size_fits(files: dict[str, str], plain: bool) -> None:
+    assert (sum(encoded_entry_size(name, text) for name, text in files.items()) <= PLAIN_LIMIT) == plain
+    data_maps, binary_maps, _ = plan_parts(files)
+    assert (data_maps == [files] and binary_maps == [{}]) == plain
+
+
 def test_the_payload_limit_leaves_room_for_any_metadata_under_the_object_limit() -> None:
     # The metadata hpcforge writes (name, namespace, labels, the inventory digest) is a few hundred
     # bytes; a third of the object limit is left for it.

@@ -39,6 +39,18 @@ def encoded_entry_size(key: str, value: str) -> int:
     return len(json.dumps(key, ensure_ascii=False).encode()) + len(json.dumps(value, ensure_ascii=False).encode()) + 2
 
 
+def _fits_plain(files: Mapping[str, str]) -> bool:
+    """Whether `files` fit in PLAIN_LIMIT encoded bytes (`encoded_entry_size`).
+
+    An entry's encoded size is at least its key's and value's length in characters (quotes, escapes
+    and UTF-8 only add bytes): files longer than that in total cannot fit, and large inventories
+    (tens of MB) are not encoded just to find out.
+    """
+    if sum(len(name) + len(text) for name, text in files.items()) > PLAIN_LIMIT:
+        return False
+    return sum(encoded_entry_size(name, text) for name, text in files.items()) <= PLAIN_LIMIT
+
+
 def _b64_length(raw: int) -> int:
     return 4 * ((raw + 2) // 3)
 
@@ -59,8 +71,7 @@ def plan_parts(files: Mapping[str, str]) -> tuple[list[dict[str, str]], list[dic
     only when all of them fit in PLAIN_LIMIT, else gzip parts sized so that a part's base64 and its
     key fit, packed into maps by their encoded size.
     """
-    plain = sum(encoded_entry_size(name, text) for name, text in files.items())
-    if plain <= PLAIN_LIMIT:
+    if _fits_plain(files):
         script = "".join(f'cp "/chunks/00/{name}" "$TARGET/{name}"\n' for name in sorted(files))
         return [dict(files)], [{}], script
     maps: list[dict[str, str]] = [{}]

@@ -130,7 +130,13 @@ def to_plain(value: Any) -> Any:
     pulumi_policy's proxies are read through their `__target` (the wrapped dict or list), not item by
     item through `__getitem__`: the same values at a fraction of the cost (every policy of a pack
     copies every resource's properties); an unknown sentinel still goes through the proxy, which raises.
+    Plain dicts and lists (the packs' shared trees, policies/framework.py) are copied first, without the
+    abstract `Mapping`/`Sequence` checks.
     """
+    if isinstance(value, dict):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_plain(v) for v in value]
     if isinstance(value, str | Unknown) or value is None or isinstance(value, bool | int | float):
         return value
     if type(value).__module__ == _PROXY_MODULE:
