@@ -64,3 +64,21 @@ def test_a_chart_missing_an_enabled_subchart_is_refused_naming_it(tmp_path: Path
     ]
     disabled = render(run_test_program({"hook": {"enabled": False}, "extra": {"enabled": False}}), source)
     assert disabled.errors == [] and disabled.charts[0].objects
+
+
+def test_a_subchart_packaged_as_an_archive_counts_as_present(tmp_path: Path) -> None:
+    import tarfile
+
+    source = _chart_with_dependency(tmp_path)
+    subchart = tmp_path / "build" / "extra"
+    (subchart / "templates").mkdir(parents=True)
+    (subchart / "Chart.yaml").write_text("apiVersion: v2\nname: extra\nversion: 0.1.0\n")
+    (subchart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  labels:\n    app.kubernetes.io/name: extra\n"
+    )
+    (tmp_path / "hpcforge-test-0.1.0" / "charts").mkdir()
+    with tarfile.open(tmp_path / "hpcforge-test-0.1.0" / "charts" / "extra-0.1.0.tgz", "w:gz") as archive:
+        archive.add(subchart, arcname="extra")
+    report = render(run_test_program({"hook": {"enabled": False}, "extra": {"enabled": True}}), source)
+    assert report.errors == []
+    assert any(o["kind"] == "ConfigMap" and o["metadata"]["name"] == "extra" for o in report.charts[0].objects)
