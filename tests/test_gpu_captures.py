@@ -19,7 +19,7 @@ import pytest
 
 from components.config.slurm import MIG_PROFILE
 
-from .test_gpu_health import EPILOG, FAKES, FIXTURES, PROLOG, _queried, run_script, smi_calls
+from .test_gpu_health import EPILOG, FAKES, FIXTURES, PROLOG, RECOVERY_QUERY, _queried, run_script, smi_calls
 from .test_gpu_operator import _prod_with
 
 sys.path.insert(0, str(FAKES))
@@ -88,7 +88,8 @@ def test_prolog_passes_on_the_captured_gpu_and_refuses_an_index_it_lacks(
     fixture = f"captures/{capture}"
     healthy = run_script(PROLOG, fixture, tmp_path, gpus="0", env=state(recorded_state))
     assert healthy.returncode == 0, healthy.stderr
-    assert len(smi_calls(tmp_path)) == 1  # the row-remapping fields were accepted: no fallback to -q
+    # The row-remapping fields were accepted (no fallback to -q), and so was gpu_recovery_action (None here).
+    assert smi_calls(tmp_path)[1:] == [RECOVERY_QUERY]
     missing = run_script(PROLOG, fixture, tmp_path, gpus="1", env=state(recorded_state))
     assert (missing.returncode, missing.stderr.strip()) == (1, "gpu-check: GPU 1: not found (nvidia-smi lists: 0)")
 
@@ -127,6 +128,7 @@ def test_a_mig_gpu_reports_no_row_remapping_and_passes_the_node_scope_check(tmp_
 @pytest.mark.parametrize(
     ("fixture", "reason"),
     [
+        ("h100-590-recovery-action.txt", "the driver asks for recovery: Drain and Reset"),
         ("h100-590-pending-remap.txt", "row remapping pending (reset the GPU)"),
         ("h100-590-remap-failure.txt", "row remapping failed (replace the GPU)"),
         ("h100-590-ecc-errors.txt", "2 volatile uncorrectable ECC error(s) (allowed: 0)"),

@@ -161,7 +161,8 @@ else
 fi
 
 listed=""
-smi_ids="" # nvidia-smi (NVML) indexes of the job's GPUs, for dcgmi
+smi_ids=""  # nvidia-smi (NVML) indexes of the job's GPUs, for dcgmi
+job_gpus="" # "<Slurm index>|<bus id>|<name>" lines, for the recovery check
 for gpu in ${gpus//,/ }; do
   found=no
   while IFS=, read -r index bus ecc retired remap_pending remap_failure name; do
@@ -171,6 +172,8 @@ for gpu in ${gpus//,/ }; do
     fi
     found=yes
     smi_ids="${smi_ids:+$smi_ids,}$(trim "$index")"
+    job_gpus="${job_gpus:+$job_gpus
+}$gpu|$bus|$(trim "$name")"
     where="GPU $gpu ($bus, $(trim "$name"))"
     ecc=$(trim "$ecc")
     if ! unreported "$ecc"; then
@@ -201,6 +204,30 @@ for gpu in ${gpus//,/ }; do
     fail "GPU $gpu: not found (nvidia-smi lists:${listed:- none})"
   fi
 done
+
+# The recovery the driver asks for (`gpu_recovery_action`: NVML's GPU recovery action, set with Xid 154, e.g.
+# "GPU recovery action changed from 0x0 (None) to 0x4 (Drain and Reset)"). Drivers 580.173.02 and 590.48.01 list the
+# field and print None for every healthy GPU captured (tests/fixtures/nvidia-smi/captures/); 535.129.03 does not
+# list it, and nvidia-smi refuses a query naming it there (exit 2): nothing to check then. Anything but None (or
+# not reported) fails: the GPU must be recovered before it runs a job.
+recovery=$(smi --query-gpu=pci.bus_id,gpu_recovery_action --format=csv,noheader,nounits)
+rc=$?
+if [ "$rc" -eq 2 ] && printf '%s' "$recovery" | grep -q '^Field "gpu_recovery_action" is not a valid field to query\.$'; then
+  recovery=""
+else
+  smi_ok "$rc" "$recovery"
+fi
+while IFS='|' read -r gpu bus name; do
+  while IFS=, read -r recovery_bus action; do
+    if [ -z "$gpu" ] || [ "$(trim "$recovery_bus")" != "$bus" ]; then
+      continue
+    fi
+    action=$(trim "$action")
+    if [ "$action" != None ] && [ -n "$action" ] && ! unreported "$action"; then
+      fail "GPU $gpu ($bus, $name): the driver asks for recovery: $action"
+    fi
+  done <<<"$recovery"
+done <<<"$job_gpus"
 
 # dcgmi's `-i` takes DCGM GPU ids, which are NVML indexes (DCGM v4.6.0 dcgmlib/src/DcgmCacheManager.cpp: gpuId = i,
 # the i-th NVML device; dcgmi/CommandLineParser.cpp: `-i, --entity-id`, "Basic GPU IDs: '0,1,2'"), not Slurm's
