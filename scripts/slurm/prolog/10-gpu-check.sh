@@ -43,6 +43,12 @@ GPU_CHECK_TAG="gpu-check"
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/gpu-common.sh"
 # --- end include ---
 
+# refused RC OUTPUT FIELD: true when nvidia-smi refused the whole query because this driver has no field matching
+# the regular expression FIELD (exit 2 and 'Field "<name>" is not a valid field to query.').
+refused() {
+  [ "$1" -eq 2 ] && printf '%s' "$2" | grep -q "^Field \"$3\" is not a valid field to query\\.\$"
+}
+
 # unreported VALUE: true when nvidia-smi says the GPU does not report this property.
 unreported() {
   case "$1" in
@@ -64,7 +70,8 @@ flag_set() {
 # or Error note dcgmi printed right after it; without a failed test, the first Error (else Warning) note. Rows are
 # "| <test> | <result> |"; a note longer than its column continues on rows with an empty test, cut at a fixed
 # width (one space of margin before it, two after), so the pieces join without a separator. Info notes are
-# skipped. Prints nothing for output that is not such a table (outputs quoted in tests/fixtures/dcgmi/).
+# skipped. Prints nothing for output that is not such a table (outputs quoted in tests/fixtures/dcgmi/). Exits 3
+# when the table names a failed test, else 0.
 dcgm_reason() {
   printf '%s\n' "$1" | awk -F'|' '
     function rtrim(text) { sub(/ +$/, "", text); return text }
@@ -95,6 +102,7 @@ dcgm_reason() {
       if (failed != "") printf "%s%s\n", failed, (fail_note != "" ? " (" fail_note ")" : "")
       else if (first_error != "") print first_error
       else if (first_warning != "") print first_warning
+      exit (failed != "" ? 3 : 0)
     }'
 }
 
@@ -109,7 +117,7 @@ require_gpus "$gpus"
 base_fields=index,pci.bus_id,ecc.errors.uncorrected.volatile.total,retired_pages.pending,name
 output=$(smi --query-gpu="index,pci.bus_id,ecc.errors.uncorrected.volatile.total,retired_pages.pending,remapped_rows.pending,remapped_rows.failure,name" --format=csv,noheader,nounits)
 rc=$?
-if [ "$rc" -eq 2 ] && printf '%s' "$output" | grep -q '^Field "remapped_rows\.[a-z_]*" is not a valid field to query\.$'; then
+if refused "$rc" "$output" 'remapped_rows\.[a-z_]*'; then
   base=$(smi --query-gpu="$base_fields" --format=csv,noheader,nounits)
   smi_ok "$?" "$base"
   details=$(smi -q)
@@ -212,7 +220,7 @@ done
 # not reported) fails: the GPU must be recovered before it runs a job.
 recovery=$(smi --query-gpu=pci.bus_id,gpu_recovery_action --format=csv,noheader,nounits)
 rc=$?
-if [ "$rc" -eq 2 ] && printf '%s' "$recovery" | grep -q '^Field "gpu_recovery_action" is not a valid field to query\.$'; then
+if refused "$rc" "$recovery" 'gpu_recovery_action'; then
   recovery=""
 else
   smi_ok "$rc" "$recovery"
@@ -237,8 +245,9 @@ if [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ] && command -v dcgmi >/dev/null 2>&1; t
   diag=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$smi_ids" 2>&1)
   rc=$?
   reason=$(dcgm_reason "$diag")
+  failed_test=$?
   # A table naming a failed test fails the check whatever the exit status says.
-  if [ "$rc" -ne 0 ] || [[ "${reason%% (*}" == *": Fail"* ]]; then
+  if [ "$rc" -ne 0 ] || [ "$failed_test" -ne 0 ]; then
     [ -n "$reason" ] || reason=$(printf '%s' "$diag" | grep -m 1 -i 'fail' || printf '%s' "$diag" | tail -n 1)
     fail "GPU $gpus (nvidia-smi $smi_ids): dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL failed (exit $rc): $reason"
   fi
