@@ -48,9 +48,8 @@ def test_each_capture_is_a_sourced_excerpt_with_every_section_the_fake_reads() -
         found = smi_capture.sections(text)
         header = found["nvidia_gpu_exporter GPU capture"].output
         assert "masked:         yes" in header
-        kept = set(smi_capture.KEPT)
-        if "load:           none" in header:
-            kept = {label for label in kept if not label.startswith("load :: ")}
+        kept = set(smi_capture.kept_labels(set(found)))
+        assert ("load:           none" in header) == (kept != set(smi_capture.KEPT)), path.name
         assert kept <= set(found), path.name
         left_out = re.search(r"^# left out: (.*)$", text, re.M)
         assert left_out and not set(left_out[1].split("; ")) & set(found), path.name

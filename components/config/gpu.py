@@ -192,13 +192,13 @@ def check_gpu_data_plane(config: PlatformConfig, problems: ProblemCollector) -> 
             problems.add(
                 [*path, "resource"], f"MIG devices as nvidia.com/gpu need migStrategy 'single' (or use {ns.gpus.resource})"
             )
-        if ns.gpus.is_mig and ns.pool is not None and ns.gpus.type not in operator.mig_profiles.get(ns.pool, {}):
+        layout = operator.mig_profiles.get(ns.pool or "", {})
+        if ns.gpus.is_mig and ns.pool is not None and ns.gpus.type not in layout:
             problems.add([*path, "type"], f"node pool {ns.pool!r} has no {ns.gpus.type} MIG devices in gpu.operator.migProfiles")
         # The MIG manager splits every GPU of such a pool ("devices: all"), so it has no whole GPU to offer. And slurmd
         # would count MIG devices as whole GPUs: with AutoDetect=nvml a configured type matches any detected device
         # whose name contains it, case-insensitively (Slurm gres_gpu.c _find_type_in_gres_list, xstrcasestr, 22.05 to
         # 25.11), and `h100` is part of `nvidia_h100_80gb_hbm3_1g.10gb`.
-        layout = operator.mig_profiles.get(ns.pool or "", {})
         if layout and not ns.gpus.is_mig:
             problems.add(
                 [*path, "type"],

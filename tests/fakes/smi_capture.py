@@ -127,14 +127,20 @@ KEPT = (
 END = "\n\n" + RULE + "\n# end of excerpt\n" + RULE + "\n"
 
 
+def kept_labels(labels: set[str], kept: tuple[str, ...] = KEPT) -> tuple[str, ...]:
+    """KEPT, less the load state's sections where the capture has none (the collector's "load: none")."""
+    if any(label.startswith("load :: ") for label in labels):
+        return kept
+    return tuple(label for label in kept if not label.startswith("load :: "))
+
+
 def excerpt(text: str, provenance: str, kept: tuple[str, ...] = KEPT) -> str:
     """PROVENANCE (comment lines), then the capture's sections named in KEPT exactly as they are in TEXT (each with
     the two newlines the collector writes after it), then an end marker, so the last kept section ends like the
     others. The left-out sections are listed in the provenance by the caller."""
     headers = list(_HEADER.finditer(text))
     labels = {header["label"] for header in headers}
-    if not any(label.startswith("load :: ") for label in labels):  # captured without load ("load: none")
-        kept = tuple(label for label in kept if not label.startswith("load :: "))
+    kept = kept_labels(labels, kept)
     missing = set(kept) - labels
     if missing:
         raise ValueError(f"the capture has no section {sorted(missing)}")
