@@ -85,6 +85,12 @@ COMMENTED_VALUES: tuple[CommentedValue, ...] = (
         for component in ("operator", "validator", "nodeStatusExporter")
     ),
     CommentedValue(
+        "gpu-operator",
+        ("dcgmExporter", "config"),
+        "values.yaml has `# config:` (name, create, data) under dcgmExporter: templates/dcgm_exporter_config.yaml"
+        " makes the ConfigMap, templates/clusterpolicy.yaml names it in the ClusterPolicy",
+    ),
+    CommentedValue(
         "kube-prometheus-stack",
         ("prometheusOperator", "admissionWebhooks", "certManager", "issuerRef"),
         "values.yaml has `# issuerRef:` (name, kind) under certManager; templates/prometheus-operator/certmanager.yaml"

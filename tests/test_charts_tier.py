@@ -267,3 +267,19 @@ def test_the_sriov_operator_memory_limit_exemption_is_needed_and_no_value_remove
     exempt = json.loads((REPO / "policies" / "config" / "prod.json").read_text())["container-resources"]["exempt"]
     assert {"namespace": "nvidia-network-operator", "kind": "Deployment", "name": deployment["metadata"]["name"]} in exempt
     print(f"[charts tier] {name}: sriov-network-operator resources {container['resources']} (literal in the subchart)")
+
+
+def test_gpu_operator_chart_gives_dcgm_exporter_hpcforges_metric_list(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
+    """The chart's own templates turn `dcgmExporter.config` into the ConfigMap and the ClusterPolicy's reference to it
+    (what makes the operator mount it and set DCGM_EXPORTER_COLLECTORS; components/renderers/dcgm_metrics.py)."""
+    from components.renderers.dcgm_metrics import METRICS_CONFIG_MAP, dcgm_metrics_csv
+
+    _, stack, report = rendered
+    if not any(c.release.release == "gpu-operator" for c in report.charts):
+        assert not any(r.type == "hpcforge:gpu:GpuOperator" for r in stack.resources)  # no GPUs: nothing to configure
+        return
+    objects = _objects(report, "gpu-operator")
+    config_map = next(o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == METRICS_CONFIG_MAP)
+    assert config_map["data"]["dcgm-metrics.csv"].strip() == dcgm_metrics_csv().strip()
+    policy = next(o for o in objects if o["kind"] == "ClusterPolicy")
+    assert policy["spec"]["dcgmExporter"]["config"] == {"name": METRICS_CONFIG_MAP}

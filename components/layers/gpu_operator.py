@@ -25,6 +25,7 @@ from ..charts import ChartDeployer, ChartUse
 from ..config.gpu import GpuOperatorConfig
 from ..context import DeployContext
 from ..k8s import Namespace, Port, container_resources, egress_to_apiserver, ingress_from_anywhere
+from ..renderers.dcgm_metrics import METRICS_CONFIG_MAP, dcgm_metrics_csv
 from ..versions import Charts, ImagePin, Images
 
 NAMESPACE = "gpu-operator"
@@ -104,7 +105,12 @@ def gpu_operator_values(config: GpuOperatorConfig) -> dict[str, Any]:
         },
         "gfd": {"enabled": config.gpu_feature_discovery, **_image(Images.DEVICE_PLUGIN)},
         "dcgm": {"enabled": config.dcgm, **_image(Images.DCGM)},
-        "dcgmExporter": {"enabled": config.dcgm_exporter, **_image(Images.DCGM_EXPORTER)},
+        "dcgmExporter": {
+            "enabled": config.dcgm_exporter,
+            **_image(Images.DCGM_EXPORTER),
+            # hpcforge's metric list: the image default leaves out what the GPU alerts watch (dcgm_metrics.py).
+            "config": {"name": METRICS_CONFIG_MAP, "create": True, "data": dcgm_metrics_csv()},
+        },
         "mig": {"strategy": config.mig_strategy if config.mig_strategy != "none" else "single"},
         "migManager": {
             "enabled": config.mig_strategy != "none",

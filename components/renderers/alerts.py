@@ -11,7 +11,9 @@ Metric names are those the configured exporters expose:
   `kube_cronjob_status_last_successful_time`;
 - cert-manager: `certmanager_certificate_expiration_timestamp_seconds`;
 - Argo CD's application controller: `argocd_app_info{sync_status, health_status}`;
-- NVIDIA dcgm-exporter: `DCGM_FI_DEV_XID_ERRORS` (value: the last XID), `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`.
+- NVIDIA dcgm-exporter 4.6.0-4.8.3: `DCGM_FI_DEV_XID_ERRORS` (value: the last XID), `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`,
+  `DCGM_FI_DEV_ROW_REMAP_FAILURE`, with the labels `gpu` and `hostname` (components/renderers/dcgm_metrics.py: the
+  fields are collected because hpcforge configures them; the label was `Hostname` before that release).
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def alert_rules(settings: RuleSettings) -> dict[str, Any]:
                         "0m",
                         "warning",
                         "GPU XID error",
-                        "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID {{ $value }}.",
+                        "GPU {{ $labels.gpu }} on {{ $labels.hostname }} reported XID {{ $value }}.",
                     ),
                     _alert(
                         "GpuEccDoubleBitError",
@@ -103,7 +105,15 @@ def alert_rules(settings: RuleSettings) -> dict[str, Any]:
                         "0m",
                         "critical",
                         "GPU uncorrectable ECC error",
-                        "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} had double-bit ECC errors: drain the node.",
+                        "GPU {{ $labels.gpu }} on {{ $labels.hostname }} had double-bit ECC errors: drain the node.",
+                    ),
+                    _alert(
+                        "GpuRowRemapFailure",
+                        "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",
+                        "0m",
+                        "critical",
+                        "GPU row remapping failed",
+                        "GPU {{ $labels.gpu }} on {{ $labels.hostname }} could not remap a memory row: replace the GPU.",
                     ),
                 ],
             }

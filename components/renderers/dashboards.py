@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from .dcgm_metrics import metric_names as dcgm_metric_names
+
 # What each exporter exposes, of what the dashboards use (names from each exporter's source):
 EXPORTED: dict[str, frozenset[str]] = {
     # SchedMD/slurm src/plugins/metrics/openmetrics/openmetrics.c (Slurm 25.11+; ADD_METRIC names, "slurm_" prefix)
@@ -44,16 +46,8 @@ EXPORTED: dict[str, frozenset[str]] = {
     "cert-manager": frozenset({"certmanager_certificate_expiration_timestamp_seconds"}),
     # Argo CD application controller
     "argocd": frozenset({"argocd_app_info"}),
-    # NVIDIA dcgm-exporter default counters
-    "dcgm-exporter": frozenset(
-        {
-            "DCGM_FI_DEV_GPU_UTIL",
-            "DCGM_FI_DEV_FB_USED",
-            "DCGM_FI_DEV_XID_ERRORS",
-            "DCGM_FI_DEV_GPU_TEMP",
-            "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
-        }
-    ),
+    # NVIDIA dcgm-exporter: the fields hpcforge configures it to collect (dcgm_metrics.py)
+    "dcgm-exporter": dcgm_metric_names(),
     # Prometheus' own per-target series
     "prometheus": frozenset({"up"}),
 }
@@ -61,7 +55,7 @@ EXPORTED: dict[str, frozenset[str]] = {
 _PROMQL_WORDS = frozenset(
     {"sum", "by", "rate", "irate", "increase", "avg", "max", "min", "count", "without", "on", "ignoring", "group_left",
      "group_right", "and", "or", "unless", "time", "clamp_min", "topk", "bottomk", "label_replace", "mode", "idle",
-     "instance", "node", "partition", "gpu", "Hostname", "namespace", "name", "sync_status", "health_status", "hpc_job"}
+     "instance", "node", "partition", "gpu", "hostname", "namespace", "name", "sync_status", "health_status", "hpc_job"}
 )  # fmt: skip
 
 
@@ -161,12 +155,12 @@ def dashboards(*, gpus: bool) -> dict[str, dict[str, Any]]:
             "hpcforge-gpus",
             "GPUs per node and job",
             [
-                _panel(1, "GPU utilization", [("DCGM_FI_DEV_GPU_UTIL", "{{Hostname}} gpu {{gpu}}")]),
+                _panel(1, "GPU utilization", [("DCGM_FI_DEV_GPU_UTIL", "{{hostname}} gpu {{gpu}}")]),
                 _panel(2, "GPU utilization per Slurm job", [("avg by (hpc_job) (DCGM_FI_DEV_GPU_UTIL)", "job {{hpc_job}}")]),
-                _panel(3, "Framebuffer used", [("DCGM_FI_DEV_FB_USED", "{{Hostname}} gpu {{gpu}}")]),
-                _panel(4, "GPU temperature", [("DCGM_FI_DEV_GPU_TEMP", "{{Hostname}} gpu {{gpu}}")]),
+                _panel(3, "Framebuffer used", [("DCGM_FI_DEV_FB_USED", "{{hostname}} gpu {{gpu}}")]),
+                _panel(4, "GPU temperature", [("DCGM_FI_DEV_GPU_TEMP", "{{hostname}} gpu {{gpu}}")]),
                 _panel(5, "GPUs allocated by Slurm per node", [("slurm_node_gpus_alloc / slurm_node_gpus", "{{node}}")]),
-                _panel(6, "Last XID per GPU", [("DCGM_FI_DEV_XID_ERRORS", "{{Hostname}} gpu {{gpu}}")]),
+                _panel(6, "Last XID per GPU", [("DCGM_FI_DEV_XID_ERRORS", "{{hostname}} gpu {{gpu}}")]),
             ],
         )
     return result

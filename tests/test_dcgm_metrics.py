@@ -1,0 +1,152 @@
+"""dcgm-exporter's metric list and labels, held against what dcgm-exporter 4.6.0-4.8.3 reads and writes.
+
+- The `dcgm-metrics.csv` the chart puts in its ConfigMap is read by Go's own encoding/csv (Debian's golang-go) the
+  way dcgm-exporter reads it (internal/pkg/counters/counter_config.go `ReadCSVFile`: `csv.NewReader`,
+  `Comment = '#'`, `ReadAll`; `ExtractCounters`: fields trimmed of spaces, exactly 3 per record, the type one of
+  `promMetricType` in internal/pkg/counters/variables.go). The rest of ExtractCounters (the DCGM field lookup) needs
+  libdcgm: the names are checked against dcgm-exporter's own CSV files instead (components/renderers/dcgm_metrics.py).
+- Every DCGM metric an alert or a dashboard queries is in that list, and every label they read is one the exporter
+  writes (`hostname`, not `Hostname`, since NVIDIA/dcgm-exporter#655).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from components.config.gpu import GpuOperatorConfig
+from components.layers.gpu_operator import gpu_operator_values
+from components.renderers.alerts import RuleSettings, alert_rules
+from components.renderers.dashboards import dashboards, query_metrics
+from components.renderers.dcgm_metrics import (
+    DCGM_METRICS,
+    GPU_LABELS,
+    HPC_JOB_LABEL,
+    KUBERNETES_LABELS,
+    METRICS_CONFIG_MAP,
+    DcgmMetric,
+    dcgm_metrics_csv,
+    metric_names,
+)
+
+from .helpers import require_binaries
+
+# What dcgm-exporter does with the file up to the DCGM field lookup (sources in the module docstring). Prints
+# "name<TAB>type" per record; exit 1: encoding/csv refused the file, 2: not 3 fields, 3: unknown type.
+GO_READ_COUNTERS = """package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"strings"
+)
+
+var promMetricType = map[string]bool{"gauge": true, "counter": true, "histogram": true, "summary": true, "label": true}
+
+func main() {
+	r := csv.NewReader(os.Stdin)
+	r.Comment = '#'
+	records, err := r.ReadAll()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for i, record := range records {
+		if len(record) == 0 {
+			continue
+		}
+		for j, field := range record {
+			record[j] = strings.Trim(field, " ")
+		}
+		if len(record) != 3 {
+			fmt.Fprintf(os.Stderr, "line %d: expected 3 fields, got %d\\n", i, len(record))
+			os.Exit(2)
+		}
+		if !promMetricType[record[1]] {
+			fmt.Fprintf(os.Stderr, "line %d: unknown type %q\\n", i, record[1])
+			os.Exit(3)
+		}
+		fmt.Printf("%s\\t%s\\n", record[0], record[1])
+	}
+}
+"""
+
+
+def read_counters(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
+    go = require_binaries("go")["go"]
+    (tmp_path / "main.go").write_text(GO_READ_COUNTERS)
+    env = {**os.environ, "GOCACHE": str(tmp_path / "cache"), "GOPATH": str(tmp_path / "gopath"), "GOFLAGS": "-mod=mod"}
+    # Built, then run: `go run` answers 1 for any exit status of the program.
+    subprocess.run([go, "build", "-o", "read-counters", "main.go"], cwd=tmp_path, env=env, timeout=300, check=True)
+    return subprocess.run([str(tmp_path / "read-counters")], input=text, capture_output=True, text=True, timeout=60, check=False)
+
+
+def chart_csv() -> str:
+    exporter = gpu_operator_values(GpuOperatorConfig())["dcgmExporter"]
+    assert exporter["config"]["name"] == METRICS_CONFIG_MAP and exporter["config"]["create"] is True
+    data: str = exporter["config"]["data"]
+    return data
+
+
+def test_go_encoding_csv_reads_the_chart_metrics_file_as_dcgm_exporter_does(tmp_path: Path) -> None:
+    result = read_counters(tmp_path, chart_csv())
+    assert result.returncode == 0, result.stderr
+    read = [tuple(line.split("\t")) for line in result.stdout.splitlines()]
+    assert read == [(m.field, m.type) for m in DCGM_METRICS]
+
+
+def test_a_comma_in_a_help_text_is_refused_here_and_by_the_exporter_reader(tmp_path: Path) -> None:
+    bad = DcgmMetric("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature, in C")
+    with pytest.raises(ValueError, match=r"DCGM_FI_DEV_GPU_TEMP.*cannot be one field"):
+        dcgm_metrics_csv((bad,))
+    result = read_counters(tmp_path, "DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature, in C\n")
+    assert result.returncode == 2 and "expected 3 fields, got 4" in result.stderr
+
+
+def test_every_dcgm_metric_the_alerts_and_dashboards_query_is_collected() -> None:
+    collected = {line.split(",")[0] for line in chart_csv().splitlines() if line and not line.startswith("#")}
+    queried = {
+        name
+        for group in alert_rules(RuleSettings(gpus=True))["groups"]
+        for rule in group["rules"]
+        for name in query_metrics(rule["expr"])
+    }
+    for board in dashboards(gpus=True).values():
+        for panel in board["panels"]:
+            for target in panel.get("targets", []):
+                queried |= query_metrics(target["expr"])
+    dcgm = {name for name in queried if name.startswith("DCGM_")}
+    assert {"DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE"} <= dcgm
+    assert dcgm <= collected
+    assert dcgm <= metric_names()
+
+
+def _dcgm_label_uses() -> set[str]:
+    """Labels that the GPU alerts' annotations and the GPU dashboards' legends and groupings read."""
+    used: set[str] = set()
+    for group in alert_rules(RuleSettings(gpus=True))["groups"]:
+        for rule in group["rules"]:
+            if any(name.startswith("DCGM_") for name in query_metrics(rule["expr"])):
+                for text in rule["annotations"].values():
+                    used |= set(re.findall(r"\$labels\.(\w+)", text))
+    for board in dashboards(gpus=True).values():
+        for panel in board["panels"]:
+            for target in panel.get("targets", []):
+                if any(name.startswith("DCGM_") for name in query_metrics(target["expr"])):
+                    used |= set(re.findall(r"\{\{\s*(\w+)\s*\}\}", target.get("legendFormat", "")))
+                    used |= {
+                        label.strip() for found in re.findall(r"\bby \(([^)]*)\)", target["expr"]) for label in found.split(",")
+                    }
+    return used
+
+
+def test_gpu_alerts_and_dashboards_read_only_labels_dcgm_exporter_writes() -> None:
+    used = _dcgm_label_uses()
+    assert {"gpu", "hostname", HPC_JOB_LABEL} <= used
+    assert used <= GPU_LABELS | KUBERNETES_LABELS | {HPC_JOB_LABEL}
+    assert "Hostname" not in GPU_LABELS  # renamed by NVIDIA/dcgm-exporter#655, first released in 4.6.0-4.8.3
