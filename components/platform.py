@@ -9,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
-from .config.gpu import gpu_operator_enabled
+from .config.gpu import gpu_job_mapping_dir, gpu_operator_enabled
 from .config.inventory import digest_annotations
 from .config.root import PlatformConfig
 from .context import DeployContext
@@ -277,7 +277,9 @@ class Platform(pulumi.ComponentResource):
                     cfg.gpu.health,
                     mig=cfg.gpu.operator.mig_strategy != "none",
                     nvml_order=all(ns.gpus.autodetect == "nvml" for ns in cfg.slurm.nodesets if ns.gpus is not None),
+                    job_mapping_dir=gpu_job_mapping_dir(cfg),
                 ),
+                gpu_job_mapping_dir=gpu_job_mapping_dir(cfg),
                 rdma=rdma,
                 nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
                 metrics=monitored,

@@ -91,6 +91,12 @@ COMMENTED_VALUES: tuple[CommentedValue, ...] = (
         " makes the ConfigMap, templates/clusterpolicy.yaml names it in the ClusterPolicy",
     ),
     CommentedValue(
+        "gpu-operator",
+        ("dcgmExporter", "hpcJobMapping"),
+        "values.yaml has `# hpcJobMapping:` (enabled, directory) under dcgmExporter; templates/clusterpolicy.yaml copies"
+        " it into the ClusterPolicy",
+    ),
+    CommentedValue(
         "kube-prometheus-stack",
         ("prometheusOperator", "admissionWebhooks", "certManager", "issuerRef"),
         "values.yaml has `# issuerRef:` (name, kind) under certManager; templates/prometheus-operator/certmanager.yaml"

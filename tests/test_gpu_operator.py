@@ -115,6 +115,10 @@ def test_prod_deploys_the_operator_and_plans_its_chart() -> None:
             ),
             "hpcforge:gpu.operator.migProfiles.gpu-a100: the layout takes 8 compute slices of each GPU, which has 7 at most",
         ),
+        (
+            lambda v: v.setdefault("hpcforge:gpu", {}).update({"operator": {"hpcJobMappingDir": "var/lib/../job map"}}),
+            "hpcforge:gpu.operator.hpcJobMappingDir",
+        ),
     ],
 )
 def test_gpu_data_plane_mistakes_name_the_key(mutate: Any, message: str) -> None:

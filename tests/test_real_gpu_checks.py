@@ -7,6 +7,7 @@ prolog `SLURM_JOB_GPUS` as it would on a GPU node.
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,12 @@ def _install(stack: RecordedStack, tmp_path: Path, fixture: str) -> tuple[Path, 
         # minor 0 in the fixtures' `nvidia-smi -q`.
         assert ': "${GPU_CHECK_INDEX_ORDER:=file}"' in text
         text = text.replace(': "${GPU_CHECK_DEV_DIR:=/dev}"', f': "${{GPU_CHECK_DEV_DIR:={dev}}}"')
+        # dcgm-exporter's HPC job mapping directory (prod: the exporter's default), here a private one.
+        assert ': "${GPU_CHECK_JOB_MAP_DIR:=/var/lib/dcgm-exporter/job-mapping}"' in text
+        text = text.replace(
+            ': "${GPU_CHECK_JOB_MAP_DIR:=/var/lib/dcgm-exporter/job-mapping}"',
+            f': "${{GPU_CHECK_JOB_MAP_DIR:={tmp_path / "job-mapping"}}}"',
+        )
         path = tmp_path / name
         path.write_text(text)
         path.chmod(0o755)
@@ -75,11 +82,21 @@ def test_healthy_gpu_job_runs_and_the_node_stays_idle(prod_stack: RecordedStack,
     require_root()
     require_binaries(*slurm.REQUIRED_BINARIES)
     prolog, epilog = _install(prod_stack, tmp_path, "healthy-h100x1.txt")
+    mapping = tmp_path / "job-mapping"
     with _cluster(tmp_path, prolog, epilog) as cluster:
-        job = cluster.sbatch('echo "gpus=$SLURM_JOB_GPUS" > gpu-job.txt\n', args=["--gres=gpu:h100:1"])
+        # While it runs, the job reads what dcgm-exporter would read: its own id in the file of GPU 0.
+        job = cluster.sbatch(
+            f'echo "gpus=$SLURM_JOB_GPUS" > gpu-job.txt\necho "mapped=$(cat {mapping}/0)" >> gpu-job.txt\n',
+            args=["--gres=gpu:h100:1"],
+        )
         assert cluster.wait_job(job, 60) == "COMPLETED", cluster.job_info(job)
-        assert (cluster.jobs_dir / "gpu-job.txt").read_text().strip() == "gpus=0"
+        assert (cluster.jobs_dir / "gpu-job.txt").read_text().split() == ["gpus=0", f"mapped={job}"]
         assert cluster.node_state("g1") == "IDLE"
+        # The epilog, which slurmd runs after the job, took the line out again.
+        deadline = time.monotonic() + 30
+        while (mapping / "0").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not (mapping / "0").exists()
 
 
 def test_unhealthy_gpu_drains_the_node_with_the_gpu_and_reason(prod_stack: RecordedStack, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field
 
 from .base import K8sName, ProblemCollector, StrictModel
 from .slurm import MIG_PROFILE
+from .storage import AbsolutePath
 
 if TYPE_CHECKING:
     from .root import PlatformConfig
@@ -100,6 +101,22 @@ class GpuOperatorConfig(StrictModel):
     manager applies it to nodes labelled `nvidia.com/mig.config=hpcforge-<pool>`."""
     time_slicing_replicas: int = Field(default=0, ge=0, le=64)
     """Time-slicing: share each GPU between this many pods (0: off, the default; Slurm GPUs are never shared)."""
+    hpc_job_mapping: bool = True
+    """Label GPU metrics with the Slurm job using the GPU (dcgm-exporter's `hpc_job` label): the GPU prolog writes the
+    job id to a file named after each of its GPUs in `hpcJobMappingDir` on the node, the epilog removes it, and
+    dcgm-exporter reads the directory (its HPC job mapping). Whole GPUs only: with a MIG strategy nothing is written."""
+    # An absolute path that also goes into the scripts' settings (no quoting needed).
+    hpc_job_mapping_dir: Annotated[AbsolutePath, AfterValidator(_plain_path)] = "/var/lib/dcgm-exporter/job-mapping"
+    """Host directory of the job mapping files (dcgm-exporter's default); mounted into GPU slurmd pods and
+    dcgm-exporter."""
+
+    @property
+    def job_mapping_dir(self) -> str | None:
+        """`hpc_job_mapping_dir` where the operator's dcgm-exporter reads it and the prolog can write it (see
+        `hpc_job_mapping`), else None."""
+        if self.dcgm_exporter and self.hpc_job_mapping and self.mig_strategy == "none":
+            return self.hpc_job_mapping_dir
+        return None
 
 
 class GpuEvidenceConfig(StrictModel):
@@ -138,6 +155,13 @@ def gpu_operator_enabled(config: PlatformConfig) -> bool:
     if config.gpu.operator.enabled is not None:
         return config.gpu.operator.enabled
     return config.slurm.has_gpus or any(pool.gpus_per_node for pool in config.node_pools)
+
+
+def gpu_job_mapping_dir(config: PlatformConfig) -> str | None:
+    """The host directory where the GPU prolog records which Slurm job uses which GPU for dcgm-exporter, or None when
+    nothing reads it (no operator or no dcgm-exporter), it is switched off, or GPUs are split by MIG (a job's
+    SLURM_JOB_GPUS are then MIG devices, whose GPU instance ids the prolog does not know)."""
+    return config.gpu.operator.job_mapping_dir if gpu_operator_enabled(config) else None
 
 
 def check_gpu_data_plane(config: PlatformConfig, problems: ProblemCollector) -> None:

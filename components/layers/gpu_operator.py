@@ -110,6 +110,13 @@ def gpu_operator_values(config: GpuOperatorConfig) -> dict[str, Any]:
             **_image(Images.DCGM_EXPORTER),
             # hpcforge's metric list: the image default leaves out what the GPU alerts watch (dcgm_metrics.py).
             "config": {"name": METRICS_CONFIG_MAP, "create": True, "data": dcgm_metrics_csv()},
+            # The operator mounts the host directory into dcgm-exporter and sets DCGM_HPC_JOB_MAPPING_DIR
+            # (gpu-operator v26.7.0 controllers/object_controls.go); the GPU prolog writes it (config/gpu.py).
+            **(
+                {"hpcJobMapping": {"enabled": True, "directory": config.job_mapping_dir}}
+                if config.job_mapping_dir is not None
+                else {}
+            ),
         },
         "mig": {"strategy": config.mig_strategy if config.mig_strategy != "none" else "single"},
         "migManager": {

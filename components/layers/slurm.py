@@ -89,6 +89,7 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
 
 
 ENROOT_CONFIG_MAP = "slurm-enroot-conf"
+JOB_MAPPING_VOLUME = "gpu-job-mapping"
 
 
 def nodeset_spec(
@@ -102,6 +103,7 @@ def nodeset_spec(
     exports: Sequence[NfsExport] = (),
     job_ports: tuple[int, int] | None = None,
     pyxis: bool = False,
+    job_mapping_dir: str | None = None,
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
 
@@ -111,6 +113,10 @@ def nodeset_spec(
     template.PodSpec`, common/pod_template.go), so the pod-level sysctl reaches the pod; it is one of Kubernetes'
     safe sysctls (allowed by every Pod Security level and by the kubelet without --allowed-unsafe-sysctls).
     `pyxis`: a GPU nodeset runs the slurmd image with Pyxis and enroot (`srun --container-image`).
+
+    `job_mapping_dir`: host directory where the GPU prolog records each job's GPUs for dcgm-exporter
+    (config/gpu.py `gpu_job_mapping_dir`); a GPU nodeset's slurmd mounts it from the host (hostPath,
+    DirectoryOrCreate, as the GPU Operator mounts it into dcgm-exporter), where the prolog writes it.
 
     `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).
     `fabrics`: RDMA fabrics the pool's nodes reach (name -> device-plugin resource): the pods request the resource,
@@ -159,6 +165,11 @@ def nodeset_spec(
                 "readOnly": True,
             }
         )
+    if job_mapping_dir is not None and nodeset.gpus is not None:
+        pod_spec.setdefault("volumes", []).append(
+            {"name": JOB_MAPPING_VOLUME, "hostPath": {"path": job_mapping_dir, "type": "DirectoryOrCreate"}}
+        )
+        mounts.append({"name": JOB_MAPPING_VOLUME, "mountPath": job_mapping_dir})
     spec: dict[str, Any] = {
         "controllerRef": {"name": controller},
         "replicas": nodeset.replicas,
@@ -263,6 +274,8 @@ class SlurmArgs:
     nodeset_pools: dict[str, str] = field(default_factory=dict)
     """Node pool of each nodeset (to find the RDMA fabrics its nodes reach)."""
     script_settings: Mapping[str, str] = field(default_factory=dict)
+    gpu_job_mapping_dir: str | None = None
+    """Host directory of dcgm-exporter's HPC job mapping, mounted into GPU slurmd pods (None: not written)."""
     """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
     hosts: Sequence[Host] = ()
     """The bare-metal inventory (its topology tags go into topology.yaml)."""
@@ -616,6 +629,7 @@ class Slurm(pulumi.ComponentResource):
                 exports=compute_exports,
                 job_ports=cfg.controller.job_port_range,
                 pyxis=cfg.pyxis_enabled,
+                job_mapping_dir=args.gpu_job_mapping_dir,
             )
             objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims, *enroot]))
 

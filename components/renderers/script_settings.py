@@ -24,13 +24,18 @@ _LINE = re.compile(r'^: "\$\{(?P<name>[A-Z][A-Z0-9_]*):=(?P<value>[^}"]*)\}"$')
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9._/-]*$")
 
 
-def gpu_health_settings(health: GpuHealthConfig, *, mig: bool = False, nvml_order: bool = False) -> dict[str, str]:
+def gpu_health_settings(
+    health: GpuHealthConfig, *, mig: bool = False, nvml_order: bool = False, job_mapping_dir: str | None = None
+) -> dict[str, str]:
     """The GPU prolog/epilog settings (`GPU_CHECK_*`) from `hpcforge:gpu.health`. With `mig` (a MIG strategy is
     configured) the prolog checks every GPU of the node: the job's indexes are then MIG devices, not GPUs.
 
     `nvml_order`: every GPU nodeset autodetects with NVML, so Slurm orders a node's GPUs as NVML (PCI bus) does and
     `SLURM_JOB_GPUS` indexes are nvidia-smi's; otherwise Slurm orders them by device file name and the scripts map
-    the indexes through the files' minor numbers (scripts/slurm/prolog/10-gpu-check.sh, with Slurm's sources)."""
+    the indexes through the files' minor numbers (scripts/slurm/prolog/10-gpu-check.sh, with Slurm's sources).
+
+    `job_mapping_dir`: where the prolog records the job's GPUs for dcgm-exporter (`GPU_CHECK_JOB_MAP_DIR`; empty: not
+    recorded)."""
 
     def policy(flag: bool) -> str:
         return "fail" if flag else "ignore"
@@ -48,6 +53,7 @@ def gpu_health_settings(health: GpuHealthConfig, *, mig: bool = False, nvml_orde
         "GPU_CHECK_DRAIN": "yes" if health.drain else "no",
         "GPU_CHECK_SCOPE": "node" if mig else "job",
         "GPU_CHECK_INDEX_ORDER": "nvml" if nvml_order else "file",
+        "GPU_CHECK_JOB_MAP_DIR": job_mapping_dir or "",
     }
 
 

@@ -16,7 +16,19 @@ set -u
 : "${GPU_CHECK_SCOPE:=job}"
 : "${GPU_CHECK_INDEX_ORDER:=nvml}"
 : "${GPU_CHECK_DEV_DIR:=/dev}"
+: "${GPU_CHECK_JOB_MAP_DIR:=}"
 # --- end settings ---
+
+GPU_CHECK_TAG="gpu-epilog"
+# --- include ../lib/gpu-common.sh ---
+# shellcheck source=SCRIPTDIR/../lib/gpu-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/gpu-common.sh"
+# --- end include ---
+
+# First, whatever the checks find: the job's GPUs no longer carry its id in dcgm-exporter's metrics (job_map).
+if [ -n "$GPU_CHECK_JOB_MAP_DIR" ] && [ -n "${SLURM_JOB_ID:-}" ]; then
+  job_map "$SLURM_JOB_ID" "$GPU_CHECK_JOB_MAP_DIR" remove
+fi
 
 gpus="${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}"
 # With MIG (GPU_CHECK_SCOPE=node) the job's indexes are MIG devices, and other jobs may run on the same GPUs:
@@ -24,12 +36,6 @@ gpus="${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}"
 if [ -z "$gpus" ] || [ "$GPU_CHECK_SCOPE" = node ]; then
   exit 0
 fi
-
-GPU_CHECK_TAG="gpu-epilog"
-# --- include ../lib/gpu-common.sh ---
-# shellcheck source=SCRIPTDIR/../lib/gpu-common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/gpu-common.sh"
-# --- end include ---
 
 require_gpus "$gpus"
 

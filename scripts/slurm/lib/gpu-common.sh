@@ -97,3 +97,73 @@ want_file_order() {
     want[$gpu]=$bus
   done <<<"$pairs"
 }
+
+# job_map JOB DIR add INDEXES | job_map JOB DIR remove: dcgm-exporter's HPC job mapping (NVIDIA/dcgm-exporter
+# internal/pkg/transformation/hpc.go, 4.6.0-4.8.3): in DIR, one file per GPU named by its DCGM GPU id (= nvidia-smi's
+# index, see the dcgmi note in the prolog; names other than `^\d+(\.\d+)?$` are ignored), one job id per line; the
+# exporter gives that GPU's metrics the label hpc_job=<id>, one series per line. `add` makes JOB the only line of
+# each file of INDEXES (Slurm gives a GPU to one job at a time, and a file left by a job whose epilog never ran is
+# overwritten, not added to); `remove` takes JOB's line out of every file and deletes a file it empties, so a late
+# epilog does not remove the next job's line. Each file is replaced whole (a temporary file, then mv) under a lock
+# (flock, where present), so the exporter never reads half a file. Telemetry only: a failure is reported on stderr
+# and never fails the job.
+job_map() {
+  local job="$1" dir="$2" action="$3" indexes="${4:-}"
+  case "$job" in
+    '' | *[!0-9]*)
+      echo "$GPU_CHECK_TAG: job mapping: job id '$job' is not a number: not recorded" >&2
+      return 0
+      ;;
+  esac
+  if [ "$action" = add ]; then
+    mkdir -p "$dir" 2>/dev/null
+  elif [ ! -d "$dir" ]; then
+    return 0
+  fi
+  if [ ! -d "$dir" ] || [ ! -w "$dir" ]; then
+    echo "$GPU_CHECK_TAG: job mapping: cannot write $dir: job $job not recorded" >&2
+    return 0
+  fi
+  (
+    if command -v flock >/dev/null 2>&1; then
+      flock -w 10 9 || echo "$GPU_CHECK_TAG: job mapping: $dir/.lock stayed locked 10s; going on" >&2
+    fi
+    local index file
+    if [ "$action" = add ]; then
+      for index in ${indexes//,/ }; do
+        job_map_write "$dir/$index" "$job"
+      done
+    else
+      for file in "$dir"/*; do
+        case "${file##*/}" in
+          '' | *[!0-9.]*) continue ;;
+        esac
+        [ -f "$file" ] && grep -qxF -- "$job" "$file" && job_map_write "$file" "" "$job"
+      done
+    fi
+  ) 9>>"$dir/.lock"
+  return 0
+}
+
+# job_map_write FILE ADD [REMOVE]: FILE's lines without REMOVE, then ADD (if not empty), written to a temporary file
+# that replaces FILE; an empty result deletes FILE.
+job_map_write() {
+  local tmp="$1.tmp.$$"
+  {
+    if [ -n "${3:-}" ] && [ -f "$1" ]; then
+      grep -vxF -- "$3" "$1"
+    fi
+    if [ -n "$2" ]; then
+      echo "$2"
+    fi
+  } >"$tmp" 2>/dev/null || {
+    echo "$GPU_CHECK_TAG: job mapping: cannot write $tmp" >&2
+    rm -f "$tmp"
+    return 0
+  }
+  if [ -s "$tmp" ]; then
+    mv -f "$tmp" "$1"
+  else
+    rm -f "$tmp" "$1"
+  fi
+}

@@ -30,6 +30,7 @@ set -u
 : "${GPU_CHECK_SCOPE:=job}"
 : "${GPU_CHECK_INDEX_ORDER:=nvml}"
 : "${GPU_CHECK_DEV_DIR:=/dev}"
+: "${GPU_CHECK_JOB_MAP_DIR:=}"
 # --- end settings ---
 
 gpus="${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}"
@@ -251,5 +252,12 @@ if [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ] && command -v dcgmi >/dev/null 2>&1; t
     [ -n "$reason" ] || reason=$(printf '%s' "$diag" | grep -m 1 -i 'fail' || printf '%s' "$diag" | tail -n 1)
     fail "GPU $gpus (nvidia-smi $smi_ids): dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL failed (exit $rc): $reason"
   fi
+fi
+
+# The GPUs passed: dcgm-exporter labels their metrics with the job (GPU_CHECK_JOB_MAP_DIR, job_map in gpu-common.sh).
+# Its files are named by DCGM GPU ids, i.e. nvidia-smi's indexes (smi_ids). Not with MIG (GPU_CHECK_SCOPE=node): the
+# job's devices are then GPU instances, whose ids these queries do not give.
+if [ -n "$GPU_CHECK_JOB_MAP_DIR" ] && [ "$GPU_CHECK_SCOPE" = job ]; then
+  job_map "${SLURM_JOB_ID:-}" "$GPU_CHECK_JOB_MAP_DIR" add "$smi_ids"
 fi
 exit 0
