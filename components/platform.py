@@ -220,11 +220,15 @@ class Platform(pulumi.ComponentResource):
         )
         prov = cfg.provisioning if cfg.provisioning is not None and cfg.provisioning.enabled else None
         monitored = cfg.observability is not None and cfg.observability.enabled
+        # GPU metrics exist wherever the operator runs dcgm-exporter (Slurm GPU nodesets or GPU pools for Kueue).
+        dcgm_scraped = monitored and gpu_operator_enabled(cfg) and cfg.gpu.operator.dcgm_exporter
         gpus: GpuOperator | None = None
         if gpu_operator_enabled(cfg):
             gpus = GpuOperator(
                 "gpu-operator",
-                GpuOperatorArgs(ctx=ctx, config=cfg.gpu.operator, charts=charts, depends_on=net.ready),
+                GpuOperatorArgs(
+                    ctx=ctx, config=cfg.gpu.operator, charts=charts, depends_on=net.ready, site_scrapes_dcgm=dcgm_scraped
+                ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
         rdma = cfg.rdma if cfg.rdma is not None and cfg.rdma.enabled else None
@@ -384,11 +388,11 @@ class Platform(pulumi.ComponentResource):
                     rules=RuleSettings(
                         slurm_namespace=slurm_namespace,
                         slurm_accounting="slurm-accounting" if cfg.slurm.accounting.enabled else None,
-                        gpus=cfg.slurm.has_gpus,
+                        gpus=dcgm_scraped,
                         nodes_unavailable_ratio=cfg.observability.nodes_unavailable_ratio,
                         backup_max_age_hours=cfg.observability.backup_max_age_hours,
                     ),
-                    gpus=cfg.slurm.has_gpus,
+                    gpus=dcgm_scraped,
                     database=db is not None,
                     # its NetworkPolicies go into the scraped layers' namespaces
                     depends_on=[*certs.ready, *net.ready, *(db.ready if db is not None else []), *git.ready],

@@ -283,5 +283,8 @@ def test_gpu_operator_chart_gives_dcgm_exporter_hpcforges_metric_list(rendered: 
     assert config_map["data"]["dcgm-metrics.csv"].strip() == dcgm_metrics_csv().strip()
     policy = next(o for o in objects if o["kind"] == "ClusterPolicy")
     assert policy["spec"]["dcgmExporter"]["config"] == {"name": METRICS_CONFIG_MAP}
+    # Scraped once: by the site's PodMonitor where the observability layer runs, else by the operator's ServiceMonitor.
+    site_prometheus = any(r.type == "hpcforge:observability:Observability" for r in stack.resources)
+    assert policy["spec"]["dcgmExporter"]["serviceMonitor"]["enabled"] is not site_prometheus
     # HPC job mapping: the operator mounts this host directory into dcgm-exporter (config/gpu.py).
     assert policy["spec"]["dcgmExporter"]["hpcJobMapping"] == {"enabled": True, "directory": "/var/lib/dcgm-exporter/job-mapping"}

@@ -32,8 +32,10 @@ from components.renderers.dcgm_metrics import (
     dcgm_metrics_csv,
     metric_names,
 )
+from offline.engine import RecordedStack
 
 from .helpers import require_binaries
+from .test_layers import objects
 
 # What dcgm-exporter does with the file up to the DCGM field lookup (sources in the module docstring). Prints
 # "name<TAB>type" per record; exit 1: encoding/csv refused the file, 2: not 3 fields, 3: unknown type.
@@ -150,3 +152,35 @@ def test_gpu_alerts_and_dashboards_read_only_labels_dcgm_exporter_writes() -> No
     assert {"gpu", "hostname", HPC_JOB_LABEL} <= used
     assert used <= GPU_LABELS | KUBERNETES_LABELS | {HPC_JOB_LABEL}
     assert "Hostname" not in GPU_LABELS  # renamed by NVIDIA/dcgm-exporter#655, first released in 4.6.0-4.8.3
+
+
+def _dcgm_scrapers(stack: RecordedStack) -> list[str]:
+    """What scrapes dcgm-exporter's pods (label app=nvidia-dcgm-exporter in gpu-operator): hpcforge's PodMonitors and
+    ServiceMonitors, and the operator's own ServiceMonitor `nvidia-dcgm-exporter`, which it creates when the
+    ClusterPolicy's `dcgmExporter.serviceMonitor.enabled` is true (gpu-operator v26.7.0 controllers/object_controls.go,
+    assets/state-dcgm-exporter/0500_service_monitor.yaml; the chart copies the value into the ClusterPolicy)."""
+    scrapers = []
+    for kind in ("PodMonitor", "ServiceMonitor"):
+        for key, resource in objects(stack, kind).items():
+            spec = resource.inputs["spec"]
+            if (
+                "gpu-operator" in spec.get("namespaceSelector", {}).get("matchNames", [])
+                and spec["selector"].get("matchLabels", {}).get("app") == "nvidia-dcgm-exporter"
+            ):
+                scrapers.append(f"{kind} {key}")
+    operator = [r.inputs for r in objects(stack, "Application").values() if r.inputs["metadata"]["name"] == "gpu-operator"]
+    for application in operator:
+        if application["spec"]["source"]["helm"]["valuesObject"]["dcgmExporter"]["serviceMonitor"]["enabled"]:
+            scrapers.append("ServiceMonitor gpu-operator/nvidia-dcgm-exporter (made by the operator)")
+    return scrapers
+
+
+def test_prod_scrapes_dcgm_exporter_once(prod_stack: RecordedStack) -> None:
+    assert _dcgm_scrapers(prod_stack) == ["PodMonitor monitoring/dcgm-exporter"]
+
+
+def test_without_the_site_s_prometheus_the_operator_keeps_its_service_monitor() -> None:
+    assert gpu_operator_values(GpuOperatorConfig())["dcgmExporter"]["serviceMonitor"] == {"enabled": True}
+    assert gpu_operator_values(GpuOperatorConfig(), site_scrapes_dcgm=True)["dcgmExporter"]["serviceMonitor"] == {
+        "enabled": False
+    }

@@ -72,8 +72,14 @@ def device_plugin_config(config: GpuOperatorConfig) -> str:
     return yaml.safe_dump(document, sort_keys=False)
 
 
-def gpu_operator_values(config: GpuOperatorConfig) -> dict[str, Any]:
-    """Helm values of the gpu-operator chart (pure: tested directly and checked against the chart's values.yaml)."""
+def gpu_operator_values(config: GpuOperatorConfig, *, site_scrapes_dcgm: bool = False) -> dict[str, Any]:
+    """Helm values of the gpu-operator chart (pure: tested directly and checked against the chart's values.yaml).
+
+    `site_scrapes_dcgm`: the observability layer scrapes dcgm-exporter with its own PodMonitor; the operator's
+    ServiceMonitor (the chart's default `dcgmExporter.serviceMonitor.enabled: true`; the operator creates
+    `nvidia-dcgm-exporter` where the CRD exists, gpu-operator v26.7.0 controllers/object_controls.go, and the site's
+    Prometheus selects every ServiceMonitor) is then switched off, or every GPU series would be scraped twice and every
+    GPU alert fire twice."""
     driver_pin = (
         Images.GPU_DRIVER if config.driver.version is None else ImagePin(Images.GPU_DRIVER.repository, config.driver.version)
     )
@@ -110,6 +116,7 @@ def gpu_operator_values(config: GpuOperatorConfig) -> dict[str, Any]:
             **_image(Images.DCGM_EXPORTER),
             # hpcforge's metric list: the image default leaves out what the GPU alerts watch (dcgm_metrics.py).
             "config": {"name": METRICS_CONFIG_MAP, "create": True, "data": dcgm_metrics_csv()},
+            "serviceMonitor": {"enabled": not site_scrapes_dcgm},
             # The operator mounts the host directory into dcgm-exporter and sets DCGM_HPC_JOB_MAPPING_DIR
             # (gpu-operator v26.7.0 controllers/object_controls.go); the GPU prolog writes it (config/gpu.py).
             **(
@@ -140,6 +147,8 @@ class GpuOperatorArgs:
     config: GpuOperatorConfig
     charts: ChartDeployer
     depends_on: Sequence[pulumi.Resource] = ()
+    site_scrapes_dcgm: bool = False
+    """The observability layer scrapes dcgm-exporter (gpu_operator_values)."""
 
 
 class GpuOperator(pulumi.ComponentResource):
@@ -165,7 +174,7 @@ class GpuOperator(pulumi.ComponentResource):
             "gpu-operator",
             Charts.GPU_OPERATOR,
             NAMESPACE,
-            gpu_operator_values(args.config),
+            gpu_operator_values(args.config, site_scrapes_dcgm=args.site_scrapes_dcgm),
             parent=self,
             depends_on=namespace.ready,
             component="gpu-operator",
