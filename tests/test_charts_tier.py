@@ -288,3 +288,39 @@ def test_gpu_operator_chart_gives_dcgm_exporter_hpcforges_metric_list(rendered: 
     assert policy["spec"]["dcgmExporter"]["serviceMonitor"]["enabled"] is not site_prometheus
     # HPC job mapping: the operator mounts this host directory into dcgm-exporter (config/gpu.py).
     assert policy["spec"]["dcgmExporter"]["hpcJobMapping"] == {"enabled": True, "directory": "/var/lib/dcgm-exporter/job-mapping"}
+
+
+def test_every_pod_monitor_names_a_container_port_of_the_pods_the_chart_renders(
+    rendered: tuple[str, RecordedStack, RenderReport],
+) -> None:
+    """A PodMonitor selects container ports by name (prometheus-operator keeps targets whose
+    `__meta_kubernetes_pod_container_port_name` equals `port`): a name the pods do not have scrapes nothing, silently.
+    Checked for the targets whose pods the charts render; dcgm-exporter's pods are the GPU Operator's (its port name is
+    cited in components/layers/observability.py)."""
+    from components.layers.observability import SITE_TARGETS
+
+    _, stack, report = rendered
+    monitors = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"] for r in stack.kubernetes_objects() if r.inputs["kind"] == "PodMonitor"
+    }
+    if not monitors:
+        assert not any(r.type == "hpcforge:observability:Observability" for r in stack.resources)
+        return
+    checked = 0
+    for target in SITE_TARGETS:
+        if target.name not in monitors:
+            continue
+        ports = {
+            port.get("name")
+            for chart in report.charts
+            for o in chart.objects
+            if isinstance(o.get("spec"), dict)
+            and isinstance(o["spec"].get("template"), dict)
+            and (o["metadata"].get("namespace") or chart.release.namespace) == target.namespace
+            and all(o["spec"]["template"].get("metadata", {}).get("labels", {}).get(k) == v for k, v in target.labels)
+            for container in o["spec"]["template"]["spec"].get("containers", [])
+            for port in container.get("ports", [])
+        }
+        assert monitors[target.name]["podMetricsEndpoints"][0]["port"] in ports, (target.name, sorted(ports))
+        checked += 1
+    assert checked == len(SITE_TARGETS)

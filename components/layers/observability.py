@@ -71,7 +71,10 @@ SITE_TARGETS = (
     PodTarget("argocd-application-controller", "argocd", (("app.kubernetes.io/name", "argocd-application-controller"),), "metrics"),
     PodTarget("mariadb-operator", "mariadb-system", (("app.kubernetes.io/name", "mariadb-operator"),), "metrics"),
 )  # fmt: skip
-DCGM_TARGET = PodTarget("dcgm-exporter", "gpu-operator", (("app", "nvidia-dcgm-exporter"),), "gpu-metrics")
+# dcgm-exporter's pods are made by the GPU Operator, not its chart: gpu-operator v26.7.0
+# assets/state-dcgm-exporter/0800_daemonset.yaml names the container port `metrics` (9400); `gpu-metrics` is the
+# port of its Service (0400_service.yaml), which a PodMonitor cannot select (it matches container ports by name).
+DCGM_TARGET = PodTarget("dcgm-exporter", "gpu-operator", (("app", "nvidia-dcgm-exporter"),), "metrics")
 
 
 def pod_monitor_spec(target: PodTarget, interval: str) -> dict[str, Any]:
