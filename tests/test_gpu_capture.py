@@ -12,6 +12,7 @@ import pytest
 
 from .helpers import REPO
 from .test_gpu_health import EPILOG, FAKES, FIXTURES, PROLOG, _queried, run_script
+from .test_gpu_multi_captures import with_q_value
 
 CAPTURE = REPO / "scripts/gpu/capture-nvidia-smi.sh"
 
@@ -52,8 +53,10 @@ def test_the_capture_asks_for_every_field_the_scripts_query() -> None:
     ("fixture", "gpus", "jobs"),
     [
         ("healthy-h100x1.txt", 1, ["0", "1"]),
-        ("minor-order-differs.txt", 4, ["0", "1,2,3", "4"]),
         ("a100x8-driver535.txt", 8, ["0,1,2,3,4,5,6,7", "8"]),
+        # whole `nvidia-smi -q` outputs of real 8-GPU nodes (leptonai/gpud; tests/test_gpu_multi_captures.py)
+        ("h100x8-535.161.08.txt", 8, ["0", "0,1,2,3,4,5,6,7", "8"]),
+        ("rtx4090x8-535.154.05-nov2024.txt", 8, ["0", "0,3,5", "8"]),
         # nvidia-smi output recorded on a real H100 (driver 590.48.01; tests/fixtures/nvidia-smi/captures/README)
         ("captures/h100-80gb-hbm3-590.48.01.txt", 1, ["0", "1"]),
         ("captures/h200-580.173.02.txt", 1, ["0", "1"]),
@@ -81,9 +84,14 @@ def test_the_verdict_is_0_on_healthy_gpus_and_2_when_the_prolog_refuses_one(tmp_
     assert "prolog (nvml order), SLURM_JOB_GPUS=1: exit 1 (expected: fail)\ngpu-check: GPU 1: not found" in checks
     assert "prolog (file order), SLURM_JOB_GPUS=0: exit 0 (expected: pass)" in checks
     (tmp_path / "b").mkdir()
-    sick, out = _capture(tmp_path / "b", "minor-order-differs.txt", 4)
+    # The real 8x H100 with one value changed: GPU 5's (00000000:BB:00.0) row remapping is pending in `-q`.
+    fixture = with_q_value("h100x8-535.161.08.txt", "00000000:BB:00.0", "Remapped Rows", "Pending", "Yes", tmp_path / "sick.txt")
+    sick, out = _capture(tmp_path / "b", str(fixture), 8)
     assert sick.returncode == 2
-    assert "SLURM_JOB_GPUS=0,1,2,3: exit 1 (expected: pass)\ngpu-check: GPU " in (out / "checks.txt").read_text()
+    checks = (out / "checks.txt").read_text()
+    assert "prolog (file order), SLURM_JOB_GPUS=0: exit 0 (expected: pass)" in checks
+    assert "SLURM_JOB_GPUS=0,1,2,3,4,5,6,7: exit 1 (expected: pass)\ngpu-check: GPU 5 (00000000:BB:00.0, " in checks
+    assert "epilog (file order), SLURM_JOB_GPUS=0: exit 0 (expected: pass)" in checks
 
 
 def test_a_driver_s_refused_fields_are_left_out_of_the_captured_table(tmp_path: Path) -> None:

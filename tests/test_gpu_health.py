@@ -5,7 +5,8 @@ No fixture under tests/fixtures/nvidia-smi/ was captured by hpcforge: no GPU mac
 the facts recorded on a real H100 (driver 580), QUOTED FROM A PUBLISHED CAPTURE (source URL,
 GPU and driver as stated there, and which parts are verbatim), or DERIVED FROM one of the published
 captures under captures/ with one named value changed; see their README.md. The tests against the
-captures of real H100/H200 GPUs with driver 590 are in test_gpu_captures.py. The fake
+captures of real H100/H200 GPUs with driver 590 are in test_gpu_captures.py, those against the whole `nvidia-smi -q`
+of real 8-GPU nodes (driver 535) in test_gpu_multi_captures.py. The fake
 refuses query fields its fixture does not list the way nvidia-smi refuses `health` (exit 2), so a
 script asking for a field that does not exist fails here too.
 """
