@@ -127,7 +127,7 @@ def test_a_mig_gpu_reports_no_row_remapping_and_passes_the_node_scope_check(tmp_
 @pytest.mark.parametrize(
     ("fixture", "reason"),
     [
-        ("h100-590-recovery-action.txt", "the driver asks for recovery: Drain and Reset"),
+        ("h100-590-recovery-action.txt", "the driver asks for recovery: Reset"),
         ("h100-590-pending-remap.txt", "row remapping pending (reset the GPU)"),
         ("h100-590-remap-failure.txt", "row remapping failed (replace the GPU)"),
         ("h100-590-ecc-errors.txt", "2 volatile uncorrectable ECC error(s) (allowed: 0)"),

@@ -52,11 +52,12 @@ def test_prolog_labels_the_job_s_gpus_by_their_nvidia_smi_index(tmp_path: Path) 
 
 
 def test_file_order_records_the_gpu_behind_the_device_file_not_slurm_s_index(tmp_path: Path) -> None:
-    # minor-order-differs.txt: /dev/nvidia1 is 00000000:5D:00.0 (nvidia-smi 3), nvidia2 is 19 (0), nvidia3 is 4C (2).
-    env = {**_dev(tmp_path, range(4)), **env_for(tmp_path, "77")}
-    result = run_script(PROLOG, "minor-order-differs.txt", tmp_path, gpus="1,2,3", env=env)
+    # A real 8x RTX 4090 node whose minor numbers do not follow the PCI order (rtx4090x8-535.154.05-nov2024.txt):
+    # Slurm's GPU N is /dev/nvidia<N>: 0 is 00000000:61:00.0 (nvidia-smi 3), 4 is E1 (7), 6 is 81 (4).
+    env = {**_dev(tmp_path, range(8)), **env_for(tmp_path, "77")}
+    result = run_script(PROLOG, "rtx4090x8-535.154.05-nov2024.txt", tmp_path, gpus="0,4,6", env=env)
     assert result.returncode == 0, result.stderr
-    assert exporter_view(tmp_path / "job-mapping") == {"0": ["77"], "2": ["77"], "3": ["77"]}
+    assert exporter_view(tmp_path / "job-mapping") == {"3": ["77"], "4": ["77"], "7": ["77"]}
 
 
 def test_a_failing_prolog_records_nothing(tmp_path: Path) -> None:
