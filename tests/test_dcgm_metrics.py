@@ -28,6 +28,7 @@ from components.renderers.dcgm_metrics import (
     HPC_JOB_LABEL,
     KUBERNETES_LABELS,
     METRICS_CONFIG_MAP,
+    XID_LABEL,
     DcgmMetric,
     dcgm_metrics_csv,
     metric_names,
@@ -123,7 +124,7 @@ def test_every_dcgm_metric_the_alerts_and_dashboards_query_is_collected() -> Non
             for target in panel.get("targets", []):
                 queried |= query_metrics(target["expr"])
     dcgm = {name for name in queried if name.startswith("DCGM_")}
-    assert {"DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE"} <= dcgm
+    assert {"DCGM_EXP_XID_ERRORS_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE"} <= dcgm
     assert dcgm <= collected
     assert dcgm <= metric_names()
 
@@ -150,7 +151,7 @@ def _dcgm_label_uses() -> set[str]:
 def test_gpu_alerts_and_dashboards_read_only_labels_dcgm_exporter_writes() -> None:
     used = _dcgm_label_uses()
     assert {"gpu", "hostname", HPC_JOB_LABEL} <= used
-    assert used <= GPU_LABELS | KUBERNETES_LABELS | {HPC_JOB_LABEL}
+    assert used <= GPU_LABELS | KUBERNETES_LABELS | {HPC_JOB_LABEL, XID_LABEL}
     assert "Hostname" not in GPU_LABELS  # renamed by NVIDIA/dcgm-exporter#655, first released in 4.6.0-4.8.3
 
 

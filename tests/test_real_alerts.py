@@ -38,8 +38,14 @@ def dcgm_labels(gpu: str, node: str) -> dict[str, str]:
     return labels
 
 
-def dcgm(metric: str, gpu: str, node: str) -> str:
-    return metric + "{" + ", ".join(f'{k}="{v}"' for k, v in dcgm_labels(gpu, node).items()) + "}"
+def dcgm(metric: str, gpu: str, node: str, **extra: str) -> str:
+    labels = {**dcgm_labels(gpu, node), **extra}
+    return metric + "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+
+
+def xid_total(gpu: str, node: str, xid: str) -> str:
+    """DCGM_EXP_XID_ERRORS_TOTAL of one GPU and XID (xid_total_collector.go: the GPU's labels and `xid`)."""
+    return dcgm("DCGM_EXP_XID_ERRORS_TOTAL", gpu, node, xid=xid)
 
 
 # Input series (promtool's expanding notation) under which each alert fires, and what it must say.
@@ -69,9 +75,10 @@ FIRING: dict[str, tuple[list[dict[str, str]], str, dict[str, str]]] = {
         {"namespace": "slurm", "statefulset": "slurm-accounting"},
     ),
     "GpuXidError": (
-        [{"series": dcgm("DCGM_FI_DEV_XID_ERRORS", "3", "gpu-a100-0"), "values": "0 0 79 79"}],
+        # The first XID 79 of GPU 3 since the exporter started: its series appears at 2m.
+        [{"series": xid_total("3", "gpu-a100-0", "79"), "values": "_ _ 1 1"}],
         "3m",
-        dcgm_labels("3", "gpu-a100-0"),
+        {**dcgm_labels("3", "gpu-a100-0"), "xid": "79"},
     ),
     "GpuEccDoubleBitError": (
         [{"series": dcgm("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "0", "gpu-h100-1"), "values": "0 0 0 2 2"}],
@@ -141,7 +148,9 @@ HEALTHY = [
     {"series": "slurm_slurmdbd_queue_size", "values": "0x2000"},
     {"series": 'up{namespace="slurm", job="slurm-controller", instance="a"}', "values": "1x2000"},
     {"series": 'kube_statefulset_status_replicas_ready{namespace="slurm", statefulset="slurm-accounting"}', "values": "1x2000"},
-    {"series": dcgm("DCGM_FI_DEV_XID_ERRORS", "3", "gpu-a100-0"), "values": "0x2000"},
+    # one XID 13 (an application's fault) at the start, none since: the old last-XID gauge would still say 13
+    {"series": xid_total("3", "gpu-a100-0", "13"), "values": "1x2000"},
+    {"series": dcgm("DCGM_FI_DEV_XID_ERRORS", "3", "gpu-a100-0"), "values": "13x2000"},
     {"series": dcgm("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "0", "gpu-h100-1"), "values": "5x2000"},
     {"series": dcgm("DCGM_FI_DEV_ROW_REMAP_FAILURE", "5", "gpu-h100-2"), "values": "0x2000"},
     {
@@ -234,6 +243,34 @@ def test_no_alert_fires_on_a_healthy_site(tmp_path: Path) -> None:
         {"eval_time": at, "alertname": name, "exp_alerts": []} for name in alert_names() for at in ("20m", "3h", "27h", "30h")
     ]
     result = _unit_test(tmp_path, [{"interval": "1m", "input_series": HEALTHY, "alert_rule_test": checks}])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_xid_alert_fires_for_each_new_xid_and_not_for_an_old_one(tmp_path: Path) -> None:
+    """The counter of a GPU's XID 79 grows at 30m (a second XID 79, which the last-XID gauge cannot show); a new
+    XID 48 on another GPU appears at 45m; both are forgotten 10 minutes later."""
+    labels = dcgm_labels("3", "gpu-a100-0")
+    series = [
+        {"series": xid_total("3", "gpu-a100-0", "79"), "values": "1x29 2x60"},
+        {"series": xid_total("1", "gpu-a100-0", "48"), "values": "_x44 1x45"},
+    ]
+    second = {**labels, "xid": "79", "severity": "warning"}
+
+    def said(gpu: str, xid: str) -> dict[str, str]:
+        return {"summary": "GPU XID error", "description": f"GPU {gpu} on gpu-a100-0 reported XID {xid}."}
+
+    new = {**dcgm_labels("1", "gpu-a100-0"), "xid": "48", "severity": "warning"}
+    checks = [
+        {"eval_time": "25m", "alertname": "GpuXidError", "exp_alerts": []},
+        {
+            "eval_time": "31m",
+            "alertname": "GpuXidError",
+            "exp_alerts": [{"exp_labels": second, "exp_annotations": said("3", "79")}],
+        },
+        {"eval_time": "46m", "alertname": "GpuXidError", "exp_alerts": [{"exp_labels": new, "exp_annotations": said("1", "48")}]},
+        {"eval_time": "60m", "alertname": "GpuXidError", "exp_alerts": []},
+    ]
+    result = _unit_test(tmp_path, [{"interval": "1m", "input_series": series, "alert_rule_test": checks}])
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -11,7 +11,7 @@ Metric names are those the configured exporters expose:
   `kube_cronjob_status_last_successful_time`;
 - cert-manager: `certmanager_certificate_expiration_timestamp_seconds`;
 - Argo CD's application controller: `argocd_app_info{sync_status, health_status}`;
-- NVIDIA dcgm-exporter 4.6.0-4.8.3: `DCGM_FI_DEV_XID_ERRORS` (value: the last XID), `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`,
+- NVIDIA dcgm-exporter 4.6.0-4.8.3: `DCGM_EXP_XID_ERRORS_TOTAL` (per GPU and `xid`), `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`,
   `DCGM_FI_DEV_ROW_REMAP_FAILURE`, with the labels `gpu` and `hostname` (components/renderers/dcgm_metrics.py: the
   fields are collected because hpcforge configures them; the label was `Hostname` before that release).
 """
@@ -91,13 +91,17 @@ def alert_rules(settings: RuleSettings) -> dict[str, Any]:
             {
                 "name": "hpcforge.gpu",
                 "rules": [
+                    # A new XID in the last 10 minutes: the counter grew, or its series (one per GPU and XID)
+                    # appeared (increase() cannot see a series' first sample). Not the sticky last-XID gauge
+                    # (components/renderers/dcgm_metrics.py).
                     _alert(
                         "GpuXidError",
-                        "DCGM_FI_DEV_XID_ERRORS > 0",
+                        "increase(DCGM_EXP_XID_ERRORS_TOTAL[10m]) > 0"
+                        " or (DCGM_EXP_XID_ERRORS_TOTAL unless DCGM_EXP_XID_ERRORS_TOTAL offset 10m)",
                         "0m",
                         "warning",
                         "GPU XID error",
-                        "GPU {{ $labels.gpu }} on {{ $labels.hostname }} reported XID {{ $value }}.",
+                        "GPU {{ $labels.gpu }} on {{ $labels.hostname }} reported XID {{ $labels.xid }}.",
                     ),
                     _alert(
                         "GpuEccDoubleBitError",

@@ -14,7 +14,11 @@ spaces; the type one of `promMetricType` (gauge, counter, histogram, summary, la
 of the other metrics). A comma in a help text would make a fourth field, and the exporter would refuse the file.
 
 The names are DCGM field names (dcgm_fields.h, `DCGM_FI_*`); every one below is listed, enabled or commented out,
-in dcgm-exporter's etc/dcp-metrics-included.csv or etc/default-counters.csv.
+in dcgm-exporter's etc/dcp-metrics-included.csv or etc/default-counters.csv. `DCGM_EXP_XID_ERRORS_TOTAL` is the
+exporter's own counter (4.6.0-4.8.3 internal/pkg/collector/xid_total_collector.go: XIDs counted from DCGM's history
+since the exporter started, one series per GPU and `xid`; commented out in its default CSV). The XID alert uses it
+rather than `DCGM_FI_DEV_XID_ERRORS`, which holds the last XID until the driver or DCGM restarts (NVIDIA/DCGM#277,
+NVIDIA/dcgm-exporter#500): an alert on that gauge fires for ever after one XID, and misses the same XID again.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ DCGM_METRICS: tuple[DcgmMetric, ...] = (
     DcgmMetric("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "NVLink bandwidth counter (all lanes)."),
     # faults: what the alerts watch
     DcgmMetric("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error."),
+    DcgmMetric("DCGM_EXP_XID_ERRORS_TOTAL", "counter", "XID errors since the exporter started (label xid)."),
     DcgmMetric("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Single-bit volatile ECC errors."),
     DcgmMetric("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Double-bit volatile ECC errors."),
     DcgmMetric("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Rows remapped for uncorrectable errors."),
@@ -80,6 +85,9 @@ released in 4.6.0-4.8.3): a query or alert that still says `Hostname` gets nothi
 KUBERNETES_LABELS: frozenset[str] = frozenset({"pod", "namespace", "container"})
 """Added in Kubernetes mode (`DCGM_EXPORTER_KUBERNETES=true`, which the operator sets) to the GPUs a pod holds
 (internal/pkg/transformation/kubernetes.go)."""
+
+XID_LABEL = "xid"
+"""The XID of a `DCGM_EXP_XID_ERRORS_TOTAL` series (xid_total_collector.go `GetMetrics`)."""
 
 HPC_JOB_LABEL = "hpc_job"
 """Added with HPC job mapping (`--hpc-job-mapping-dir`/`DCGM_HPC_JOB_MAPPING_DIR`) to a GPU listed in a mapping
@@ -108,6 +116,7 @@ __all__ = [
     "HPC_JOB_LABEL",
     "KUBERNETES_LABELS",
     "METRICS_CONFIG_MAP",
+    "XID_LABEL",
     "DcgmMetric",
     "dcgm_metrics_csv",
     "metric_names",
