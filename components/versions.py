@@ -114,6 +114,17 @@ class Manifests:
 
 SLINKY_TAG = "26.05-ubuntu26.04"
 
+SLURMD_IMAGE_HAS_NVML = False
+"""Whether the slurmd images at SLINKY_TAG can autodetect GPUs with NVML (`AutoDetect=nvml`): no. SlinkyProject/containers
+schedmd/slurm/26.05/<flavor>/Dockerfile builds Slurm's own debian/ packaging (`mk-build-deps` of debian/control, then
+`debuild`) on plain ubuntu with nothing that provides nvml.h; Slurm 26.05.3's debian/control lists no NVML/CUDA package,
+so configure (auxdir/x_ac_nvml.m4) leaves HAVE_NVML undefined and src/interfaces/gpu.c `_get_gpu_type` answers
+AutoDetect=nvml with "We were configured to autodetect nvml functionality, but we weren't able to find that lib when
+Slurm was configured." and falls back to gpu/generic: no GPU is detected, and slurmctld drains the node "gres/gpu count
+reported lower than configured" (observed with the 25.11 images: SlinkyProject/containers#14, open). `AutoDetect=nvidia`
+(gpu/nvidia, Slurm 24.11+) needs no NVML but does not detect MIG devices (Slurm doc/html/gres.shtml). Check again
+when SLINKY_TAG changes."""
+
 
 class Images:
     MULTUS = ImagePin("ghcr.io/k8snetworkplumbingwg/multus-cni", "v4.3.0-thick")

@@ -179,6 +179,7 @@ def test_the_mig_layout_captured_on_the_h100_is_accepted_as_a_pool_layout() -> N
         values.setdefault("hpcforge:gpu", {})["operator"] = {"migStrategy": "mixed", "migProfiles": {"gpu-a100": layout}}
         mig = {"type": "1g.10gb", "count": 16, "resource": "nvidia.com/mig-1g.10gb", "autodetect": "nvml"}
         values["hpcforge:slurm"]["nodesets"][2]["gpus"] = mig
+        values["hpcforge:slurm"]["nodesets"][2]["replicas"] = 0  # MIG: bare-metal hosts with NVML (not the pods)
         values["hpcforge:nodePools"][1]["gpusPerNode"] = mig
 
     config = _prod_with(mutate)

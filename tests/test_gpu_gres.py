@@ -20,6 +20,7 @@ from components.config import ConfigError, PlatformConfig, load_config
 from components.config.slurm import GpuSpec, NodeSetConfig
 from components.layers.slurm import nodeset_spec
 from components.renderers.slurm_conf import expand_device_files, gres_conf, gres_lines, node_parameters
+from components.versions import SLURMD_IMAGE_HAS_NVML
 
 from .daemons import slurm
 from .daemons.slurm import SlurmCluster, node_line
@@ -39,10 +40,27 @@ def nodeset(**values: Any) -> NodeSetConfig:
 def test_mig_profiles_are_gpu_types() -> None:
     spec = GpuSpec.model_validate({"type": "1g.10gb", "count": 7, "resource": "nvidia.com/mig-1g.10gb", "autodetect": "nvml"})
     assert spec.is_mig
-    ns = nodeset(gpus=spec.model_dump(by_alias=True))
+    # MIG needs NVML, which only bare-metal hosts' own slurmd can have (replicas: 0; SLURMD_IMAGE_HAS_NVML).
+    ns = nodeset(gpus=spec.model_dump(by_alias=True), replicas=0)
     assert node_parameters(ns) == [("Gres", "gpu:1g.10gb:7")]
-    assert gres_lines(ns) == ["NodeName=gpu-[0-1] AutoDetect=nvml"]
+    assert gres_lines(ns) == ["AutoDetect=nvml"]
     assert nodeset_spec(ns, node_selector={})["slurmd"]["resources"]["limits"]["nvidia.com/mig-1g.10gb"] == 7
+
+
+def test_nvml_autodetection_is_refused_in_slurmd_pods_whose_image_lacks_nvml() -> None:
+    # SlinkyProject/containers#14: the pinned slurmd image's Slurm has no gpu/nvml, falls back to gpu/generic and the
+    # node is drained; AutoDetect=nvidia needs no NVML.
+    assert SLURMD_IMAGE_HAS_NVML is False
+    with pytest.raises(ValidationError, match=r"autodetect: nvml cannot work in its slurmd pods.*use autodetect: nvidia"):
+        nodeset(gpus={"type": "h100", "count": 8, "autodetect": "nvml"})
+    with pytest.raises(ValidationError, match=r"cannot work in its slurmd pods.*MIG devices need NVML"):
+        nodeset(gpus={"type": "1g.10gb", "count": 7, "resource": "nvidia.com/mig-1g.10gb", "autodetect": "nvml"})
+    with pytest.raises(ValidationError, match="cannot work in its slurmd pods"):
+        nodeset(gpus={"type": "h100", "count": 8, "autodetect": "nvml"}, replicas=0, scalingMode="DaemonSet")
+    assert gres_lines(nodeset(gpus={"type": "h100", "count": 8, "autodetect": "nvidia"})) == [
+        "NodeName=gpu-[0-1] AutoDetect=nvidia"
+    ]
+    assert gres_lines(nodeset(gpus={"type": "h100", "count": 8, "autodetect": "nvml"}, replicas=0)) == ["AutoDetect=nvml"]
 
 
 @pytest.mark.parametrize(
@@ -56,6 +74,7 @@ def test_mig_profiles_are_gpu_types() -> None:
             "autodetect: nvml lets slurmd discover the devices (gres.conf gets only AutoDetect=), so cores would be ignored",
         ),
         ({"type": "h100", "count": 2, "files": "/dev/nvidia[0-1]", "autodetect": "nvidia"}, "so files would be ignored"),
+        ({"type": "1g.10gb", "count": 7, "resource": "nvidia.com/mig-1g.10gb", "autodetect": "nvidia"}, "does not detect MIG"),
         ({"type": "h100", "count": 8, "cores": ["0-47"]}, "1 core list(s) for 8 GPU(s)"),
         ({"type": "h100", "count": 2, "cores": ["0-47", "all"]}, "not a core list"),
         ({"type": "h100", "count": 2, "files": "/dev/nvidia[0-1] Cores=0"}, "not a device file expression"),
@@ -228,15 +247,17 @@ def _prod_with_h100_nodeset(gpus: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def test_a_nodeset_with_part_of_a_node_s_gpus_must_autodetect_them() -> None:
-    # prod's pool gpu-h100 has 8 GPUs per node; a pod given 4 gets whichever 4 the device plugin picks, under their host
-    # device names, so File=/dev/nvidia[0-3] may name devices the pod does not have.
-    with pytest.raises(ConfigError, match=re.escape("hpcforge:slurm.nodesets[")) as raised:
-        load_config(raw_config(_prod_with_h100_nodeset({"type": "h100", "count": 4})))
-    assert "nodeset 'gpu-h100' gets 4 of the 8 GPUs of each node in pool 'gpu-h100'" in str(raised.value)
-    assert ".gpus.autodetect: " in str(raised.value)
-    config = load_config(raw_config(_prod_with_h100_nodeset({"type": "h100", "count": 4, "autodetect": "nvml"})))
-    assert gres_lines(next(ns for ns in config.slurm.nodesets if ns.name == "gpu-h100")) == [
-        "NodeName=gpu-h100-[0-3] AutoDetect=nvml"
-    ]
+def test_a_nodeset_pod_must_take_every_gpu_of_its_node() -> None:
+    # prod's pool gpu-h100 has 8 GPUs per node. A slurmd pod runs privileged (slurm-operator v1.2.1) and sees all 8
+    # whichever 4 the device plugin picked; Slurm would use /dev/nvidia0-3 with File= and with autodetection alike
+    # (gres_gpu.c keeps the lowest-numbered devices), so no setting makes part of a node safe.
+    for gpus in ({"type": "h100", "count": 4}, {"type": "h100", "count": 4, "autodetect": "nvidia"}):
+        with pytest.raises(ConfigError, match=re.escape("hpcforge:slurm.nodesets[")) as raised:
+            load_config(raw_config(_prod_with_h100_nodeset(gpus)))
+        assert "nodeset 'gpu-h100' gets 4 of the 8 GPUs of each node in pool 'gpu-h100'" in str(raised.value)
+        assert ".gpus.count: " in str(raised.value) and "ask for all 8" in str(raised.value)
     load_config(raw_config(_prod_with_h100_nodeset({"type": "h100", "count": 8})))  # the whole node: File= is right
+    config = load_config(raw_config(_prod_with_h100_nodeset({"type": "h100", "count": 8, "autodetect": "nvidia"})))
+    assert gres_lines(next(ns for ns in config.slurm.nodesets if ns.name == "gpu-h100")) == [
+        "NodeName=gpu-h100-[0-3] AutoDetect=nvidia"
+    ]

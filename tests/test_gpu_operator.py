@@ -97,7 +97,10 @@ def test_prod_deploys_the_operator_and_plans_its_chart() -> None:
         ),
         (
             lambda v: v["hpcforge:slurm"]["nodesets"][2].update(
-                {"gpus": {"type": "1g.10gb", "count": 56, "resource": "nvidia.com/mig-1g.10gb", "autodetect": "nvml"}}
+                {
+                    "gpus": {"type": "1g.10gb", "count": 56, "resource": "nvidia.com/mig-1g.10gb", "autodetect": "nvml"},
+                    "replicas": 0,
+                }
             ),
             "migStrategy is 'none'",
         ),
@@ -129,6 +132,8 @@ def test_gpu_data_plane_mistakes_name_the_key(mutate: Any, message: str) -> None
 def test_mig_nodeset_with_its_pool_layout_is_accepted() -> None:
     def mutate(values: dict[str, Any]) -> None:
         values.setdefault("hpcforge:gpu", {})["operator"] = {"migStrategy": "mixed", "migProfiles": {"gpu-a100": {"1g.10gb": 7}}}
+        # bare-metal hosts only (replicas 0): MIG needs NVML, which the pinned slurmd image lacks
+        values["hpcforge:slurm"]["nodesets"][2]["replicas"] = 0
         values["hpcforge:slurm"]["nodesets"][2]["gpus"] = {
             "type": "1g.10gb",
             "count": 56,

@@ -157,15 +157,19 @@ class PlatformConfig(StrictModel):
                     ["slurm", "nodesets", index, "gpus", "count"],
                     f"nodeset {ns.name!r} asks for {ns.gpus.count} GPU(s) per pod but node pool {pool.name!r} has {have} per node",
                 )
-            if ns.gpus and pool.gpus_per_node and ns.gpus.count < pool.gpus_per_node.count and ns.gpus.autodetect == "off":
-                # The device plugin picks which of the node's GPUs a pod gets, at run time, and the container sees them
-                # under their host names (the toolkit's CDI spec: device `3` -> deviceNodes path /dev/nvidia3), so no
-                # File= list written here names the pod's devices; slurmd must discover them.
+            pods = ns.scaling_mode == "DaemonSet" or ns.replicas > 0
+            if ns.gpus and pool.gpus_per_node and ns.gpus.count < pool.gpus_per_node.count and pods:
+                # A slurmd pod sees every GPU of its node whatever the device plugin gave it: slurm-operator v1.2.1
+                # runs slurmd privileged (internal/builder/workerbuilder/worker_app.go), and containerd gives a
+                # privileged container all host devices; under CDI (the GPU Operator's default) nothing masks
+                # /proc/driver/nvidia/gpus either. Slurm then uses the lowest-numbered devices, File= or autodetected
+                # (src/plugins/gres/gpu/gres_gpu.c keeps the first <count> by file name and ignores the rest), so two
+                # pods on one node would run jobs on the same GPUs.
                 problems.add(
-                    ["slurm", "nodesets", index, "gpus", "autodetect"],
+                    ["slurm", "nodesets", index, "gpus", "count"],
                     f"nodeset {ns.name!r} gets {ns.gpus.count} of the {pool.gpus_per_node.count} GPUs of each node in pool "
-                    f"{pool.name!r}: which ones is decided by the device plugin when the pod starts, so gres.conf File= "
-                    f"cannot name them; set autodetect: nvml (slurmd finds the GPUs it was given) or ask for all "
+                    f"{pool.name!r}: its slurmd pods run privileged and see all {pool.gpus_per_node.count}, and Slurm would "
+                    f"use /dev/nvidia0-{ns.gpus.count - 1} whichever GPUs the device plugin gave the pod; ask for all "
                     f"{pool.gpus_per_node.count}",
                 )
             if ns.gpus and pool.gpus_per_node and pool.gpus_per_node.type != ns.gpus.type:

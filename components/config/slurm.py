@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
+from ..versions import SLURMD_IMAGE_HAS_NVML
 from .accounting import SlurmAccountsConfig
 from .base import (
     MULTILINE,
@@ -343,14 +344,16 @@ class GpuSpec(StrictModel):
     strategy."""
     files: str | None = None
     """Device files of the GPUs in gres.conf (`File=`); default `/dev/nvidia[0-<count-1>]`. Refused with `autodetect`.
-    Only right when the pod gets every GPU of its node: a nodeset given part of a pool's `gpusPerNode` must set
-    `autodetect` (the device plugin picks the GPUs when the pod starts, and the pod sees their host device names)."""
+    A slurmd pod must take every GPU of its node (`count` = the pool's `gpusPerNode`): it runs privileged and sees all
+    of them, so Slurm would use the lowest-numbered ones whichever the device plugin gave it."""
     cores: tuple[Annotated[str, AfterValidator(_core_list)], ...] = ()
     """Core affinity per GPU (`Cores=` in gres.conf), e.g. `0-55` for GPUs near the first socket; empty: no affinity.
     One entry per GPU, in device order (from the NIC/GPU locality, `nvidia-smi topo -m`). Refused with `autodetect`."""
     autodetect: Literal["off", "nvml", "nvidia"] = "off"
-    """`AutoDetect=` in gres.conf: `off` describes the devices from this spec; `nvml` or `nvidia` lets slurmd discover
-    them (required for MIG devices, whose files are not /dev/nvidiaN)."""
+    """`AutoDetect=` in gres.conf: `off` describes the devices from this spec; `nvidia` lets slurmd discover whole GPUs
+    from /proc/driver/nvidia (no NVML needed; not MIG devices); `nvml` also discovers MIG devices, but only where
+    slurmd was built with NVML: not in the pinned Slinky slurmd image (refused for nodesets with pods), only on
+    bare-metal hosts with their own slurmd (`replicas: 0`)."""
 
     @property
     def is_mig(self) -> bool:
@@ -377,8 +380,12 @@ class GpuSpec(StrictModel):
         if self.is_mig and self.autodetect == "off" and self.files is None:
             problems.add(
                 ["autodetect"],
-                f"MIG devices ({self.type}) have no /dev/nvidiaN files: set autodetect (nvml or nvidia) or give their files",
+                f"MIG devices ({self.type}) have no /dev/nvidiaN files: set autodetect: nvml or give their files",
             )
+        if self.is_mig and self.autodetect == "nvidia":
+            # Slurm doc/html/gres.shtml: "AutoDetect=nvidia ... doesn't detect MIGs or NVlinks" (gpu/nvidia lists
+            # /proc/driver/nvidia/gpus, whole GPUs only).
+            problems.add(["autodetect"], f"AutoDetect=nvidia does not detect MIG devices ({self.type}): use nvml")
         if self.autodetect != "off" and (self.files is not None or self.cores):
             given = " and ".join(name for name, value in (("files", self.files), ("cores", self.cores)) if value)
             problems.add(
@@ -484,11 +491,25 @@ class NodeSetConfig(StrictModel):
                 )
         if self.memory_limit is not None and quantity_value(self.memory_limit) < quantity_value(self.memory):
             problems.add(["memoryLimit"], f"{self.memory_limit} is below the memory request {self.memory}")
+        pods = self.scaling_mode == "DaemonSet" or self.replicas > 0
+        if self.gpus is not None and self.gpus.autodetect == "nvml" and pods and not SLURMD_IMAGE_HAS_NVML:
+            problems.add(
+                ["gpus", "autodetect"],
+                f"nodeset {self.name!r}: autodetect: nvml cannot work in its slurmd pods: the pinned slurmd image "
+                "builds Slurm without NVML (SlinkyProject/containers#14; components/versions.py SLURMD_IMAGE_HAS_NVML), "
+                "so slurmd detects no GPU and slurmctld drains the node ('gres/gpu count reported lower than configured'); "
+                + (
+                    "MIG devices need NVML (AutoDetect=nvidia does not detect them): run MIG GPUs as whole GPUs in pods, "
+                    "or on bare-metal hosts with their own NVML-enabled slurmd (replicas: 0)"
+                    if self.gpus.is_mig
+                    else "use autodetect: nvidia (slurmd reads /proc/driver/nvidia, no NVML needed) or off"
+                ),
+            )
         if self.gpus is not None and self.gpus.autodetect == "off" and (self.scaling_mode == "DaemonSet" or not self.replicas):
             problems.add(
                 ["gpus", "autodetect"],
                 f"nodeset {self.name!r}: its node names are not known in advance (DaemonSet or bare-metal hosts), so "
-                "gres.conf cannot name them: set autodetect (nvml or nvidia)",
+                "gres.conf cannot name them: set autodetect (nvidia; nvml only on bare-metal hosts whose slurmd has NVML)",
             )
         if self.cpu_limit is not None and quantity_value(self.cpu_limit) < quantity_value(self.cpu):
             problems.add(["cpuLimit"], f"{self.cpu_limit} is below the CPU request {self.cpu}")
