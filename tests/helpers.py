@@ -142,3 +142,17 @@ def run_stack_file(path: Path, stack: str, *, preview: bool = False) -> Recorded
 def run_stack(stack: str, *, preview: bool = False) -> RecordedStack:
     """Run Pulumi.<stack>.yaml under the mock engine; `preview`: as `pulumi preview` of a new stack."""
     return run_program(read_stack_file(REPO / f"Pulumi.{stack}.yaml", name=stack), REPO, preview=preview)
+
+
+def go_program(tmp_path: Path, source: str, name: str = "program") -> Path:
+    """`source` (a Go main package) built with Debian's golang-go into `tmp_path/name`; its path. Built, then run by
+    the caller: `go run` answers 1 for any exit status of the program."""
+    import subprocess
+
+    go = require_binaries("go")["go"]
+    work = tmp_path / f"{name}-src"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "main.go").write_text(source)
+    env = {**os.environ, "GOCACHE": str(tmp_path / "gocache"), "GOPATH": str(tmp_path / "gopath"), "GOFLAGS": "-mod=mod"}
+    subprocess.run([go, "build", "-o", str(tmp_path / name), "main.go"], cwd=work, env=env, timeout=300, check=True)
+    return tmp_path / name

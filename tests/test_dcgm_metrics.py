@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -35,7 +34,7 @@ from components.renderers.dcgm_metrics import (
 )
 from offline.engine import RecordedStack
 
-from .helpers import require_binaries
+from .helpers import go_program
 from .test_layers import objects
 
 # What dcgm-exporter does with the file up to the DCGM field lookup (sources in the module docstring). Prints
@@ -81,12 +80,8 @@ func main() {
 
 
 def read_counters(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
-    go = require_binaries("go")["go"]
-    (tmp_path / "main.go").write_text(GO_READ_COUNTERS)
-    env = {**os.environ, "GOCACHE": str(tmp_path / "cache"), "GOPATH": str(tmp_path / "gopath"), "GOFLAGS": "-mod=mod"}
-    # Built, then run: `go run` answers 1 for any exit status of the program.
-    subprocess.run([go, "build", "-o", "read-counters", "main.go"], cwd=tmp_path, env=env, timeout=300, check=True)
-    return subprocess.run([str(tmp_path / "read-counters")], input=text, capture_output=True, text=True, timeout=60, check=False)
+    program = go_program(tmp_path, GO_READ_COUNTERS, "read-counters")
+    return subprocess.run([str(program)], input=text, capture_output=True, text=True, timeout=60, check=False)
 
 
 def chart_csv() -> str:

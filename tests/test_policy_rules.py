@@ -649,7 +649,7 @@ def test_nodeset_rdma_complete() -> None:
     rule = slurm.NODESET_RDMA
     assert rule(nodeset()) == []  # more in test_policy_slurm_workarounds.py
     bare = nodeset()
-    bare.spec["slurmd"]["resources"]["limits"]["rdma/ib-rail0"] = 1
+    bare.spec["slurmd"]["resources"]["limits"]["rdma/ib_rail0"] = 1
     assert "attaches no network" in rule(bare)[0]
 
 

@@ -87,12 +87,12 @@ def test_slurmd_without_cpu_limit_is_caught() -> None:
 def test_rdma_nodeset_needs_attachments_and_ipc_lock() -> None:
     rule = slurm.NODESET_RDMA
     base = limited()
-    base.spec["slurmd"]["resources"]["limits"]["rdma/ib-rail0"] = 1
+    base.spec["slurmd"]["resources"]["limits"]["rdma/ib_rail0"] = 1
     base.spec["template"]["metadata"] = {"annotations": {"k8s.v1.cni.cncf.io/networks": "slurm/ib-rail0"}}
     assert rule(base) == ["NodeSet gpu-a100: slurmd uses RDMA but does not add IPC_LOCK (RDMA pins memory)."]
     base.spec["slurmd"]["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
     assert rule(base) == []
-    del base.spec["slurmd"]["resources"]["limits"]["rdma/ib-rail0"]
+    del base.spec["slurmd"]["resources"]["limits"]["rdma/ib_rail0"]
     assert "requests no RDMA device (rdma/, nvidia.com/sriov_...)" in rule(base)[0]
     base.spec["slurmd"]["resources"]["limits"]["nvidia.com/sriov_roce_rail0"] = 1  # an SR-IOV virtual function
     assert rule(base) == []

@@ -43,8 +43,9 @@ def test_nic_cluster_policy_offers_one_rdma_resource_per_fabric() -> None:
     plugin = spec["rdmaSharedDevicePlugin"]
     assert plugin["image"] == "k8s-rdma-shared-dev-plugin" and plugin["version"] == Images.RDMA_SHARED_DEVICE_PLUGIN.tag
     assert json.loads(plugin["config"])["configList"] == [
-        {"rdmaHcaMax": 63, "resourceName": "ib-rail0", "resourcePrefix": "rdma", "selectors": {"ifNames": ["ibp26s0"]}},
-        {"rdmaHcaMax": 63, "resourceName": "roce-rail0", "resourcePrefix": "rdma", "selectors": {"ifNames": ["ens1f0np0"]}},
+        # the plugin takes only [a-zA-Z0-9_] in a resource name (test_rdma_device_plugin.py)
+        {"rdmaHcaMax": 63, "resourceName": "ib_rail0", "resourcePrefix": "rdma", "selectors": {"ifNames": ["ibp26s0"]}},
+        {"rdmaHcaMax": 63, "resourceName": "roce_rail0", "resourcePrefix": "rdma", "selectors": {"ifNames": ["ens1f0np0"]}},
     ]
     assert set(spec["secondaryNetwork"]) == {"cniPlugins", "ipoib"}  # ipoib only because a fabric is InfiniBand
 
@@ -96,11 +97,11 @@ def test_unknown_fabric_and_missing_gpu_name_the_key() -> None:
 def test_prod_gpu_nodesets_get_rdma_devices_networks_and_ipc_lock(prod_stack: RecordedStack) -> None:
     spec = one(prod_stack, "NodeSet", "slurm", "gpu-h100")["spec"]
     rails = [f"ib-rail{i}" for i in range(4)]
-    assert all(spec["slurmd"]["resources"]["limits"][f"rdma/{rail}"] == 1 for rail in rails)
+    assert all(spec["slurmd"]["resources"]["limits"][f"rdma/{rail.replace('-', '_')}"] == 1 for rail in rails)
     assert spec["template"]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == ",".join(f"slurm/{r}" for r in rails)
     assert spec["slurmd"]["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
     nad = one(prod_stack, "NetworkAttachmentDefinition", "slurm", "ib-rail0")
-    assert nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == "rdma/ib-rail0"
+    assert nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == "rdma/ib_rail0"
     cpu = one(prod_stack, "NodeSet", "slurm", "cpu")["spec"]
     assert "metadata" not in cpu["template"] and not any(k.startswith("rdma/") for k in cpu["slurmd"]["resources"]["limits"])
     assert "PropagateResourceLimitsExcept=MEMLOCK" in one(prod_stack, "Controller", "slurm", "slurm")["spec"]["extraConf"]
@@ -128,7 +129,7 @@ def test_sriov_fabric_gets_node_policies_and_a_network_instead_of_shared_devices
     kind, spec = sriov_network(config.fabrics[1], "slurm")
     assert kind == "SriovNetwork" and spec["networkNamespace"] == "slurm" and spec["resourceName"] == "sriov_roce_rail0"
     shared = json.loads(nic_cluster_policy_spec(config)["rdmaSharedDevicePlugin"]["config"])["configList"]
-    assert [entry["resourceName"] for entry in shared] == ["ib-rail0"]  # the SR-IOV fabric is not shared
+    assert [entry["resourceName"] for entry in shared] == ["ib_rail0"]  # the SR-IOV fabric is not shared
     assert network_operator_values(nfd=False, sriov=True)["sriovNetworkOperator"]["enabled"] is True
 
 

@@ -18,7 +18,7 @@ class Fabric(StrictModel):
 
     name: K8sName
     """Fabric name: the NetworkAttachmentDefinition `<name>` in the Slurm namespace and the device-plugin resource
-    `rdma/<name>`."""
+    `rdma/<name with - as _>`."""
     type: Literal["infiniband", "roce"]
     """`infiniband` (IPoIB attachment, ipoib CNI) or `roce` (macvlan attachment on the Ethernet port)."""
     mtu: int = Field(ge=576, le=65520)
@@ -36,7 +36,7 @@ class Fabric(StrictModel):
     node of the pools that reach the fabric."""
     mode: Literal["shared", "sriov"] = "shared"
     """How pods get the fabric's RDMA devices: `shared` (the RDMA shared device plugin: every pod on a node shares the
-    port, resource `rdma/<name>`) or `sriov` (the SR-IOV network operator gives each pod its own virtual function,
+    port, resource `rdma/<name with - as _>`) or `sriov` (the SR-IOV network operator gives each pod its own virtual function,
     resource `nvidia.com/sriov_<name>`)."""
     vfs: int = Field(default=8, ge=1, le=128)
     """SR-IOV virtual functions per port (`mode: sriov`): at most this many pods per node use the fabric."""
@@ -44,7 +44,14 @@ class Fabric(StrictModel):
     @property
     def resource(self) -> str:
         """The device-plugin resource a pod requests for this fabric."""
-        return f"rdma/{self.name}" if self.mode == "shared" else f"nvidia.com/{self.sriov_resource_name}"
+        return f"rdma/{self.shared_resource_name}" if self.mode == "shared" else f"nvidia.com/{self.sriov_resource_name}"
+
+    @property
+    def shared_resource_name(self) -> str:
+        """The RDMA shared device plugin's `resourceName` for this fabric: the name with `-` made `_`, since the plugin
+        refuses its whole configuration over any other character (Mellanox/k8s-rdma-shared-dev-plugin
+        pkg/resources/resources_manager.go `ValidateConfigs`: `validResourceName`, `^[a-zA-Z0-9_]+$`)."""
+        return self.name.replace("-", "_")
 
     @property
     def sriov_resource_name(self) -> str:

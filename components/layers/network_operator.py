@@ -1,5 +1,5 @@
 """RDMA layer: the NVIDIA Network Operator (chart network-operator 26.4.1) and its NicClusterPolicy, from
-`hpcforge:rdma`: the RDMA shared device plugin offers `rdma/<fabric>` on the pools' nodes, the secondary-network CNI
+`hpcforge:rdma`: the RDMA shared device plugin offers `rdma/<fabric with - as _>` on the pools' nodes, the secondary-network CNI
 plugins (and ipoib for InfiniBand) back one NetworkAttachmentDefinition per fabric, which the Slurm layer creates in
 its namespace and attaches to the GPU NodeSets (see components/layers/slurm.py).
 
@@ -37,7 +37,7 @@ CHARTS = (ChartUse("network-operator", Charts.NETWORK_OPERATOR, NAMESPACE),)
 
 
 def rdma_resource(rdma: RdmaConfig, fabric: str) -> str:
-    """The device-plugin resource of a fabric: `rdma/<fabric>` (shared) or `nvidia.com/sriov_<fabric>` (SR-IOV)."""
+    """The device-plugin resource of a fabric: `rdma/<fabric with - as _>` (shared) or `nvidia.com/sriov_<fabric>` (SR-IOV)."""
     found = rdma.fabric(fabric)
     assert found is not None, fabric
     return found.resource
@@ -55,7 +55,7 @@ def shared_device_plugin_config(rdma: RdmaConfig) -> str:
         interfaces = sorted({nic.interface for pool in rdma.pools for nic in pool.nics if nic.fabric == fabric.name})
         config_list.append(
             {
-                "resourceName": fabric.name,
+                "resourceName": fabric.shared_resource_name,
                 "resourcePrefix": RESOURCE_PREFIX,
                 "rdmaHcaMax": rdma.rdma_hca_max,
                 "selectors": {"ifNames": interfaces},
