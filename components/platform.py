@@ -9,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
-from .config.gpu import gpu_job_mapping_dir, gpu_operator_enabled
+from .config.gpu import gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints
 from .config.inventory import digest_annotations
 from .config.root import PlatformConfig
 from .context import DeployContext
@@ -227,7 +227,12 @@ class Platform(pulumi.ComponentResource):
             gpus = GpuOperator(
                 "gpu-operator",
                 GpuOperatorArgs(
-                    ctx=ctx, config=cfg.gpu.operator, charts=charts, depends_on=net.ready, site_scrapes_dcgm=dcgm_scraped
+                    ctx=ctx,
+                    config=cfg.gpu.operator,
+                    charts=charts,
+                    depends_on=net.ready,
+                    site_scrapes_dcgm=dcgm_scraped,
+                    gpu_pool_taints=gpu_pool_taints(cfg),
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

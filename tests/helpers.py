@@ -156,3 +156,22 @@ def go_program(tmp_path: Path, source: str, name: str = "program") -> Path:
     env = {**os.environ, "GOCACHE": str(tmp_path / "gocache"), "GOPATH": str(tmp_path / "gopath"), "GOFLAGS": "-mod=mod"}
     subprocess.run([go, "build", "-o", str(tmp_path / name), "main.go"], cwd=work, env=env, timeout=300, check=True)
     return tmp_path / name
+
+
+def tolerates(tolerations: list[dict[str, Any]], key: str, effect: str = "NoSchedule", value: str = "") -> bool:
+    """Whether a pod with `tolerations` may run on a node tainted `key[=value]:effect`: Kubernetes' rule
+    (k8s.io/api core/v1 toleration.go `ToleratesTaint`): the effect matches or is empty; an empty key with Exists
+    matches every key; Exists matches any value, Equal (the default) needs the same value."""
+    for toleration in tolerations:
+        if toleration.get("effect") and toleration["effect"] != effect:
+            continue
+        operator = toleration.get("operator", "Equal")
+        if not toleration.get("key"):
+            if operator == "Exists":
+                return True
+            continue
+        if toleration["key"] != key:
+            continue
+        if operator == "Exists" or toleration.get("value", "") == value:
+            return True
+    return False

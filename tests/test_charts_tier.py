@@ -324,3 +324,29 @@ def test_every_pod_monitor_names_a_container_port_of_the_pods_the_chart_renders(
         assert monitors[target.name]["podMetricsEndpoints"][0]["port"] in ports, (target.name, sorted(ports))
         checked += 1
     assert checked == len(SITE_TARGETS)
+
+
+def test_gpu_operands_and_feature_discovery_tolerate_the_gpu_pools_taints(
+    rendered: tuple[str, RecordedStack, RenderReport],
+) -> None:
+    """What runs the device plugin on the GPU nodes, as the chart renders it: the ClusterPolicy's operand tolerations
+    (the operator copies them into every operand DaemonSet) and Node Feature Discovery's worker DaemonSet."""
+    from components.config import load_config
+    from components.config.gpu import gpu_pool_taints
+
+    from .helpers import config_values, raw_config, tolerates
+
+    name, stack, report = rendered
+    if not any(c.release.release == "gpu-operator" for c in report.charts):
+        assert not any(r.type == "hpcforge:gpu:GpuOperator" for r in stack.resources)
+        return
+    taints = gpu_pool_taints(load_config(raw_config(config_values(name.split("-")[0]))))
+    assert taints
+    objects = _objects(report, "gpu-operator")
+    policy = next(o for o in objects if o["kind"] == "ClusterPolicy")
+    worker = next(
+        o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("node-feature-discovery-worker")
+    )
+    for key in taints:
+        assert tolerates(policy["spec"]["daemonsets"]["tolerations"], key), key
+        assert tolerates(_pod_spec(worker).get("tolerations", []), key), key

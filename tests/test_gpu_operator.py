@@ -15,7 +15,7 @@ from components.platform import planned_charts
 from components.versions import Charts, Images
 from offline.engine import RecordedStack
 
-from .helpers import config_values, raw_config
+from .helpers import config_values, raw_config, tolerates
 from .test_layers import one
 
 
@@ -158,3 +158,16 @@ def test_prod_gpu_operator_application(prod_stack: RecordedStack) -> None:
     assert source["helm"]["valuesObject"]["operator"]["upgradeCRD"] is False
     labels = one(prod_stack, "Namespace", "", "gpu-operator")["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "privileged"  # driver/toolkit/DCGM DaemonSets
+
+
+def test_operands_and_feature_discovery_tolerate_every_gpu_pool_taint() -> None:
+    """The chart tolerates only nvidia.com/gpu; a GPU pool tainted otherwise would get no device plugin."""
+    values = gpu_operator_values(operator(), gpu_pool_taints=["hpc.example.org/gpu", "nvidia.com/gpu"])
+    operands = values["daemonsets"]["tolerations"]
+    workers = values["node-feature-discovery"]["worker"]["tolerations"]
+    for tolerations in (operands, workers):
+        assert tolerates(tolerations, "hpc.example.org/gpu") and tolerates(tolerations, "nvidia.com/gpu")
+        assert not tolerates(tolerations, "hpc.example.org/other")
+    assert tolerates(workers, "node-role.kubernetes.io/control-plane")  # the chart's own default is kept
+    default = gpu_operator_values(operator())
+    assert not tolerates(default["daemonsets"]["tolerations"], "hpc.example.org/gpu")

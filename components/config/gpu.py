@@ -157,6 +157,14 @@ def gpu_operator_enabled(config: PlatformConfig) -> bool:
     return config.slurm.has_gpus or any(pool.gpus_per_node for pool in config.node_pools)
 
 
+def gpu_pool_taints(config: PlatformConfig) -> list[str]:
+    """Taint keys of the node pools with GPUs (`gpusPerNode`, or the pool of a GPU nodeset), sorted."""
+    gpu_pools = {pool.name for pool in config.node_pools if pool.gpus_per_node} | {
+        ns.pool for ns in config.slurm.nodesets if ns.gpus is not None and ns.pool
+    }
+    return sorted({taint for pool in config.node_pools if pool.name in gpu_pools for taint in pool.taints})
+
+
 def gpu_job_mapping_dir(config: PlatformConfig) -> str | None:
     """The host directory where the GPU prolog records which Slurm job uses which GPU for dcgm-exporter, or None when
     nothing reads it (no operator or no dcgm-exporter), it is switched off, or GPUs are split by MIG (a job's

@@ -72,14 +72,37 @@ def device_plugin_config(config: GpuOperatorConfig) -> str:
     return yaml.safe_dump(document, sort_keys=False)
 
 
-def gpu_operator_values(config: GpuOperatorConfig, *, site_scrapes_dcgm: bool = False) -> dict[str, Any]:
+# The chart's default tolerations (values.yaml `daemonsets.tolerations`, `node-feature-discovery.worker.tolerations`):
+# a list set in values replaces them, so hpcforge's lists start from these.
+_OPERAND_TOLERATIONS: tuple[dict[str, str], ...] = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+_NFD_WORKER_TOLERATIONS: tuple[dict[str, str], ...] = (
+    {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+)
+
+
+def _tolerating(defaults: Sequence[dict[str, str]], taints: Sequence[str]) -> list[dict[str, str]]:
+    """`defaults` plus a NoSchedule toleration of each taint key they do not cover."""
+    covered = {t["key"] for t in defaults if t.get("operator") == "Exists"}
+    extra = [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in sorted(set(taints) - covered)]
+    return [dict(t) for t in defaults] + extra
+
+
+def gpu_operator_values(
+    config: GpuOperatorConfig, *, site_scrapes_dcgm: bool = False, gpu_pool_taints: Sequence[str] = ()
+) -> dict[str, Any]:
     """Helm values of the gpu-operator chart (pure: tested directly and checked against the chart's values.yaml).
 
     `site_scrapes_dcgm`: the observability layer scrapes dcgm-exporter with its own PodMonitor; the operator's
     ServiceMonitor (the chart's default `dcgmExporter.serviceMonitor.enabled: true`; the operator creates
     `nvidia-dcgm-exporter` where the CRD exists, gpu-operator v26.7.0 controllers/object_controls.go, and the site's
     Prometheus selects every ServiceMonitor) is then switched off, or every GPU series would be scraped twice and every
-    GPU alert fire twice."""
+    GPU alert fire twice.
+
+    `gpu_pool_taints`: taint keys of the GPU node pools. The operands (driver, toolkit, device plugin, DCGM...: the
+    ClusterPolicy's `daemonsets.tolerations`) and Node Feature Discovery's worker, whose labels decide where the
+    operator puts them, must tolerate them, or the device plugin never runs where the GPUs are; the chart tolerates only
+    `nvidia.com/gpu`."""
     driver_pin = (
         Images.GPU_DRIVER if config.driver.version is None else ImagePin(Images.GPU_DRIVER.repository, config.driver.version)
     )
@@ -136,7 +159,11 @@ def gpu_operator_values(config: GpuOperatorConfig, *, site_scrapes_dcgm: bool = 
                 "data": {"config.yaml": mig_parted_config(config)} if config.mig_profiles else {},
             },
         },
-        "daemonsets": {"labels": {"app.kubernetes.io/part-of": "hpcforge"}},
+        "daemonsets": {
+            "labels": {"app.kubernetes.io/part-of": "hpcforge"},
+            "tolerations": _tolerating(_OPERAND_TOLERATIONS, gpu_pool_taints),
+        },
+        "node-feature-discovery": {"worker": {"tolerations": _tolerating(_NFD_WORKER_TOLERATIONS, gpu_pool_taints)}},
     }
     return values
 
@@ -149,6 +176,8 @@ class GpuOperatorArgs:
     depends_on: Sequence[pulumi.Resource] = ()
     site_scrapes_dcgm: bool = False
     """The observability layer scrapes dcgm-exporter (gpu_operator_values)."""
+    gpu_pool_taints: Sequence[str] = ()
+    """Taint keys of the GPU node pools (gpu_operator_values)."""
 
 
 class GpuOperator(pulumi.ComponentResource):
@@ -174,7 +203,7 @@ class GpuOperator(pulumi.ComponentResource):
             "gpu-operator",
             Charts.GPU_OPERATOR,
             NAMESPACE,
-            gpu_operator_values(args.config, site_scrapes_dcgm=args.site_scrapes_dcgm),
+            gpu_operator_values(args.config, site_scrapes_dcgm=args.site_scrapes_dcgm, gpu_pool_taints=args.gpu_pool_taints),
             parent=self,
             depends_on=namespace.ready,
             component="gpu-operator",
