@@ -292,6 +292,15 @@ def test_dcgm_diag_runs_on_the_jobs_gpus_when_configured(tmp_path: Path) -> None
     assert result.returncode == 1 and "dcgmi diag -r 1 failed (exit 226): Memory  Fail - GPU 1 memory test" in result.stderr
 
 
+def test_a_dcgm_diag_asked_for_where_dcgmi_is_missing_is_said_not_silently_dropped(tmp_path: Path) -> None:
+    # The Slinky slurmd images install no DCGM: the prolog passes the job but says the diagnostic did not run.
+    result = run_script(PROLOG, "healthy-h100x8.txt", tmp_path, gpus="0,1", env={"GPU_CHECK_DCGM_DIAG_LEVEL": "2"})
+    assert result.returncode == 0
+    assert result.stderr.strip() == "gpu-check: dcgmi diag -r 2 skipped: dcgmi is not installed here"
+    quiet = run_script(PROLOG, "healthy-h100x8.txt", tmp_path, gpus="0,1")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
 def _published_dcgmi(tmp_path: Path, fixture: str, exit_code: int = 226) -> None:
     """A fake dcgmi that prints a published `dcgmi diag` output (tests/fixtures/dcgmi/, after its '#' header) and
     exits EXIT_CODE: 226 by default, as dcgmi does when a test fails (DCGM_ST_NVVS_ERROR)."""

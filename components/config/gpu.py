@@ -45,7 +45,8 @@ class GpuHealthConfig(StrictModel):
     """Prolog: drain when a page retirement is pending (`retired_pages.pending`; not reported on H100)."""
     dcgm_diag_level: int = Field(default=0, ge=0, le=3)
     """Prolog: run `dcgmi diag -r <level>` on the job's GPUs where `dcgmi` is installed (0: never; level 1 takes
-    seconds, 2 about a minute, 3 many minutes)."""
+    seconds, 2 about a minute, 3 many minutes). The Slinky slurmd images install no DCGM, so in slurmd pods it is
+    skipped (the prolog says so on stderr); it acts on bare-metal hosts with DCGM."""
     timeout_seconds: int = Field(default=60, ge=5, le=900)
     """Time limit of each `nvidia-smi` / `dcgmi` call; a GPU that does not answer in time drains the node."""
     epilog_max_memory_used_mib: int = Field(default=1024, ge=0, le=1_048_576)
