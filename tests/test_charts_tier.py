@@ -8,7 +8,10 @@ For dev (delivered by Pulumi), prod (by Argo CD), prod delivered by Pulumi (`pul
 helm.v4.Chart drops hooks) and dev delivered by Argo CD:
 0 render errors, 0 unhandled hooks, every rendered object valid against the Kubernetes schema and
 the CRDs, and the defects found by rendering stay fixed (restricted securityContexts, nothing in a
-namespace the AppProject does not list, the Kueue visibility port admitted).
+namespace the AppProject does not list, the Kueue visibility port admitted, every PodMonitor naming a
+container port of the pods it selects, the GPU Operator's dcgm-exporter metric list, job mapping and
+ServiceMonitor as the chart turns them into the ClusterPolicy, and its operands tolerating the GPU
+pools' taints).
 """
 
 from __future__ import annotations
