@@ -19,7 +19,6 @@ and `offline check` runs `check_stack`, which reports what went wrong as before.
 from __future__ import annotations
 
 import io
-import os
 import pickle
 import sys
 import threading
@@ -28,8 +27,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .policy_driver import Diagnostic
-
-NICE = 10
 
 
 @dataclass
@@ -91,9 +88,5 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> StreamAnswer:
 
 
 def main() -> int:
-    # The program runs meanwhile and is what the check waits for: the packs (started from here, they
-    # inherit it) and this process take the CPU it leaves (site-100k check: 0.5-1 s faster than at
-    # the same priority, docs/performance.md).
-    os.nice(NICE)
     serve(sys.stdin.buffer, sys.stdout.buffer)
     return 0
