@@ -3,7 +3,14 @@
 import gc
 import sys
 
-from .cli import main
+# A command is one short process, like the program's own (whose __main__.py switches the collector
+# off for it): the collector stays off. Switched back on after the program (the offline engine hands
+# back the collector as it found it), its first collections walked the millions of objects the
+# program had allocated, for the few cycles among them: ~0.45 s of `render` and of `check` at a
+# 100,000-host site (docs/performance.md), for memory that goes with the process anyway.
+gc.disable()
+
+from .cli import main  # noqa: E402 (after the collector is off: imports allocate too)
 
 code = main()
 # The process ends here. Python's finalization would run the cyclic collector over everything still

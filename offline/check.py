@@ -5,6 +5,10 @@
 
 The program runs under the mock engine (offline/engine.py); the packs are driven over the Analyzer
 protocol by offline/policy_driver.py (their configuration reconciled by offline/policy_config.py).
+Like the engine, `check` asks the packs about each resource as the program registers it: from a
+separate process (offline/policy_stream.py, `StreamedCheck`) started before the program runs; if
+anything goes wrong there, the packs are run again on the finished recording (`check_stack`), which
+reports it.
 With `--render-charts` the charts are rendered first (offline/charts.py) and each rendered object is
 sent as its own resource, the Chart its parent (offline/chart_objects.py `engine_view`). Charts
 delivered by Argo CD (`argocd` delivery) never reach the packs, as under the real engine; for them the
@@ -18,19 +22,25 @@ violation, 2 when packs cannot be started or configured, 0 otherwise.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import io
 import os
+import pickle
+import queue
+import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from policies.rules.admission import application_lines
 
 from .admission import argocd_chart_verdicts
 from .charts import RenderReport
-from .engine import RecordedStack
+from .engine import PROJECT, RecordedResource, RecordedStack
 from .environ import ArgumentListTooLong, policy_pack_environment
 from .policy_config import PolicyConfig, PolicyRunError, parse_policy_config
 from .policy_driver import (
@@ -48,6 +58,7 @@ from .policy_driver import (
     _stop,
     _urn_name,
 )
+from .policy_stream import StreamAnswer
 from .recording import cache_dir, reuse_or_run
 from .stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
 
@@ -122,6 +133,84 @@ def _error_message(error: Exception) -> str:
     return str(details()) if callable(details) else str(error)
 
 
+def _given_configs(packs: Sequence[PackSpec]) -> list[dict[str, PolicyConfig] | None]:
+    """Each pack's --policy-pack-config, parsed (None where there is none)."""
+    given: list[dict[str, PolicyConfig] | None] = []
+    for spec in packs:
+        if spec.config is None:
+            given.append(None)
+            continue
+        try:
+            given.append(parse_policy_config(spec.config.read_text()))
+        except OSError as error:
+            raise PolicyRunError(f"reading policy config {spec.config}: {error.strerror}") from None
+    return given
+
+
+class _Session:
+    """The engine service and the policy pack processes of one check, started and configured as the engine does."""
+
+    def __init__(self, project: str, stack: str, stack_file: StackFile, err: TextIO) -> None:
+        self.project = project
+        self.stack = stack
+        self.stack_file = stack_file
+        self.err = err
+        self.server: Any = None
+        self.running: list[_Pack] = []
+        self.memory: dict[str, float] = {}
+
+    def start(self, packs: Sequence[PackSpec], given: Sequence[dict[str, PolicyConfig] | None]) -> list[str]:
+        """Start the packs and configure them; the policy config's validation errors (nothing is analyzed then)."""
+        root_urn = f"urn:pulumi:{self.stack}::{self.project}::pulumi:pulumi:Stack::{self.project}-{self.stack}"
+        self.server, engine_address = _start_engine(root_urn, self.err)
+        env = policy_pack_environment(
+            os.environ,
+            self.stack_file.config,
+            organization=ORGANIZATION,
+            project=self.project,
+            stack=self.stack,
+            dry_run=True,
+        )
+        for spec in packs:
+            self.running.append(_start_pack(spec, engine_address, env))
+        for pack in self.running:
+            _read_port(pack, START_TIMEOUT)
+        errors: list[str] = []
+        for pack, pack_config in zip(self.running, given, strict=True):
+            try:
+                _connect(pack, engine_address, self.stack_file, self.project)
+                errors += _configure(pack, pack_config)
+            except PolicyRunError:
+                raise
+            except Exception as error:
+                raise PolicyRunError(f'policy pack "{pack.spec.path}" failed: {_error_message(error)}') from None
+        return errors
+
+    @property
+    def packs(self) -> list[tuple[str, str, Path]]:
+        return [(p.name, p.version, p.spec.path) for p in self.running]
+
+    def stop(self, err: TextIO) -> None:
+        """Stop the packs (their peak memory is kept in `memory`) and print what they wrote on stderr to `err`."""
+        for pack in self.running:
+            _stop(pack, self.memory)
+            for line in pack.stderr:
+                print(f"    [{pack.label}] {line}", file=err)
+        if self.server is not None:
+            self.server.stop(0)
+
+
+def _result(session: _Session, stack: RecordedStack, diagnostics: list[Diagnostic]) -> CheckResult:
+    return CheckResult(
+        exit_code=EXIT_POLICY if any(d.level == "mandatory" for d in diagnostics) else EXIT_OK,
+        diagnostics=diagnostics,
+        packs=session.packs,
+        errors=[],
+        analyzed=len(stack.resources) + 1,
+        pack_memory_mib=session.memory,
+    )
+
+
 def check_stack(
     stack: RecordedStack,
     stack_file: StackFile | None,
@@ -139,66 +228,124 @@ def check_stack(
     err = err or sys.stderr
     if stack_file is None:
         stack_file = StackFile(name=stack.stack, path=Path(f"Pulumi.{stack.stack}.yaml"), config={})
-    given: list[dict[str, PolicyConfig] | None] = []
-    for spec in packs:
-        if spec.config is None:
-            given.append(None)
-            continue
-        try:
-            given.append(parse_policy_config(spec.config.read_text()))
-        except OSError as error:
-            raise PolicyRunError(f"reading policy config {spec.config}: {error.strerror}") from None
-    root_urn = f"urn:pulumi:{stack.stack}::{stack.project}::pulumi:pulumi:Stack::{stack.project}-{stack.stack}"
-    server, engine_address = _start_engine(root_urn, err)
-    env = policy_pack_environment(
-        os.environ,
-        stack_file.config,
-        organization=ORGANIZATION,
-        project=stack.project,
-        stack=stack.stack,
-        dry_run=True,
-    )
-    running: list[_Pack] = []
-    memory: dict[str, float] = {}
+    given = _given_configs(packs)
+    session = _Session(stack.project, stack.stack, stack_file, err)
     try:
-        for spec in packs:
-            running.append(_start_pack(spec, engine_address, env))
-        for pack in running:
-            _read_port(pack, START_TIMEOUT)
-        errors: list[str] = []
-        for pack, pack_config in zip(running, given, strict=True):
-            try:
-                _connect(pack, engine_address, stack_file, stack.project)
-                errors += _configure(pack, pack_config)
-            except PolicyRunError:
-                raise
-            except Exception as error:
-                raise PolicyRunError(f'policy pack "{pack.spec.path}" failed: {_error_message(error)}') from None
+        errors = session.start(packs, given)
         if errors:
             for problem in sorted(errors):
                 print(f"error: {problem}", file=err)
             print("error: validating policy config", file=err)
-            return CheckResult(EXIT_ERROR, [], [(p.name, p.version, p.spec.path) for p in running], sorted(errors))
+            return CheckResult(EXIT_ERROR, [], session.packs, sorted(errors))
         try:
-            diagnostics = _analyze(running, stack, err)
+            diagnostics = _analyze(session.running, stack, err)
         except Exception as error:
             raise PolicyRunError(f"failed to run policy: {_error_message(error)}") from None
-        result = CheckResult(
-            exit_code=EXIT_POLICY if any(d.level == "mandatory" for d in diagnostics) else EXIT_OK,
-            diagnostics=diagnostics,
-            packs=[(p.name, p.version, p.spec.path) for p in running],
-            errors=[],
-            analyzed=len(stack.resources) + 1,
-            pack_memory_mib=memory,
-        )
+        result = _result(session, stack, diagnostics)
         print_report(result, stack, out)
         return result
     finally:
-        for pack in running:
-            _stop(pack, memory)
-            for line in pack.stderr:
-                print(f"    [{pack.label}] {line}", file=err)
-        server.stop(0)
+        session.stop(err)
+
+
+class StreamedCheck:
+    """`check_stack`, with the packs analyzing each resource while the program registers it.
+
+    The engine asks the analyzers about each resource as the program registers it. Here a separate
+    process (offline/policy_stream.py) starts the packs while the program runs and is handed each
+    resource as the mock engine records it (`add`, `run_program`'s `on_resource`): it and the packs
+    work on the second core while the program runs on the first, instead of after it (in this process
+    they would wait on the program for Python's global lock). Only the time changes: the requests,
+    their order and what is printed are those of `check_stack`, run by the same code
+    (`analyze_resources`, `analyze_stack`). Anything that goes wrong over there (a pack that does not
+    start, a config the packs refuse, a failed request) is dropped without a word: `finish` then
+    answers None and the caller runs `check_stack` on the recording, which reports it as before.
+    """
+
+    def __init__(self, stack_file: StackFile, packs: Sequence[PackSpec], project: str = PROJECT) -> None:
+        self.project = project
+        self.stack = stack_file.name
+        self.broken = False
+        # Same working directory and environment as this process: the packs' paths and environment
+        # (policy_pack_environment of os.environ) are the same as check_stack's.
+        code = f"import sys; sys.path.insert(0, {str(PROJECT_ROOT)!r}); from offline.policy_stream import main; sys.exit(main())"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.writer = threading.Thread(target=self._write, name="policy-stream", daemon=True)
+        self.writer.start()
+        self._send(("setup", project, stack_file.name, stack_file, list(packs)))
+
+    def _send(self, message: tuple[Any, ...]) -> None:
+        self.outbox.put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _write(self) -> None:
+        """Hand the messages over from a thread of its own: the program's threads never wait on the pipe."""
+        stdin = self.process.stdin
+        assert stdin is not None
+        while (data := self.outbox.get()) is not None:
+            if self.broken:
+                continue
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (OSError, ValueError):
+                self.broken = True
+        with contextlib.suppress(OSError, ValueError):
+            stdin.close()
+
+    def add(self, resource: RecordedResource) -> None:
+        """Hand the packs a resource the program registered (in registration order). Its plain inputs
+        stay here: the packs get the wire form (`raw_inputs`)."""
+        self._send(("resource", dataclasses.replace(resource, inputs={})))
+
+    def _close(self) -> None:
+        self.outbox.put(None)
+        self.writer.join()
+
+    def abandon(self) -> StreamAnswer | None:
+        """The program failed: stop the packs, report nothing (the answer is for tests)."""
+        self._close()
+        try:
+            assert self.process.stdout is not None
+            answer = pickle.load(self.process.stdout)
+        except (OSError, EOFError, pickle.UnpicklingError):
+            answer = None
+        finally:
+            self.process.wait()
+        return answer if isinstance(answer, StreamAnswer) else None
+
+    def finish(self, stack: RecordedStack, *, out: TextIO | None = None, err: TextIO | None = None) -> CheckResult | None:
+        """Once every resource of `stack` was added: the check's result, printed like `check_stack`'s;
+        None when the packs could not analyze the stack (the caller then runs `check_stack`)."""
+        out = out or sys.stdout
+        err = err or sys.stderr
+        self._send(("finish", dataclasses.replace(stack, resources=[])))
+        self._close()
+        try:
+            assert self.process.stdout is not None
+            answer = pickle.load(self.process.stdout)
+        except (OSError, EOFError, pickle.UnpicklingError):
+            answer = None
+        finally:
+            self.process.wait()
+        if not isinstance(answer, StreamAnswer) or self.broken or not answer.analyzed:
+            return None
+        if (stack.project, stack.stack) != (self.project, self.stack) or answer.urns != [r.urn for r in stack.resources]:
+            return None
+        err.write(answer.log)
+        result = CheckResult(
+            exit_code=EXIT_POLICY if any(d.level == "mandatory" for d in answer.diagnostics) else EXIT_OK,
+            diagnostics=answer.diagnostics,
+            packs=answer.packs,
+            errors=[],
+            analyzed=len(stack.resources) + 1,
+            pack_memory_mib=answer.memory,
+        )
+        print_report(result, stack, out)
+        err.write(answer.stopped)
+        return result
 
 
 def check_recorded_stack(
@@ -233,10 +380,26 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     path = args.config if args.config else stack_path(args.stack)
     stack_file = read_stack_file(path, name=args.stack)
+    render_charts_first = getattr(args, "render_charts", False)
+    # Without rendered charts (which reshape the stack once the program is done), the packs analyze
+    # each resource while the program runs (StreamedCheck).
+    streamed = None if render_charts_first else StreamedCheck(stack_file, specs)
     # The recording `offline render` kept for exactly these inputs, if any (offline/recording.py).
-    recorded, reused = reuse_or_run(
-        stack_file, PROJECT_ROOT, preview=getattr(args, "preview", False), reuse=not getattr(args, "no_reuse", False)
-    )
+    try:
+        recorded, reused = reuse_or_run(
+            stack_file,
+            PROJECT_ROOT,
+            preview=getattr(args, "preview", False),
+            reuse=not getattr(args, "no_reuse", False),
+            on_resource=streamed.add if streamed else None,
+        )
+    except BaseException:
+        if streamed is not None:
+            streamed.abandon()
+        raise
+    if reused and streamed is not None:
+        for resource in recorded.resources:
+            streamed.add(resource)
     if reused:
         print(
             f"reusing the recording of `offline render` ({cache_dir()}): same stack file, inventory files, program and"
@@ -244,7 +407,7 @@ def run_check(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     report: RenderReport | None = None
-    if getattr(args, "render_charts", False):
+    if render_charts_first:
         from .chart_cli import render_charts, report_chart_error
         from .chart_objects import engine_view
         from .charts import ChartRenderError
@@ -257,7 +420,8 @@ def run_check(args: argparse.Namespace) -> int:
         recorded = engine_view(recorded, report)
     print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")
     try:
-        exit_code = check_stack(recorded, stack_file, specs).exit_code
+        result = streamed.finish(recorded) if streamed is not None else None
+        exit_code = (result or check_stack(recorded, stack_file, specs)).exit_code
     except (PolicyRunError, ArgumentListTooLong) as error:
         print(f"error: {error.strerror if isinstance(error, ArgumentListTooLong) else error}", file=sys.stderr)
         return EXIT_ERROR

@@ -17,6 +17,8 @@ import logging
 import os
 import runpy
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -323,15 +325,19 @@ def _mark_secret(struct: struct_pb2.Struct, key: str) -> None:
 
 
 class _Recorder:
-    def __init__(self) -> None:
+    def __init__(self, listener: Callable[[RecordedResource], None] | None = None) -> None:
         self.resources: list[RecordedResource] = []
         self.stack_outputs: dict[str, Any] = {}
+        self.listener = listener
+        # The SDK calls the monitor from several threads: the listener sees the resources in the
+        # order of `resources`.
+        self.lock = threading.Lock()
 
     def record(self, request: Any, urn: str) -> None:
         raw = struct_to_python(request.object)
         secret_paths: list[str] = []
         plain = _plain(raw, "", secret_paths)
-        self.resources.append(
+        self.add(
             RecordedResource(
                 urn=urn,
                 type=request.type,
@@ -354,6 +360,12 @@ class _Recorder:
             )
         )
 
+    def add(self, resource: RecordedResource) -> None:
+        with self.lock:
+            self.resources.append(resource)
+            if self.listener is not None:
+                self.listener(resource)
+
 
 # --- running the program ------------------------------------------------------------------------
 
@@ -367,12 +379,23 @@ class ProgramConfigError(Exception):
         super().__init__("\n".join(messages))
 
 
-def run_program(stack: StackFile, program_dir: Path = PROJECT_ROOT, *, preview: bool = False) -> RecordedStack:
+def run_program(
+    stack: StackFile,
+    program_dir: Path = PROJECT_ROOT,
+    *,
+    preview: bool = False,
+    on_resource: Callable[[RecordedResource], None] | None = None,
+) -> RecordedStack:
     """Execute `program_dir/__main__.py` for `stack` under mocks and return what it registered.
 
     `preview=True` runs it as `pulumi preview` of a new stack does: the SDK in dry-run mode, and
     the outputs that providers compute unknown (`preview_outputs`), so `apply` callbacks on them do
     not run and whatever is built from them is unknown in the recorded inputs.
+
+    `on_resource` is called with each resource as it is recorded, in the order of the returned
+    `resources` (from the SDK's threads, while the program still runs: it must only hand it on, as
+    `offline check` does to the policy packs, which the engine also asks about each resource as it
+    is registered).
     """
     import pulumi
     from pulumi.runtime import settings
@@ -394,7 +417,7 @@ def run_program(stack: StackFile, program_dir: Path = PROJECT_ROOT, *, preview: 
     # Several stacks may run in one process (tests, benchmarks): start from a clean runtime.
     settings.set_root_resource(None)  # type: ignore[arg-type]
     pulumi.runtime.set_all_config(config, secret_keys)
-    recorder = _Recorder()
+    recorder = _Recorder(on_resource)
     mocks = _make_mocks(preview)
     monitor = _make_monitor(mocks, recorder)
     logger = logging.getLogger("offline.mock-engine")

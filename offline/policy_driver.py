@@ -407,16 +407,59 @@ def _diagnostics(pack: _Pack, response: Any, proto: Any, default_urn: str) -> li
     ]
 
 
-def _resources(stack: RecordedStack) -> list[_Resource]:
-    root_urn = f"urn:pulumi:{stack.stack}::{stack.project}::pulumi:pulumi:Stack::{stack.project}-{stack.stack}"
+def _stack_outputs(stack: RecordedStack) -> dict[str, Any]:
+    """The root Stack's outputs in wire form (secret outputs marked)."""
     outputs: dict[str, Any] = {}
     for key, value in stack.outputs.items():
         outputs[key] = _secret(value) if key in stack.secret_outputs else value
-    root = _Resource(None, root_urn, "pulumi:pulumi:Stack", f"{stack.project}-{stack.stack}", {}, stack_outputs=outputs)
-    resources = [root]
-    for r in stack.resources:
-        resources.append(_Resource(r, r.urn, r.type, r.name, json.loads(json.dumps(r.raw_inputs)), r.parent, r.custom, r.remote))
-    return resources
+    return outputs
+
+
+def _root(project: str, stack: str) -> _Resource:
+    root_urn = f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}"
+    return _Resource(None, root_urn, "pulumi:pulumi:Stack", f"{project}-{stack}", {})
+
+
+def _resource(r: RecordedResource) -> _Resource:
+    return _Resource(r, r.urn, r.type, r.name, json.loads(json.dumps(r.raw_inputs)), r.parent, r.custom, r.remote)
+
+
+class ResourceFeed:
+    """A stack's recorded resources in registration order, readable while the program still registers them.
+
+    `offline check` hands each resource to the packs as the mock engine records it (`add`, from the
+    SDK's threads), as the engine asks the analyzers about each resource when it is registered; `get`
+    waits for a resource that is not there yet, until the feed is `close`d (the program is done).
+    """
+
+    def __init__(self, resources: Sequence[RecordedResource] = (), *, closed: bool = False) -> None:
+        self._items = list(resources)
+        self._closed = closed
+        self._changed = threading.Condition()
+
+    def add(self, resource: RecordedResource) -> None:
+        with self._changed:
+            if self._closed:
+                raise RuntimeError("the resource feed is closed")
+            self._items.append(resource)
+            self._changed.notify_all()
+
+    @property
+    def closed(self) -> bool:
+        with self._changed:
+            return self._closed
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def get(self, index: int) -> RecordedResource | None:
+        """The resource at `index`; None when the feed is closed with fewer."""
+        with self._changed:
+            while index >= len(self._items) and not self._closed:
+                self._changed.wait()
+            return self._items[index] if index < len(self._items) else None
 
 
 def _provider(proto: Any, resource: _Resource, by_urn: Mapping[str, _Resource]) -> Any:
@@ -434,12 +477,42 @@ def _provider(proto: Any, resource: _Resource, by_urn: Mapping[str, _Resource]) 
     )
 
 
-def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[Diagnostic]:
+@dataclass
+class Analyzed:
+    """What `analyze_resources` sent and found: the resources as sent (the root Stack first) and their
+    diagnostics, in resource then pack order."""
+
+    resources: list[_Resource]
+    by_urn: dict[str, _Resource]
+    diagnostics: list[Diagnostic]
+
+
+def analyze_resources(packs: Sequence[_Pack], project: str, stack: str, feed: ResourceFeed, err: TextIO) -> Analyzed:
+    """Remediate, then Analyze, each resource of `feed` (after the root Stack) on every pack.
+
+    A resource is converted and sent once it is in the feed, so this can run while the program
+    still registers resources; each request is built as when every resource is already recorded.
+    Providers are recorded before the resources that name them (the SDK needs a provider's URN and id
+    to register a resource that uses it), so `_provider` finds the same provider either way.
+    """
     from pulumi.runtime import proto
 
-    resources = _resources(stack)
-    by_urn = {r.urn: r for r in resources}
-    diagnostics: list[Diagnostic] = []
+    resources = [_root(project, stack)]
+    by_urn = {resources[0].urn: resources[0]}
+
+    def resource_at(position: int) -> _Resource | None:
+        while position >= len(resources):
+            recorded = feed.get(len(resources) - 1)
+            if recorded is None:
+                return None
+            converted = _resource(recorded)
+            resources.append(converted)
+            by_urn[converted.urn] = converted
+        return resources[position]
+
+    if feed.closed:  # all recorded already (a recording, not a running program): converted first, as before
+        resource_at(sys.maxsize)
+
     # Like the engine, each resource goes to every pack: Remediate (in pack order, each pack seeing the
     # previous packs' remediations), then Analyze. The packs are separate processes, so the requests
     # to them are sent together (gRPC futures) and the answers read in resource and pack order; a
@@ -465,13 +538,15 @@ def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[
     remediating: list[list[Any]] = []
 
     def submit(position: int) -> None:
-        if position < len(resources):
-            first = request(resources[position], resources[position].inputs)
+        resource = resource_at(position)
+        if resource is not None:
+            first = request(resource, resource.inputs)
             remediating.append([pack.stub.Remediate.future(first, timeout=RPC_TIMEOUT) for pack in packs])
 
-    for position in range(min(window, len(resources))):
+    for position in range(window):
         submit(position)
-    for position, resource in enumerate(resources):
+    position = 0
+    while (resource := resource_at(position)) is not None:
         submit(position + window)
         found: list[Diagnostic] = []
         per_resource.append(found)
@@ -502,12 +577,24 @@ def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[
         analyze_request = request(resource, _skip_internal(resource.inputs))
         for pack in packs:
             pending.append((found, pack, pack.stub.Analyze.future(analyze_request, timeout=RPC_TIMEOUT), resource.urn))
+        position += 1
     for slot, pack, future, urn in pending:
         slot.extend(_diagnostics(pack, future.result(), proto, urn))
+    diagnostics: list[Diagnostic] = []
     for found in per_resource:
         diagnostics += found
+    return Analyzed(resources, by_urn, diagnostics)
+
+
+def analyze_stack(packs: Sequence[_Pack], analyzed: Analyzed, stack: RecordedStack) -> list[Diagnostic]:
+    """AnalyzeStack on every pack with every resource `analyze_resources` sent (`stack` gives the root
+    Stack's outputs); the packs' diagnostics in pack order."""
+    from pulumi.runtime import proto
+
+    analyzed.resources[0].stack_outputs = _stack_outputs(stack)
+    by_urn = analyzed.by_urn
     stack_resources = []
-    for resource in resources:
+    for resource in analyzed.resources:
         properties = resource.stack_outputs if resource.stack_outputs is not None else resource.outputs()
         r = resource.recorded
         stack_resources.append(
@@ -527,7 +614,16 @@ def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[
                 },
             )
         )
-    for pack in packs:
-        response = pack.stub.AnalyzeStack(proto.AnalyzeStackRequest(resources=stack_resources), timeout=RPC_TIMEOUT)
-        diagnostics += _diagnostics(pack, response, proto, "")
+    # The packs are separate processes: each checks the stack at the same time; answers in pack order.
+    stack_request = proto.AnalyzeStackRequest(resources=stack_resources)
+    answers = [pack.stub.AnalyzeStack.future(stack_request, timeout=RPC_TIMEOUT) for pack in packs]
+    diagnostics: list[Diagnostic] = []
+    for pack, answer in zip(packs, answers, strict=True):
+        diagnostics += _diagnostics(pack, answer.result(), proto, "")
     return diagnostics
+
+
+def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[Diagnostic]:
+    """Every resource of a recorded stack (`analyze_resources`), then the stack (`analyze_stack`)."""
+    analyzed = analyze_resources(packs, stack.project, stack.stack, ResourceFeed(stack.resources, closed=True), err)
+    return analyzed.diagnostics + analyze_stack(packs, analyzed, stack)

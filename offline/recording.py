@@ -28,13 +28,13 @@ import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .engine import RecordedStack, run_program
+from .engine import RecordedResource, RecordedStack, run_program
 from .stackfile import PROJECT_ROOT, StackFile
 
 FORMAT = 1
@@ -251,13 +251,16 @@ def reuse_or_run(
     preview: bool = False,
     reuse: bool = True,
     folder: Path | None = None,
+    on_resource: Callable[[RecordedResource], None] | None = None,
 ) -> tuple[RecordedStack, bool]:
-    """The recording `record_and_store` kept for exactly these inputs, else a fresh run; and whether it was reused."""
+    """The recording `record_and_store` kept for exactly these inputs, else a fresh run; and whether it was reused.
+
+    `on_resource` sees each resource of a fresh run as it is recorded (`run_program`), not those of a reused one."""
     if reuse and enabled():
         entry = _load(run_key(stack, project, preview=preview), folder or cache_dir(project))
         if entry is not None:
             return entry.stack, True
-    return run_program(stack, project, preview=preview), False
+    return run_program(stack, project, preview=preview, on_resource=on_resource), False
 
 
 __all__ = ["ENV_SWITCH", "Entry", "cache_dir", "enabled", "record_and_store", "reuse_or_run", "run_key"]
