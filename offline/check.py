@@ -304,8 +304,8 @@ class StreamedCheck:
         self.outbox.put(None)
         self.writer.join()
 
-    def abandon(self) -> StreamAnswer | None:
-        """The program failed: stop the packs, report nothing (the answer is for tests)."""
+    def _answer(self) -> StreamAnswer | None:
+        """Close the stream and read the streaming process's answer (None: none came); the process has ended."""
         self._close()
         try:
             assert self.process.stdout is not None
@@ -316,21 +316,18 @@ class StreamedCheck:
             self.process.wait()
         return answer if isinstance(answer, StreamAnswer) else None
 
+    def abandon(self) -> StreamAnswer | None:
+        """The program failed: stop the packs, report nothing (the answer is for tests)."""
+        return self._answer()
+
     def finish(self, stack: RecordedStack, *, out: TextIO | None = None, err: TextIO | None = None) -> CheckResult | None:
         """Once every resource of `stack` was added: the check's result, printed like `check_stack`'s;
         None when the packs could not analyze the stack (the caller then runs `check_stack`)."""
         out = out or sys.stdout
         err = err or sys.stderr
         self._send(("finish", dataclasses.replace(stack, resources=[])))
-        self._close()
-        try:
-            assert self.process.stdout is not None
-            answer = pickle.load(self.process.stdout)
-        except (OSError, EOFError, pickle.UnpicklingError):
-            answer = None
-        finally:
-            self.process.wait()
-        if not isinstance(answer, StreamAnswer) or self.broken or not answer.analyzed:
+        answer = self._answer()
+        if answer is None or self.broken or not answer.analyzed:
             return None
         if (stack.project, stack.stack) != (self.project, self.stack) or answer.urns != [r.urn for r in stack.resources]:
             return None
