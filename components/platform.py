@@ -220,10 +220,12 @@ class Platform(pulumi.ComponentResource):
         )
         prov = cfg.provisioning if cfg.provisioning is not None and cfg.provisioning.enabled else None
         monitored = cfg.observability is not None and cfg.observability.enabled
+        gpu_operator_on = gpu_operator_enabled(cfg)
         # GPU metrics exist wherever the operator runs dcgm-exporter (Slurm GPU nodesets or GPU pools for Kueue).
-        dcgm_scraped = monitored and gpu_operator_enabled(cfg) and cfg.gpu.operator.dcgm_exporter
+        dcgm_scraped = monitored and gpu_operator_on and cfg.gpu.operator.dcgm_exporter
+        job_mapping_dir = gpu_job_mapping_dir(cfg)
         gpus: GpuOperator | None = None
-        if gpu_operator_enabled(cfg):
+        if gpu_operator_on:
             gpus = GpuOperator(
                 "gpu-operator",
                 GpuOperatorArgs(
@@ -245,7 +247,7 @@ class Platform(pulumi.ComponentResource):
                     ctx=ctx,
                     config=rdma,
                     charts=charts,
-                    deploy_nfd=not gpu_operator_enabled(cfg),
+                    deploy_nfd=not gpu_operator_on,
                     pool_labels={pool.name: pool.labels for pool in cfg.node_pools},
                     pool_taints={pool.name: pool.taints for pool in cfg.node_pools},
                     attachment_namespace=cfg.slurm.namespace,
@@ -286,9 +288,9 @@ class Platform(pulumi.ComponentResource):
                     cfg.gpu.health,
                     mig=cfg.gpu.operator.mig_strategy != "none",
                     nvml_order=all(ns.gpus.autodetect == "nvml" for ns in cfg.slurm.nodesets if ns.gpus is not None),
-                    job_mapping_dir=gpu_job_mapping_dir(cfg),
+                    job_mapping_dir=job_mapping_dir,
                 ),
-                gpu_job_mapping_dir=gpu_job_mapping_dir(cfg),
+                gpu_job_mapping_dir=job_mapping_dir,
                 rdma=rdma,
                 nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
                 metrics=monitored,

@@ -200,14 +200,17 @@ class _Session:
             self.server.stop(0)
 
 
-def _result(session: _Session, stack: RecordedStack, diagnostics: list[Diagnostic]) -> CheckResult:
+def _result(
+    stack: RecordedStack, diagnostics: list[Diagnostic], packs: list[tuple[str, str, Path]], memory: dict[str, float]
+) -> CheckResult:
+    """The result of a check that analyzed `stack` (its resources and the root Stack) on `packs`."""
     return CheckResult(
         exit_code=EXIT_POLICY if any(d.level == "mandatory" for d in diagnostics) else EXIT_OK,
         diagnostics=diagnostics,
-        packs=session.packs,
+        packs=packs,
         errors=[],
         analyzed=len(stack.resources) + 1,
-        pack_memory_mib=session.memory,
+        pack_memory_mib=memory,
     )
 
 
@@ -241,7 +244,7 @@ def check_stack(
             diagnostics = _analyze(session.running, stack, err)
         except Exception as error:
             raise PolicyRunError(f"failed to run policy: {_error_message(error)}") from None
-        result = _result(session, stack, diagnostics)
+        result = _result(stack, diagnostics, session.packs, session.memory)
         print_report(result, stack, out)
         return result
     finally:
@@ -332,14 +335,7 @@ class StreamedCheck:
         if (stack.project, stack.stack) != (self.project, self.stack) or answer.urns != [r.urn for r in stack.resources]:
             return None
         err.write(answer.log)
-        result = CheckResult(
-            exit_code=EXIT_POLICY if any(d.level == "mandatory" for d in answer.diagnostics) else EXIT_OK,
-            diagnostics=answer.diagnostics,
-            packs=answer.packs,
-            errors=[],
-            analyzed=len(stack.resources) + 1,
-            pack_memory_mib=answer.memory,
-        )
+        result = _result(stack, answer.diagnostics, answer.packs, answer.memory)
         print_report(result, stack, out)
         err.write(answer.stopped)
         return result

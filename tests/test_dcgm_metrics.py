@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -106,41 +107,38 @@ def test_a_comma_in_a_help_text_is_refused_here_and_by_the_exporter_reader(tmp_p
     assert result.returncode == 2 and "expected 3 fields, got 4" in result.stderr
 
 
-def test_every_dcgm_metric_the_alerts_and_dashboards_query_is_collected() -> None:
-    collected = {line.split(",")[0] for line in chart_csv().splitlines() if line and not line.startswith("#")}
-    queried = {
-        name
-        for group in alert_rules(RuleSettings(gpus=True))["groups"]
-        for rule in group["rules"]
-        for name in query_metrics(rule["expr"])
-    }
+def _gpu_queries() -> Iterator[tuple[str, set[str]]]:
+    """Each PromQL expression of the GPU alerts and dashboards, with the labels its alert annotations (`$labels.x`)
+    or dashboard legend (`{{x}}`) and groupings (`by (x)`) read."""
+    for group in alert_rules(RuleSettings(gpus=True))["groups"]:
+        for rule in group["rules"]:
+            yield rule["expr"], {label for text in rule["annotations"].values() for label in re.findall(r"\$labels\.(\w+)", text)}
     for board in dashboards(gpus=True).values():
         for panel in board["panels"]:
             for target in panel.get("targets", []):
-                queried |= query_metrics(target["expr"])
-    dcgm = {name for name in queried if name.startswith("DCGM_")}
+                labels = set(re.findall(r"\{\{\s*(\w+)\s*\}\}", target.get("legendFormat", "")))
+                labels |= {
+                    label.strip() for found in re.findall(r"\bby \(([^)]*)\)", target["expr"]) for label in found.split(",")
+                }
+                yield target["expr"], labels
+
+
+def test_every_dcgm_metric_the_alerts_and_dashboards_query_is_collected() -> None:
+    collected = {line.split(",")[0] for line in chart_csv().splitlines() if line and not line.startswith("#")}
+    dcgm = {name for expr, _ in _gpu_queries() for name in query_metrics(expr) if name.startswith("DCGM_")}
     assert {"DCGM_EXP_XID_ERRORS_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE"} <= dcgm
     assert dcgm <= collected
     assert dcgm <= metric_names()
 
 
 def _dcgm_label_uses() -> set[str]:
-    """Labels that the GPU alerts' annotations and the GPU dashboards' legends and groupings read."""
-    used: set[str] = set()
-    for group in alert_rules(RuleSettings(gpus=True))["groups"]:
-        for rule in group["rules"]:
-            if any(name.startswith("DCGM_") for name in query_metrics(rule["expr"])):
-                for text in rule["annotations"].values():
-                    used |= set(re.findall(r"\$labels\.(\w+)", text))
-    for board in dashboards(gpus=True).values():
-        for panel in board["panels"]:
-            for target in panel.get("targets", []):
-                if any(name.startswith("DCGM_") for name in query_metrics(target["expr"])):
-                    used |= set(re.findall(r"\{\{\s*(\w+)\s*\}\}", target.get("legendFormat", "")))
-                    used |= {
-                        label.strip() for found in re.findall(r"\bby \(([^)]*)\)", target["expr"]) for label in found.split(",")
-                    }
-    return used
+    """Labels that the GPU alerts' annotations and the GPU dashboards' legends and groupings read on DCGM queries."""
+    return {
+        label
+        for expr, labels in _gpu_queries()
+        if any(name.startswith("DCGM_") for name in query_metrics(expr))
+        for label in labels
+    }
 
 
 def test_gpu_alerts_and_dashboards_read_only_labels_dcgm_exporter_writes() -> None:

@@ -32,9 +32,8 @@ FIXTURES = REPO / "tests/fixtures/nvidia-smi"
 FAKES = REPO / "tests/fakes"
 
 
-def run_script(
-    script: Path, fixture: str | None, tmp_path: Path, gpus: str | None = "0", env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+def script_env(fixture: str | None, tmp_path: Path, gpus: str | None = "0", env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a prolog/epilog runs with in these tests: the fake nvidia-smi replaying `fixture`."""
     environment = {
         "PATH": f"{FAKES}:{tmp_path}:/usr/bin:/bin",
         "FAKE_NVIDIA_SMI_LOG": str(tmp_path / "nvidia-smi.log"),
@@ -45,6 +44,13 @@ def run_script(
     if gpus is not None:
         environment["SLURM_JOB_GPUS"] = gpus
     environment.update(env or {})
+    return environment
+
+
+def run_script(
+    script: Path, fixture: str | None, tmp_path: Path, gpus: str | None = "0", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environment = script_env(fixture, tmp_path, gpus, env)
     return subprocess.run(["bash", str(script)], env=environment, capture_output=True, text=True, timeout=60, check=False)
 
 

@@ -18,7 +18,7 @@ from components.layers.slurm import JOB_MAPPING_VOLUME
 from components.renderers.script_settings import gpu_health_settings
 from offline.engine import RecordedStack
 
-from .test_gpu_health import EPILOG, PROLOG, run_script
+from .test_gpu_health import EPILOG, PROLOG, run_script, script_env
 from .test_gpu_index_order import _dev
 from .test_layers import objects
 
@@ -111,14 +111,7 @@ def test_concurrent_prologs_and_epilogs_of_one_node_keep_each_other_s_lines(tmp_
     mapping = tmp_path / "job-mapping"
 
     def start(script: Path, gpu: int) -> subprocess.Popen[str]:
-        env = {
-            "PATH": f"{Path(__file__).parent / 'fakes'}:/usr/bin:/bin",
-            "FAKE_NVIDIA_SMI_FIXTURE": str(Path(__file__).parent / "fixtures/nvidia-smi/healthy-h100x8.txt"),
-            "SLURM_JOB_GPUS": str(gpu),
-            "GPU_CHECK_SETTLE_SECONDS": "0",
-            "GPU_CHECK_JOB_MAP_DIR": str(mapping),
-            "SLURM_JOB_ID": str(3000 + gpu),
-        }
+        env = script_env("healthy-h100x8.txt", tmp_path, str(gpu), env_for(tmp_path, str(3000 + gpu)))
         return subprocess.Popen(["bash", str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     for process in [start(PROLOG, gpu) for gpu in range(8)]:

@@ -157,8 +157,7 @@ class PlatformConfig(StrictModel):
                     ["slurm", "nodesets", index, "gpus", "count"],
                     f"nodeset {ns.name!r} asks for {ns.gpus.count} GPU(s) per pod but node pool {pool.name!r} has {have} per node",
                 )
-            pods = ns.scaling_mode == "DaemonSet" or ns.replicas > 0
-            if ns.gpus and pool.gpus_per_node and ns.gpus.count < pool.gpus_per_node.count and pods:
+            if ns.gpus and pool.gpus_per_node and ns.gpus.count < pool.gpus_per_node.count and ns.has_pods:
                 # A slurmd pod sees every GPU of its node whatever the device plugin gave it: slurm-operator v1.2.1
                 # runs slurmd privileged (internal/builder/workerbuilder/worker_app.go), and containerd gives a
                 # privileged container all host devices; under CDI (the GPU Operator's default) nothing masks

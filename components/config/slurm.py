@@ -458,6 +458,11 @@ class NodeSetConfig(StrictModel):
                 raise ValueError(f"{entry!r} is not a GRES entry (name[:type][:count], e.g. gpu:a100:8)")
         return value
 
+    @property
+    def has_pods(self) -> bool:
+        """Whether slurmd runs in pods (the pinned Slinky image) for this nodeset, not only on bare-metal hosts."""
+        return self.scaling_mode == "DaemonSet" or self.replicas > 0
+
     def gpu_gres(self) -> str | None:
         return f"gpu:{self.gpus.type}:{self.gpus.count}" if self.gpus else None
 
@@ -491,8 +496,7 @@ class NodeSetConfig(StrictModel):
                 )
         if self.memory_limit is not None and quantity_value(self.memory_limit) < quantity_value(self.memory):
             problems.add(["memoryLimit"], f"{self.memory_limit} is below the memory request {self.memory}")
-        pods = self.scaling_mode == "DaemonSet" or self.replicas > 0
-        if self.gpus is not None and self.gpus.autodetect == "nvml" and pods and not SLURMD_IMAGE_HAS_NVML:
+        if self.gpus is not None and self.gpus.autodetect == "nvml" and self.has_pods and not SLURMD_IMAGE_HAS_NVML:
             problems.add(
                 ["gpus", "autodetect"],
                 f"nodeset {self.name!r}: autodetect: nvml cannot work in its slurmd pods: the pinned slurmd image "

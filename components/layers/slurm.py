@@ -274,9 +274,9 @@ class SlurmArgs:
     nodeset_pools: dict[str, str] = field(default_factory=dict)
     """Node pool of each nodeset (to find the RDMA fabrics its nodes reach)."""
     script_settings: Mapping[str, str] = field(default_factory=dict)
+    """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
     gpu_job_mapping_dir: str | None = None
     """Host directory of dcgm-exporter's HPC job mapping, mounted into GPU slurmd pods (None: not written)."""
-    """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
     hosts: Sequence[Host] = ()
     """The bare-metal inventory (its topology tags go into topology.yaml)."""
     login_node_selectors: dict[str, dict[str, str]] = field(default_factory=dict)

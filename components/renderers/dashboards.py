@@ -54,7 +54,7 @@ EXPORTED: dict[str, frozenset[str]] = {
 
 _PROMQL_WORDS = frozenset(
     {"sum", "by", "rate", "irate", "increase", "avg", "max", "min", "count", "without", "on", "ignoring", "group_left",
-     "group_right", "and", "or", "unless", "offset", "time", "clamp_min", "topk", "bottomk", "label_replace", "mode", "idle",
+     "group_right", "and", "or", "unless", "time", "clamp_min", "topk", "bottomk", "label_replace", "mode", "idle",
      "instance", "node", "partition", "gpu", "hostname", "namespace", "name", "sync_status", "health_status", "hpc_job"}
 )  # fmt: skip
 

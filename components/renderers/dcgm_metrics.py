@@ -73,14 +73,14 @@ METRICS_CONFIG_MAP = "hpcforge-dcgm-metrics"
 """The ConfigMap (in the operator's namespace) that the chart creates from `dcgmExporter.config.data`."""
 
 GPU_LABELS: frozenset[str] = frozenset(
-    {"gpu", "UUID", "pci_bus_id", "device", "modelName", "GPU_I_PROFILE", "GPU_I_ID", "hostname", "DCGM_FI_DRIVER_VERSION"}
-)
+    {"gpu", "UUID", "pci_bus_id", "device", "modelName", "GPU_I_PROFILE", "GPU_I_ID", "hostname"}
+) | {m.field for m in DCGM_METRICS if m.type == "label"}
 """The labels dcgm-exporter 4.6.0-4.8.3 puts on a GPU metric: internal/pkg/rendermetrics/render_metrics.go
 `metricLabels` (the release commit 7ad5832 of NVIDIA/dcgm-exporter#711): gpu, the UUID label, pci_bus_id, device,
 modelName, GPU_I_PROFILE/GPU_I_ID on MIG devices, and `hostname` (the node's name: NODE_NAME in Kubernetes mode,
 internal/pkg/hostname/hostname.go). It was `Hostname` before NVIDIA/dcgm-exporter#655 (merged 2026-05-12, first
-released in 4.6.0-4.8.3): a query or alert that still says `Hostname` gets nothing. `label`-type fields
-(DCGM_FI_DRIVER_VERSION) are labels too."""
+released in 4.6.0-4.8.3): a query or alert that still says `Hostname` gets nothing. The `label`-type fields of
+DCGM_METRICS (DCGM_FI_DRIVER_VERSION) are labels too."""
 
 KUBERNETES_LABELS: frozenset[str] = frozenset({"pod", "namespace", "container"})
 """Added in Kubernetes mode (`DCGM_EXPORTER_KUBERNETES=true`, which the operator sets) to the GPUs a pod holds

@@ -245,8 +245,7 @@ done <<<"$job_gpus"
 # Asked for but not possible here (the Slinky slurmd images install no DCGM): said on stderr (slurmd's log), not failed.
 if [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ] && ! command -v dcgmi >/dev/null 2>&1; then
   echo "$GPU_CHECK_TAG: dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL skipped: dcgmi is not installed here" >&2
-fi
-if [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ] && command -v dcgmi >/dev/null 2>&1; then
+elif [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ]; then
   diag=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$smi_ids" 2>&1)
   rc=$?
   reason=$(dcgm_reason "$diag")
