@@ -6,10 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install preview render check test lint docs docs-check bench-quick bench fuzz clean
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-nca.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)/nca
+	$(VENV)/nca/bin/python -m pip install --quiet -r requirements-nca.txt
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -160,3 +160,39 @@ def test_pods_of_a_namespace_with_unknown_labels_are_not_judged() -> None:
     level = {"pod-security.kubernetes.io/enforce": Unknown()}
     assert pod_security_verdicts([{**unknown, "metadata": {"name": "slurm", "labels": level}}, pod]) == []
     assert len(pod_security_verdicts([namespace("restricted"), pod])) == 1
+
+
+def test_slinky_pods_carry_the_crs_labels_then_the_templates_then_the_operators() -> None:
+    # slurm-operator v1.2.1 worker_app.go: WithLabels(nodeset.Labels), WithMetadata(template metadata),
+    # WithLabels(WithWorkerLabels(nodeset)); later wins (internal/builder/labels/labels.go).
+    obj = nodeset()
+    obj["metadata"]["labels"] = {"app.kubernetes.io/name": "cpu", "app.kubernetes.io/part-of": "hpcforge", "pool": "cr"}
+    obj["spec"]["controllerRef"] = {"name": "slurm"}
+    (pod,) = pod_templates(obj)
+    assert pod.labels == {
+        "app.kubernetes.io/part-of": "hpcforge",  # the CR's own
+        "pool": "cpu",  # the template's, over the CR's
+        "app.kubernetes.io/name": "slurmd",  # the operator's, over both
+        "app.kubernetes.io/instance": "cpu",
+        "app.kubernetes.io/component": "worker",
+        "slinky.slurm.net/cluster": "slurm",
+    }
+
+
+def test_each_slinky_kind_gets_its_operator_name_label() -> None:
+    found = {}
+    for kind in ("Controller", "LoginSet", "Accounting", "RestApi"):
+        obj = {
+            "apiVersion": "slinky.slurm.net/v1beta1",
+            "kind": kind,
+            "metadata": {"name": "x", "namespace": "slurm"},
+            "spec": {},
+        }
+        (pod,) = pod_templates(obj)
+        found[kind] = (pod.labels["app.kubernetes.io/name"], pod.labels["app.kubernetes.io/component"])
+    assert found == {
+        "Controller": ("slurmctld", "controller"),
+        "LoginSet": ("login", "login"),
+        "Accounting": ("slurmdbd", "accounting"),
+        "RestApi": ("slurmrestd", "restapi"),
+    }

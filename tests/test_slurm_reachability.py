@@ -15,7 +15,7 @@ from components.layers.slurm_traffic import slurm_bare_metal_allows
 from components.renderers.grendel import render_join_script
 from offline.engine import RecordedStack
 from policies.rules.admission_pss import check_sysctls
-from policies.rules.netpol import Cluster, Endpoint, Host, Pod, connection_allowed
+from policies.rules.netpol import Cluster, Endpoint, Host, Pod, connection_allowed, workload_pod
 
 from .helpers import config_values, raw_config
 
@@ -29,9 +29,24 @@ OUTSIDER = Host("a client elsewhere", "192.168.77.9")
 OTHER_NAMESPACE_POD = Pod("team-llm", {}, "10.244.9.9", name="team pod")
 
 
-@pytest.fixture(scope="module")
-def cluster(prod_stack: RecordedStack) -> Cluster:
-    return Cluster.of(r.inputs for r in prod_stack.kubernetes_objects())
+@pytest.fixture(scope="module", params=[True, False], ids=["ipBlocks select pods", "ipBlocks never select pods"])
+def cluster(prod_stack: RecordedStack, request: pytest.FixtureRequest) -> Cluster:
+    """Under both readings of whether an ipBlock can select a pod (the API leaves it to the network plugin;
+    Cluster.ip_blocks_select_pods): what a job needs must not depend on the plugin."""
+    return Cluster.of((r.inputs for r in prod_stack.kubernetes_objects()), ip_blocks_select_pods=request.param)
+
+
+def test_the_endpoints_here_carry_the_labels_the_operator_gives_those_pods(prod_stack: RecordedStack) -> None:
+    objects = [r.inputs for r in prod_stack.kubernetes_objects()]
+    made = {
+        "pod slurmd": workload_pod(objects, "NodeSet", "slurm", "cpu"),
+        "login pod": workload_pod(objects, "LoginSet", "slurm", "login"),
+        "slurmctld": workload_pod(objects, "Controller", "slurm", "slurm"),
+    }
+    for name, pod in made.items():
+        here = next(p for p in (POD_SLURMD, LOGIN_POD, SLURMCTLD) if p.name == name)
+        assert pod.namespace == here.namespace
+        assert dict(here.labels).items() <= dict(pod.labels).items(), name
 
 
 def _srun() -> tuple[int, int]:

@@ -117,9 +117,15 @@ class Cluster:
     policies: Mapping[str, tuple[Mapping[str, Any], ...]]
     templates: tuple[PodTemplate, ...]
     services: Mapping[tuple[str, str], Mapping[str, Any]]
+    ip_blocks_select_pods: bool = True
+    """Whether an `ipBlock` peer can select a pod (by its IP; a pod of unknown IP only by a block covering every
+    address). The API leaves it to the network plugin: its reference says ipBlocks "should be cluster-external IPs,
+    since Pod IPs are ephemeral and unpredictable" (k8s.io/api/networking/v1 IPBlock). True, the default, is the
+    reading under which a block that covers pod IPs lets them through (Calico); False, the reading that ipBlocks
+    never select pods (Cilium's default, and NCA's; tests/test_netpol_nca.py)."""
 
     @classmethod
-    def of(cls, objects: Iterable[Mapping[str, Any]]) -> Cluster:
+    def of(cls, objects: Iterable[Mapping[str, Any]], *, ip_blocks_select_pods: bool = True) -> Cluster:
         labels: dict[str, dict[str, str]] = {}
         policies: dict[str, list[Mapping[str, Any]]] = {}
         templates: list[PodTemplate] = []
@@ -139,6 +145,7 @@ class Cluster:
             {ns: tuple(found) for ns, found in policies.items()},
             tuple(templates),
             services,
+            ip_blocks_select_pods,
         )
 
     def labels_of(self, namespace: str) -> Mapping[str, str]:
@@ -172,6 +179,8 @@ def peer_matches(peer: Any, policy_namespace: str, other: Endpoint, cluster: Clu
     """Does a NetworkPolicyPeer select `other` (the source for ingress, the destination for egress)?"""
     body = mapping(peer)
     if isinstance(body.get("ipBlock"), Mapping):
+        if isinstance(other, Pod) and not cluster.ip_blocks_select_pods:
+            return False
         return _ip_in_block(other.ip, mapping(body.get("ipBlock")))
     if not isinstance(other, Pod):
         return False  # pod and namespace selectors select pods only

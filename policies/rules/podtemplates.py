@@ -36,6 +36,17 @@ SLINKY_ROLES: Mapping[str, tuple[str, ...]] = {
     "RestApi": ("slurmrestd",),
 }
 SLINKY_INIT_ROLES = frozenset({"initconf"})
+# The labels slurm-operator v1.2.1 gives the pods of each CR (internal/builder/labels/labels.go, With<Kind>Labels):
+# app.kubernetes.io/name and .../component per kind, .../instance the CR's name, and for a NodeSet
+# slinky.slurm.net/cluster its controllerRef's name. The pod's labels are the CR's own labels, then the template's,
+# then these (worker_app.go BuildWorkerPodTemplate and the other *_app.go: WithLabels in that order, later wins).
+SLINKY_POD_APP: Mapping[str, tuple[str, str]] = {
+    "Controller": ("slurmctld", "controller"),
+    "NodeSet": ("slurmd", "worker"),
+    "LoginSet": ("login", "login"),
+    "Accounting": ("slurmdbd", "accounting"),
+    "RestApi": ("slurmrestd", "restapi"),
+}
 _SLURM_USER = {"runAsNonRoot": True, "runAsUser": 401, "runAsGroup": 401}  # internal/builder/common/const.go SlurmUserUid
 _SLURMRESTD_USER = {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534}  # restapibuilder/restapi_app.go
 # What slurm-operator v1.2.1 puts in the pods it builds before merging the CR over it
@@ -179,7 +190,21 @@ def _slinky(obj: Mapping[str, Any], namespace: str) -> PodTemplate:
         merged = merge_over(SLINKY_CONTAINER_DEFAULTS.get((kind_of(obj), role), {}), merged)
         roles.append(Container(f"spec.{role}", merged, "initContainers" if role in SLINKY_INIT_ROLES else "containers"))
     pod_spec = merge_over(SLINKY_POD_DEFAULTS.get(kind_of(obj), {}), dict(base.spec))
-    return PodTemplate(obj, base.path, namespace, base.labels, base.annotations, pod_spec, (*kept, *roles))
+    return PodTemplate(obj, base.path, namespace, slinky_pod_labels(obj), base.annotations, pod_spec, (*kept, *roles))
+
+
+def slinky_pod_labels(obj: Mapping[str, Any]) -> dict[str, str]:
+    """The labels of the pods slurm-operator makes for a Slinky CR (SLINKY_POD_APP)."""
+    app, component = SLINKY_POD_APP[kind_of(obj)]
+    operator = {
+        "app.kubernetes.io/name": app,
+        "app.kubernetes.io/instance": name_of(obj),
+        "app.kubernetes.io/component": component,
+    }
+    if kind_of(obj) == "NodeSet":
+        operator["slinky.slurm.net/cluster"] = text(get(obj, "spec", "controllerRef", "name")) or ""
+    template = _str_map(get(obj, "spec", "template", "metadata", "labels"))
+    return {**_str_map(get(obj, "metadata", "labels")), **template, **operator}
 
 
 def _mariadb(obj: Mapping[str, Any], namespace: str) -> PodTemplate:
