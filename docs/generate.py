@@ -107,6 +107,7 @@ FIELD_VALIDATORS: dict[str, str] = {
     "components.config.platform_core.KubernetesConfig._api_versions": "each `group/version` or `group/version/Kind` "
     "(e.g. monitoring.coreos.com/v1)",
     "components.config.platform_core.Acme._https": "an https:// URL",
+    "components.config.platform_core.CertificateAuthority._common_name": "not empty, at most 64 bytes in UTF-8",
     "components.config.platform_core.GitOpsApp._url": "a Git URL starting with https://, ssh:// or git@",
     "components.config.provisioning.ProvisioningConfig._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
     "components.config.rdma.Fabric._cidr": "an IPv4 or IPv6 network in CIDR form (host bits zero)",

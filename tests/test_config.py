@@ -138,6 +138,74 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         _set("hpcforge:network/pools/1/addresses", ["10.10.0.140-10.10.0.160"]),
         "hpcforge:network.pools[1].addresses: overlaps pool 'services'",
     ),
+    # What cert-manager v1.21.1's and MetalLB v0.16.1's webhooks would refuse at `pulumi up`
+    # (policies/rules/admission_certmanager.py, admission_metallb.py; tests/test_admission_program.py).
+    (
+        "CA common name over 64 bytes (33 characters in UTF-8)",
+        "prod",
+        _set("hpcforge:tls/ca/commonName", "é" * 33),
+        "hpcforge:tls.ca.commonName: '" + "é" * 33 + "' is 66 bytes long: cert-manager refuses a commonName longer than 64 bytes",
+    ),
+    (
+        "empty CA common name",
+        "dev",
+        _set("hpcforge:tls/ca/commonName", ""),
+        "hpcforge:tls.ca.commonName: must not be empty: cert-manager refuses a CA certificate without a commonName",
+    ),
+    (
+        "renewBefore under cert-manager's minimum",
+        "prod",
+        _set("hpcforge:tls/renewBefore", "4m59s"),
+        "hpcforge:tls.renewBefore: 4m59s is shorter than cert-manager's minimum of 5m",
+    ),
+    (
+        "overlapping addresses within one pool",
+        "prod",
+        _set("hpcforge:network/pools/1/addresses", ["10.10.0.150-10.10.0.153", "10.10.0.152/31"]),
+        "hpcforge:network.pools[1].addresses: 10.10.0.152/31 overlaps 10.10.0.150-10.10.0.153 of the same pool",
+    ),
+    (
+        "BGP peers announcing from two ASNs",
+        "prod",
+        _set(
+            "hpcforge:network/advertisement",
+            {
+                "mode": "bgp",
+                "peers": [
+                    {"name": "r1", "address": "10.10.0.1", "peerAsn": 65000, "myAsn": 64512},
+                    {"name": "r2", "address": "10.10.0.2", "peerAsn": 65000, "myAsn": 64513},
+                ],
+            },
+        ),
+        "hpcforge:network.advertisement.peers[1].myAsn: peer 'r2': myAsn 64513 differs from myAsn 64512 of peer 'r1'",
+    ),
+    (
+        "two BGP peers at one address",
+        "prod",
+        _set(
+            "hpcforge:network/advertisement",
+            {
+                "mode": "bgp",
+                "peers": [
+                    {"name": "r1", "address": "10.10.0.1", "peerAsn": 65000, "myAsn": 64512},
+                    {"name": "r2", "address": "10.10.0.1", "peerAsn": 65001, "myAsn": 64512},
+                ],
+            },
+        ),
+        "hpcforge:network.advertisement.peers[1].address: peer 'r2': 10.10.0.1 is already the address of peer 'r1'",
+    ),
+    (
+        "BGP hold time under 3s",
+        "prod",
+        _set(
+            "hpcforge:network/advertisement",
+            {
+                "mode": "bgp",
+                "peers": [{"name": "r1", "address": "10.10.0.1", "peerAsn": 65000, "myAsn": 64512, "holdTime": "2900ms"}],
+            },
+        ),
+        "hpcforge:network.advertisement.peers[0].holdTime: peer 'r1': 2900ms is not a BGP hold time MetalLB accepts (0 or at least 3s)",
+    ),
     (
         "partition names an unknown nodeset",
         "prod",

@@ -160,7 +160,8 @@ def test_concrete_rows(rows: dict[str, tuple[str, str, str]]) -> None:
         "list of string (at least 1 item): one range or a list of ranges; each a CIDR block (10.0.0.0/28), a first-last "
         "range (10.0.0.10-10.0.0.20) or a single IPv4 address",
         "required",
-        "Address ranges: `10.0.0.10-10.0.0.20`, CIDRs or single addresses.",
+        "Address ranges: `10.0.0.10-10.0.0.20`, CIDRs or single addresses (given to MetalLB as `/32`); no two entries of "
+        "any pool may overlap (MetalLB refuses the pool).",
     )
     assert rows["hpcforge:slurm.nodesets[].gpus.count"] == (
         "integer (1..64)",

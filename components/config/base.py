@@ -486,3 +486,11 @@ def _go_duration(value: Any) -> str:
 
 
 GoDuration = Annotated[str, BeforeValidator(_go_duration)]
+
+_GO_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|ms|m|s)")
+_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def go_duration_seconds(text: str) -> float:
+    """Seconds of a Go duration such as `2160h` or `1h30m` (already validated by GoDuration)."""
+    return sum(float(number) * _SECONDS[unit] for number, unit in _GO_DURATION_PART.findall(text))

@@ -17,6 +17,7 @@ from .base import (
     ProblemCollector,
     StrictModel,
     duplicates,
+    go_duration_seconds,
     parse_address_range,
 )
 
@@ -27,7 +28,8 @@ class AddressPool(StrictModel):
     name: K8sName
     """Pool name; `ingress.pool`, `dns.pool`, `slurm.login.pool` and `slurm.controller.service.pool` refer to it."""
     addresses: tuple[str, ...] = Field(min_length=1)
-    """Address ranges: `10.0.0.10-10.0.0.20`, CIDRs or single addresses."""
+    """Address ranges: `10.0.0.10-10.0.0.20`, CIDRs or single addresses (given to MetalLB as `/32`); no two entries of
+    any pool may overlap (MetalLB refuses the pool)."""
     auto_assign: bool = False
     """Whether MetalLB may hand out addresses from this pool to any LoadBalancer without asking."""
 
@@ -42,6 +44,11 @@ class AddressPool(StrictModel):
         for entry in value:
             parse_address_range(entry)
         return value
+
+    def metallb_addresses(self) -> list[str]:
+        """`spec.addresses` of the IPAddressPool: MetalLB v0.16.1 parses an entry without `-` as a CIDR
+        (internal/config/config.go ParseCIDR, net.ParseCIDR), so a single address becomes `address/32`."""
+        return [entry if "-" in entry or "/" in entry else f"{entry.strip()}/32" for entry in self.addresses]
 
     def ranges(self) -> list[tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]]:
         return [parse_address_range(entry) for entry in self.addresses]
@@ -61,7 +68,8 @@ class BgpPeer(StrictModel):
     my_asn: int = Field(ge=1, le=4294967295)
     """AS number MetalLB announces from (`myASN`)."""
     hold_time: GoDuration = "90s"
-    """BGP hold time (`holdTime`), a Go duration such as `90s` (MetalLB parses it with Go's time.ParseDuration)."""
+    """BGP hold time (`holdTime`), a Go duration such as `90s` (MetalLB parses it with Go's time.ParseDuration): 0 or at
+    least 3s."""
 
 
 class Advertisement(StrictModel):
@@ -73,7 +81,9 @@ class Advertisement(StrictModel):
     interfaces: tuple[InterfaceName, ...] = ()
     """L2 only: announce only from these node interfaces (empty: all)."""
     peers: tuple[BgpPeer, ...] = ()
-    """BGP only: the routers to peer with."""
+    """BGP only: the routers to peer with: each at its own address, all with the same `myAsn` (every speaker peers with
+    every router, and MetalLB's frr-k8s backend refuses two peers of one node that differ in myASN or share an
+    address)."""
 
     @model_validator(mode="after")
     def _peers_match_mode(self) -> Advertisement:
@@ -84,8 +94,35 @@ class Advertisement(StrictModel):
             problems.add(["peers"], "peers are only used with mode: bgp")
         for name in duplicates(peer.name for peer in self.peers):
             problems.add(["peers"], f"duplicate peer name {name!r}")
+        self._check_peers_for_metallb(problems)
         problems.raise_if_any()
         return self
+
+    def _check_peers_for_metallb(self, problems: ProblemCollector) -> None:
+        """What MetalLB v0.16.1's BGPPeer webhook refuses of the peers hpcforge makes (no nodeSelectors, no VRF:
+        every pair of peers shares every node): internal/config/validation.go peersCanRunOnSameNode (frr-k8s,
+        the backend `mode: bgp` switches on) and config.go parseTimers."""
+        first: dict[str, BgpPeer] = {}
+        for index, peer in enumerate(self.peers):
+            if self.peers[0].my_asn != peer.my_asn:
+                problems.add(
+                    ["peers", index, "myAsn"],
+                    f"peer {peer.name!r}: myAsn {peer.my_asn} differs from myAsn {self.peers[0].my_asn} of peer {self.peers[0].name!r}: "
+                    "MetalLB (frr-k8s) refuses peers of one node that announce from different ASNs",
+                )
+            if peer.address in first:
+                problems.add(
+                    ["peers", index, "address"],
+                    f"peer {peer.name!r}: {peer.address} is already the address of peer {first[peer.address].name!r}: "
+                    "MetalLB (frr-k8s) refuses two peers of one node at the same address",
+                )
+            first.setdefault(peer.address, peer)
+            # parseTimers: time.Duration(int(holdTime.Seconds())) * time.Second must be 0 or at least 3s.
+            if 0 < int(go_duration_seconds(peer.hold_time)) < 3:
+                problems.add(
+                    ["peers", index, "holdTime"],
+                    f"peer {peer.name!r}: {peer.hold_time} is not a BGP hold time MetalLB accepts (0 or at least 3s)",
+                )
 
 
 class Ingress(StrictModel):
@@ -182,15 +219,22 @@ class NetworkConfig(StrictModel):
         problems = ProblemCollector()
         for name in duplicates(pool.name for pool in self.pools):
             problems.add(["pools"], f"duplicate pool name {name!r}")
-        # Overlapping pools make MetalLB refuse the second one at runtime; refuse it here instead.
-        spans = [(index, pool.name, first, last) for index, pool in enumerate(self.pools) for first, last in pool.ranges()]
-        for i, (index_a, name_a, first_a, last_a) in enumerate(spans):
-            for index_b, _name_b, first_b, last_b in spans[i + 1 :]:
-                if index_a != index_b and first_a <= last_b and first_b <= last_a:
-                    problems.add(
-                        ["pools", index_b, "addresses"],
-                        f"overlaps pool {name_a!r} ({first_b}-{last_b} vs {first_a}-{last_a})",
-                    )
+        # MetalLB v0.16.1's IPAddressPool webhook refuses a pool one of whose addresses overlaps an address of any
+        # pool, itself included (internal/config/config.go poolsFor, cidrsOverlap); refuse it here instead.
+        spans = [
+            (index, pool.name, entry, *pool.ranges()[position])
+            for index, pool in enumerate(self.pools)
+            for position, entry in enumerate(pool.addresses)
+        ]
+        for i, (index_a, name_a, entry_a, first_a, last_a) in enumerate(spans):
+            for index_b, _name_b, entry_b, first_b, last_b in spans[i + 1 :]:
+                if not (first_a <= last_b and first_b <= last_a):
+                    continue
+                if index_a != index_b:
+                    message = f"overlaps pool {name_a!r} ({first_b}-{last_b} vs {first_a}-{last_a})"
+                else:
+                    message = f"{entry_b} overlaps {entry_a} of the same pool: MetalLB refuses overlapping addresses"
+                problems.add(["pools", index_b, "addresses"], message)
         self._check_pool_address(problems, ["ingress"], self.ingress.pool, self.ingress.address)
         if self.dns.enabled:
             self._check_pool_address(problems, ["dns"], self.dns.pool or self.ingress.pool, self.dns.address)

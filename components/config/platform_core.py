@@ -43,11 +43,24 @@ class KubernetesConfig(StrictModel):
 
 class CertificateAuthority(StrictModel):
     common_name: str = "hpcforge internal CA"
-    """Common name (CN) of the private CA certificate."""
+    """Common name (CN) of the private CA certificate (cert-manager refuses a CA certificate without one, or with one
+    over 64 bytes)."""
     organization: str = "hpcforge"
     """Organization (O) in the subject of the private CA certificate."""
     duration: GoDuration = "87600h"
     """Lifetime of the private CA certificate (default 10 years)."""
+
+    @field_validator("common_name")
+    @classmethod
+    def _common_name(cls, value: str) -> str:
+        # cert-manager v1.21.1 internal/apis/certmanager/validation/certificate.go ValidateCertificateSpec: the
+        # CA Certificate has no other name, so it needs a commonName, and one of at most 64 bytes.
+        if not value:
+            raise ValueError("must not be empty: cert-manager refuses a CA certificate without a commonName")
+        size = len(value.encode())
+        if size > 64:
+            raise ValueError(f"{value!r} is {size} bytes long: cert-manager refuses a commonName longer than 64 bytes")
+        return value
 
 
 class Acme(StrictModel):
@@ -75,8 +88,8 @@ class TlsConfig(StrictModel):
     certificate_duration: GoDuration = "2160h"
     """Lifetime of certificates issued by the internal CA (default 90 days): at least 1h, at most `ca.duration`."""
     renew_before: GoDuration = "360h"
-    """How long before expiry cert-manager renews a certificate of the internal CA (default 15 days); shorter than
-    `certificateDuration` (cert-manager refuses it otherwise)."""
+    """How long before expiry cert-manager renews a certificate of the internal CA (default 15 days); at least 5m and
+    shorter than `certificateDuration` (cert-manager refuses it otherwise)."""
 
 
 REVISION_PINNED = re.compile(r"^(v?[0-9]+(\.[0-9]+){0,2}([-+][0-9A-Za-z.-]+)?|[0-9a-f]{40})$")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from .base import PathPart, ProblemCollector, quantity_value
+from .base import PathPart, ProblemCollector, go_duration_seconds, quantity_value
 
 if TYPE_CHECKING:
     from .root import PlatformConfig
@@ -37,14 +37,6 @@ PLATFORM_NAMESPACES = {
     "argo": "the DevOps layer (Argo Workflows)",
     "registry": "the DevOps layer (registry)",
 }
-
-_GO_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|ms|m|s)")
-_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
-def go_duration_seconds(text: str) -> float:
-    """Seconds of a Go duration such as `2160h` or `1h30m` (already validated by GoDuration)."""
-    return sum(float(number) * _SECONDS[unit] for number, unit in _GO_DURATION_PART.findall(text))
 
 
 def mysql_size_bytes(text: str) -> int:
@@ -189,10 +181,16 @@ def _check_certificates(cfg: PlatformConfig, problems: ProblemCollector) -> None
     tls = cfg.tls
     duration = go_duration_seconds(tls.certificate_duration)
     renew = go_duration_seconds(tls.renew_before)
-    # cert-manager's webhook refuses a Certificate whose renewBefore is not shorter than its duration,
-    # and one shorter than an hour.
+    # cert-manager v1.21.1's webhook (internal/apis/certmanager/validation/certificate.go ValidateDuration)
+    # refuses a Certificate whose duration is under 1h, whose renewBefore is under 5m, or whose renewBefore
+    # is not shorter than its duration (policies/rules/admission_certmanager.py validate_duration).
     if duration < 3600:
         problems.add(["tls", "certificateDuration"], f"{tls.certificate_duration} is shorter than cert-manager's minimum of 1h")
+    if renew < 300:
+        problems.add(
+            ["tls", "renewBefore"],
+            f"{tls.renew_before} is shorter than cert-manager's minimum of 5m: cert-manager refuses the certificates",
+        )
     if renew >= duration:
         problems.add(
             ["tls", "renewBefore"],

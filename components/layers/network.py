@@ -135,7 +135,7 @@ class Network(pulumi.ComponentResource):
                     api_version="metallb.io/v1beta1",
                     kind="IPAddressPool",
                     metadata=ctx.meta(pool.name, "load-balancer", METALLB_NAMESPACE, app="metallb"),
-                    spec={"addresses": list(pool.addresses), "autoAssign": pool.auto_assign},
+                    spec={"addresses": pool.metallb_addresses(), "autoAssign": pool.auto_assign},
                     opts=ctx.opts(self, depends_on=[chart]),
                 )
             )
