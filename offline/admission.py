@@ -4,8 +4,8 @@ Runs the program under the mock engine, takes every Kubernetes object it declare
 `--objects DIR`, the YAML documents under DIR, e.g. charts rendered by `offline render
 --render-charts`), and prints per object: Pod Security verdicts per pod template, AppProject
 verdicts per Application (with the objects it would sync: its children, the files under
-`charts/<its release>/`, or objects labelled with its Helm release), and API server reachability
-per APIService/webhook.
+`charts/<its release>/`, or objects labelled with its Helm release), API server reachability
+per APIService/webhook, and the cert-manager and MetalLB webhooks' answer per object.
 Exit status 1 when anything is refused.
 """
 
@@ -22,6 +22,7 @@ import yaml
 from policies.rules.access import get, mapping, text
 from policies.rules.admission import ApplicationVerdict, admission_report, application_key, appproject_verdicts
 from policies.rules.admission_argocd import is_namespaced
+from policies.rules.admission_metallb import bgp_type_from_values
 from policies.rules.podtemplates import group_of, kind_of, namespace_of
 
 from .charts import RenderReport
@@ -169,6 +170,23 @@ def argocd_chart_verdicts(stack: RecordedStack, report: RenderReport) -> list[Ap
     return [v for v in appproject_verdicts(objects, synced) if application_key(v.application) in charts]
 
 
+def chart_values(stack: RecordedStack, chart: str) -> Mapping[str, Any] | None:
+    """The values the stack gives `chart` (a helm.v4.Chart's, or an Argo CD Application's valuesObject)."""
+    for resource in stack.resources:
+        if resource.is_chart and str(resource.inputs.get("chart", "")).rstrip("/").rsplit("/", 1)[-1] == chart:
+            return mapping(resource.inputs.get("values"))
+        source = mapping(get(resource.inputs, "spec", "source"))
+        if resource.is_kubernetes_object and resource.inputs.get("kind") == "Application" and source.get("chart") == chart:
+            return mapping(get(source, "helm", "valuesObject"))
+    return None
+
+
+def metallb_bgp_type(stack: RecordedStack) -> str | None:
+    """The MetalLB controller's BGP backend for the values the stack gives the chart (None: MetalLB not deployed)."""
+    values = chart_values(stack, "metallb")
+    return None if values is None else bgp_type_from_values(values)
+
+
 def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequence[tuple[str, dict[str, Any]]] = ()) -> int:
     """The report for `stack`, plus `--objects DIR` and `rendered` (charts rendered in process)."""
     objects, synced = stack_objects(stack)
@@ -180,8 +198,11 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
         for key, documents in found.items():
             synced.setdefault(key, []).extend(documents)
         objects = [*objects, *applied]
-    report = admission_report(objects, synced)
-    print(f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies):\n")
+    report = admission_report(objects, synced, metallb_bgp_type=metallb_bgp_type(stack))
+    print(
+        f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
+        "cert-manager and MetalLB webhooks):\n"
+    )
     print("\n".join(report.lines()))
-    refused = report.rejected_pods or report.refused_applications or report.unreachable
+    refused = report.rejected_pods or report.refused_applications or report.unreachable or report.refused_by_webhooks
     return 1 if refused else 0

@@ -24,10 +24,16 @@ import pytest
 import yaml
 
 from components.charts import IN_CLUSTER
-from offline.admission import stack_objects
+from offline.admission import metallb_bgp_type, stack_objects
 from offline.engine import RecordedStack
-from policies.rules.admission import admission_report, appproject_verdicts, pod_security_verdicts, reachability_verdicts
-from policies.rules.podtemplates import kind_of, name_of, namespace_of
+from policies.rules.admission import (
+    admission_report,
+    appproject_verdicts,
+    pod_security_verdicts,
+    reachability_verdicts,
+    webhook_verdicts,
+)
+from policies.rules.podtemplates import display, kind_of, name_of, namespace_of
 
 from .helpers import REPO, require_shared, run_stack_file, write_variant
 
@@ -44,11 +50,13 @@ def flipped(stack: str, tmp_path: Path) -> RecordedStack:
 
 def assert_all_admitted(stack: RecordedStack) -> None:
     objects, synced = stack_objects(stack)
-    report = admission_report(objects, synced)
+    report = admission_report(objects, synced, metallb_bgp_type=metallb_bgp_type(stack))
     assert report.pods, "no pod template found: the walk is broken"
+    assert report.webhooks, "no cert-manager or MetalLB object found: the walk is broken"
     assert [v.message for v in report.rejected_pods] == []
     assert [[str(r) for r in v.refusals] for v in report.refused_applications] == []
     assert [v.reasons for v in report.unreachable] == []
+    assert [v.refusal for v in report.refused_by_webhooks] == []
 
 
 def test_dev_and_prod_own_objects_pass_admission(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:
@@ -365,3 +373,115 @@ def test_slurm_accounting_reaches_mariadb_through_hpcforges_policies(prod_stack:
     assert connection_allowed(cluster, slurmdbd, mariadb, 3306)
     assert not connection_allowed(cluster, slurmdbd, mariadb, 3307)
     assert not connection_allowed(cluster, Pod("registry", {}), mariadb, 3306)
+
+
+# --- cert-manager's and MetalLB's validating webhooks -------------------------------------------------------
+#
+# The charts enable them with hpcforge's values (tests/test_charts_tier.py renders their
+# ValidatingWebhookConfigurations); here every cert-manager and MetalLB object of dev and prod is held against
+# the webhooks' rules (policies/rules/admission_certmanager.py, admission_metallb.py), and each config or
+# renderer fix that keeps user config from producing a refused object is shown biting.
+
+
+def webhook_report(stack: RecordedStack) -> dict[str, str | None]:
+    """`Kind namespace/name` -> the webhook's refusal (None: admitted), for every judged object."""
+    objects, _ = stack_objects(stack)
+    return {display(v.obj): v.refusal for v in webhook_verdicts(objects, metallb_bgp_type=metallb_bgp_type(stack))}
+
+
+def judged_kinds(report: dict[str, str | None]) -> set[str]:
+    return {key.split(" ", 1)[0] for key in report}
+
+
+def test_dev_and_prod_operator_objects_pass_their_webhooks(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:
+    dev, prod = webhook_report(dev_stack), webhook_report(prod_stack)
+    assert {k: v for k, v in {**dev, **prod}.items() if v} == {}
+    common = {"Certificate", "ClusterIssuer", "IPAddressPool", "L2Advertisement"}
+    assert judged_kinds(dev) == judged_kinds(prod) == common
+    # prod: the bootstrap, CA and ACME ClusterIssuers, the CA and four service Certificates, two pools, one advertisement.
+    assert len(prod) == 11 and "ClusterIssuer acme" in prod and "IPAddressPool metallb-system/login" in prod
+    # Both stacks run MetalLB in L2 mode: the chart's controller gets no METALLB_BGP_TYPE (native).
+    assert metallb_bgp_type(dev_stack) == metallb_bgp_type(prod_stack) == "native"
+
+
+def bgp_mode(peers: list[dict[str, Any]]) -> Any:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:network"]["advertisement"] = {"mode": "bgp", "peers": peers}
+
+    return edit
+
+
+ROUTERS = [
+    {"name": "router-a", "address": "10.10.0.1", "peerAsn": 65000, "myAsn": 64512},
+    {"name": "router-b", "address": "10.10.0.2", "peerAsn": 65000, "myAsn": 64512, "holdTime": "3s"},
+]
+
+
+def test_prod_in_bgp_mode_passes_the_frr_k8s_webhooks(tmp_path: Path) -> None:
+    stack = run_stack_file(write_variant(tmp_path, "prod", bgp_mode(ROUTERS)), "prod")
+    assert metallb_bgp_type(stack) == "frr-k8s"  # mode: bgp switches the chart's frrk8s backend on
+    report = webhook_report(stack)
+    assert {"BGPPeer", "BGPAdvertisement"} <= judged_kinds(report)
+    assert {k: v for k, v in report.items() if v} == {}
+
+
+def test_the_webhooks_bite_on_prods_own_objects(prod_stack: RecordedStack) -> None:
+    objects, _ = stack_objects(prod_stack)
+    objects = copy.deepcopy(objects)
+    for obj in objects:
+        if kind_of(obj) == "IPAddressPool" and name_of(obj) == "login":
+            obj["spec"]["addresses"] = ["10.10.0.149-10.10.0.153"]  # the last address of `services`
+        if kind_of(obj) == "Certificate" and name_of(obj) == "registry-tls":
+            obj["spec"]["renewBefore"] = obj["spec"]["duration"]
+    refused = {display(v.obj): v.refusal for v in webhook_verdicts(objects) if v.refusal}
+    assert 'CIDR "10.10.0.149/32" in pool "login" overlaps with already defined CIDR "10.10.0.148/31"' in str(
+        refused["IPAddressPool metallb-system/login"]
+    )
+    assert "L2Advertisement metallb-system/site-l2" in refused  # its webhook parses the pools too
+    assert "must be greater than renewBefore 2160h0m0s" in str(refused["Certificate registry/registry-tls"])
+    assert len(refused) == 4  # both pools, the advertisement, the certificate
+
+
+LONG_NAMESPACE = "hpc-slurm-" + "x" * 50  # a valid namespace name; sssd.<ns>.svc is 69 bytes
+
+
+@pytest.mark.parametrize(
+    ("case", "edit", "certificate", "key"),
+    [
+        (
+            "Slurm namespace",
+            lambda v: v["hpcforge:slurm"].update(namespace=LONG_NAMESPACE),
+            f"Certificate {LONG_NAMESPACE}/slurm-ldap-ca",
+            f"sssd.{LONG_NAMESPACE}.svc",
+        ),
+        (
+            "Grendel host name",
+            lambda v: v["hpcforge:provisioning"]["api"].update(hostname="grendel." + "p" * 50 + ".hpc.example.org"),
+            "Certificate provisioning/grendel-tls",
+            "grendel." + "p" * 50 + ".hpc.example.org",
+        ),
+    ],
+)
+def test_a_first_dns_name_over_64_bytes_is_not_the_common_name(
+    tmp_path: Path, case: str, edit: Any, certificate: str, key: str
+) -> None:
+    """Before the fix the first DNS name was always the commonName, and cert-manager refused a longer one
+    ("spec.commonName: Too long: may not be more than 64 bytes"); it is now left to the dnsNames."""
+    stack = run_stack_file(write_variant(tmp_path, "prod", edit), "prod")
+    report = webhook_report(stack)
+    assert certificate in report and report[certificate] is None, report.get(certificate)
+    objects, _ = stack_objects(stack)
+    [spec] = [o["spec"] for o in objects if display(o) == certificate]
+    assert "commonName" not in spec and spec["dnsNames"][0] == key and len(key.encode()) > 64
+
+
+def test_a_single_pool_address_reaches_metallb_as_a_cidr(tmp_path: Path) -> None:
+    """The config allows single addresses in a pool; MetalLB parses an entry without `-` as a CIDR and refused
+    `10.10.0.160` ("invalid CIDR") before the renderer wrote it as `10.10.0.160/32`."""
+    edit = lambda v: v["hpcforge:network"]["pools"][1].update(addresses=["10.10.0.150-10.10.0.153", "10.10.0.160"])  # noqa: E731
+    stack = run_stack_file(write_variant(tmp_path, "prod", edit), "prod")
+    report = webhook_report(stack)
+    assert {k: v for k, v in report.items() if v} == {}
+    objects, _ = stack_objects(stack)
+    [login] = [o for o in objects if kind_of(o) == "IPAddressPool" and name_of(o) == "login"]
+    assert login["spec"]["addresses"] == ["10.10.0.150-10.10.0.153", "10.10.0.160/32"]

@@ -24,12 +24,16 @@ import pytest
 import yaml
 
 from offline import schema
+from offline.admission import metallb_bgp_type, stack_objects
 from offline.chart_objects import chart_documents
 from offline.chart_source import ChartSource
 from offline.charts import RenderReport, hook_errors, render_stack
 from offline.engine import RecordedStack
+from policies.rules.admission import webhook_verdicts
+from policies.rules.admission_metallb import WEBHOOKS, controller_bgp_type
+from policies.rules.podtemplates import display
 
-from .helpers import REPO, require_charts, require_shared, run_stack, run_stack_file
+from .helpers import REPO, require_charts, require_shared, run_stack, run_stack_file, write_variant
 from .nca import World, compare, require_nca, run_nca, sample_hosts
 from .test_netpol_nca import BARE_METAL, COREDNS, OUTSIDER
 
@@ -369,3 +373,69 @@ def test_nca_and_the_evaluator_agree_on_prod_with_its_charts(charts_dir: Path, t
     print(f"\n[charts tier] NCA: {len(world.pods)} pods, {len(world.policies)} policies, {result.compared} connections")
     assert len(world.pods) > 50 and 0 < result.allowed < result.compared
     assert result.disagreements == []
+
+
+# --- cert-manager's and MetalLB's validating webhooks ---------------------------------------------------------
+
+
+def _webhook_configuration(report: RenderReport, release: str, name: str) -> dict[str, Any]:
+    [found] = [
+        o for o in _objects(report, release) if o["kind"] == "ValidatingWebhookConfiguration" and o["metadata"]["name"] == name
+    ]
+    return found
+
+
+def test_operator_webhooks_are_enabled_and_admit_every_object(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
+    """With hpcforge's values both charts render their validating webhooks (failurePolicy Fail, so a refusal
+    stops `pulumi up` or the sync), and every cert-manager and MetalLB object, hpcforge's and the charts', passes
+    them (policies/rules/admission_certmanager.py, admission_metallb.py)."""
+    name, stack, report = rendered
+    cert_manager = _webhook_configuration(report, "cert-manager", "cert-manager-webhook")
+    [hook] = cert_manager["webhooks"]
+    assert hook["name"] == "webhook.cert-manager.io" and hook["failurePolicy"] == "Fail"
+    assert hook["rules"][0]["apiGroups"] == ["cert-manager.io", "acme.cert-manager.io"] and hook["rules"][0]["resources"] == [
+        "*/*"
+    ]
+    assert set(hook["rules"][0]["operations"]) == {"CREATE", "UPDATE"}
+    assert hook["namespaceSelector"]["matchExpressions"][0]["key"] == "cert-manager.io/disable-validation"
+    metallb = _webhook_configuration(report, "metallb", "metallb-webhook-configuration")
+    hooks = {h["name"]: h for h in metallb["webhooks"]}
+    assert set(WEBHOOKS.values()) <= set(hooks)
+    assert {h["failurePolicy"] for h in hooks.values()} == {"Fail"}
+    assert {h["clientConfig"]["service"]["namespace"] for h in hooks.values()} == {"metallb-system"}
+    [controller] = [o for o in _objects(report, "metallb") if o["kind"] == "Deployment"]
+    assert "--webhook-mode=enabled" in controller["spec"]["template"]["spec"]["containers"][0]["args"]
+
+    objects, _ = stack_objects(stack)
+    rendered_objects = [o for c in report.charts for o in c.installed]
+    assert controller_bgp_type(rendered_objects) == metallb_bgp_type(stack)  # the chart's env, as reproduced from values
+    verdicts = webhook_verdicts([*objects, *rendered_objects])
+    kinds = {v.obj["kind"] for v in verdicts}
+    from_charts = [v for v in verdicts if any(v.obj is o for o in rendered_objects)]
+    print(
+        f"[charts tier] {name}: webhooks: {len(verdicts)} objects judged ({len(from_charts)} from charts), kinds {sorted(kinds)}"
+    )
+    assert {display(v.obj): v.refusal for v in verdicts if v.refusal} == {}
+    assert {"Certificate", "ClusterIssuer", "IPAddressPool", "L2Advertisement"} <= kinds
+    # slurm-operator's webhook certificate chain (Issuers and Certificates) is judged too.
+    assert any(v.obj["kind"] == "Issuer" for v in from_charts)
+
+
+def test_metallb_controller_backend_follows_the_advertisement_mode(charts_dir: Path, tmp_path: Path) -> None:
+    """`mode: bgp` switches the chart's frr-k8s backend on: its controller (whose webhook judges the BGPPeers)
+    then runs with METALLB_BGP_TYPE=frr-k8s, and the peers hpcforge renders pass its rules."""
+
+    def bgp(values: dict[str, Any]) -> None:
+        peers = [
+            {"name": "router-a", "address": "10.10.0.1", "peerAsn": 65000, "myAsn": 64512},
+            {"name": "router-b", "address": "10.10.0.2", "peerAsn": 65000, "myAsn": 64512},
+        ]
+        values["hpcforge:network"]["advertisement"] = {"mode": "bgp", "peers": peers}
+
+    stack = run_stack_file(write_variant(tmp_path, "prod", bgp), "prod")
+    report = render_stack(stack, ChartSource(charts_from=charts_dir), KUBERNETES)
+    metallb = [o for c in report.charts if c.release.release == "metallb" for o in c.installed]
+    assert controller_bgp_type(metallb) == "frr-k8s"
+    objects, _ = stack_objects(stack)
+    verdicts = [v for v in webhook_verdicts([*objects, *metallb]) if v.obj["kind"] in ("BGPPeer", "BGPAdvertisement")]
+    assert len(verdicts) == 3 and all(v.admitted for v in verdicts)

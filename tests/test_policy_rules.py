@@ -225,7 +225,7 @@ def test_every_rule_becomes_a_pulumi_policy_with_a_defaulted_schema() -> None:
     from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
     names = [rule.name for rule in ALL_RULES]
-    assert len(names) == len(set(names)) == 26
+    assert len(names) == len(set(names)) == 27
     for rule in ALL_RULES:
         policy = to_policy(rule)
         expected = ResourceValidationPolicy if isinstance(rule, ResourceRule) else StackValidationPolicy
@@ -836,6 +836,39 @@ def test_apiserver_reachability() -> None:
     assert rule(stack(deny, hook)) == []  # backends unknown: skipped unless requireKnownBackends
     strict = rule.config.from_config({"requireKnownBackends": True})
     assert rule(stack(deny, hook), strict)
+
+
+def test_operator_webhook_admission() -> None:
+    rule = admission_rules.OPERATOR_WEBHOOK_ADMISSION
+    issuer = {"name": "ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}
+    good = {"secretName": "tls", "dnsNames": ["a.example"], "duration": "2160h", "renewBefore": "360h", "issuerRef": issuer}
+    certificate = k8s("Certificate", "tls", "apps", api="cert-manager.io/v1", spec=good)
+    assert rule(stack(certificate)) == []
+    short = k8s("Certificate", "tls", "apps", api="cert-manager.io/v1", spec={**good, "renewBefore": "1m"})
+    [violation] = rule(stack(short))
+    assert violation.urn == short.urn
+    assert 'webhook "webhook.cert-manager.io" denied the request: spec.renewBefore: Invalid value: 1m0s' in violation.message
+    # The chart's namespaceSelector leaves a namespace labelled cert-manager.io/disable-validation out.
+    unvalidated = k8s("Namespace", "apps", labels={"cert-manager.io/disable-validation": "true"})
+    assert rule(stack(unvalidated, short)) == []
+
+    def peer(name: str, asn: int, address: str) -> ResourceView:
+        spec = {"myASN": asn, "peerASN": 65000, "peerAddress": address}
+        return k8s("BGPPeer", name, "metallb-system", api="metallb.io/v1beta2", spec=spec)
+
+    r1, r2 = peer("r1", 64512, "10.0.0.1"), peer("r2", 64513, "10.0.0.2")
+    # frr-k8s (the chart's default backend) refuses two myASNs on one node; the native backend does not.
+    assert {v.urn for v in rule(stack(r1, r2))} == {r1.urn, r2.urn}
+    assert rule(stack(chart("metallb", "0.16.1", {"frrk8s": {"enabled": False}}), r1, r2)) == []
+    assert rule(stack(r1, r2), rule.config.from_config({"metallbBgpType": "native"})) == []
+    elsewhere = k8s("IPAddressPool", "p", "default", api="metallb.io/v1beta1", spec={"addresses": ["10.0.0.0/28"]})
+    assert "resource must be created in metallb-system namespace" in rule(stack(elsewhere))[0].message
+    assert rule(stack(elsewhere), rule.config.from_config({"metallbNamespace": "default"})) == []
+    # During a preview a MetalLB object not known yet leaves the set unjudged.
+    later = k8s("IPAddressPool", "q", "metallb-system", api="metallb.io/v1beta1", spec=UNKNOWN_SPEC)
+    assert rule(stack(r1, r2, later)) == []
+    exempt = rule.config.from_config({"exempt": [{"namespace": "apps", "kind": "Certificate", "name": "*"}]})
+    assert rule(stack(short), exempt) == []
 
 
 # --- policy config files -----------------------------------------------------------------------------

@@ -2,7 +2,10 @@
 
 - Pod Security: every pod template (admission_pss) against its namespace's enforce level/version;
 - Argo CD: every Application against its AppProject, with the objects it would sync (admission_argocd);
-- reachability: every Service the API server calls, through the NetworkPolicies (netpol).
+- reachability: every Service the API server calls, through the NetworkPolicies (netpol);
+- operator webhooks: every cert-manager Certificate/Issuer/ClusterIssuer and MetalLB IPAddressPool,
+  L2Advertisement, BGPAdvertisement, BGPPeer and Community, as the operators' validating webhooks answer
+  it (admission_certmanager, admission_metallb).
 
 Pure functions; the security pack's rules (admission_rules.py) and the offline report
 (`python -m offline admission`) both use them.
@@ -15,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import admission_argocd as argocd
+from . import admission_certmanager as certmanager
+from . import admission_metallb as metallb
 from . import admission_pss as pss
 from .access import get, items, mapping, text
 from .netpol import API_SERVER, CallVerdict, Host, judge_api_server_calls
@@ -196,6 +201,52 @@ def reachability_verdicts(objects: Sequence[Mapping[str, Any]], source: Host = A
     return judge_api_server_calls(objects, source)
 
 
+# --- operators' validating webhooks ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WebhookVerdict:
+    obj: Mapping[str, Any]
+    webhook: str
+    refusal: str | None
+    """The message the API server relays when the webhook refuses the object (None: admitted)."""
+
+    @property
+    def admitted(self) -> bool:
+        return self.refusal is None
+
+
+def webhook_verdicts(
+    objects: Sequence[Mapping[str, Any]],
+    *,
+    metallb_bgp_type: str | None = None,
+    metallb_namespace: str = metallb.NAMESPACE,
+    nodes: Sequence[Mapping[str, str]] = (),
+) -> list[WebhookVerdict]:
+    """Every cert-manager and MetalLB object of `objects`, as the operator's validating webhook answers its
+    creation. MetalLB's webhooks judge an object together with the objects of its kind (and the pools) that
+    exist: here, every one among `objects`, i.e. the state once all of them are applied; when that set is
+    refused, at least the last of them to be applied is, and each of them is reported.
+
+    MetalLB's BGP backend (which peer rules apply): the MetalLB controller's METALLB_BGP_TYPE when its
+    Deployment is among the objects (charts rendered), else `metallb_bgp_type` (hpcforge's chart values,
+    `admission_metallb.bgp_type_from_values`), else the chart's default (`frr-k8s`). `nodes`: the labels of
+    the cluster's nodes, when known (none: every pair of peers may share a node, as the webhook assumes)."""
+    labels = namespace_labels(objects)
+    bgp_type = metallb.controller_bgp_type(objects) or metallb_bgp_type or metallb.bgp_type_from_values({})
+    existing = [o for o in objects if metallb.judged(o)]
+    verdicts: list[WebhookVerdict] = []
+    for obj in objects:
+        if certmanager.judged(obj):
+            if kind_of(obj) in certmanager.NAMESPACED and certmanager.validation_disabled(labels.get(namespace_of(obj))):
+                continue  # the chart's namespaceSelector: the webhook is not called
+            verdicts.append(WebhookVerdict(obj, certmanager.WEBHOOK, certmanager.refusal(obj)))
+        elif metallb.judged(obj):
+            refusal = metallb.refusal(obj, existing, namespace=metallb_namespace, bgp_type=bgp_type, nodes=nodes)
+            verdicts.append(WebhookVerdict(obj, metallb.WEBHOOKS[kind_of(obj)], refusal))
+    return verdicts
+
+
 # --- report ---------------------------------------------------------------------------------------
 
 
@@ -204,6 +255,7 @@ class Report:
     pods: list[PodVerdict]
     applications: list[ApplicationVerdict]
     calls: list[CallVerdict]
+    webhooks: list[WebhookVerdict]
 
     @property
     def rejected_pods(self) -> list[PodVerdict]:
@@ -220,6 +272,10 @@ class Report:
     @property
     def unjudged(self) -> list[CallVerdict]:
         return [v for v in self.calls if v.reachable is None]
+
+    @property
+    def refused_by_webhooks(self) -> list[WebhookVerdict]:
+        return [v for v in self.webhooks if not v.admitted]
 
     def lines(self) -> list[str]:
         out = ["Pod Security (per pod template, at its namespace's enforce level):"]
@@ -238,11 +294,18 @@ class Report:
             target = f"Service {call.call.namespace}/{call.call.service}:{call.call.port}"
             out.append(f"  {mark} {display(call.call.caller)} {call.call.where} -> {target}")
             out += [f"         {reason}" for reason in call.reasons]
+        out.append("Operator webhooks (cert-manager v1.21.1, MetalLB v0.16.1):")
+        for hook in self.webhooks:
+            mark = "ok  " if hook.admitted else "DENY"
+            out.append(f"  {mark} {display(hook.obj)} ({hook.webhook})")
+            if hook.refusal:
+                out.append(f"         {hook.refusal}")
         out.append(
             f"Summary: {len(self.rejected_pods)} of {len(self.pods)} pod templates rejected, "
             f"{len(self.refused_applications)} of {len(self.applications)} Applications refused, "
             f"{len(self.unreachable)} of {len(self.calls)} API server calls unreachable "
-            f"({len(self.unjudged)} not judged: backends not among the objects)."
+            f"({len(self.unjudged)} not judged: backends not among the objects), "
+            f"{len(self.refused_by_webhooks)} of {len(self.webhooks)} cert-manager and MetalLB objects refused by their webhooks."
         )
         return out
 
@@ -251,9 +314,11 @@ def admission_report(
     objects: Sequence[Mapping[str, Any]],
     synced: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     cluster_version: pss.Version = pss.KUBERNETES_VERSION,
+    metallb_bgp_type: str | None = None,
 ) -> Report:
     return Report(
         pod_security_verdicts(objects, cluster_version),
         appproject_verdicts(objects, synced),
         reachability_verdicts(objects),
+        webhook_verdicts(objects, metallb_bgp_type=metallb_bgp_type),
     )

@@ -9,6 +9,9 @@
 - apiserver-reachability (stack): every APIService, admission webhook and CRD conversion webhook
   whose backend pods are among the objects can be reached by the API server through the
   NetworkPolicies.
+- operator-webhook-admission (stack): every cert-manager Certificate, Issuer and ClusterIssuer and every
+  MetalLB IPAddressPool, L2Advertisement, BGPAdvertisement, BGPPeer and Community passes the operator's
+  validating webhook, as cert-manager v1.21.1 and MetalLB v0.16.1 decide it.
 
 They judge every object the engine sends: hpcforge's own and charts' rendered objects alike.
 """
@@ -21,12 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import admission
+from . import admission_metallb as metallb
 from . import admission_pss as pss
 from .access import glob
 from .knobs import ObjectSelector, RuleConfig, knob, selector_list_knob
 from .netpol import API_SERVER, Host
-from .podtemplates import kind_of, name_of, namespace_of
+from .podtemplates import display, kind_of, name_of, namespace_of
 from .rule import StackRule
+from .sources import chart_basename, helm_sources
 from .view import ResourceView, StackView, Violation
 from .wire import Unknown
 
@@ -221,4 +226,67 @@ APISERVER_REACHABILITY = StackRule(
     "namespace's allows (components/k8s.py).",
 )
 
-RULES = (POD_SECURITY_ADMISSION, ARGOCD_APPPROJECT_ADMISSION, APISERVER_REACHABILITY)
+# --- operator-webhook-admission ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OperatorWebhookAdmissionConfig(RuleConfig):
+    metallb_namespace: str = knob(
+        "metallbNamespace",
+        metallb.NAMESPACE,
+        {"type": "string", "minLength": 1},
+        "Namespace of the MetalLB controller: its webhooks refuse MetalLB objects anywhere else.",
+    )
+    metallb_bgp_type: str = knob(
+        "metallbBgpType",
+        "",
+        {"type": "string", "enum": ["", *metallb.BGP_TYPES]},
+        "MetalLB's BGP backend (`native`, `frr`, `frr-k8s`; '' = from the metallb chart's values in the stack, "
+        "else the chart's default `frr-k8s`).",
+    )
+    exempt: tuple[ObjectSelector, ...] = selector_list_knob("exempt", "Objects {namespace, kind, name} (globs) not judged.")
+
+
+def metallb_chart_values(stack: StackView) -> Mapping[str, Any] | None:
+    """The values the stack gives the metallb chart (a helm.v4.Chart's or an Argo CD Application's)."""
+    for resource in stack.resources:
+        for source in helm_sources(resource):
+            if chart_basename(source.chart) == "metallb":
+                return source.values
+    return None
+
+
+def check_operator_webhook_admission(stack: StackView, config: OperatorWebhookAdmissionConfig) -> list[Violation]:
+    objects, origin = stack_objects(stack)
+    values = metallb_chart_values(stack)
+    bgp_type = config.metallb_bgp_type or (
+        None if values is None or has_unknown(values) else metallb.bgp_type_from_values(values)
+    )
+    # MetalLB judges a set of objects: one not known yet during a preview leaves its kind's verdicts open.
+    unknown_metallb = any(metallb.judged(o) and has_unknown(o.get("spec")) for o in objects)
+    violations: list[Violation] = []
+    for verdict in admission.webhook_verdicts(objects, metallb_bgp_type=bgp_type, metallb_namespace=config.metallb_namespace):
+        if verdict.admitted or _selected(config.exempt, verdict.obj) or has_unknown(verdict.obj.get("spec")):
+            continue
+        if unknown_metallb and metallb.judged(verdict.obj):
+            continue
+        resource = origin.get(id(verdict.obj))
+        violations.append(
+            Violation(
+                f"{display(verdict.obj)}: the API server refuses it: {verdict.refusal}.",
+                resource.urn if resource else None,
+            )
+        )
+    return violations
+
+
+OPERATOR_WEBHOOK_ADMISSION = StackRule(
+    "operator-webhook-admission",
+    "Every cert-manager and MetalLB object passes the operator's validating webhook (cert-manager v1.21.1, MetalLB v0.16.1).",
+    OperatorWebhookAdmissionConfig,
+    check_operator_webhook_admission,
+    "Change the value the message names; for hpcforge's own objects, the config key behind it (tls.*, network.pools, "
+    "network.advertisement.peers) has a check that names it.",
+)
+
+RULES = (POD_SECURITY_ADMISSION, ARGOCD_APPPROJECT_ADMISSION, APISERVER_REACHABILITY, OPERATOR_WEBHOOK_ADMISSION)
