@@ -20,7 +20,14 @@ from typing import Any
 import yaml
 
 from policies.rules.access import get, mapping, text
-from policies.rules.admission import ApplicationVerdict, admission_report, application_key, appproject_verdicts
+from policies.rules.admission import (
+    ApplicationVerdict,
+    WebhookVerdict,
+    admission_report,
+    application_key,
+    appproject_verdicts,
+    webhook_verdicts,
+)
 from policies.rules.admission_argocd import is_namespaced
 from policies.rules.admission_metallb import bgp_type_from_values
 from policies.rules.podtemplates import group_of, kind_of, namespace_of
@@ -168,6 +175,17 @@ def argocd_chart_verdicts(stack: RecordedStack, report: RenderReport) -> list[Ap
     for key, documents in charts.items():
         synced.setdefault(key, []).extend(documents)
     return [v for v in appproject_verdicts(objects, synced) if application_key(v.application) in charts]
+
+
+def argocd_chart_webhook_verdicts(stack: RecordedStack, report: RenderReport) -> list[WebhookVerdict]:
+    """The cert-manager and MetalLB webhooks' answer to every rendered object an Argo CD Application syncs (a
+    refusal fails its sync), judged with the stack's own objects (MetalLB judges a set). The packs never see
+    these objects, so `offline check --render-charts` reports them from here."""
+    objects, _ = stack_objects(stack)
+    synced = [o for documents in argocd_synced_charts(stack, report).values() for o in documents]
+    ours = {id(o) for o in synced}
+    verdicts = webhook_verdicts([*objects, *synced], metallb_bgp_type=metallb_bgp_type(stack))
+    return [v for v in verdicts if id(v.obj) in ours]
 
 
 def chart_values(stack: RecordedStack, chart: str) -> Mapping[str, Any] | None:

@@ -13,7 +13,8 @@ With `--render-charts` the charts are rendered first (offline/charts.py) and eac
 sent as its own resource, the Chart its parent (offline/chart_objects.py `engine_view`). Charts
 delivered by Argo CD (`argocd` delivery) never reach the packs, as under the real engine; for them the
 check prints what Argo CD would decide: each Application's AppProject rules applied to every rendered
-object it would sync (offline/admission.py `argocd_chart_verdicts`), a refusal failing the check.
+object it would sync (offline/admission.py `argocd_chart_verdicts`), and the cert-manager and MetalLB
+webhooks' answer to each of those objects (`argocd_chart_webhook_verdicts`), a refusal failing the check.
 
 Diagnostics are printed like `pulumi preview`'s policy summary; exit 1 on any mandatory
 violation, 2 when packs cannot be started or configured, 0 otherwise.
@@ -37,8 +38,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from policies.rules.admission import application_lines
+from policies.rules.podtemplates import display
 
-from .admission import argocd_chart_verdicts
+from .admission import argocd_chart_verdicts, argocd_chart_webhook_verdicts
 from .charts import RenderReport
 from .engine import PROJECT, RecordedResource, RecordedStack
 from .environ import ArgumentListTooLong, policy_pack_environment
@@ -420,6 +422,7 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if report is not None and any(chart.release.delivery == "argocd" for chart in report.charts):
         refused = print_argocd_admission(recorded, report, sys.stdout)
+        refused += print_argocd_webhooks(recorded, report, sys.stdout)
         if refused and exit_code == EXIT_OK:
             exit_code = EXIT_POLICY
     return exit_code
@@ -437,4 +440,20 @@ def print_argocd_admission(stack: RecordedStack, report: RenderReport, out: Text
         print("\n".join(application_lines(verdict)), file=out)
     refused = sum(1 for v in verdicts if not v.permitted)
     print(f"Argo CD summary: {refused} of {len(verdicts)} Applications refused", file=out)
+    return refused
+
+
+def print_argocd_webhooks(stack: RecordedStack, report: RenderReport, out: TextIO) -> int:
+    """The cert-manager and MetalLB webhooks' answer to each object of the charts Argo CD delivers (nothing
+    printed when they have none). Returns how many are refused."""
+    verdicts = argocd_chart_webhook_verdicts(stack, report)
+    if not verdicts:
+        return 0
+    print("\nOperator webhooks, objects of charts delivered by Argo CD (cert-manager v1.21.1, MetalLB v0.16.1):", file=out)
+    for verdict in verdicts:
+        print(f"  {'ok  ' if verdict.admitted else 'DENY'} {display(verdict.obj)} ({verdict.webhook})", file=out)
+        if verdict.refusal:
+            print(f"         {verdict.refusal}", file=out)
+    refused = sum(1 for v in verdicts if not v.admitted)
+    print(f"Operator webhook summary: {refused} of {len(verdicts)} objects refused", file=out)
     return refused

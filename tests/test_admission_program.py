@@ -485,3 +485,53 @@ def test_a_single_pool_address_reaches_metallb_as_a_cidr(tmp_path: Path) -> None
     objects, _ = stack_objects(stack)
     [login] = [o for o in objects if kind_of(o) == "IPAddressPool" and name_of(o) == "login"]
     assert login["spec"]["addresses"] == ["10.10.0.150-10.10.0.153", "10.10.0.160/32"]
+
+
+def test_offline_check_reports_a_refused_object_of_a_chart_argo_cd_delivers(prod_stack: RecordedStack) -> None:
+    """In `argocd` delivery the packs never see the charts' objects: `offline check --render-charts` judges them
+    itself (offline/check.py print_argocd_webhooks). A chart Certificate whose renewBefore is not below its
+    duration (slurm-operator's chain, as its chart renders it, with the renewBefore raised) is reported and fails
+    the check; as rendered it passes."""
+    import io
+
+    from components.versions import Charts
+    from offline.charts import ChartRelease, RenderedChart, RenderReport
+    from offline.check import print_argocd_webhooks
+
+    [application] = [
+        r
+        for r in prod_stack.resources
+        if r.is_kubernetes_object and r.inputs.get("kind") == "Application" and r.inputs["metadata"]["name"] == "slurm-operator"
+    ]
+    # Rendered from the slurm-operator 1.2.1 chart (templates/cert-manager/pki.yaml) with hpcforge's prod values,
+    # release `slurm-operator` in `slinky`, by `offline render --render-charts` (helm-python-sdk) on 2026-11-26;
+    # labels left out.
+    certificate = {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": "slurm-operator-webhook-ca", "namespace": "slinky"},
+        "spec": {
+            "commonName": "slurm-operator-webhook-self-ca",
+            "dnsNames": ["slurm-operator-webhook", "slurm-operator-webhook.slinky.svc"],
+            "duration": "43800h0m0s",
+            "issuerRef": {"name": "slurm-operator-webhook-root-issuer"},
+            "renewBefore": "8760h0m0s",
+            "secretName": "slurm-operator-webhook-ca",
+        },
+    }
+    release = ChartRelease("slurm-operator", Charts.SLURM_OPERATOR, "slinky", {}, "argocd", application.urn)
+
+    def check(obj: dict[str, Any]) -> tuple[int, str]:
+        out = io.StringIO()
+        return print_argocd_webhooks(prod_stack, RenderReport([RenderedChart(release, objects=[obj])], []), out), out.getvalue()
+
+    assert check(certificate) == (
+        0,
+        "\nOperator webhooks, objects of charts delivered by Argo CD (cert-manager v1.21.1, MetalLB v0.16.1):\n"
+        "  ok   Certificate slinky/slurm-operator-webhook-ca (webhook.cert-manager.io)\n"
+        "Operator webhook summary: 0 of 1 objects refused\n",
+    )
+    refused, text = check({**certificate, "spec": {**certificate["spec"], "renewBefore": "43800h"}})
+    assert refused == 1
+    assert "  DENY Certificate slinky/slurm-operator-webhook-ca (webhook.cert-manager.io)" in text
+    assert "certificate duration 43800h0m0s must be greater than renewBefore 43800h0m0s" in text
