@@ -426,6 +426,30 @@ def test_http01_table(scenario: str, http01: dict[str, Any], expected: list[str]
     assert [str(e) for e in cm.validate_issuer(spec)] == expected
 
 
+# TestValidateACMEIssuerGatewayParentRefs: (name, parentRefs, the error must contain; '' = no error)
+PARENT_REFS: list[tuple[str, list[dict[str, Any]], str]] = [
+    ("kind without name", [{"kind": "Gateway"}], "name is required"),
+    ("name without kind", [{"name": "test-gateway"}], "kind is required"),
+    ("empty parentRefs array", [], ""),
+    ("both name and kind present", [{"name": "test-gateway", "kind": "Gateway"}], ""),
+    ("multiple valid parentRefs", [{"name": "gateway-1", "kind": "Gateway"}, {"name": "gateway-2", "kind": "Gateway"}], ""),
+]
+
+
+@pytest.mark.parametrize(("name", "refs", "contains"), PARENT_REFS, ids=[c[0] for c in PARENT_REFS])
+def test_gateway_parent_refs_table(name: str, refs: list[dict[str, Any]], contains: str) -> None:
+    spec = {"acme": {**VALID_ACME, "solvers": [{"http01": {"gatewayHTTPRoute": {"parentRefs": refs}}}]}}
+    errors = [str(e) for e in cm.validate_issuer(spec)]
+    assert any(contains in e for e in errors) if contains else errors == []
+
+
+def test_the_api_server_defaults_a_parent_refs_kind_before_the_webhook() -> None:
+    # The CRD's schema defaults parentRefs[].kind to Gateway, so "name without kind" never reaches the webhook.
+    refs = [{"name": "test-gateway"}]
+    spec = {"acme": {**VALID_ACME, "solvers": [{"http01": {"gatewayHTTPRoute": {"parentRefs": refs}}}]}}
+    assert cm.refusal({"apiVersion": "cert-manager.io/v1", "kind": "ClusterIssuer", "spec": spec}) is None
+
+
 def test_refusal_message_and_namespace_selector() -> None:
     bad = {
         "apiVersion": "cert-manager.io/v1",

@@ -587,10 +587,29 @@ def validation_disabled(namespace_labels: Mapping[str, Any] | None) -> bool:
     return mapping(namespace_labels).get(DISABLE_VALIDATION_LABEL) == "true"
 
 
+def with_crd_defaults(kind: str, spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The defaults the API server applies from the CRDs' schemas before calling the webhook, for the fields
+    validated here: an ACME HTTP-01 gateway parentRef's `kind` defaults to `Gateway`
+    (deploy/crds/cert-manager.io_{cluster,}issuers.yaml)."""
+    acme = spec.get("acme")
+    if kind == "Certificate" or not isinstance(acme, Mapping):
+        return spec
+    solvers = []
+    for solver in items(acme.get("solvers")):
+        route = get(solver, "http01", "gatewayHTTPRoute")
+        if isinstance(route, Mapping) and isinstance(route.get("parentRefs"), list):
+            refs = [{"kind": "Gateway", **ref} if isinstance(ref, Mapping) else ref for ref in items(route.get("parentRefs"))]
+            http01 = {**mapping(get(solver, "http01")), "gatewayHTTPRoute": {**route, "parentRefs": refs}}
+            solvers.append({**mapping(solver), "http01": http01})
+        else:
+            solvers.append(solver)
+    return {**spec, "acme": {**acme, "solvers": solvers}} if "solvers" in acme else spec
+
+
 def refusal(obj: Mapping[str, Any]) -> str | None:
     """The webhook's answer for `obj`: None when admitted, else the message the API server relays."""
     kind = text(obj.get("kind")) or ""
-    spec = mapping(obj.get("spec"))
+    spec = with_crd_defaults(kind, mapping(obj.get("spec")))
     try:
         errors = VALIDATORS[kind](spec)
     except UndecodableError as error:
