@@ -505,10 +505,13 @@ def _namespace(obj: Mapping[str, Any]) -> str:
 
 
 def _with_update(existing: Sequence[Mapping[str, Any]], obj: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
-    """`*ListWithUpdate`: the existing objects of the kind, `obj` replacing the one of its name or appended."""
+    """`*ListWithUpdate` on CREATE: the other objects of the kind as the API server lists them (by name), `obj`
+    appended."""
     name = text(get(obj, "metadata", "name"))
-    found = [obj if text(get(o, "metadata", "name")) == name else o for o in existing]
-    return tuple(found if any(o is obj for o in found) else [*found, obj])
+    others = sorted(
+        (o for o in existing if text(get(o, "metadata", "name")) != name), key=lambda o: text(get(o, "metadata", "name")) or ""
+    )
+    return (*others, obj)
 
 
 def refusal(
@@ -529,7 +532,9 @@ def refusal(
         return f'admission webhook "{webhook}" denied the request: resource must be created in {namespace} namespace'
 
     def of(wanted: str) -> tuple[Mapping[str, Any], ...]:
-        return tuple(o for o in existing if text(o.get("kind")) == wanted and judged(o) and _namespace(o) == namespace)
+        """The objects of a kind in the controller's namespace, as the API server lists them (by name)."""
+        found = [o for o in existing if text(o.get("kind")) == wanted and judged(o) and _namespace(o) == namespace]
+        return tuple(sorted(found, key=lambda o: text(get(o, "metadata", "name")) or ""))
 
     node_list = tuple(nodes)
     resources = {
