@@ -120,22 +120,36 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return errors
 
 
+def mask_trailing_dash(name: str) -> str:
+    """pkg/api/validation/generic.go `maskTrailingDash`: a trailing dash of a name longer than one
+    byte stands for the suffix to come (Go slices bytes: `name[:len(name)-2] + "a"`)."""
+    raw = name.encode()
+    if len(raw) > 1 and raw.endswith(b"-"):
+        return (raw[:-2] + b"a").decode(errors="replace")
+    return name
+
+
 def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
-    """pkg/api/validation/generic.go `NameIsDNSSubdomain`, with `maskTrailingDash` for a prefix (a
-    trailing dash of a name longer than one character stands for the suffix to come)."""
-    if prefix and len(name.encode()) > 1 and name.endswith("-"):
-        name = name[:-2] + "a"
-    return is_dns1123_subdomain(name)
+    """pkg/api/validation/generic.go `NameIsDNSSubdomain`."""
+    return is_dns1123_subdomain(mask_trailing_dash(name) if prefix else name)
 
 
 _DURATION_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
-_DURATION_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]*)")
 MINUTE_NS = 60 * 10**9
+_DIGITS = "0123456789"
+
+
+def _leading_digits(text: str) -> int:
+    count = 0
+    while count < len(text) and text[count] in _DIGITS:
+        count += 1
+    return count
 
 
 def go_duration(value: str) -> int:
-    """Go's `time.ParseDuration` (nanoseconds): `[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+`, or `0`. ValueError
-    with Go's message when it does not parse."""
+    """Go's `time.ParseDuration` (nanoseconds): `[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+`, or `0`; a fraction is
+    added through float64 as Go adds it (`leadingFraction` keeps the digits that fit). ValueError with
+    Go's message when it does not parse."""
     invalid = ValueError(f'time: invalid duration "{value}"')
     rest, negative = value, False
     if rest[:1] in ("-", "+"):
@@ -146,24 +160,47 @@ def go_duration(value: str) -> int:
         raise invalid
     total = 0
     while rest:
-        if not (rest[0] == "." or rest[0].isdigit()):
+        if not (rest[0] == "." or rest[0] in _DIGITS):
             raise invalid
-        match = _DURATION_PART.match(rest)
-        assert match is not None  # the pattern matches any text
-        whole, fraction, unit = match.group(1), match.group(2), match.group(3)
-        if not whole and not fraction:
+        digits = _leading_digits(rest)
+        whole = int(rest[:digits] or "0")
+        if whole > 2**63:  # leadingInt overflows
             raise invalid
+        rest, seen = rest[digits:], digits > 0
+        fraction, scale = 0, 1.0
+        if rest[:1] == ".":
+            rest = rest[1:]
+            digits = _leading_digits(rest)
+            seen = seen or digits > 0
+            for digit in rest[:digits]:  # leadingFraction: stops accumulating where x*10 would overflow
+                if fraction > (2**63 - 1) // 10 or fraction * 10 + int(digit) > 2**63:
+                    break
+                fraction, scale = fraction * 10 + int(digit), scale * 10
+            rest = rest[digits:]
+        if not seen:
+            raise invalid
+        unit_length = 0
+        while unit_length < len(rest) and rest[unit_length] != "." and rest[unit_length] not in _DIGITS:
+            unit_length += 1
+        unit = rest[:unit_length]
         if not unit:
             raise ValueError(f'time: missing unit in duration "{value}"')
         if unit not in _DURATION_UNITS:
             raise ValueError(f'time: unknown unit "{unit}" in duration "{value}"')
-        scale = _DURATION_UNITS[unit]
-        total += int(whole or "0") * scale
-        if fraction:
-            total += int(fraction) * scale // 10 ** len(fraction)
-        if total > 2**63 - (0 if negative else 1):
+        rest = rest[unit_length:]
+        scale_ns = _DURATION_UNITS[unit]
+        if whole > 2**63 // scale_ns:
             raise invalid
-        rest = rest[match.end() :]
+        part = whole * scale_ns
+        if fraction > 0:
+            part += int(float(fraction) * (float(scale_ns) / scale))
+            if part > 2**63:
+                raise invalid
+        total += part
+        if total > 2**63:
+            raise invalid
+    if not negative and total > 2**63 - 1:
+        raise invalid
     return -total if negative else total
 
 
