@@ -49,8 +49,8 @@ def assert_admitted(objects: Sequence[Mapping[str, Any]], kinds: set[str]) -> No
     assert {kind_of(v.obj) for v in verdicts} == kinds, "the walk missed a kind"
     assert [v.message for v in verdicts if not v.admitted] == []
     assert [(name_of(v.obj), v.warnings) for v in verdicts if v.warnings] == []
-    # Every kind hpcforge sends has a webhook that was consulted (none was skipped by scope).
-    assert all(v.operation == slinky.CREATE for v in verdicts)
+    # The webhook was called for every one (none left out by the chart's scope).
+    assert all(v.judged and v.operation == slinky.CREATE for v in verdicts)
 
 
 def test_dev_and_prod_custom_resources_are_admitted(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:
@@ -101,7 +101,8 @@ def test_the_webhook_runs_in_hpcforges_deployment(dev_stack: RecordedStack, prod
     assert only.namespaces == ("hpc", "lab") and only.judges("lab") and not only.judges("slurm")
     # A CR the webhook does not judge is still held to the CRD's rules.
     unjudged = slinky.validate_create(nodeset("x", None), scope=slinky.WebhookScope(enabled=False))
-    assert unjudged.admitted
+    assert unjudged.admitted and not unjudged.judged and "the webhook does not run here" in unjudged.message
+    assert not slinky.validate_create(nodeset("x", None)).admitted
 
 
 def test_chart_webhook_defaults_are_the_charts() -> None:

@@ -553,6 +553,9 @@ class Verdict:
     rule_errors: tuple[str, ...] = ()
     """What the CRD's CEL rules refuse it for (checked first: the webhook is then not called)."""
     warnings: tuple[str, ...] = field(default=())
+    judged: bool = True
+    """Whether the webhook was called (False: the chart's values keep it from this namespace, or the CEL
+    rules refused first)."""
 
     @property
     def admitted(self) -> bool:
@@ -565,7 +568,8 @@ class Verdict:
         if self.errors:
             webhook = WEBHOOK_NAMES.get(kind_of(self.obj), "?")
             return f'admission webhook "{webhook}" denied the request: {aggregate_message(self.errors)}'
-        return "admitted" + (f" with warnings: {'; '.join(self.warnings)}" if self.warnings else "")
+        scope = "" if self.judged else " (CRD rules only: the webhook does not run here)"
+        return "admitted" + scope + (f" with warnings: {'; '.join(self.warnings)}" if self.warnings else "")
 
 
 def is_slinky(obj: Mapping[str, Any]) -> bool:
@@ -576,7 +580,7 @@ def validate_create(obj: Mapping[str, Any], config_maps: ConfigMaps | None = Non
     """A CREATE of `obj`: the CRD's CEL rules, then (where the webhook runs) `ValidateCreate`."""
     rule_errors = tuple(crd_rule_errors(obj))
     if rule_errors or not (scope or WebhookScope()).judges(namespace_of(obj)):
-        return Verdict(obj, CREATE, rule_errors=rule_errors)
+        return Verdict(obj, CREATE, rule_errors=rule_errors, judged=False)
     warnings, errors = validate_create_errors(obj, config_maps)
     return Verdict(obj, CREATE, tuple(errors), (), tuple(warnings))
 
@@ -587,7 +591,7 @@ def validate_update(
     """An UPDATE from `old` (as stored) to `new`: the CRD's CEL rules, then `ValidateUpdate`."""
     rule_errors = tuple(crd_rule_errors(new))
     if rule_errors or not (scope or WebhookScope()).judges(namespace_of(new)):
-        return Verdict(new, UPDATE, rule_errors=rule_errors)
+        return Verdict(new, UPDATE, rule_errors=rule_errors, judged=False)
     warnings, errors = validate_update_errors(old, new, config_maps)
     return Verdict(new, UPDATE, tuple(errors), (), tuple(warnings))
 
