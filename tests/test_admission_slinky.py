@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,12 @@ import yaml
 from components.config import ConfigError, load_config
 from components.config.slurm import NodeSetConfig
 from components.layers.slurm import nodeset_spec
-from offline.admission import stack_objects
+from offline.admission import slinky_scope, stack_objects
 from offline.engine import ProgramConfigError, RecordedStack
 from policies.rules import admission_slinky as slinky
 from policies.rules.podtemplates import kind_of, name_of
 
-from .helpers import config_values, go_program, raw_config, require_shared, run_stack_file, write_variant
+from .helpers import REPO, config_values, go_program, raw_config, require_shared, run_stack_file, write_variant
 from .test_admission_program import chart_values, flipped
 
 Obj = dict[str, Any]
@@ -94,7 +95,7 @@ def test_the_webhook_runs_in_hpcforges_deployment(dev_stack: RecordedStack, prod
     webhook judges the Slurm namespace in both stacks (a helm.v4.Chart in dev, an Argo CD Application in prod)."""
     for stack in (dev_stack, prod_stack):
         scope = slinky.webhook_scope(chart_values(stack, "slurm-operator"))
-        assert scope == slinky.WebhookScope(True, (), "Fail")
+        assert scope == slinky.WebhookScope(True, (), "Fail") == slinky_scope(stack)  # offline admission's reading
         assert scope.judges("slurm") and not scope.judges("kube-system")
     assert not slinky.webhook_scope({"webhook": {"enabled": False}}).judges("slurm")
     only = slinky.webhook_scope({"webhook": {"namespaces": "hpc, lab"}})
@@ -126,6 +127,27 @@ def test_the_crds_cel_rules_are_the_ones_reproduced() -> None:
     assert found, "no CEL rule found: the CRDs moved"
     for message in found:
         assert message.split(" when ")[0] in source, message
+
+
+def test_offline_admission_reports_a_refused_custom_resource(tmp_path: Path) -> None:
+    bad = with_spec(nodeset("bad", "slurm"), "updateStrategy.rollingUpdate.maxUnavailable", 0)
+    bad["metadata"]["namespace"] = "slurm"
+    (tmp_path / "nodeset.yaml").write_text(yaml.safe_dump(bad))
+    result = subprocess.run(
+        [sys.executable, "-m", "offline", "admission", "--stack", "dev", "--objects", str(tmp_path)],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 1, result.stderr
+    assert (
+        'DENY CREATE NodeSet slurm/bad: admission webhook "nodeset-v1beta1.kb.io" denied the request: maxUnavailable '
+        "must be > 0, got 0" in result.stdout
+    )
+    assert "ok   CREATE Controller slurm/slurm: admitted" in result.stdout
+    assert result.stdout.splitlines()[-1].endswith("1 of 6 Slinky custom resources refused.")
 
 
 # --- day two: the config keys behind fields that may not change ---------------------------------------------------
