@@ -597,13 +597,13 @@ def validate_update(
 
 
 def config_maps_of(objects: Iterable[Mapping[str, Any]]) -> ConfigMaps:
-    """The ConfigMaps among `objects` as the webhook would find them (their `data` and `binaryData`
-    keys; NOT_KNOWN where the data is not known yet)."""
+    """The ConfigMaps among `objects` as the webhook would find them: their `data` (the webhook reads
+    only `configMap.Data`'s keys, not `binaryData`); NOT_KNOWN where the data is not known yet."""
     found: dict[tuple[str, str], Any] = {}
     for obj in objects:
         if group_of(obj) == "" and kind_of(obj) == "ConfigMap":
-            data, binary = obj.get("data"), obj.get("binaryData")
-            if is_unknown(data) or is_unknown(binary):
+            data = obj.get("data")
+            if is_unknown(data):
                 found[(namespace_of(obj), name_of(obj))] = NOT_KNOWN
             else:
                 found[(namespace_of(obj), name_of(obj))] = {**mapping(data)}
