@@ -5,7 +5,9 @@ Runs the program under the mock engine, takes every Kubernetes object it declare
 --render-charts`), and prints per object: Pod Security verdicts per pod template, AppProject
 verdicts per Application (with the objects it would sync: its children, the files under
 `charts/<its release>/`, or objects labelled with its Helm release), API server reachability
-per APIService/webhook, and the cert-manager and MetalLB webhooks' answer per object.
+per APIService/webhook, slurm-operator's admission of each Slinky custom resource (with the
+webhook scope the stack's slurm-operator chart values give), and the cert-manager and MetalLB
+webhooks' answer per object (MetalLB's BGP backend from the stack's metallb chart values).
 Exit status 1 when anything is refused.
 """
 
@@ -30,6 +32,7 @@ from policies.rules.admission import (
 )
 from policies.rules.admission_argocd import is_namespaced
 from policies.rules.admission_metallb import bgp_type_from_values
+from policies.rules.admission_slinky import WebhookScope, webhook_scope
 from policies.rules.podtemplates import group_of, kind_of, namespace_of
 
 from .charts import RenderReport
@@ -205,6 +208,16 @@ def metallb_bgp_type(stack: RecordedStack) -> str | None:
     return None if values is None else bgp_type_from_values(values)
 
 
+SLURM_OPERATOR_CHART = "slurm-operator"
+
+
+def slinky_scope(stack: RecordedStack) -> WebhookScope:
+    """slurm-operator's webhook as the stack deploys it: from the values of its `slurm-operator` chart (a
+    helm.v4.Chart, or an Argo CD Application's Helm source); the chart's defaults when the stack has none."""
+    values = chart_values(stack, SLURM_OPERATOR_CHART)
+    return WebhookScope() if values is None else webhook_scope(values)
+
+
 def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequence[tuple[str, dict[str, Any]]] = ()) -> int:
     """The report for `stack`, plus `--objects DIR` and `rendered` (charts rendered in process)."""
     objects, synced = stack_objects(stack)
@@ -216,11 +229,17 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
         for key, documents in found.items():
             synced.setdefault(key, []).extend(documents)
         objects = [*objects, *applied]
-    report = admission_report(objects, synced, metallb_bgp_type=metallb_bgp_type(stack))
+    report = admission_report(objects, synced, slinky_scope=slinky_scope(stack), metallb_bgp_type=metallb_bgp_type(stack))
     print(
         f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
-        "cert-manager and MetalLB webhooks):\n"
+        "Slinky slurm-operator 1.2.1, cert-manager and MetalLB webhooks):\n"
     )
     print("\n".join(report.lines()))
-    refused = report.rejected_pods or report.refused_applications or report.unreachable or report.refused_by_webhooks
+    refused = (
+        report.rejected_pods
+        or report.refused_applications
+        or report.unreachable
+        or report.refused_slinky
+        or report.refused_by_webhooks
+    )
     return 1 if refused else 0

@@ -57,6 +57,8 @@ def assert_all_admitted(stack: RecordedStack) -> None:
     assert [[str(r) for r in v.refusals] for v in report.refused_applications] == []
     assert [v.reasons for v in report.unreachable] == []
     assert [v.refusal for v in report.refused_by_webhooks] == []
+    assert report.slinky, "no Slinky custom resource found: the walk is broken"
+    assert [v.message for v in report.refused_slinky] == []
 
 
 def test_dev_and_prod_own_objects_pass_admission(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:
