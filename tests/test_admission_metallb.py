@@ -526,6 +526,7 @@ def test_controller_bgp_type_from_a_rendered_deployment() -> None:
         ("10.0.0.10-10.0.0.20", ["10.0.0.10/31", "10.0.0.12/30", "10.0.0.16/30", "10.0.0.20/32"]),
         ("10.0.0.10 - 10.0.0.10", ["10.0.0.10/32"]),
         ("2001:db8::/64", ["2001:db8::/64"]),
+        ("::ffff:10.0.0.10-10.0.0.11", ["10.0.0.10/31"]),  # IP.To4 in ipaddr.Summarize
     ],
 )
 def test_parse_cidr(entry: str, networks: list[str]) -> None:
@@ -538,3 +539,97 @@ def test_parse_cidr(entry: str, networks: list[str]) -> None:
 def test_parse_cidr_refuses(entry: str) -> None:
     with pytest.raises(mlb.RefusedError):
         mlb.parse_cidr(entry)
+
+
+# --- against Go ------------------------------------------------------------------------------------------
+
+GO_PROGRAM = """package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Go's standard library as the webhooks call it: time.ParseDuration (metav1.Duration), Duration.String
+// (the values in their messages), net.ParseCIDR (MetalLB's ParseCIDR), net.ParseIP (MetalLB's peer and
+// cert-manager's ipAddresses checks).
+func main() {
+	scanner := bufio.NewScanner(os.Stdin)
+	for scanner.Scan() {
+		kind, value, _ := strings.Cut(scanner.Text(), "\\t")
+		switch kind {
+		case "duration":
+			d, err := time.ParseDuration(value)
+			if err != nil {
+				fmt.Println("error\\t" + err.Error())
+			} else {
+				fmt.Println(int64(d))
+			}
+		case "string":
+			n, _ := strconv.ParseInt(value, 10, 64)
+			fmt.Println(time.Duration(n).String())
+		case "cidr":
+			_, network, err := net.ParseCIDR(value)
+			if err != nil {
+				fmt.Println("error")
+			} else {
+				fmt.Println(network.String())
+			}
+		case "ip":
+			fmt.Println(net.ParseIP(value) != nil)
+		}
+	}
+}
+"""
+DURATIONS = [
+    *["0", "5s", "-5s", "+5s", "-0", "5.6s", "5.s", ".5s", "1.004s", "10ns", "11us", "12\u00b5s", "13ms", "15m", "16h"],
+    *["3h30m", "10.5s4m", "1h2m3s4ms5us6ns", "0.3333333333333333333h", "9223372036854775807ns", "-9223372036854775808ns"],
+    *["9223372036854775.807us", "0.830103483285477580700h", "2160h", "360h", "87600h", "90s", "2500ms", "43800h0m0s"],
+    *["", "3", "-", "s", ".", "-.", ".s", "+.s", "1d", "15 days", "1 s", " 1s", "1s ", "1.5", "9223372036854775808ns"],
+    *["9223372036854775810ns", "-9223372036854775809ns", "9223372036s854ms775us808ns"],
+]
+NANOSECONDS = [0, 1, 999, 1000, 1100, 2200000, 999999999, 10**9, 3300 * 10**6, 245 * 10**9, 5001 * 10**6 + 240 * 10**9]
+NANOSECONDS += [60 * 10**9, 3600 * 10**9, 7776000 * 10**9, 8 * 60 * 10**9 + 1, (1 << 63) - 1, -(1 << 63), -1500, -90 * 10**9]
+CIDRS = ["10.0.0.0/24", "10.0.0.5/24", "10.0.0.5", " 10.0.0.0/8", "10.0.0.0/8 ", "10.0.0.0/33", "10.0.0.0/08", "10.0.0.0/-1"]
+CIDRS += ["10.0.0.0/255.255.255.0", "010.0.0.0/8", "2001:db8::/64", "2001:db8::1/129", "fe80::1%eth0/64", "::ffff:10.0.0.0/104"]
+CIDRS += ["10.0.0.0/+8", "1.2.3.4/32", "100.200.300.400/24", "1.2.3.0/33", "10.0.0.0/", "/8", "::ffff:10.0.0.0/90"]
+CIDRS += ["::ffff:10.0.0.0/64", "::ffff:10.0.0.0/128", "::ffff:10.1.2.3/120"]
+IPS = ["10.0.0.1", "010.0.0.1", "10.0.0.256", "::1", "fe80::1%eth0", "1.2.3.400", "blah", " 10.0.0.1", "::ffff:1.2.3.4", ""]
+
+
+def test_go_standard_library_agrees(tmp_path: Any) -> None:
+    """goduration.py, parse_cidr and the IP checks against Go's own functions (Debian's golang-go)."""
+    import subprocess
+
+    from policies.rules import admission_certmanager as cm
+    from policies.rules.goduration import DurationError, format_go_duration, parse_go_duration
+
+    from .helpers import go_program
+
+    program = go_program(tmp_path, GO_PROGRAM, "go-stdlib")
+    lines = [f"duration\t{d}" for d in DURATIONS] + [f"string\t{n}" for n in NANOSECONDS]
+    lines += [f"cidr\t{c}" for c in CIDRS] + [f"ip\t{i}" for i in IPS]
+    result = subprocess.run([str(program)], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=60, check=True)
+    answers = iter(result.stdout.splitlines())
+    for value in DURATIONS:
+        try:
+            ours = str(parse_go_duration(value))
+        except DurationError as error:
+            ours = f"error\t{error}"
+        assert ours == next(answers), f"time.ParseDuration({value!r})"
+    for nanoseconds in NANOSECONDS:
+        assert format_go_duration(nanoseconds) == next(answers), f"time.Duration({nanoseconds}).String()"
+    for cidr in CIDRS:
+        go = next(answers)
+        if "-" in cidr.strip("/-"):
+            continue  # a `-` makes MetalLB's ParseCIDR read a range, not call net.ParseCIDR
+        ours = str(mlb._go_cidr(cidr)) if mlb._go_cidr(cidr) is not None else "error"
+        assert ours == go, f"net.ParseCIDR({cidr!r})"
+    for ip in IPS:
+        go = next(answers) == "true"
+        assert (mlb._go_ip(ip) is not None) == go == cm.go_ip(ip), f"net.ParseIP({ip!r})"

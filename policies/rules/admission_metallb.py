@@ -86,7 +86,12 @@ def _go_cidr(value: str) -> Network | None:
     address = _go_ip(address_text)
     if address is None or int(prefix) > address.max_prefixlen:
         return None
-    return ipaddress.ip_network(f"{address}/{int(prefix)}", strict=False)
+    length = int(prefix)
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    if mapped is not None and length >= 96:
+        # The masked address keeps ::ffff:, so Go reads the network as IPv4 (IPNet.String, IP.To4).
+        return ipaddress.IPv4Network(f"{mapped}/{length - 96}", strict=False)
+    return ipaddress.ip_network(f"{address}/{length}", strict=False)
 
 
 def parse_cidr(entry: str) -> list[Network]:
@@ -107,9 +112,16 @@ def parse_cidr(entry: str) -> list[Network]:
         raise RefusedError(
             f"invalid IP range {go_quote(entry)}: start IP {go_quote(str(first))} is after the end IP {go_quote(str(last))}"
         )
+    first, last = _to4(first), _to4(last)
     if first.version != last.version:
         return []  # ipaddr.Summarize answers nothing for two address families
     return list(ipaddress.summarize_address_range(first, last))
+
+
+def _to4(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """IP.To4: an IPv4-mapped IPv6 address is the IPv4 address (ipaddr.Summarize summarizes it as one)."""
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return mapped if mapped is not None else address
 
 
 def _sixteen(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bytes:
