@@ -1,0 +1,732 @@
+"""Kueue 0.19.2's admission (policies/rules/admission_kueue.py): each rule against the cases upstream's
+own tests list, then every Kueue object and job of dev and prod.
+
+The cases are kubernetes-sigs/kueue v0.19.2's tests, transcribed from Go builders into dicts (same
+names, values and expected field paths and error types; upstream ignores the error details):
+- pkg/webhooks/clusterqueue_webhook_test.go `TestValidateClusterQueue`, `TestValidateTotalFlavors`,
+  `TestValidateTotalCoveredResources`, `TestValidateFlavorResourceCombinations`,
+  `TestValidateClusterQueueUpdate` (the cases that do not need the alpha ConcurrentAdmission gate or
+  admission checks);
+- pkg/webhooks/cohort_webhook_test.go `TestValidateCohort`;
+- pkg/webhooks/resourceflavor_webhook_test.go `TestValidateResourceFlavor`;
+- pkg/webhooks/workload_webhook_test.go `TestValidateWorkload` (the pod set cases);
+- pkg/controller/jobframework/validation_test.go `TestValidateJobOnCreate`, `TestValidateJobOnUpdate`
+  (with the gates as 0.19 ships them: WorkloadIdentifierAnnotations and ElasticJobsViaWorkloadSlices on);
+- test/integration/singlecluster/webhook/core/{clusterqueue,resourceflavor,localqueue}_test.go: which
+  refusal comes from the CRD (BeInvalidError: the schema and CEL rules run before the validating
+  webhooks) and which from the webhook (BeForbiddenError).
+
+Upstream's `ResourceGroup(...)` builder takes the covered resources from the first flavor; Go's
+corev1.Taint serialises an empty effect (no omitempty), so the dicts carry `effect: ""` where
+upstream leaves it unset.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from offline.admission import stack_objects
+from offline.engine import RecordedStack
+from policies.rules import admission_kueue as kueue
+from policies.rules.podtemplates import kind_of, name_of, namespace_of, pod_templates
+
+# --- builders (pkg/util/testing/v1beta2/wrappers.go, as dicts) ---------------------------------------
+
+
+def resource(name: str, nominal: str = "0", borrowing: str = "", lending: str = "") -> dict[str, Any]:
+    """`FlavorQuotasWrapper.Resource(name, nominal, borrowing, lending)`."""
+    quota: dict[str, Any] = {"name": name, "nominalQuota": nominal}
+    if borrowing:
+        quota["borrowingLimit"] = borrowing
+    if lending:
+        quota["lendingLimit"] = lending
+    return quota
+
+
+def flavor(name: str, *resources: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "resources": list(resources)}
+
+
+def group(*flavors: dict[str, Any], covered: list[str] | None = None) -> dict[str, Any]:
+    """`ResourceGroup(flavors...)`: covered resources from the first flavor unless given."""
+    if covered is None:
+        covered = [r["name"] for r in flavors[0]["resources"]] if flavors else []
+    return {"coveredResources": covered, "flavors": list(flavors)}
+
+
+def cq(*groups: dict[str, Any], cohort: str = "", **spec: Any) -> dict[str, Any]:
+    """`MakeClusterQueue("cluster-queue")` with its defaults, resource groups and cohort."""
+    body: dict[str, Any] = {"namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO", **spec}
+    if groups:
+        body["resourceGroups"] = list(groups)
+    if cohort:
+        body["cohortName"] = cohort
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cluster-queue"}, "spec": body}
+
+
+def webhook(refusals: list[kueue.Refusal], by: str) -> list[tuple[str, str]]:
+    return [(r.field, r.type) for r in refusals if r.by == by]
+
+
+RG = "spec.resourceGroups"
+
+# --- ClusterQueue: TestValidateClusterQueue ----------------------------------------------------------
+
+CLUSTER_QUEUE_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str]]]] = [
+    ("built-in resources with qualified names", cq(group(flavor("default", resource("cpu")))), []),
+    (
+        "invalid resource name",
+        cq(group(flavor("default", resource("@cpu")))),
+        [(f"{RG}[0].coveredResources[0]", "Invalid")],
+    ),
+    ("in cohort", cq(cohort="prod"), []),
+    ("extended resources with qualified names", cq(group(flavor("default", resource("example.com/gpu")))), []),
+    ("flavor with qualified names", cq(group(flavor("x86"))), []),
+    (
+        "flavor quota with negative value",
+        cq(group(flavor("x86", resource("cpu", "-1")))),
+        [(f"{RG}[0].flavors[0].resources[0].nominalQuota", "Invalid")],
+    ),
+    ("flavor quota with zero value", cq(group(flavor("x86", resource("cpu", "0")))), []),
+    ("flavor quota with borrowingLimit 0", cq(group(flavor("x86", resource("cpu", "1", "0"))), cohort="cohort"), []),
+    (
+        "flavor quota with negative borrowingLimit",
+        cq(group(flavor("x86", resource("cpu", "1", "-1"))), cohort="cohort"),
+        [(f"{RG}[0].flavors[0].resources[0].borrowingLimit", "Invalid")],
+    ),
+    ("flavor quota with lendingLimit 0", cq(group(flavor("x86", resource("cpu", "1", "", "0"))), cohort="cohort"), []),
+    (
+        "flavor quota with negative lendingLimit",
+        cq(group(flavor("x86", resource("cpu", "1", "", "-1"))), cohort="cohort"),
+        [(f"{RG}[0].flavors[0].resources[0].lendingLimit", "Invalid")],
+    ),
+    (
+        "flavor quota with lendingLimit and empty cohort",
+        cq(group(flavor("x86", resource("cpu", "1", "", "1")))),
+        [(f"{RG}[0].flavors[0].resources[0].lendingLimit", "Invalid")],
+    ),
+    (
+        "flavor quota with lendingLimit greater than nominalQuota",
+        cq(group(flavor("x86", resource("cpu", "1", "", "2"))), cohort="cohort"),
+        [(f"{RG}[0].flavors[0].resources[0].lendingLimit", "Invalid")],
+    ),
+    ("empty queueing strategy is supported", cq(queueingStrategy=""), []),
+    (
+        "namespaceSelector with invalid labels",
+        cq(namespaceSelector={"matchLabels": {"nospecialchars^=@": "bar"}}),
+        [("spec.namespaceSelector.matchLabels", "Invalid")],
+    ),
+    (
+        "namespaceSelector with invalid expressions",
+        cq(namespaceSelector={"matchExpressions": [{"key": "key", "operator": "In"}]}),
+        [("spec.namespaceSelector.matchExpressions[0].values", "Required")],
+    ),
+    (
+        "multiple resource groups",
+        cq(
+            group(
+                flavor("alpha", resource("cpu", "0"), resource("memory", "0")),
+                flavor("beta", resource("cpu", "0"), resource("memory", "0")),
+            ),
+            group(flavor("gamma", resource("example.com/gpu", "0")), flavor("omega", resource("example.com/gpu", "0"))),
+        ),
+        [],
+    ),
+    (
+        "resources in a flavor in different order",
+        cq(
+            group(
+                flavor("alpha", resource("cpu", "0"), resource("memory", "0")),
+                flavor("beta", resource("memory", "0"), resource("cpu", "0")),
+                covered=["cpu", "memory"],
+            )
+        ),
+        [(f"{RG}[0].flavors[1].resources[0].name", "Invalid"), (f"{RG}[0].flavors[1].resources[1].name", "Invalid")],
+    ),
+    (
+        "resource in more than one resource group",
+        cq(group(flavor("alpha", resource("cpu", "0"), resource("memory", "0"))), group(flavor("beta", resource("memory", "0")))),
+        [(f"{RG}[1].coveredResources[0]", "Duplicate")],
+    ),
+    (
+        "flavor in more than one resource group",
+        cq(group(flavor("alpha", resource("cpu")), flavor("beta", resource("cpu"))), group(flavor("beta", resource("memory")))),
+        [(f"{RG}[1].flavors[0].name", "Duplicate")],
+    ),
+    (
+        "valid preemption with borrowWithinCohort",
+        cq(
+            preemption={
+                "reclaimWithinCohort": "LowerPriority",
+                "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 10},
+            }
+        ),
+        [],
+    ),
+    (
+        "existing cluster queue created with older Kueue version that has a nil borrowWithinCohort field",
+        cq(preemption={"reclaimWithinCohort": "Never"}),
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize("name, queue, expected", CLUSTER_QUEUE_CASES, ids=[c[0] for c in CLUSTER_QUEUE_CASES])
+def test_cluster_queue_webhook_cases(name: str, queue: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    assert webhook(kueue.cluster_queue_refusals(queue), kueue.VCLUSTERQUEUE) == expected
+
+
+def _flavors(n: int, resources: int = 1) -> dict[str, Any]:
+    """`makeFlavors(n)` / `makeFlavorResourceCombinations(n, resources)`: one group, `n` flavors."""
+    names = ["cpu"] if resources == 1 else [f"res{j:03d}" for j in range(resources)]
+    return group(*(flavor(f"f{i:03d}", *(resource(r, "1") for r in names)) for i in range(n)))
+
+
+@pytest.mark.parametrize(
+    "flavors, resources, refused",
+    [(10, 1, False), (256, 1, False), (257, 1, True), (1, 10, False), (8, 64, False), (9, 64, True)],
+)
+def test_cluster_queue_totals(flavors: int, resources: int, refused: bool) -> None:
+    """TestValidateTotalFlavors and TestValidateFlavorResourceCombinations."""
+    assert bool(webhook(kueue.cluster_queue_refusals(cq(_flavors(flavors, resources))), kueue.VCLUSTERQUEUE)) is refused
+
+
+@pytest.mark.parametrize("covered, refused", [(10, False), (256, False), (257, True)])
+def test_cluster_queue_total_covered_resources(covered: int, refused: bool) -> None:
+    """TestValidateTotalCoveredResources (`makeCoveredResources`)."""
+    names = [f"res{i:03d}" for i in range(covered)]
+    queue = cq(group(flavor("default", *(resource(n, "1") for n in names))))
+    assert bool(webhook(kueue.cluster_queue_refusals(queue), kueue.VCLUSTERQUEUE)) is refused
+
+
+# Integration: which of the API server's answers a ClusterQueue gets (clusterqueue_test.go, "Validate
+# ClusterQueue on creation"): Invalid (422: the CRD's CEL rules), Forbidden (403: the webhook), or
+# admitted. Entries whose refusal is the OpenAPI schema's (minItems, maxItems, patterns, enums) belong
+# to the schema tier and are left out.
+INTEGRATION_CLUSTER_QUEUES: list[tuple[str, dict[str, Any], str | None]] = [
+    (
+        "Should have non-negative borrowing limit",
+        cq(group(flavor("x86", resource("cpu", "2", "-1"))), cohort="cohort"),
+        "Forbidden",
+    ),
+    ("Should have non-negative quota value", cq(group(flavor("x86", resource("cpu", "-1")))), "Forbidden"),
+    ("Should have qualified resource name", cq(group(flavor("x86", resource("@cpu", "5")))), "Forbidden"),
+    (
+        "Should forbid clusterQueue creation with unqualified labelSelector",
+        cq(namespaceSelector={"matchLabels": {"nospecialchars^=@": "bar"}}),
+        "Forbidden",
+    ),
+    ("Should allow to create clusterQueue with valid cohort", cq(cohort="prod"), None),
+    (
+        "Should forbid to create clusterQueue with flavor quota with borrowingLimit and empty cohort",
+        cq(group(flavor("x86", resource("cpu", "1", "1")))),
+        "Invalid",
+    ),
+    (
+        "Should forbid to create clusterQueue missing resources in a flavor",
+        cq(group(flavor("alpha", resource("cpu", "0")), covered=["cpu", "memory"])),
+        "Invalid",
+    ),
+    (
+        "Should forbid to create clusterQueue missing resources in a flavor (more)",
+        cq(group(flavor("alpha", resource("cpu", "0"), resource("memory", "0")), covered=["cpu"])),
+        "Invalid",
+    ),
+    (
+        "Should forbid to create clusterQueue missing resources in a flavor and mismatch",
+        cq(group(flavor("alpha", resource("cpu", "0"), resource("memory", "0")), covered=["blah"])),
+        "Invalid",
+    ),
+    (
+        "Should forbid to create clusterQueue with resource in more than one resource group",
+        cq(group(flavor("alpha", resource("cpu", "0"), resource("memory", "0"))), group(flavor("beta", resource("memory", "0")))),
+        "Forbidden",
+    ),
+    (
+        "Should forbid to create clusterQueue with flavor in more than one resource group",
+        cq(group(flavor("alpha", resource("cpu")), flavor("beta", resource("cpu"))), group(flavor("beta", resource("memory")))),
+        "Forbidden",
+    ),
+    (
+        "Should forbid ... reclaimWithinCohort=Never, while borrowWithinCohort!=nil",
+        cq(preemption={"reclaimWithinCohort": "Never", "borrowWithinCohort": {"policy": "LowerPriority"}}),
+        "Invalid",
+    ),
+]
+
+
+@pytest.mark.parametrize("name, queue, answer", INTEGRATION_CLUSTER_QUEUES, ids=[c[0] for c in INTEGRATION_CLUSTER_QUEUES])
+def test_cluster_queue_integration_answers(name: str, queue: dict[str, Any], answer: str | None) -> None:
+    assert kueue.answer(kueue.cluster_queue_refusals(queue)) == answer
+
+
+def test_borrowing_limit_without_cohort_is_refused_by_both() -> None:
+    """The rule hpcforge's config can reach: the CRD rule answers first, the webhook would say the same."""
+    refusals = kueue.cluster_queue_refusals(cq(group(flavor("x86", resource("cpu", "1", "1")))))
+    assert [(r.field, r.detail, r.by) for r in refusals] == [
+        ("spec", "borrowingLimit must be nil when cohort is empty", kueue.CRD_RULE),
+        (f"{RG}[0].flavors[0].resources[0].borrowingLimit", "must be nil when cohort is empty", kueue.VCLUSTERQUEUE),
+    ]
+
+
+# --- ClusterQueue updates: TestValidateClusterQueueUpdate ---------------------------------------------
+
+
+def test_cluster_queue_updates() -> None:
+    strict = cq(queueingStrategy="StrictFIFO")
+    assert kueue.update_refusals(strict, cq(queueingStrategy="BestEffortFIFO")) == []  # queueingStrategy can be updated
+    assert kueue.update_refusals(cq(queueingStrategy="BestEffortFIFO"), cq(queueingStrategy="BestEffortFIFO")) == []
+    alpha = group(flavor("alpha", resource("cpu", "1")))
+    policy = {"migration": {"mode": "TryPreferredFlavors"}}
+    added = kueue.update_refusals(cq(alpha), cq(alpha, concurrentAdmissionPolicy=policy))
+    assert [(r.field, r.type, r.detail) for r in added] == [("spec.concurrentAdmissionPolicy", "Invalid", "field is immutable")]
+    removed = kueue.update_refusals(cq(alpha, concurrentAdmissionPolicy=policy), cq(alpha))
+    assert [(r.field, r.type) for r in removed] == [("spec.concurrentAdmissionPolicy", "Invalid")]
+
+
+# --- Cohort: TestValidateCohort ----------------------------------------------------------------------
+
+
+def test_cohort_lending_limit_without_parent() -> None:
+    cohort: dict[str, Any] = {"kind": "Cohort", "apiVersion": "kueue.x-k8s.io/v1beta2", "metadata": {"name": "cohort"}}
+    cohort["spec"] = {"resourceGroups": [group(flavor("x86", resource("cpu", "1", "", "1")))]}
+    [refusal] = kueue.cohort_refusals(cohort)
+    assert (refusal.field, refusal.type, refusal.detail) == (
+        f"{RG}[0].flavors[0].resources[0].lendingLimit",
+        "Invalid",
+        "must be nil when parent is empty",
+    )
+    cohort["spec"]["parentName"] = "root"
+    assert kueue.cohort_refusals(cohort) == []
+    # A Cohort does not compare lendingLimit with nominalQuota (enforceNominalGreaterThanLending false).
+    cohort["spec"]["resourceGroups"] = [group(flavor("x86", resource("cpu", "1", "", "2")))]
+    assert kueue.cohort_refusals(cohort) == []
+
+
+# --- ResourceFlavor: TestValidateResourceFlavor and resourceflavor_test.go ---------------------------
+
+
+def rf(
+    labels: dict[str, str] | None = None, taints: list[Any] | None = None, tolerations: list[Any] | None = None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if labels is not None:
+        spec["nodeLabels"] = labels
+    if taints is not None:
+        spec["nodeTaints"] = taints
+    if tolerations is not None:
+        spec["tolerations"] = tolerations
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "resource-flavor"},
+        "spec": spec,
+    }
+
+
+@pytest.mark.parametrize(
+    "flavor_, expected",
+    [
+        (rf(), []),
+        (rf({"foo": "bar"}, [{"key": "spot", "value": "true", "effect": "NoSchedule"}]), []),
+        (rf({"@abc": "foo"}), [("spec.nodeLabels", "Invalid")]),
+        (rf({"foo": "@abc"}), [("spec.nodeLabels", "Invalid")]),
+    ],
+    ids=["empty", "valid", "invalid label name", "invalid label value"],
+)
+def test_resource_flavor_webhook_cases(flavor_: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    assert webhook(kueue.resource_flavor_refusals(flavor_), kueue.VRESOURCEFLAVOR) == expected
+
+
+def test_resource_flavor_integration_answers() -> None:
+    invalid_taints = rf(taints=[{"key": "skdajf", "effect": ""}, {"key": "@foo", "value": "bar", "effect": "NoSchedule"}])
+    assert kueue.answer(kueue.resource_flavor_refusals(invalid_taints)) == "Invalid"
+    assert kueue.answer(kueue.resource_flavor_refusals(rf({"@abc": "foo"}))) == "Forbidden"
+    invalid_tolerations = rf(
+        tolerations=[
+            {"key": "@abc", "operator": "Equal", "value": "v", "effect": "NoSchedule"},
+            {"key": "abc", "operator": "Exists", "value": "v", "effect": "NoSchedule"},
+            {"key": "abc", "operator": "Equal", "value": "v", "effect": "not-valid"},
+            {"key": "abc", "operator": "Equal", "value": "v", "effect": "NoSchedule"},
+        ]
+    )
+    refusals = kueue.resource_flavor_refusals(invalid_tolerations)
+    assert kueue.answer(refusals) == "Invalid"
+    assert {r.detail for r in refusals if r.by == kueue.CRD_RULE} == {
+        "a value must be empty when 'operator' is 'Exists'",
+        "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'",
+    }
+    assert webhook(refusals, kueue.VRESOURCEFLAVOR) == [("spec.tolerations[0].key", "Invalid")]
+    # "Should fail to update" with an invalid taint effect.
+    old = rf({"foo": "bar"})
+    new = rf({"foo": "bar"}, [{"key": "foo", "value": "bar", "effect": "Invalid"}])
+    assert kueue.answer(kueue.update_refusals(old, new)) == "Invalid"
+
+
+def test_resource_flavor_topology_transition_rules() -> None:
+    old = rf({"pool": "a"})
+    old["spec"]["topologyName"] = "default"
+    moved = rf({"pool": "b"})
+    moved["spec"]["topologyName"] = "default"
+    assert [r.detail for r in kueue.update_refusals(old, moved)] == ["nodeLabels are immutable when topologyName is set"]
+    assert kueue.update_refusals(rf({"pool": "a"}), rf({"pool": "b"})) == []  # without a topology: free
+
+
+# --- LocalQueue: localqueue_test.go "Should reject the change of spec.clusterQueue" --------------------
+
+
+def lq(cluster_queue: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "queue-test", "namespace": "core"},
+        "spec": {"clusterQueue": cluster_queue},
+    }
+
+
+def test_local_queue_cluster_queue_is_immutable() -> None:
+    [refusal] = kueue.update_refusals(lq("foo"), lq("bar"))
+    assert (refusal.field, refusal.detail, refusal.by) == ("spec.clusterQueue", "field is immutable", kueue.CRD_RULE)
+    assert kueue.answer([refusal]) == "Invalid"
+    assert kueue.update_refusals(lq("foo"), lq("foo")) == []
+
+
+# --- the Workload Kueue builds: TestValidateWorkload (pod sets) --------------------------------------
+
+
+def job(
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    containers: list[dict[str, Any]] | None = None,
+    init: list[dict[str, Any]] | None = None,
+    pod_resources: dict[str, Any] | None = None,
+    pod_labels: dict[str, str] | None = None,
+    pod_annotations: dict[str, str] | None = None,
+    suspend: bool | None = None,
+    namespace: str = "ns1",
+    **spec: Any,
+) -> dict[str, Any]:
+    """`utiltestingjob.MakeJob("test-job", "ns1")` as a dict."""
+    pod: dict[str, Any] = {"containers": containers or [{"name": "c"}]}
+    if init:
+        pod["initContainers"] = init
+    if pod_resources:
+        pod["resources"] = pod_resources
+    template: dict[str, Any] = {"spec": pod, "metadata": {}}
+    if pod_labels:
+        template["metadata"]["labels"] = pod_labels
+    if pod_annotations:
+        template["metadata"]["annotations"] = pod_annotations
+    metadata: dict[str, Any] = {"name": "test-job", "namespace": namespace}
+    if labels:
+        metadata["labels"] = labels
+    if annotations:
+        metadata["annotations"] = annotations
+    body: dict[str, Any] = {"template": template, **spec}
+    if suspend is not None:
+        body["suspend"] = suspend
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": body}
+
+
+def requests(**values: str) -> dict[str, Any]:
+    return {"name": "c", "resources": {"requests": dict(values)}}
+
+
+def limits(**values: str) -> dict[str, Any]:
+    return {"name": "c", "resources": {"limits": dict(values)}}
+
+
+SPEC = "spec.podSets[0].template.spec"
+PODSET_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str]]]] = [
+    (
+        "should not request num-pods resource",
+        job(init=[requests(pods="1")], containers=[requests(pods="1")]),
+        [
+            (f"{SPEC}.initContainers[0].resources.requests[pods]", "Invalid"),
+            (f"{SPEC}.containers[0].resources.requests[pods]", "Invalid"),
+        ],
+    ),
+    (
+        "should reject reserved pods resource key in limits",
+        job(init=[limits(pods="1")], containers=[limits(pods="1")]),
+        [
+            (f"{SPEC}.initContainers[0].resources.limits[pods]", "Invalid"),
+            (f"{SPEC}.containers[0].resources.limits[pods]", "Invalid"),
+        ],
+    ),
+    (
+        "should reject negative container resource request",
+        job(containers=[requests(cpu="-1")]),
+        [(f"{SPEC}.containers[0].resources.requests[cpu]", "Invalid")],
+    ),
+    (
+        "should reject negative initContainer resource request",
+        job(init=[requests(cpu="-1")]),
+        [(f"{SPEC}.initContainers[0].resources.requests[cpu]", "Invalid")],
+    ),
+    (
+        "should reject invalid podSet template label value",
+        job(pod_labels={"valid": "invalid value with spaces"}),
+        [("spec.podSets[0].template.metadata.labels", "Invalid")],
+    ),
+    (
+        "should reject invalid podSet template annotation key",
+        job(pod_annotations={"invalid/annotation/key/too/long/invalid": "val"}),
+        [("spec.podSets[0].template.metadata.annotations", "Invalid")],
+    ),
+    (
+        "should reject negative container resource limit",
+        job(containers=[limits(cpu="-1")]),
+        [(f"{SPEC}.containers[0].resources.limits[cpu]", "Invalid")],
+    ),
+    (
+        "should reject negative resource among multiple valid requests and limits",
+        job(
+            containers=[
+                {"name": "c", "resources": {"requests": {"cpu": "1", "memory": "-1Gi"}, "limits": {"cpu": "2", "memory": "-2Gi"}}}
+            ]
+        ),
+        [
+            (f"{SPEC}.containers[0].resources.requests[memory]", "Invalid"),
+            (f"{SPEC}.containers[0].resources.limits[memory]", "Invalid"),
+        ],
+    ),
+    (
+        "should reject negative pod-level resource request",
+        job(pod_resources={"requests": {"cpu": "-1"}}),
+        [(f"{SPEC}.resources.requests[cpu]", "Invalid")],
+    ),
+    (
+        "should reject negative pod-level resource limit",
+        job(pod_resources={"limits": {"memory": "-1Gi"}}),
+        [(f"{SPEC}.resources.limits[memory]", "Invalid")],
+    ),
+    ("valid", job(containers=[requests(cpu="1", memory="1Gi")]), []),
+]
+
+
+@pytest.mark.parametrize("name, obj, expected", PODSET_CASES, ids=[c[0] for c in PODSET_CASES])
+def test_workload_podset_cases(name: str, obj: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    [template] = pod_templates(obj)
+    assert [(r.field, r.type) for r in kueue.podset_refusals(template, 0)] == expected
+
+
+# --- jobs: TestValidateJobOnCreate, TestValidateJobOnUpdate --------------------------------------------
+
+QUEUE = f"metadata.labels[{kueue.QUEUE_LABEL}]"
+ELASTIC = {kueue.ELASTIC_JOB_ANNOTATION: "true"}
+
+
+def test_validate_job_on_create() -> None:
+    assert kueue.validate_job_on_create(job(annotations=ELASTIC)) == []  # on batch/v1 Job: allowed
+    jobset = {**job(annotations=ELASTIC), "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet"}
+    [refused] = kueue.validate_job_on_create(jobset)
+    assert (refused.field, refused.type) == (f"metadata.annotations[{kueue.ELASTIC_JOB_ANNOTATION}]", "Forbidden")
+    # The queue name is a CRD name (ValidateQueueName; job_webhook_test.go "invalid queue name").
+    [bad] = kueue.validate_job_on_create(job(labels={kueue.QUEUE_LABEL: "queue_name"}))
+    assert (bad.field, bad.type) == (QUEUE, "Invalid")
+    assert kueue.validate_job_on_create(job(labels={kueue.QUEUE_LABEL: "default"})) == []
+
+
+PREBUILT_LABEL = {kueue.PREBUILT_WORKLOAD_LABEL: "workload-name"}
+PREBUILT_ANNOTATION = {kueue.PREBUILT_WORKLOAD_ANNOTATION: "workload-name"}
+PREBUILT_LABEL_PATH = f"metadata.labels[{kueue.PREBUILT_WORKLOAD_LABEL}]"
+PREBUILT_ANNOTATION_PATH = f"metadata.annotations[{kueue.PREBUILT_WORKLOAD_ANNOTATION}]"
+
+JOB_UPDATE_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool, list[tuple[str, str]]]] = [
+    (
+        "local queue cannot be changed if job is not suspended",
+        job(labels={kueue.QUEUE_LABEL: "lq1"}, suspend=False),
+        job(labels={kueue.QUEUE_LABEL: "lq2"}, suspend=False),
+        False,
+        [(QUEUE, "Invalid")],
+    ),
+    (
+        "local queue can be changed",
+        job(labels={kueue.QUEUE_LABEL: "lq1"}, suspend=True),
+        job(labels={kueue.QUEUE_LABEL: "lq2"}, suspend=True),
+        True,
+        [],
+    ),
+    (
+        "local queue can be changed from default",
+        job(labels={kueue.QUEUE_LABEL: "default"}, suspend=True),
+        job(labels={kueue.QUEUE_LABEL: "lq2"}, suspend=True),
+        True,
+        [],
+    ),
+    (
+        "local queue cannot be removed if default queue exists and feature is enabled",
+        job(labels={kueue.QUEUE_LABEL: "lq1"}, suspend=True),
+        job(labels={kueue.QUEUE_LABEL: ""}, suspend=True),
+        True,
+        [(QUEUE, "Invalid")],
+    ),
+    (
+        "local queue can be removed if default queue does not exists and feature is enabled",
+        job(labels={kueue.QUEUE_LABEL: "lq1"}, suspend=True),
+        job(labels={kueue.QUEUE_LABEL: ""}, suspend=True),
+        False,
+        [],
+    ),
+    (
+        "elastic job enabled annotation cannot be removed on update",
+        job(annotations=ELASTIC),
+        job(),
+        False,
+        [(f"metadata.annotations[{kueue.ELASTIC_JOB_ANNOTATION}]", "Invalid")],
+    ),
+    (
+        "elastic job enabled annotation cannot be added on update",
+        job(),
+        job(annotations=ELASTIC),
+        False,
+        [(f"metadata.annotations[{kueue.ELASTIC_JOB_ANNOTATION}]", "Invalid")],
+    ),
+    (
+        "prebuilt workload label fallback valid on update",
+        job(labels=PREBUILT_LABEL, suspend=True),
+        job(labels=PREBUILT_LABEL, suspend=True),
+        False,
+        [],
+    ),
+    (
+        "prebuilt workload annotation valid on update",
+        job(annotations=PREBUILT_ANNOTATION, suspend=True),
+        job(annotations=PREBUILT_ANNOTATION, suspend=True),
+        False,
+        [],
+    ),
+    (
+        "prebuilt workload same label and annotation on update",
+        job(labels=PREBUILT_LABEL, annotations=PREBUILT_ANNOTATION, suspend=True),
+        job(labels=PREBUILT_LABEL, annotations=PREBUILT_ANNOTATION, suspend=True),
+        False,
+        [],
+    ),
+    (
+        "prebuilt workload invalid label format with fallback on update",
+        job(labels={kueue.PREBUILT_WORKLOAD_LABEL: "workload name"}, suspend=True),
+        job(labels={kueue.PREBUILT_WORKLOAD_LABEL: "workload name"}, suspend=True),
+        False,
+        [(PREBUILT_LABEL_PATH, "Invalid")],
+    ),
+    (
+        "prebuilt workload invalid annotation format",
+        job(annotations={kueue.PREBUILT_WORKLOAD_ANNOTATION: "workload name"}, suspend=True),
+        job(annotations={kueue.PREBUILT_WORKLOAD_ANNOTATION: "workload name"}, suspend=True),
+        False,
+        [(PREBUILT_ANNOTATION_PATH, "Invalid")],
+    ),
+    (
+        "prebuilt workload annotation update",
+        job(annotations=PREBUILT_ANNOTATION, suspend=True),
+        job(annotations={kueue.PREBUILT_WORKLOAD_ANNOTATION: "workload-name-new"}, suspend=True),
+        False,
+        [],
+    ),
+    (
+        "prebuilt workload annotation update not suspended",
+        job(annotations=PREBUILT_ANNOTATION, suspend=False),
+        job(annotations={kueue.PREBUILT_WORKLOAD_ANNOTATION: "workload-name-new"}, suspend=False),
+        False,
+        [(PREBUILT_ANNOTATION_PATH, "Invalid")],
+    ),
+    (
+        "prebuilt workload label to annotation update",
+        job(labels=PREBUILT_LABEL, suspend=True),
+        job(annotations={kueue.PREBUILT_WORKLOAD_ANNOTATION: "workload-name-new"}, suspend=True),
+        False,
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize("name, old, new, default_queue, expected", JOB_UPDATE_CASES, ids=[c[0] for c in JOB_UPDATE_CASES])
+def test_validate_job_on_update(
+    name: str, old: dict[str, Any], new: dict[str, Any], default_queue: bool, expected: list[tuple[str, str]]
+) -> None:
+    suspended = new["spec"].get("suspend") is True
+    found = kueue.validate_job_on_update(old, new, suspended=suspended, default_queue=default_queue)
+    assert [(r.field, r.type) for r in found] == expected
+
+
+def test_job_annotations() -> None:
+    """job_webhook_test.go: partial admission and sync completions."""
+    min_parallelism = {kueue.MIN_PARALLELISM_ANNOTATION: "2"}
+    assert kueue.job_refusals(job(annotations=min_parallelism, parallelism=4)) == []
+    [too_many] = kueue.job_refusals(job(annotations=min_parallelism, parallelism=2))
+    assert too_many.detail == "should be between 0 and 1"
+    sync = {kueue.SYNC_COMPLETIONS_ANNOTATION: "true"}
+    assert kueue.job_refusals(job(annotations=sync, completionMode="Indexed", parallelism=3, completions=3)) == []
+    [non_indexed] = kueue.job_refusals(job(annotations=sync, parallelism=3, completions=3))
+    assert non_indexed.detail == "should not be enabled for NonIndexed jobs"
+    [unequal] = kueue.job_refusals(job(annotations=sync, completionMode="Indexed", parallelism=3, completions=4))
+    assert unequal.field == "spec.completions"
+
+
+def test_priority_class_and_gates_on_update() -> None:
+    labelled = job(labels={kueue.PRIORITY_CLASS_LABEL: "urgent"})
+    [removed] = kueue.validate_job_on_update(labelled, job(), suspended=True, default_queue=False)
+    assert removed.detail == "WorkloadPriorityClass cannot be removed from a workload"
+    [added] = kueue.validate_job_on_update(job(), labelled, suspended=False, default_queue=False)
+    assert added.detail == "WorkloadPriorityClass cannot be added to a non-suspended workload"
+    assert kueue.validate_job_on_update(job(), labelled, suspended=True, default_queue=False) == []
+    gated = job(annotations={kueue.ADMISSION_GATED_BY_ANNOTATION: "example.com/a,example.com/b"})
+    fewer = job(annotations={kueue.ADMISSION_GATED_BY_ANNOTATION: "example.com/a"})
+    assert kueue.validate_job_on_update(gated, fewer, suspended=True, default_queue=False) == []
+    assert [r.detail for r in kueue.validate_job_on_update(fewer, gated, suspended=True, default_queue=False)] == [
+        "can only remove gates, not add new ones"
+    ]
+    assert [r.detail for r in kueue.validate_job_on_update(job(), fewer, suspended=True, default_queue=False)] == [
+        "cannot add admission gate after creation"
+    ]
+    assert [r.detail for r in kueue.job_refusals(job(annotations={kueue.ADMISSION_GATED_BY_ANNOTATION: "a,a"}))] == [
+        'must be a domain-prefixed path (such as "acme.io/foo")',
+        "duplicate gate name: a",
+    ]
+
+
+# --- dev and prod ------------------------------------------------------------------------------------
+
+
+def test_dev_and_prod_kueue_objects_and_jobs_are_admitted(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:
+    for stack in (dev_stack, prod_stack):
+        objects, _ = stack_objects(stack)
+        verdicts = kueue.kueue_verdicts(objects)
+        assert [v.message for v in verdicts if not v.admitted] == []
+    objects, _ = stack_objects(prod_stack)
+    verdicts = kueue.kueue_verdicts(objects)
+    kinds = {kind_of(v.obj) for v in verdicts}
+    assert {"ClusterQueue", "Cohort", "ResourceFlavor", "AppWrapper", "Deployment", "StatefulSet", "Job", "CronJob"} <= kinds
+    # Every Kueue object prod declares went through a rule (LocalQueue and WorkloadPriorityClass have none
+    # on create; the LocalQueue's update rule is held in test_admission_kueue_program.py).
+    kueue_objects = [o for o in objects if o["apiVersion"].startswith("kueue.x-k8s.io/")]
+    judged = {(kind_of(v.obj), name_of(v.obj)) for v in verdicts}
+    assert {(kind_of(o), name_of(o)) for o in kueue_objects if kind_of(o) in kueue.CORE_CHECKS} <= judged
+    # The sample AppWrapper is the one job Kueue manages, in its team's queue; no other workload of
+    # hpcforge sits in a namespace whose default LocalQueue would pull it into Kueue.
+    managed = [(kind_of(v.obj), namespace_of(v.obj), name_of(v.obj), v.queue) for v in verdicts if v.queue]
+    assert managed == [("AppWrapper", "team-llm", "sample-pair", "default")]
+    teams = kueue.default_queue_namespaces(objects)
+    assert teams == {"team-climate", "team-genomics", "team-llm"}
+    assert [(kind_of(v.obj), name_of(v.obj)) for v in verdicts if namespace_of(v.obj) in teams] == [("AppWrapper", "sample-pair")]
+
+
+def test_the_rules_bite_on_prods_objects(prod_stack: RecordedStack) -> None:
+    """prod's own objects, each broken the way the config could break it, are refused."""
+    import copy
+
+    objects, _ = stack_objects(prod_stack)
+    inference = copy.deepcopy(next(o for o in objects if kind_of(o) == "ClusterQueue" and name_of(o) == "inference"))
+    del inference["spec"]["cohortName"]
+    assert kueue.answer(kueue.cluster_queue_refusals(inference)) == "Invalid"
+    l40s = copy.deepcopy(next(o for o in objects if kind_of(o) == "ResourceFlavor" and name_of(o) == "l40s"))
+    l40s["spec"]["tolerations"][0]["value"] = "x"
+    assert kueue.answer(kueue.resource_flavor_refusals(l40s)) == "Invalid"
+    sample = copy.deepcopy(next(o for o in objects if kind_of(o) == "AppWrapper"))
+    sample["metadata"]["labels"][kueue.QUEUE_LABEL] = "Default"
+    [verdict] = [v for v in kueue.kueue_verdicts([sample]) if not v.admitted]
+    assert "webhook vappwrapper.kb.io" in verdict.message
