@@ -23,14 +23,21 @@ upstream leaves it unset.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from components.config import PlatformConfig, load_config
+from components.layers.batch import cluster_queue_spec, resource_flavor_spec
 from offline.admission import stack_objects
-from offline.engine import RecordedStack
+from offline.crd_schema import load_crd_index, validate_custom_resource
+from offline.engine import ProgramConfigError, RecordedResource, RecordedStack
 from policies.rules import admission_kueue as kueue
 from policies.rules.podtemplates import kind_of, name_of, namespace_of, pod_templates
+
+from .helpers import config_values, raw_config, require_shared, run_stack_file, write_variant
 
 # --- builders (pkg/util/testing/v1beta2/wrappers.go, as dicts) ---------------------------------------
 
@@ -730,3 +737,168 @@ def test_the_rules_bite_on_prods_objects(prod_stack: RecordedStack) -> None:
     sample["metadata"]["labels"][kueue.QUEUE_LABEL] = "Default"
     [verdict] = [v for v in kueue.kueue_verdicts([sample]) if not v.admitted]
     assert "webhook vappwrapper.kb.io" in verdict.message
+
+
+# --- defects: config that produced objects Kueue refuses (fixed by config validation) ---------------
+
+
+def _prod() -> PlatformConfig:
+    return load_config(raw_config(config_values("prod")))
+
+
+def _refused(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> list[str]:
+    path = write_variant(tmp_path, "prod", edit)
+    with pytest.raises(ProgramConfigError) as raised:
+        run_stack_file(path, "prod")
+    assert raised.value.registered == 0
+    return raised.value.messages
+
+
+def test_a_borrowing_limit_outside_the_cohort_is_refused_naming_the_key(tmp_path: Path) -> None:
+    # What the renderer makes of such a queue: the CRD rule refuses it (and the webhook would).
+    batch = _prod().batch
+    assert batch is not None
+    inference = next(q for q in batch.cluster_queues if q.name == "inference").model_copy(update={"in_cohort": False})
+    rendered = {"kind": "ClusterQueue", "metadata": {"name": "inference"}, "spec": cluster_queue_spec(inference, "site")}
+    assert kueue.answer(kueue.cluster_queue_refusals(rendered)) == "Invalid"
+
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:batch"]["clusterQueues"][1]["inCohort"] = False  # inference keeps borrowingLimitGpus: 4
+
+    messages = _refused(tmp_path, edit)
+    key = "hpcforge:batch.clusterQueues[1].quotas[1].borrowingLimitGpus: "
+    assert any(m.startswith(key) and "inCohort" in m for m in messages), messages
+
+
+def _crd_errors(document: dict[str, Any]) -> list[str]:
+    """The schema tier's verdict on one Kueue object (its CRD at v0.19.2, ../shared/crds)."""
+    return validate_custom_resource(document, load_crd_index(require_shared()))
+
+
+def test_a_flavor_pool_with_more_labels_or_taints_than_a_resource_flavor_takes_is_refused(tmp_path: Path) -> None:
+    # kueue 0.19.2 ResourceFlavor CRD: nodeLabels maxProperties 8, tolerations maxItems 8.
+    pool = next(p for p in _prod().node_pools if p.name == "batch-l40s")
+    wide = pool.model_copy(
+        update={"labels": {f"example.com/l{i}": "x" for i in range(9)}, "taints": tuple(f"example.com/t{i}" for i in range(9))}
+    )
+    flavor_ = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "l40s"}}
+    assert _crd_errors({**flavor_, "spec": resource_flavor_spec(pool)}) == []
+    assert len(_crd_errors({**flavor_, "spec": resource_flavor_spec(wide)})) == 2
+
+    def edit(values: dict[str, Any]) -> None:
+        l40s = next(p for p in values["hpcforge:nodePools"] if p["name"] == "batch-l40s")
+        l40s["labels"].update({f"example.com/l{i}": "x" for i in range(8)})
+        l40s["taints"] = [f"example.com/t{i}" for i in range(9)]
+
+    messages = _refused(tmp_path, edit)
+    assert any(m.startswith("hpcforge:batch.flavors[1].pool: ") and "9 labels" in m for m in messages), messages
+    assert any(m.startswith("hpcforge:batch.flavors[1].pool: ") and "9 taints" in m for m in messages), messages
+
+
+def test_a_queue_with_more_flavors_than_a_resource_group_takes_is_refused(tmp_path: Path) -> None:
+    # kueue 0.19.2 ClusterQueue CRD: resourceGroups[].flavors maxItems 64 (one group per queue here).
+    flavors = [flavor(f"f{i}", resource("cpu", "1"), resource("memory", "1")) for i in range(65)]
+    assert _crd_errors(cq(group(*flavors))) != []
+
+    def edit(values: dict[str, Any]) -> None:
+        quota = values["hpcforge:batch"]["clusterQueues"][0]["quotas"][0]
+        values["hpcforge:batch"]["clusterQueues"][0]["quotas"] = [quota] * 65
+
+    messages = _refused(tmp_path, edit)
+    assert any(m.startswith("hpcforge:batch.clusterQueues[0].quotas: ") and "64" in m for m in messages), messages
+
+
+def test_a_priority_class_description_longer_than_the_crd_takes_is_refused(tmp_path: Path) -> None:
+    # kueue 0.19.2 WorkloadPriorityClass CRD: description maxLength 2048.
+    wpc = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass", "metadata": {"name": "urgent"}, "value": 1}
+    assert _crd_errors({**wpc, "description": "x" * 2048}) == []
+    assert _crd_errors({**wpc, "description": "x" * 2049}) != []
+
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:batch"]["priorityClasses"][0]["description"] = "x" * 2049
+
+    messages = _refused(tmp_path, edit)
+    assert any(m.startswith("hpcforge:batch.priorityClasses[0].description: ") and "2048" in m for m in messages), messages
+
+
+# --- day two: what a second `pulumi up` sends Kueue ---------------------------------------------------
+
+
+def _at(value: Any, path: str) -> Any:
+    for step in path.split("."):
+        value = value.get(step) if isinstance(value, dict) else None
+    return value
+
+
+def pulumi_step(old: RecordedResource, new: RecordedResource) -> str:
+    """What `pulumi up` does with a Kueue object whose inputs changed: `replace` when a
+    `replaceOnChanges` path changed (`delete-replace` with deleteBeforeReplace, which an object keeping
+    its name needs), `update` in place otherwise, `same` when nothing changed. (The provider's own
+    replacements, for built-in kinds and renames, are not modelled: Kueue objects keep their names.)"""
+    if old.inputs == new.inputs:
+        return "same"
+    if any(_at(old.inputs, path) != _at(new.inputs, path) for path in new.replace_on_changes):
+        return "delete-replace" if new.delete_before_replace else "replace"
+    return "update"
+
+
+def day_two(before: RecordedStack, after: RecordedStack) -> tuple[dict[str, str], list[str]]:
+    """The step of every Kueue object and job both runs declare, and what Kueue refuses among the
+    in-place updates (jobs taken as running: not suspended)."""
+    old = {r.urn: r for r in before.resources if r.is_kubernetes_object}
+    objects, _ = stack_objects(after)
+    teams = kueue.default_queue_namespaces(objects)
+    steps: dict[str, str] = {}
+    refused: list[str] = []
+    for new in after.resources:
+        if new.urn not in old or not new.is_kubernetes_object:
+            continue
+        if not (new.inputs["apiVersion"].startswith("kueue.x-k8s.io/") or kueue.job_webhook_sees(new.inputs)):
+            continue
+        step = steps[new.name] = pulumi_step(old[new.urn], new)
+        if step == "update":
+            found = kueue.update_refusals(old[new.urn].inputs, new.inputs, default_queue=namespace_of(new.inputs) in teams)
+            refused += [f"{new.name}: {r}" for r in found]
+    return steps, refused
+
+
+def test_moving_a_team_to_another_cluster_queue_replaces_its_local_queue(prod_stack: RecordedStack, tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        team = next(t for t in values["hpcforge:batch"]["teams"] if t["namespace"] == "team-llm")
+        team["clusterQueue"] = "research"
+
+    moved = run_stack_file(write_variant(tmp_path, "prod", edit), "prod")
+    steps, refused = day_two(prod_stack, moved)
+    assert refused == []
+    assert steps["team-llm/localqueue-default"] == "delete-replace"
+    assert {name for name, step in steps.items() if step != "same"} == {"team-llm/localqueue-default"}
+    # Updated in place instead (as before the fix), the LocalQueue CRD's transition rule refuses it.
+    old, new = (next(r.inputs for r in s.resources if r.name == "team-llm/localqueue-default") for s in (prod_stack, moved))
+    assert [str(r) for r in kueue.update_refusals(old, new)] == [
+        'spec.clusterQueue: Invalid value: "research": field is immutable (CRD rule)'
+    ]
+
+
+def test_day_two_config_changes_are_admitted_in_place(prod_stack: RecordedStack, tmp_path: Path) -> None:
+    """The batch settings one changes on a running site: quotas, queueing, preemption, leaving the
+    cohort, priorities, the cohort's name; Kueue admits every in-place update they make."""
+
+    def edit(values: dict[str, Any]) -> None:
+        batch = values["hpcforge:batch"]
+        batch["cohort"] = "campus"
+        research, inference = batch["clusterQueues"]
+        research.update(inCohort=False, queueing="StrictFIFO", preemption="LowerOrNewerEqualPriority")
+        research["quotas"][0]["cpu"] = "256"
+        inference["quotas"][1]["borrowingLimitGpus"] = 0
+        inference["quotas"][0]["memory"] = "1Ti"
+        batch["priorityClasses"][0].update(value=2000, description="Deadlines")
+
+    changed = run_stack_file(write_variant(tmp_path, "prod", edit), "prod")
+    steps, refused = day_two(prod_stack, changed)
+    assert refused == []
+    updated = {name for name, step in steps.items() if step == "update"}
+    assert {
+        "_cluster/clusterqueue-research",
+        "_cluster/clusterqueue-inference",
+        "_cluster/workloadpriorityclass-urgent",
+    } <= updated

@@ -35,6 +35,8 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 LOCAL_QUEUE = "default"
 QUEUE_LABEL = "hpcforge.io/cluster-queue"
 GPU = "nvidia.com/gpu"
+LOCAL_QUEUE_IMMUTABLE = ("spec.clusterQueue",)
+"""LocalQueue fields Kueue's CRD refuses to change in place (localqueue_types.go, v0.19.2)."""
 
 CHARTS = (ChartUse("kueue", Charts.KUEUE, NAMESPACE),)
 
@@ -182,7 +184,12 @@ class Batch(pulumi.ComponentResource):
         )
 
         def cr(
-            kind: str, name: str, body: dict[str, Any], namespace_name: str | None, depends: Sequence[pulumi.Resource]
+            kind: str,
+            name: str,
+            body: dict[str, Any],
+            namespace_name: str | None,
+            depends: Sequence[pulumi.Resource],
+            immutable: Sequence[str] = (),
         ) -> KubernetesObject:
             manifest = {
                 "apiVersion": KUEUE_API,
@@ -190,9 +197,15 @@ class Batch(pulumi.ComponentResource):
                 "metadata": ctx.meta(name, "batch", namespace_name, app="kueue"),
                 **body,
             }
-            return KubernetesObject(
-                f"{namespace_name or '_cluster'}/{kind.lower()}-{name}", manifest, opts=ctx.opts(self, depends_on=list(depends))
+            # Fields the API server refuses to change in place are replaced instead, deleting the
+            # old object first: the new one has the same name.
+            options = ctx.opts(
+                self,
+                depends_on=list(depends),
+                replace_on_changes=list(immutable) or None,
+                delete_before_replace=True if immutable else None,
             )
+            return KubernetesObject(f"{namespace_name or '_cluster'}/{kind.lower()}-{name}", manifest, opts=options)
 
         flavors = [
             cr("ResourceFlavor", f.name, {"spec": resource_flavor_spec(pools[f.pool])}, None, [kueue]) for f in cfg.flavors
@@ -219,12 +232,17 @@ class Batch(pulumi.ComponentResource):
                 extra_labels={QUEUE_LABEL: team.cluster_queue},
                 depends_on=args.depends_on,
             )
+            # kueue 0.19.2 LocalQueue CRD: `spec.clusterQueue` is immutable (CEL `self == oldSelf`), so a
+            # team moved to another ClusterQueue gets a new LocalQueue of the same name; when it is
+            # created Kueue queues the namespace's pending workloads in it again
+            # (pkg/cache/queue/manager.go addLocalQueueLocked), admitted ones keep their admission.
             local = cr(
                 "LocalQueue",
                 LOCAL_QUEUE,
                 {"spec": {"clusterQueue": team.cluster_queue}},
                 team.namespace,
                 [*team_ns.ready, *queues],
+                immutable=LOCAL_QUEUE_IMMUTABLE,
             )
             team_ready[team.namespace] = [*team_ns.ready, local]
             objects += team_ready[team.namespace]
