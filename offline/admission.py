@@ -4,8 +4,8 @@ Runs the program under the mock engine, takes every Kubernetes object it declare
 `--objects DIR`, the YAML documents under DIR, e.g. charts rendered by `offline render
 --render-charts`), and prints per object: Pod Security verdicts per pod template, AppProject
 verdicts per Application (with the objects it would sync: its children, the files under
-`charts/<its release>/`, or objects labelled with its Helm release), and API server reachability
-per APIService/webhook.
+`charts/<its release>/`, or objects labelled with its Helm release), API server reachability
+per APIService/webhook, and Kueue's verdict per Kueue object and per job its webhooks see.
 Exit status 1 when anything is refused.
 """
 
@@ -181,7 +181,10 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
             synced.setdefault(key, []).extend(documents)
         objects = [*objects, *applied]
     report = admission_report(objects, synced)
-    print(f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies):\n")
+    print(
+        f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
+        "Kueue 0.19.2):\n"
+    )
     print("\n".join(report.lines()))
-    refused = report.rejected_pods or report.refused_applications or report.unreachable
+    refused = report.rejected_pods or report.refused_applications or report.unreachable or report.refused_by_kueue
     return 1 if refused else 0

@@ -2,7 +2,9 @@
 
 - Pod Security: every pod template (admission_pss) against its namespace's enforce level/version;
 - Argo CD: every Application against its AppProject, with the objects it would sync (admission_argocd);
-- reachability: every Service the API server calls, through the NetworkPolicies (netpol).
+- reachability: every Service the API server calls, through the NetworkPolicies (netpol);
+- Kueue: every Kueue object and every job Kueue's webhooks see, against Kueue 0.19.2's webhooks and
+  CRD rules (admission_kueue).
 
 Pure functions; the security pack's rules (admission_rules.py) and the offline report
 (`python -m offline admission`) both use them.
@@ -11,10 +13,11 @@ Pure functions; the security pack's rules (admission_rules.py) and the offline r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import admission_argocd as argocd
+from . import admission_kueue as kueue
 from . import admission_pss as pss
 from .access import get, items, mapping, text
 from .netpol import API_SERVER, CallVerdict, Host, judge_api_server_calls
@@ -204,6 +207,7 @@ class Report:
     pods: list[PodVerdict]
     applications: list[ApplicationVerdict]
     calls: list[CallVerdict]
+    kueue_verdicts: list[kueue.Verdict] = field(default_factory=list)
 
     @property
     def rejected_pods(self) -> list[PodVerdict]:
@@ -216,6 +220,10 @@ class Report:
     @property
     def unreachable(self) -> list[CallVerdict]:
         return [v for v in self.calls if v.reachable is False]
+
+    @property
+    def refused_by_kueue(self) -> list[kueue.Verdict]:
+        return [v for v in self.kueue_verdicts if not v.admitted]
 
     @property
     def unjudged(self) -> list[CallVerdict]:
@@ -238,11 +246,15 @@ class Report:
             target = f"Service {call.call.namespace}/{call.call.service}:{call.call.port}"
             out.append(f"  {mark} {display(call.call.caller)} {call.call.where} -> {target}")
             out += [f"         {reason}" for reason in call.reasons]
+        out.append("Kueue 0.19.2 (webhooks and CRD rules; per Kueue object, and per job its webhooks see):")
+        for verdict in self.kueue_verdicts:
+            out.append(f"  {'ok  ' if verdict.admitted else 'DENY'} {verdict.message}")
         out.append(
             f"Summary: {len(self.rejected_pods)} of {len(self.pods)} pod templates rejected, "
             f"{len(self.refused_applications)} of {len(self.applications)} Applications refused, "
             f"{len(self.unreachable)} of {len(self.calls)} API server calls unreachable "
-            f"({len(self.unjudged)} not judged: backends not among the objects)."
+            f"({len(self.unjudged)} not judged: backends not among the objects), "
+            f"{len(self.refused_by_kueue)} of {len(self.kueue_verdicts)} Kueue objects and jobs refused."
         )
         return out
 
@@ -256,4 +268,5 @@ def admission_report(
         pod_security_verdicts(objects, cluster_version),
         appproject_verdicts(objects, synced),
         reachability_verdicts(objects),
+        kueue.kueue_verdicts(objects),
     )

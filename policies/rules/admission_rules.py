@@ -9,6 +9,10 @@
 - apiserver-reachability (stack): every APIService, admission webhook and CRD conversion webhook
   whose backend pods are among the objects can be reached by the API server through the
   NetworkPolicies.
+- kueue-admission (stack): every Kueue object (ClusterQueue, Cohort, ResourceFlavor) and every job
+  Kueue's webhooks see (Jobs, CronJobs' Jobs, Pods, Deployments, StatefulSets, AppWrappers) passes
+  Kueue 0.19.2's validating webhooks and CRD rules; for a job Kueue will manage, so does the
+  Workload it builds from the job's pod templates (admission_kueue).
 
 They judge every object the engine sends: hpcforge's own and charts' rendered objects alike.
 """
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import admission
+from . import admission_kueue as kueue
 from . import admission_pss as pss
 from .access import glob
 from .knobs import ObjectSelector, RuleConfig, knob, selector_list_knob
@@ -221,4 +226,36 @@ APISERVER_REACHABILITY = StackRule(
     "namespace's allows (components/k8s.py).",
 )
 
-RULES = (POD_SECURITY_ADMISSION, ARGOCD_APPPROJECT_ADMISSION, APISERVER_REACHABILITY)
+# --- kueue-admission ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KueueAdmissionConfig(RuleConfig):
+    exempt: tuple[ObjectSelector, ...] = selector_list_knob(
+        "exempt", "Objects {namespace, kind, name} (globs) not judged (e.g. jobs of a namespace Kueue does not watch)."
+    )
+
+
+def check_kueue_admission(stack: StackView, config: KueueAdmissionConfig) -> list[Violation]:
+    objects, origin = stack_objects(stack)
+    violations: list[Violation] = []
+    for verdict in kueue.kueue_verdicts(objects):
+        if verdict.admitted or _selected(config.exempt, verdict.obj) or has_unknown(verdict.obj):
+            continue  # has_unknown: during a preview, decided once the values are known
+        resource = origin.get(id(verdict.obj))
+        answer = kueue.answer(verdict.refusals)
+        how = "the API server refuses it (its CRD's rules)" if answer == "Invalid" else "Kueue's webhook denies it"
+        violations.append(Violation(f"{how}: {verdict.message}.", resource.urn if resource else None))
+    return violations
+
+
+KUEUE_ADMISSION = StackRule(
+    "kueue-admission",
+    "Every Kueue object, and every job Kueue's webhooks see, passes Kueue 0.19.2's webhooks and CRD rules.",
+    KueueAdmissionConfig,
+    check_kueue_admission,
+    "Change the config that set the refused field (components/config/batch.py validates what it can before "
+    "anything is registered), or the object's labels and annotations for a job.",
+)
+
+RULES = (POD_SECURITY_ADMISSION, ARGOCD_APPPROJECT_ADMISSION, APISERVER_REACHABILITY, KUEUE_ADMISSION)
