@@ -856,7 +856,9 @@ def test_kueue_admission() -> None:
     exempt = rule.config.from_config({"exempt": [{"namespace": "team", "kind": "Job", "name": "*"}]})
     assert rule(stack(job), exempt) == []
     # During a preview a value not known yet is not judged.
-    unknown = k8s("ClusterQueue", "q", api="kueue.x-k8s.io/v1beta2", spec={"resourceGroups": [group], "cohortName": UNKNOWN_STRING})
+    unknown = k8s(
+        "ClusterQueue", "q", api="kueue.x-k8s.io/v1beta2", spec={"resourceGroups": [group], "cohortName": UNKNOWN_STRING}
+    )
     assert rule(stack(unknown)) == []
 
 
