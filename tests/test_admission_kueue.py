@@ -28,16 +28,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from components.config import PlatformConfig, load_config
-from components.layers.batch import cluster_queue_spec, resource_flavor_spec
+from components.layers.batch import TEAM_NAMESPACES, cluster_queue_spec, kueue_manager_config, resource_flavor_spec
 from offline.admission import stack_objects
+from offline.charts import builtin_api_versions, chart_releases, render_release
 from offline.crd_schema import load_crd_index, validate_custom_resource
 from offline.engine import ProgramConfigError, RecordedResource, RecordedStack
 from policies.rules import admission_kueue as kueue
+from policies.rules.netpol import selector_matches
 from policies.rules.podtemplates import kind_of, name_of, namespace_of, pod_templates
 
-from .helpers import config_values, raw_config, require_shared, run_stack_file, write_variant
+from .helpers import (
+    CHARTS_ENV,
+    config_values,
+    raw_config,
+    require_charts,
+    require_shared,
+    run_stack_file,
+    skip_or_fail,
+    write_variant,
+)
 
 # --- builders (pkg/util/testing/v1beta2/wrappers.go, as dicts) ---------------------------------------
 
@@ -702,24 +714,91 @@ def test_priority_class_and_gates_on_update() -> None:
 def test_dev_and_prod_kueue_objects_and_jobs_are_admitted(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:
     for stack in (dev_stack, prod_stack):
         objects, _ = stack_objects(stack)
-        verdicts = kueue.kueue_verdicts(objects)
-        assert [v.message for v in verdicts if not v.admitted] == []
+        # As deployed, and as the chart's default webhook scope would judge every job hpcforge makes.
+        for selector in (None, kueue.default_namespace_selector()):
+            assert [v.message for v in kueue.kueue_verdicts(objects, selector) if not v.admitted] == []
     objects, _ = stack_objects(prod_stack)
-    verdicts = kueue.kueue_verdicts(objects)
-    kinds = {kind_of(v.obj) for v in verdicts}
+    everywhere = kueue.kueue_verdicts(objects, kueue.default_namespace_selector())
+    kinds = {kind_of(v.obj) for v in everywhere}
     assert {"ClusterQueue", "Cohort", "ResourceFlavor", "AppWrapper", "Deployment", "StatefulSet", "Job", "CronJob"} <= kinds
     # Every Kueue object prod declares went through a rule (LocalQueue and WorkloadPriorityClass have none
-    # on create; the LocalQueue's update rule is held in test_admission_kueue_program.py).
+    # on create; the LocalQueue's update rule is held below, on day two).
     kueue_objects = [o for o in objects if o["apiVersion"].startswith("kueue.x-k8s.io/")]
-    judged = {(kind_of(v.obj), name_of(v.obj)) for v in verdicts}
+    judged = {(kind_of(v.obj), name_of(v.obj)) for v in everywhere}
     assert {(kind_of(o), name_of(o)) for o in kueue_objects if kind_of(o) in kueue.CORE_CHECKS} <= judged
     # The sample AppWrapper is the one job Kueue manages, in its team's queue; no other workload of
     # hpcforge sits in a namespace whose default LocalQueue would pull it into Kueue.
-    managed = [(kind_of(v.obj), namespace_of(v.obj), name_of(v.obj), v.queue) for v in verdicts if v.queue]
-    assert managed == [("AppWrapper", "team-llm", "sample-pair", "default")]
     teams = kueue.default_queue_namespaces(objects)
     assert teams == {"team-climate", "team-genomics", "team-llm"}
-    assert [(kind_of(v.obj), name_of(v.obj)) for v in verdicts if namespace_of(v.obj) in teams] == [("AppWrapper", "sample-pair")]
+    managed = [(kind_of(v.obj), namespace_of(v.obj), name_of(v.obj), v.queue) for v in everywhere if v.queue]
+    assert managed == [("AppWrapper", "team-llm", "sample-pair", "default")]
+
+
+def test_kueues_job_webhooks_see_only_the_team_namespaces(prod_stack: RecordedStack) -> None:
+    """Kueue's job webhooks (failurePolicy Fail) are called for the team namespaces only: the chart's
+    default scope, every namespace but kube-system and kueue-system, put every pod of the cluster and
+    every Deployment, StatefulSet and Job `pulumi up` creates or updates behind the one Kueue controller."""
+    objects, _ = stack_objects(prod_stack)
+    selector = kueue.deployed_namespace_selector(objects)
+    assert selector == TEAM_NAMESPACES
+    labels = kueue.namespace_labels(objects)
+    seen = {ns for ns, found in labels.items() if selector_matches(selector, found)}
+    assert seen == {"team-climate", "team-genomics", "team-llm"}
+    # pkg/config/validation.go validateManagedJobsNamespaceSelector: Kueue refuses to start with a selector
+    # that matches kube-system or its own namespace (by their name label alone).
+    for name in ("kube-system", kueue.KUEUE_NAMESPACE):
+        assert not selector_matches(selector, {"kubernetes.io/metadata.name": name})
+    jobs = [v for v in kueue.kueue_verdicts(objects) if v.obj["apiVersion"].split("/")[0] != "kueue.x-k8s.io"]
+    assert [(kind_of(v.obj), namespace_of(v.obj)) for v in jobs] == [("AppWrapper", "team-llm")]
+    # With the chart's default scope (hpcforge's values before), Pulumi's own workloads were in it too.
+    before = kueue.kueue_verdicts(objects, kueue.default_namespace_selector())
+    assert {namespace_of(v.obj) for v in before if kind_of(v.obj) in ("Deployment", "StatefulSet", "Job")} >= {
+        "site-dns",
+        "directory",
+        "registry",
+        "provisioning",
+        "slurm",
+    }
+
+
+@pytest.mark.charts
+def test_the_rendered_chart_registers_the_webhooks_reproduced_scoped_to_the_team_namespaces(prod_stack: RecordedStack) -> None:
+    """The kueue chart 0.19.2 rendered like helm.v4.Chart with prod's values (charts tier): the
+    webhooks admission_kueue reproduces are the ones it registers, the job webhooks select the team
+    namespaces, LocalQueue and WorkloadPriorityClass have none."""
+    chart = require_charts() / "kueue-0.19.2"
+    if not chart.is_dir():
+        skip_or_fail(f"{chart} is not there (the kueue chart, unpacked)", allow_in_strict=CHARTS_ENV)
+    [release] = [r for r in chart_releases(prod_stack) if r.release == "kueue"]
+    rendered = render_release(release, chart, kubernetes_version="1.33", api_versions=builtin_api_versions("1.33"))
+    webhooks = {
+        w["name"]: w
+        for o in rendered.objects
+        if o["kind"] in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+        for w in o["webhooks"]
+    }
+    core = {"vclusterqueue.kb.io", "vcohort.kb.io", "vresourceflavor.kb.io", "vworkload.kb.io"}
+    jobs = {"vjob.kb.io", "vpod.kb.io", "vdeployment.kb.io", "vstatefulset.kb.io", "vappwrapper.kb.io"}
+    assert core | jobs <= set(webhooks)
+    assert not any("localqueue" in name or "workloadpriorityclass" in name for name in webhooks)
+    assert all(webhooks[name].get("namespaceSelector") is None for name in core)
+    scoped = [w for name, w in webhooks.items() if "namespaceSelector" in w]
+    assert scoped and all(w["namespaceSelector"] == TEAM_NAMESPACES and w["failurePolicy"] == "Fail" for w in scoped)
+    assert {w["name"] for w in scoped} >= jobs | {name.replace("v", "m", 1) for name in jobs}
+    # The names the rules give as `by` are the webhooks' names.
+    assert {kueue.VCLUSTERQUEUE, kueue.VCOHORT, kueue.VRESOURCEFLAVOR, kueue.VWORKLOAD} == {f"webhook {n}" for n in core}
+
+
+def test_kueue_manager_config_is_the_charts_default_with_the_team_namespaces(prod_stack: RecordedStack) -> None:
+    values = yaml.safe_load((require_shared("charts", "kueue-0.19.2") / "values.yaml").read_text())
+    default = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    ours = kueue_manager_config()
+    assert {k: v for k, v in ours.items() if k != "managedJobsNamespaceSelector"} == default
+    assert ours["managedJobsNamespaceSelector"] == TEAM_NAMESPACES
+    # What prod hands the chart (an Argo CD Application's values).
+    app = next(r.inputs for r in prod_stack.resources if r.inputs.get("kind") == "Application" and r.name.endswith("kueue"))
+    passed = app["spec"]["source"]["helm"]["valuesObject"]["managerConfig"]["controllerManagerConfigYaml"]
+    assert yaml.safe_load(passed) == ours
 
 
 def test_the_rules_bite_on_prods_objects(prod_stack: RecordedStack) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
 from ..charts import ChartDeployer, ChartUse
 from ..config.batch import BatchConfig, ClusterQueue, Quota
@@ -125,6 +126,57 @@ class BatchArgs:
     depends_on: Sequence[pulumi.Resource] = ()
 
 
+TEAM_NAMESPACES: dict[str, Any] = {"matchExpressions": [{"key": QUEUE_LABEL, "operator": "Exists"}]}
+"""The namespaces Kueue manages jobs in: the team namespaces (labelled with their ClusterQueue), the
+only ones whose workloads a ClusterQueue admits (`cluster_queue_spec` namespaceSelector)."""
+
+
+def kueue_manager_config() -> dict[str, Any]:
+    """The kueue chart 0.19.2's default manager Configuration (values.yaml
+    `managerConfig.controllerManagerConfigYaml`), with `managedJobsNamespaceSelector` set to the team
+    namespaces. Without it the chart registers Kueue's job webhooks (Pods, Jobs, Deployments,
+    StatefulSets, AppWrappers, ...; failurePolicy Fail) for every namespace but kube-system and
+    kueue-system (templates/webhook/manifests.yaml), so no pod of any namespace could be created,
+    and `pulumi up` could not create or update a Deployment, StatefulSet or Job anywhere, while the
+    single Kueue controller is not serving (starting, restarting, upgraded)."""
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500},
+        "managedJobsNamespaceSelector": TEAM_NAMESPACES,
+        "integrations": {
+            "frameworks": [
+                "batch/job",
+                "kubeflow.org/mpijob",
+                "ray.io/rayjob",
+                "ray.io/rayservice",
+                "ray.io/raycluster",
+                "jobset.x-k8s.io/jobset",
+                "workload.codeflare.dev/appwrapper",
+                "trainer.kubeflow.org/trainjob",
+                "pod",
+                "deployment",
+                "statefulset",
+                "leaderworkerset.x-k8s.io/leaderworkerset",
+            ]
+        },
+    }
+
+
 KUEUE_VISIBILITY_PORT = 8082
 """Where the kueue controller serves the visibility API (the kueue-visibility-server Service's targetPort)."""
 
@@ -164,6 +216,7 @@ class Batch(pulumi.ComponentResource):
                         "resources": container_resources("500m", "512Mi", "1Gi"),
                     },
                 },
+                "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(kueue_manager_config(), sort_keys=False)},
             },
             parent=self,
             depends_on=namespace.ready,

@@ -39,8 +39,9 @@ Reproduced from kubernetes-sigs/kueue v0.19.2 (file: function):
   `resourceGroups[]`; LocalQueue `spec.clusterQueue` "field is immutable" (a transition rule);
   ResourceFlavor `tolerations` and `nodeTaints` rules and the topologyName transition rules.
 - charts/kueue/templates/webhook/manifests.yaml: which objects each webhook sees: the job webhooks
-  every namespace but `kube-system` and the release namespace (no `managedJobsNamespaceSelector`
-  in the manager config), the core ones (ClusterQueue, Cohort, ResourceFlavor, Workload) all.
+  the namespaces the manager config's `managedJobsNamespaceSelector` selects (without one, every
+  namespace but `kube-system` and the release namespace), the core ones (ClusterQueue, Cohort,
+  ResourceFlavor, Workload) all.
 
 Not reproduced (hpcforge neither sets nor derives these fields): fairSharing weights,
 flavorFungibility, admissionChecksStrategy, concurrentAdmissionPolicy's create rules (ConcurrentAdmission
@@ -56,12 +57,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from .access import get, items, mapping, text
+from .netpol import selector_matches
 from .podtemplates import PodTemplate, display, group_of, kind_of, name_of, namespace_of, pod_templates
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_NAMESPACE = "kueue-system"
-"""The release namespace of hpcforge's kueue chart: the job webhooks skip it and kube-system."""
+"""The release namespace of hpcforge's kueue chart: the chart's default job webhook namespaceSelector
+leaves it and kube-system out."""
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
@@ -579,11 +584,52 @@ def _webhook_name(obj: Mapping[str, Any]) -> str:
     return f"webhook v{kind_of(obj).lower()}.kb.io"
 
 
-def job_webhook_sees(obj: Mapping[str, Any], kueue_namespace: str = KUEUE_NAMESPACE) -> bool:
-    """Whether one of Kueue's job webhooks is called for `obj` (its kind, and the chart's default
-    namespaceSelector: not kube-system, not the release namespace). A CronJob's Jobs are created by
-    the CronJob controller: see `cronjob_job`."""
-    return (group_of(obj), kind_of(obj)) in JOB_KINDS and namespace_of(obj) not in ("kube-system", kueue_namespace)
+def default_namespace_selector(kueue_namespace: str = KUEUE_NAMESPACE) -> dict[str, Any]:
+    """The job webhooks' namespaceSelector when the manager config sets no managedJobsNamespaceSelector
+    (charts/kueue/templates/webhook/manifests.yaml; the same default in apis/config/v1beta2/defaults.go)."""
+    return {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", kueue_namespace]}
+        ]
+    }
+
+
+def deployed_namespace_selector(objects: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The `managedJobsNamespaceSelector` of the kueue chart's manager config, when an Argo CD
+    Application among `objects` installs the chart with it (`helm.valuesObject`); None when not
+    known (no such Application, e.g. the chart delivered by helm.v4.Chart, or no selector set)."""
+    for obj in objects:
+        if kind_of(obj) != "Application" or get(obj, "spec", "source", "chart") != "kueue":
+            continue
+        config = text(get(obj, "spec", "source", "helm", "valuesObject", "managerConfig", "controllerManagerConfigYaml"))
+        if config:
+            selector = mapping(yaml.safe_load(config)).get("managedJobsNamespaceSelector")
+            return mapping(selector) if selector is not None else None
+    return None
+
+
+def namespace_labels(objects: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Labels of the Namespaces among `objects`, with `kubernetes.io/metadata.name`, which the API
+    server sets on every namespace."""
+    found: dict[str, dict[str, Any]] = {}
+    for obj in objects:
+        if group_of(obj) == "" and kind_of(obj) == "Namespace":
+            found.setdefault(name_of(obj), {"kubernetes.io/metadata.name": name_of(obj)}).update(_meta(obj, "labels"))
+    return found
+
+
+def job_webhook_sees(
+    obj: Mapping[str, Any], labels: Mapping[str, Mapping[str, Any]] | None = None, selector: Mapping[str, Any] | None = None
+) -> bool:
+    """Whether one of Kueue's job webhooks is called for `obj`: its kind, and its namespace's labels
+    (`labels`, per namespace) against the webhooks' namespaceSelector (`selector`; by default the
+    chart's: not kube-system, not kueue-system). A CronJob's Jobs are created by the CronJob
+    controller: see `cronjob_job`."""
+    if (group_of(obj), kind_of(obj)) not in JOB_KINDS:
+        return False
+    namespace = namespace_of(obj)
+    found = dict((labels or {}).get(namespace) or {"kubernetes.io/metadata.name": namespace})
+    return selector_matches(default_namespace_selector() if selector is None else selector, found)
 
 
 def cronjob_job(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -933,10 +979,15 @@ def default_queue_namespaces(objects: Iterable[Mapping[str, Any]]) -> set[str]:
     }
 
 
-def kueue_verdicts(objects: Sequence[Mapping[str, Any]], kueue_namespace: str = KUEUE_NAMESPACE) -> list[Verdict]:
+def kueue_verdicts(objects: Sequence[Mapping[str, Any]], namespace_selector: Mapping[str, Any] | None = None) -> list[Verdict]:
     """Every Kueue object and every job Kueue's job webhooks see, judged as Kueue 0.19.2 admits it on
     create; for a job Kueue manages (a queue name, or the default LocalQueue of its namespace), also
-    the Workload it will build from the job's pod templates."""
+    the Workload it will build from the job's pod templates. `namespace_selector`: the manager
+    config's managedJobsNamespaceSelector (default: the one the kueue chart deployed among `objects`
+    says, else the chart's default), which scopes the job webhooks and what Kueue manages."""
+    if namespace_selector is None:
+        namespace_selector = deployed_namespace_selector(objects)
+    labels = namespace_labels(objects)
     defaulted = default_queue_namespaces(objects)
     verdicts: list[Verdict] = []
     for obj in objects:
@@ -946,10 +997,11 @@ def kueue_verdicts(objects: Sequence[Mapping[str, Any]], kueue_namespace: str = 
         judged, where = obj, ""
         if group_of(obj) == "batch" and kind_of(obj) == "CronJob":
             judged, where = cronjob_job(obj), "the Job of spec.jobTemplate"
-        if not job_webhook_sees(judged, kueue_namespace):
+        if not job_webhook_sees(judged, labels, namespace_selector):
             continue
-        labels = _meta(judged, "labels")
-        queue = text(labels.get(QUEUE_LABEL)) or (DEFAULT_LOCAL_QUEUE if namespace_of(judged) in defaulted else None)
+        queue = text(_meta(judged, "labels").get(QUEUE_LABEL)) or (
+            DEFAULT_LOCAL_QUEUE if namespace_of(judged) in defaulted else None
+        )
         refusals = job_refusals(judged)
         if queue is not None:
             for index, template in enumerate(pod_templates(judged)):
