@@ -57,6 +57,8 @@ NAMED_VALIDATORS: dict[str, str] = {
     "components.config.slurm_types._slurm_k8s_name": "Slurm and Kubernetes name (DNS label, at most 40 characters, not a Slurm keyword)",
     "components.config.slurm_types._slurm_time": "Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)",
     "components.config.slurm._max_unavailable": "count or percentage (e.g. 2 or 25%)",
+    "components.config.slurm._cluster_name": "Slurm ClusterName (lowercase letters, digits and '_', starting with a letter, "
+    "at most 40 characters)",
     "components.config.slurm_types.config_key": "slurm.conf parameter name (letters and digits)",
     "components.config.slurm._node_feature": "Slurm node feature (letters and digits, starting with a letter)",
     "components.config.slurm._slurm_value": "slurm.conf value (one word: no spaces, '#', quotes or backslashes)",

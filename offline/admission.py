@@ -5,7 +5,9 @@ Runs the program under the mock engine, takes every Kubernetes object it declare
 --render-charts`), and prints per object: Pod Security verdicts per pod template, AppProject
 verdicts per Application (with the objects it would sync: its children, the files under
 `charts/<its release>/`, or objects labelled with its Helm release), API server reachability
-per APIService/webhook, and Kueue's verdict per Kueue object and per job its webhooks see.
+per APIService/webhook, slurm-operator's admission of each Slinky custom resource (with the
+webhook scope the stack's slurm-operator chart values give), and Kueue's verdict per Kueue object
+and per job its webhooks see (with the scope the stack's kueue chart values give, when known).
 Exit status 1 when anything is refused.
 """
 
@@ -22,6 +24,7 @@ import yaml
 from policies.rules.access import get, mapping, text
 from policies.rules.admission import ApplicationVerdict, admission_report, application_key, appproject_verdicts
 from policies.rules.admission_argocd import is_namespaced
+from policies.rules.admission_slinky import WebhookScope, webhook_scope
 from policies.rules.podtemplates import group_of, kind_of, namespace_of
 
 from .charts import RenderReport
@@ -169,6 +172,22 @@ def argocd_chart_verdicts(stack: RecordedStack, report: RenderReport) -> list[Ap
     return [v for v in appproject_verdicts(objects, synced) if application_key(v.application) in charts]
 
 
+SLURM_OPERATOR_CHART = "slurm-operator"
+
+
+def slinky_scope(stack: RecordedStack) -> WebhookScope:
+    """slurm-operator's webhook as the stack deploys it: from the values of its `slurm-operator` chart (a
+    helm.v4.Chart, or an Argo CD Application's Helm source); the chart's defaults when the stack has none."""
+    for resource in stack.resources:
+        if resource.is_chart and str(resource.inputs.get("chart", "")).rstrip("/").rsplit("/", 1)[-1] == SLURM_OPERATOR_CHART:
+            return webhook_scope(mapping(resource.inputs.get("values")))
+        if resource.is_kubernetes_object and resource.inputs.get("kind") == "Application":
+            source = mapping(get(resource.inputs, "spec", "source"))
+            if source.get("chart") == SLURM_OPERATOR_CHART:
+                return webhook_scope(mapping(get(source, "helm", "valuesObject")))
+    return WebhookScope()
+
+
 def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequence[tuple[str, dict[str, Any]]] = ()) -> int:
     """The report for `stack`, plus `--objects DIR` and `rendered` (charts rendered in process)."""
     objects, synced = stack_objects(stack)
@@ -180,11 +199,17 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
         for key, documents in found.items():
             synced.setdefault(key, []).extend(documents)
         objects = [*objects, *applied]
-    report = admission_report(objects, synced)
+    report = admission_report(objects, synced, slinky_scope=slinky_scope(stack))
     print(
         f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
-        "Kueue 0.19.2):\n"
+        "Slinky slurm-operator 1.2.1, Kueue 0.19.2):\n"
     )
     print("\n".join(report.lines()))
-    refused = report.rejected_pods or report.refused_applications or report.unreachable or report.refused_by_kueue
+    refused = (
+        report.rejected_pods
+        or report.refused_applications
+        or report.unreachable
+        or report.refused_slinky
+        or report.refused_by_kueue
+    )
     return 1 if refused else 0

@@ -49,6 +49,8 @@ def assert_all_admitted(stack: RecordedStack) -> None:
     assert [v.message for v in report.rejected_pods] == []
     assert [[str(r) for r in v.refusals] for v in report.refused_applications] == []
     assert [v.reasons for v in report.unreachable] == []
+    assert report.slinky, "no Slinky custom resource found: the walk is broken"
+    assert [v.message for v in report.refused_slinky] == []
     assert [v.message for v in report.refused_by_kueue] == []
 
 

@@ -225,7 +225,7 @@ def test_every_rule_becomes_a_pulumi_policy_with_a_defaulted_schema() -> None:
     from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
     names = [rule.name for rule in ALL_RULES]
-    assert len(names) == len(set(names)) == 27
+    assert len(names) == len(set(names)) == 28
     for rule in ALL_RULES:
         policy = to_policy(rule)
         expected = ResourceValidationPolicy if isinstance(rule, ResourceRule) else StackValidationPolicy
@@ -836,6 +836,32 @@ def test_apiserver_reachability() -> None:
     assert rule(stack(deny, hook)) == []  # backends unknown: skipped unless requireKnownBackends
     strict = rule.config.from_config({"requireKnownBackends": True})
     assert rule(stack(deny, hook), strict)
+
+
+def test_slinky_webhook_admission() -> None:
+    rule = admission_rules.SLINKY_WEBHOOK_ADMISSION
+    api = "slinky.slurm.net/v1beta1"
+
+    def nodeset(name: str, max_unavailable: Any, namespace: str = "slurm") -> ResourceView:
+        spec = {"controllerRef": {"name": "slurm"}, "updateStrategy": {"rollingUpdate": {"maxUnavailable": max_unavailable}}}
+        return k8s("NodeSet", name, namespace, api=api, spec=spec)
+
+    good, bad = nodeset("cpu", 1), nodeset("gpu", 0)
+    assert rule(stack(good)) == []
+    [violation] = rule(stack(good, bad))
+    assert violation.urn == bad.urn
+    assert 'admission webhook "nodeset-v1beta1.kb.io" denied the request: maxUnavailable must be > 0, got 0' in violation.message
+    exempt = rule.config.from_config({"exempt": [{"namespace": "slurm", "kind": "NodeSet", "name": "gpu"}]})
+    assert rule(stack(bad), exempt) == []
+    assert rule(stack(nodeset("gpu", 0, "kube-system"))) == []  # the chart's namespaceSelector leaves kube-system out
+    assert (
+        rule(stack(chart("oci://ghcr.io/slinkyproject/charts/slurm-operator", "1.2.1", {"webhook": {"enabled": False}}), bad))
+        == []
+    )
+    assert rule(stack(nodeset("gpu", UNKNOWN_STRING))) == []  # preview: not known yet
+    # The CRD's CEL rules hold even where the webhook does not run.
+    controller = k8s("Controller", "slurm", "kube-system", api=api, spec={"clusterName": "c"})
+    assert "slurmKeyRef must be set when external is false" in rule(stack(controller))[0].message
 
 
 def test_kueue_admission() -> None:

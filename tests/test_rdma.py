@@ -52,7 +52,7 @@ def test_nic_cluster_policy_offers_one_rdma_resource_per_fabric() -> None:
 
 def test_attachment_is_ipoib_for_infiniband_and_macvlan_for_roce() -> None:
     rdma = RdmaConfig.model_validate(RDMA)
-    ib = json.loads(attachment_config(rdma.fabrics[0], ["ibp26s0"]))
+    ib = json.loads(attachment_config(rdma.fabrics[0], "ibp26s0"))
     assert ib == {
         "cniVersion": "0.3.1",
         "name": "ib-rail0",
@@ -60,7 +60,7 @@ def test_attachment_is_ipoib_for_infiniband_and_macvlan_for_roce() -> None:
         "master": "ibp26s0",
         "ipam": {"type": "nv-ipam", "poolName": "ib-rail0"},  # tests/test_rdma_ipam.py
     }
-    roce = json.loads(attachment_config(rdma.fabrics[1], ["ens1f0np0"]))
+    roce = json.loads(attachment_config(rdma.fabrics[1], "ens1f0np0"))
     assert roce["type"] == "macvlan" and roce["mtu"] == 9000 and roce["master"] == "ens1f0np0"
 
 

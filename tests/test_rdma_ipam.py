@@ -97,7 +97,7 @@ def test_fabrics_default_to_nv_ipam_from_the_nic_cluster_policy() -> None:
         "version": Images.NV_IPAM.tag,
         "enableWebhook": False,
     }
-    ib = json.loads(attachment_config(rdma.fabrics[0], ["ibp26s0"]))
+    ib = json.loads(attachment_config(rdma.fabrics[0], "ibp26s0"))
     assert ib["ipam"] == {"type": "nv-ipam", "poolName": "ib-rail0"}
     _, sriov = sriov_network(rdma.fabrics[1], "slurm")
     assert json.loads(sriov["ipam"]) == {"type": "nv-ipam", "poolName": "roce-rail0"}
@@ -106,7 +106,7 @@ def test_fabrics_default_to_nv_ipam_from_the_nic_cluster_policy() -> None:
 def test_whereabouts_stays_available_and_then_nothing_of_nv_ipam_is_deployed() -> None:
     rdma = RdmaConfig.model_validate({**RDMA, "fabrics": [{**f, "ipam": "whereabouts"} for f in RDMA["fabrics"]]})
     assert "nvIpam" not in nic_cluster_policy_spec(rdma)
-    ib = json.loads(attachment_config(rdma.fabrics[0], ["ibp26s0"]))
+    ib = json.loads(attachment_config(rdma.fabrics[0], "ibp26s0"))
     assert ib["ipam"] == {"type": "whereabouts", "range": "10.60.0.0/16"}
 
 
@@ -144,7 +144,7 @@ def test_ip_pool_is_valid_for_the_published_crd_and_selects_the_fabric_s_pools()
     [
         (
             {"range": "10.60.0.0/28", "addressesPerNode": 16},
-            "addressesPerNode 16 must be less than the 16 addresses of range 10.60.0.0/28",
+            "addressesPerNode 16 is more than the 14 addresses nv-ipam hands out in range 10.60.0.0/28",
         ),
         ({"addressesPerNode": 1}, "greater than or equal to 2"),
     ],
@@ -162,8 +162,8 @@ def test_a_range_too_small_for_a_block_per_node_names_the_key() -> None:
     with pytest.raises(ConfigError) as raised:
         load_config(raw_config(values))
     assert (
-        "hpcforge:rdma.fabrics[0].range: 10.60.0.0/24 has 256 addresses, too few for a block of 128 (addressesPerNode)"
-        f" on each of the {nodes} node(s) of gpu-h100"
+        "hpcforge:rdma.fabrics[0].range: 10.60.0.0/24 has room for 1 block(s) of 128 (addressesPerNode; nv-ipam hands"
+        f" out 254 of its 256 addresses), too few for one on each of the {nodes} node(s) of gpu-h100"
     ) in str(raised.value)
 
 

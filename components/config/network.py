@@ -115,7 +115,8 @@ class WhereaboutsIpam(StrictModel):
     exclude: tuple[IPv4Network, ...] = ()
     """Parts of `range` that are never allocated."""
     gateway: IPv4 | None = None
-    """Gateway put into the IPAM result."""
+    """Gateway put into the IPAM result. Inside `range`, it is also excluded (whereabouts would otherwise hand it to
+    a pod: it allocates from the first address of `range` on and skips only `exclude`)."""
 
 
 class NetworkAttachment(StrictModel):

@@ -22,8 +22,9 @@ class Fabric(StrictModel):
     type: Literal["infiniband", "roce"]
     """`infiniband` (IPoIB attachment, ipoib CNI) or `roce` (macvlan attachment on the Ethernet port)."""
     mtu: int = Field(ge=576, le=65520)
-    """MTU of the attachment (RoCE: up to 9000 on the switch ports; InfiniBand IPoIB: 2044 datagram, 4092, or 65520
-    connected mode)."""
+    """MTU of the attachment (RoCE: up to 9000 on the switch ports; a shared RoCE fabric's host ports need at least
+    this MTU, or macvlan refuses the pod; InfiniBand IPoIB: 2044 datagram, 4092, or 65520 connected mode, checked but
+    not sent: ipoib-cni has no MTU setting, the pod's IPoIB interface takes the host port's)."""
     range: str
     """Pod addresses on this fabric (CIDR), allocated by the fabric's `ipam`."""
     ipam: Literal["nv-ipam", "whereabouts"] = "nv-ipam"
@@ -32,8 +33,9 @@ class Fabric(StrictModel):
     cluster: Network Operator 26.4.1 no longer deploys it)."""
     addresses_per_node: int = Field(default=16, ge=2, le=65536)
     """`ipam: nv-ipam`: addresses a node takes from `range` in one block (the IPPool's `perNodeBlockSize`): at least
-    the pods on one node that attach this fabric. `range` must hold more than one block, and room for a block per
-    node of the pools that reach the fabric."""
+    the pods on one node that attach this fabric. nv-ipam cuts the blocks from `range` without its network address
+    (and, in IPv4, its broadcast address): `range` must have room for a block per node of the pools that reach the
+    fabric."""
     mode: Literal["shared", "sriov"] = "shared"
     """How pods get the fabric's RDMA devices: `shared` (the RDMA shared device plugin: every pod on a node shares the
     port, resource `rdma/<name with - as _>`) or `sriov` (the SR-IOV network operator gives each pod its own virtual function,
@@ -70,14 +72,32 @@ class Fabric(StrictModel):
     def addresses(self) -> int:
         return ipaddress.ip_network(self.range).num_addresses
 
+    @property
+    def usable_addresses(self) -> int:
+        """The addresses of `range` that nv-ipam hands out: all but the network address, and in IPv4 the broadcast
+        address; a /31 (/127) has 2, a /32 (/128) 1 (Mellanox/nvidia-k8s-ipam network-operator-v26.4.1,
+        api/v1alpha1/helpers.go `GetPossibleIPCount`)."""
+        network = ipaddress.ip_network(self.range)
+        host_bits = network.max_prefixlen - network.prefixlen
+        if host_bits <= 1:
+            return network.num_addresses
+        return network.num_addresses - (2 if network.version == 4 else 1)
+
+    @property
+    def node_blocks(self) -> int:
+        """How many nodes nv-ipam's controller gives a block of `addresses_per_node`: blocks follow each other from the
+        first usable address, and the last must end before the broadcast address (pkg/ipam-controller/allocator/
+        allocator.go `AllocateFromPool`, `allocationValid`); a node beyond them gets none (event `NoFreeRanges`)."""
+        return self.usable_addresses // self.addresses_per_node
+
     @model_validator(mode="after")
     def _block(self) -> Fabric:
-        # nv-ipam's IPPool: "perNodeBlockSize ... must be less than amount of available IPs in the subnet" (CRD
-        # ippools.nv-ipam.nvidia.com at network-operator v26.4.1, manifests/state-nv-ipam-cni/).
-        if self.ipam == "nv-ipam" and self.addresses_per_node >= self.addresses:
+        # nv-ipam refuses an IPPool whose perNodeBlockSize is larger than GetPossibleIPCount of the subnet
+        # (api/v1alpha1/ippool_validate.go `Validate`, applied by the controller even with the webhook off).
+        if self.ipam == "nv-ipam" and self.addresses_per_node > self.usable_addresses:
             raise ValueError(
-                f"fabric {self.name!r}: addressesPerNode {self.addresses_per_node} must be less than the"
-                f" {self.addresses} addresses of range {self.range}"
+                f"fabric {self.name!r}: addressesPerNode {self.addresses_per_node} is more than the"
+                f" {self.usable_addresses} addresses nv-ipam hands out in range {self.range}"
             )
         return self
 
@@ -94,7 +114,9 @@ class Nic(StrictModel):
     """One RDMA NIC port of the nodes of a pool, and the GPUs it is next to (same PCIe switch / NUMA node)."""
 
     interface: InterfaceName
-    """The port's network interface on the host (e.g. ibp12s0, ens1f0np0): the device plugin selects it by name."""
+    """The port's network interface on the host (e.g. ibp12s0, ens1f0np0): the device plugin selects it by name. A
+    `shared` fabric has one NetworkAttachmentDefinition whose `master` is this name on every node: every port on the
+    fabric, in every pool, must have the same name."""
     fabric: K8sName
     """The fabric (rail) this port is cabled to."""
     gpus: tuple[Annotated[int, Field(ge=0, le=63)], ...] = ()
@@ -132,6 +154,10 @@ class RdmaConfig(StrictModel):
         """The node pools whose nodes reach a fabric, in config order."""
         return [pool.pool for pool in self.pools if any(nic.fabric == fabric for nic in pool.nics)]
 
+    def master_interface(self, fabric: str) -> str:
+        """The host interface of a fabric's ports: the `master` of its attachment (one name, checked in validation)."""
+        return next(nic.interface for pool in self.pools for nic in pool.nics if nic.fabric == fabric)
+
     def fabrics_of(self, pool: str | None) -> list[str]:
         """The fabrics a pool's nodes reach, in NIC order, each once."""
         nics = self.pool_nics(pool)
@@ -157,8 +183,32 @@ class RdmaConfig(StrictModel):
                 problems.add(["pools", pi, "nics"], f"GPU {gpu} is served by more than one NIC")
         for name in duplicates(p.pool for p in self.pools):
             problems.add(["pools"], f"node pool {name!r} is listed twice")
+        for fi, fabric in enumerate(self.fabrics):
+            if not self.pools_of(fabric.name):
+                # The shared device plugin would get an empty selector for it and refuse its whole configuration.
+                problems.add(["fabrics", fi, "name"], f"no NIC of any pool is on fabric {fabric.name!r}")
+        self._one_master_per_shared_fabric(problems)
         problems.raise_if_any()
         return self
+
+    def _one_master_per_shared_fabric(self, problems: ProblemCollector) -> None:
+        """A shared fabric's attachment names one host interface (`master`) for every node: ipoib-cni and macvlan look
+        it up by name on the pod's node and fail the pod where it does not exist (Mellanox/ipoib-cni
+        network-operator-v26.4.1 pkg/ipoib/ipoib.go `CreateIpoibLink`: "failed to lookup master")."""
+        first: dict[str, tuple[str, str]] = {}
+        for pi, pool in enumerate(self.pools):
+            for ni, nic in enumerate(pool.nics):
+                fabric = self.fabric(nic.fabric)
+                if fabric is None or fabric.mode != "shared":
+                    continue
+                interface, where = first.setdefault(nic.fabric, (nic.interface, pool.pool))
+                if nic.interface != interface:
+                    problems.add(
+                        ["pools", pi, "nics", ni, "interface"],
+                        f"{nic.interface!r} is on shared fabric {nic.fabric!r}, whose ports are already named"
+                        f" {interface!r} (pool {where!r}): its one attachment names one host interface for every node;"
+                        " give the ports one name, or use a fabric per name, or `mode: sriov`",
+                    )
 
 
 def check_rdma(config: PlatformConfig, problems: ProblemCollector) -> None:
@@ -171,11 +221,12 @@ def check_rdma(config: PlatformConfig, problems: ProblemCollector) -> None:
             continue
         pools = [p for p in (config.node_pool(name) for name in rdma.pools_of(fabric.name)) if p is not None]
         nodes = sum(pool.nodes for pool in pools)
-        if nodes * fabric.addresses_per_node > fabric.addresses:
+        if nodes > fabric.node_blocks:
             problems.add(
                 ["rdma", "fabrics", fi, "range"],
-                f"{fabric.range} has {fabric.addresses} addresses, too few for a block of {fabric.addresses_per_node}"
-                f" (addressesPerNode) on each of the {nodes} node(s) of {', '.join(p.name for p in pools)}",
+                f"{fabric.range} has room for {fabric.node_blocks} block(s) of {fabric.addresses_per_node}"
+                f" (addressesPerNode; nv-ipam hands out {fabric.usable_addresses} of its {fabric.addresses} addresses),"
+                f" too few for one on each of the {nodes} node(s) of {', '.join(p.name for p in pools)}",
             )
     for index, pool_nics in enumerate(rdma.pools):
         pool = config.node_pool(pool_nics.pool)

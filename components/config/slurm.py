@@ -29,6 +29,20 @@ from .slurm_types import SlurmName, SlurmTime, config_key
 from .topology import TopologyConfig
 
 
+def _cluster_name(value: str) -> str:
+    # Slinky 1.2.1's webhook refuses a ClusterName over 40 characters at creation (internal/webhook/
+    # controller_webhook.go ValidateCreate; slurm.conf(5) ClusterName).
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", value) or len(value) > 40:
+        raise ValueError(
+            f"{value!r} is not a Slurm ClusterName (lowercase letters, digits and '_', starting with a letter, at most 40 "
+            "characters: slurm-operator's webhook refuses a longer one)"
+        )
+    return value
+
+
+ClusterName = Annotated[str, AfterValidator(_cluster_name)]
+
+
 def _max_unavailable(value: Any) -> int | str:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a count or a percentage")
@@ -173,7 +187,9 @@ class ControllerService(StrictModel):
 
 class ControllerConfig(StrictModel):
     storage: Storage = Field(default_factory=lambda: Storage(size="4Gi"))
-    """Volume of slurmctld's save state (job queue, node states)."""
+    """Volume of slurmctld's save state (job queue, node states). Read at the first deploy only: the operator makes it
+    the volume claim template of slurmctld's StatefulSet, which it never updates afterwards (a later change is
+    accepted and has no effect)."""
     service: ControllerService | None = None
     """Expose slurmctld (6817) on a MetalLB address; required when bare-metal hosts join Slurm."""
     return_to_service: int = Field(default=2, ge=0, le=2)
@@ -540,8 +556,11 @@ class RestApiConfig(StrictModel):
 
 
 class SlurmConfig(StrictModel):
-    cluster_name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
-    """`ClusterName` of the Slurm cluster (also the SSSD domain on the login nodes)."""
+    cluster_name: ClusterName
+    """`ClusterName` of the Slurm cluster (also the SSSD domain on the login nodes). Fixed once deployed: Slinky's
+    webhook refuses to change the Controller's `clusterName` ("cannot change ClusterName after deployment"), so a
+    changed value stops `pulumi up`; a new name is a new cluster (docs/layers/slurm.md, "Fixed after the first
+    deploy")."""
     namespace: K8sName = "slurm"
     """Namespace of the Slurm custom resources and pods; no other layer's or site app's namespace."""
     controller: ControllerConfig = Field(default_factory=ControllerConfig)

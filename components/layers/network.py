@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -413,9 +414,17 @@ def ipvlan_cni_config(att: NetworkAttachment) -> str:
         config["ipam"] = {"type": "static"}
     else:
         ipam: dict[str, Any] = {"type": "whereabouts", "range": att.ipam.range}
-        if att.ipam.exclude:
-            ipam["exclude"] = list(att.ipam.exclude)
-        if att.ipam.gateway:
-            ipam["gateway"] = att.ipam.gateway
+        exclude = list(att.ipam.exclude)
+        gateway = att.ipam.gateway
+        if gateway:
+            ipam["gateway"] = gateway
+            # whereabouts hands out `range` from its first address on, gateway or not (k8snetworkplumbingwg/whereabouts
+            # v0.9.4 pkg/allocate/allocate.go `IterateForAssignment` skips only `exclude`): keep the gateway's address.
+            address = ipaddress.IPv4Address(gateway)
+            excluded = any(address in ipaddress.IPv4Network(net) for net in exclude)
+            if address in ipaddress.IPv4Network(att.ipam.range) and not excluded:
+                exclude.append(f"{gateway}/32")
+        if exclude:
+            ipam["exclude"] = exclude
         config["ipam"] = ipam
     return json.dumps(config, sort_keys=True)

@@ -160,9 +160,10 @@ def sriov_network(fabric: Fabric, attachment_namespace: str) -> tuple[str, dict[
     return ("SriovIBNetwork" if fabric.type == "infiniband" else "SriovNetwork"), spec
 
 
-def attachment_config(fabric: Fabric, interfaces: Sequence[str]) -> str:
-    """The CNI config of a fabric's NetworkAttachmentDefinition (IPoIB for InfiniBand, macvlan for RoCE)."""
-    master = interfaces[0] if interfaces else fabric.name
+def attachment_config(fabric: Fabric, master: str) -> str:
+    """The CNI config of a shared fabric's NetworkAttachmentDefinition (IPoIB for InfiniBand, macvlan for RoCE) on
+    the host interface `master`, which every node of the fabric has (`RdmaConfig.master_interface`). ipoib-cni has no
+    MTU setting: the IPoIB child takes its parent's."""
     plugin: dict[str, Any] = {"cniVersion": "0.3.1", "name": fabric.name}
     if fabric.type == "infiniband":
         plugin |= {"type": "ipoib", "master": master}
@@ -170,10 +171,6 @@ def attachment_config(fabric: Fabric, interfaces: Sequence[str]) -> str:
         plugin |= {"type": "macvlan", "master": master, "mode": "bridge", "mtu": fabric.mtu}
     plugin["ipam"] = ipam_config(fabric)
     return json.dumps(plugin, sort_keys=True)
-
-
-def attachment_interfaces(rdma: RdmaConfig, fabric: str) -> list[str]:
-    return sorted({nic.interface for pool in rdma.pools for nic in pool.nics if nic.fabric == fabric})
 
 
 def network_operator_values(*, nfd: bool, sriov: bool = False) -> dict[str, Any]:

@@ -55,7 +55,7 @@ from .certificates import certificate
 from .database import DatabaseEndpoint
 from .directory import DirectoryEndpoint
 from .network import metallb_service_annotations
-from .network_operator import NETWORKS_ANNOTATION, RESOURCE_ANNOTATION, attachment_config, attachment_interfaces, rdma_resource
+from .network_operator import NETWORKS_ANNOTATION, RESOURCE_ANNOTATION, attachment_config, rdma_resource
 from .slurm_accounts import deploy_accounts
 from .slurm_site import shared_tree_claims, site_objects, topology_files
 from .slurm_traffic import slurm_bare_metal_allows
@@ -607,7 +607,7 @@ class Slurm(pulumi.ComponentResource):
                         app=CONTROLLER,
                         annotations={RESOURCE_ANNOTATION: fabric.resource},
                     ),
-                    spec={"config": attachment_config(fabric, attachment_interfaces(rdma, fabric.name))},
+                    spec={"config": attachment_config(fabric, rdma.master_interface(fabric.name))},
                     opts=ctx.opts(self, depends_on=ready_ns),
                 )
             )

@@ -3,6 +3,8 @@
 - Pod Security: every pod template (admission_pss) against its namespace's enforce level/version;
 - Argo CD: every Application against its AppProject, with the objects it would sync (admission_argocd);
 - reachability: every Service the API server calls, through the NetworkPolicies (netpol);
+- Slinky: every slurm-operator custom resource, created as it is, against the operator's webhook and its
+  CRDs' CEL rules (admission_slinky);
 - Kueue: every Kueue object and every job Kueue's webhooks see, against Kueue 0.19.2's webhooks and
   CRD rules (admission_kueue).
 
@@ -19,7 +21,9 @@ from typing import Any
 from . import admission_argocd as argocd
 from . import admission_kueue as kueue
 from . import admission_pss as pss
+from . import admission_slinky as slinky
 from .access import get, items, mapping, text
+from .admission_slinky import Verdict as SlinkyVerdict
 from .netpol import API_SERVER, CallVerdict, Host, judge_api_server_calls
 from .podtemplates import PodTemplate, display, group_of, kind_of, name_of, namespace_of, pod_templates
 
@@ -199,6 +203,15 @@ def reachability_verdicts(objects: Sequence[Mapping[str, Any]], source: Host = A
     return judge_api_server_calls(objects, source)
 
 
+# --- Slinky ----------------------------------------------------------------------------------------
+
+
+def slinky_verdicts(objects: Sequence[Mapping[str, Any]], scope: slinky.WebhookScope | None = None) -> list[SlinkyVerdict]:
+    """Every Slinky custom resource of `objects`, created as it is: its CRD's CEL rules, then (where the
+    chart's webhook runs, `scope`) slurm-operator's validating webhook."""
+    return slinky.create_verdicts(objects, scope)
+
+
 # --- report ---------------------------------------------------------------------------------------
 
 
@@ -207,6 +220,7 @@ class Report:
     pods: list[PodVerdict]
     applications: list[ApplicationVerdict]
     calls: list[CallVerdict]
+    slinky: list[SlinkyVerdict]
     kueue_verdicts: list[kueue.Verdict] = field(default_factory=list)
 
     @property
@@ -229,6 +243,10 @@ class Report:
     def unjudged(self) -> list[CallVerdict]:
         return [v for v in self.calls if v.reachable is None]
 
+    @property
+    def refused_slinky(self) -> list[SlinkyVerdict]:
+        return [v for v in self.slinky if not v.admitted]
+
     def lines(self) -> list[str]:
         out = ["Pod Security (per pod template, at its namespace's enforce level):"]
         for pod in self.pods:
@@ -246,6 +264,8 @@ class Report:
             target = f"Service {call.call.namespace}/{call.call.service}:{call.call.port}"
             out.append(f"  {mark} {display(call.call.caller)} {call.call.where} -> {target}")
             out += [f"         {reason}" for reason in call.reasons]
+        out.append("Slinky slurm-operator 1.2.1 (per custom resource as created: CRD CEL rules, then the webhook):")
+        out += [slinky.verdict_line(verdict) for verdict in self.slinky]
         out.append("Kueue 0.19.2 (webhooks and CRD rules; per Kueue object, and per job its webhooks see):")
         for verdict in self.kueue_verdicts:
             out.append(f"  {'ok  ' if verdict.admitted else 'DENY'} {verdict.message}")
@@ -254,6 +274,7 @@ class Report:
             f"{len(self.refused_applications)} of {len(self.applications)} Applications refused, "
             f"{len(self.unreachable)} of {len(self.calls)} API server calls unreachable "
             f"({len(self.unjudged)} not judged: backends not among the objects), "
+            f"{len(self.refused_slinky)} of {len(self.slinky)} Slinky custom resources refused, "
             f"{len(self.refused_by_kueue)} of {len(self.kueue_verdicts)} Kueue objects and jobs refused."
         )
         return out
@@ -263,10 +284,12 @@ def admission_report(
     objects: Sequence[Mapping[str, Any]],
     synced: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     cluster_version: pss.Version = pss.KUBERNETES_VERSION,
+    slinky_scope: slinky.WebhookScope | None = None,
 ) -> Report:
     return Report(
         pod_security_verdicts(objects, cluster_version),
         appproject_verdicts(objects, synced),
         reachability_verdicts(objects),
+        slinky_verdicts(objects, slinky_scope),
         kueue.kueue_verdicts(objects),
     )

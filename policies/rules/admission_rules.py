@@ -9,6 +9,9 @@
 - apiserver-reachability (stack): every APIService, admission webhook and CRD conversion webhook
   whose backend pods are among the objects can be reached by the API server through the
   NetworkPolicies.
+- slinky-webhook-admission (stack): every Slinky custom resource passes its CRD's CEL rules and, where
+  the slurm-operator chart's values run it, the operator's validating webhook, as slurm-operator 1.2.1
+  decides them when the resource is created (admission_slinky).
 - kueue-admission (stack): every Kueue object (ClusterQueue, Cohort, ResourceFlavor) and every job
   Kueue's webhooks see (Jobs, CronJobs' Jobs, Pods, Deployments, StatefulSets, AppWrappers) passes
   Kueue 0.19.2's validating webhooks and CRD rules; for a job Kueue will manage, so does the
@@ -27,11 +30,13 @@ from typing import Any
 from . import admission
 from . import admission_kueue as kueue
 from . import admission_pss as pss
+from . import admission_slinky as slinky
 from .access import glob
 from .knobs import ObjectSelector, RuleConfig, knob, selector_list_knob
 from .netpol import API_SERVER, Host
-from .podtemplates import kind_of, name_of, namespace_of
+from .podtemplates import display, kind_of, name_of, namespace_of
 from .rule import StackRule
+from .sources import helm_sources
 from .view import ResourceView, StackView, Violation
 from .wire import Unknown
 
@@ -226,6 +231,56 @@ APISERVER_REACHABILITY = StackRule(
     "namespace's allows (components/k8s.py).",
 )
 
+# --- slinky-webhook-admission ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SlinkyAdmissionConfig(RuleConfig):
+    exempt: tuple[ObjectSelector, ...] = selector_list_knob(
+        "exempt", "Slinky custom resources {namespace, kind, name} (globs) not judged."
+    )
+
+
+SLURM_OPERATOR_CHART = "slurm-operator"
+
+
+def stack_webhook_scope(stack: StackView) -> slinky.WebhookScope:
+    """slurm-operator's webhook as the stack's `slurm-operator` chart values deploy it (a helm.v4.Chart whose
+    inputs the engine does not send, or no such chart: the chart's defaults, i.e. it runs everywhere)."""
+    for resource in stack.resources:
+        for source in helm_sources(resource):
+            if (source.chart or "").rstrip("/").rsplit("/", 1)[-1] == SLURM_OPERATOR_CHART:
+                return slinky.webhook_scope(source.values)
+    return slinky.WebhookScope()
+
+
+def check_slinky_webhook_admission(stack: StackView, config: SlinkyAdmissionConfig) -> list[Violation]:
+    objects, origin = stack_objects(stack)
+    violations: list[Violation] = []
+    for verdict in admission.slinky_verdicts(objects, stack_webhook_scope(stack)):
+        if verdict.admitted or _selected(config.exempt, verdict.obj):
+            continue
+        if has_unknown(verdict.obj.get("spec")) or has_unknown(verdict.obj.get("metadata")):
+            continue  # during a preview: decided once the values are known
+        resource = origin.get(id(verdict.obj))
+        violations.append(
+            Violation(
+                f"{display(verdict.obj)}: the API server refuses to create it: {verdict.message}. `pulumi up` stops there.",
+                resource.urn if resource else None,
+            )
+        )
+    return violations
+
+
+SLINKY_WEBHOOK_ADMISSION = StackRule(
+    "slinky-webhook-admission",
+    "Every Slinky custom resource passes its CRD's CEL rules and slurm-operator 1.2.1's validating webhook.",
+    SlinkyAdmissionConfig,
+    check_slinky_webhook_admission,
+    "Fix the custom resource where components/layers/slurm.py builds it, and refuse the config value that led to it "
+    "in components/config/slurm.py (a validator naming the key).",
+)
+
 # --- kueue-admission ------------------------------------------------------------------------------
 
 
@@ -258,4 +313,10 @@ KUEUE_ADMISSION = StackRule(
     "anything is registered), or the object's labels and annotations for a job.",
 )
 
-RULES = (POD_SECURITY_ADMISSION, ARGOCD_APPPROJECT_ADMISSION, APISERVER_REACHABILITY, KUEUE_ADMISSION)
+RULES = (
+    POD_SECURITY_ADMISSION,
+    ARGOCD_APPPROJECT_ADMISSION,
+    APISERVER_REACHABILITY,
+    SLINKY_WEBHOOK_ADMISSION,
+    KUEUE_ADMISSION,
+)
