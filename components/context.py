@@ -56,6 +56,7 @@ class DeployContext:
         stateful: Stateful | None = None,
         ignore_changes: list[str] | None = None,
         delete_before_replace: bool | None = None,
+        replace_on_changes: list[str] | None = None,
     ) -> pulumi.ResourceOptions:
         """Resource options for a child object; `stateful` applies the protection policy."""
         options = pulumi.ResourceOptions(
@@ -64,6 +65,7 @@ class DeployContext:
             depends_on=[d for d in (depends_on or []) if d is not None],
             ignore_changes=ignore_changes,
             delete_before_replace=delete_before_replace,
+            replace_on_changes=replace_on_changes,
         )
         if stateful is not None:
             options = pulumi.ResourceOptions.merge(options, self.protection_options(stateful))

@@ -6,8 +6,10 @@ Runs the program under the mock engine, takes every Kubernetes object it declare
 verdicts per Application (with the objects it would sync: its children, the files under
 `charts/<its release>/`, or objects labelled with its Helm release), API server reachability
 per APIService/webhook, slurm-operator's admission of each Slinky custom resource (with the
-webhook scope the stack's slurm-operator chart values give), and the cert-manager and MetalLB
-webhooks' answer per object (MetalLB's BGP backend from the stack's metallb chart values).
+webhook scope the stack's slurm-operator chart values give), Kueue's verdict per Kueue object
+and per job its webhooks see (with the scope the stack's kueue chart values give, when known), and
+the cert-manager and MetalLB webhooks' answer per object (MetalLB's BGP backend from the stack's
+metallb chart values).
 Exit status 1 when anything is refused.
 """
 
@@ -232,7 +234,7 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
     report = admission_report(objects, synced, slinky_scope=slinky_scope(stack), metallb_bgp_type=metallb_bgp_type(stack))
     print(
         f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
-        "Slinky slurm-operator 1.2.1, cert-manager and MetalLB webhooks):\n"
+        "Slinky slurm-operator 1.2.1, Kueue 0.19.2, cert-manager and MetalLB webhooks):\n"
     )
     print("\n".join(report.lines()))
     refused = (
@@ -240,6 +242,7 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
         or report.refused_applications
         or report.unreachable
         or report.refused_slinky
+        or report.refused_by_kueue
         or report.refused_by_webhooks
     )
     return 1 if refused else 0

@@ -56,6 +56,8 @@ class RecordedResource:
     ignore_changes: list[str] = field(default_factory=list)
     retain_on_delete: bool | None = None
     delete_before_replace: bool | None = None
+    replace_on_changes: list[str] = field(default_factory=list)
+    """`replaceOnChanges` paths: a change there makes Pulumi replace the object, not update it."""
     depends_on: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     additional_secret_outputs: list[str] = field(default_factory=list)
@@ -101,6 +103,7 @@ class RecordedResource:
                 "ignoreChanges": self.ignore_changes,
                 "retainOnDelete": self.retain_on_delete,
                 "deleteBeforeReplace": self.delete_before_replace,
+                "replaceOnChanges": self.replace_on_changes,
                 "dependsOn": self.depends_on,
                 "additionalSecretOutputs": self.additional_secret_outputs,
             },
@@ -353,6 +356,7 @@ class _Recorder:
                 ignore_changes=list(request.ignoreChanges),
                 retain_on_delete=request.retainOnDelete if request.HasField("retainOnDelete") else None,
                 delete_before_replace=request.deleteBeforeReplace if request.deleteBeforeReplaceDefined else None,
+                replace_on_changes=list(request.replaceOnChanges),
                 depends_on=list(request.dependencies),
                 property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
                 additional_secret_outputs=list(request.additionalSecretOutputs),

@@ -59,6 +59,7 @@ def assert_all_admitted(stack: RecordedStack) -> None:
     assert [v.refusal for v in report.refused_by_webhooks] == []
     assert report.slinky, "no Slinky custom resource found: the walk is broken"
     assert [v.message for v in report.refused_slinky] == []
+    assert [v.message for v in report.refused_by_kueue] == []
 
 
 def test_dev_and_prod_own_objects_pass_admission(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:

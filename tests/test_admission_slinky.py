@@ -147,7 +147,7 @@ def test_offline_admission_reports_a_refused_custom_resource(tmp_path: Path) -> 
         "must be > 0, got 0" in result.stdout
     )
     assert "ok   CREATE Controller slurm/slurm: admitted" in result.stdout
-    assert "1 of 6 Slinky custom resources refused, " in result.stdout.splitlines()[-1]
+    assert "1 of 6 Slinky custom resources refused" in result.stdout.splitlines()[-1]
 
 
 # --- day two: the config keys behind fields that may not change ---------------------------------------------------

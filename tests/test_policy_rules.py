@@ -225,7 +225,7 @@ def test_every_rule_becomes_a_pulumi_policy_with_a_defaulted_schema() -> None:
     from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
     names = [rule.name for rule in ALL_RULES]
-    assert len(names) == len(set(names)) == 28
+    assert len(names) == len(set(names)) == 29
     for rule in ALL_RULES:
         policy = to_policy(rule)
         expected = ResourceValidationPolicy if isinstance(rule, ResourceRule) else StackValidationPolicy
@@ -895,6 +895,30 @@ def test_slinky_webhook_admission() -> None:
     # The CRD's CEL rules hold even where the webhook does not run.
     controller = k8s("Controller", "slurm", "kube-system", api=api, spec={"clusterName": "c"})
     assert "slurmKeyRef must be set when external is false" in rule(stack(controller))[0].message
+
+
+def test_kueue_admission() -> None:
+    rule = admission_rules.KUEUE_ADMISSION
+    quotas = [{"name": "cpu", "nominalQuota": "8", "borrowingLimit": "4"}]
+    group = {"coveredResources": ["cpu"], "flavors": [{"name": "cpu", "resources": quotas}]}
+    outside = k8s("ClusterQueue", "q", api="kueue.x-k8s.io/v1beta2", spec={"resourceGroups": [group]})
+    [violation] = rule(stack(outside))
+    assert violation.urn == outside.urn
+    assert "its CRD's rules" in violation.message and "borrowingLimit must be nil when cohort is empty" in violation.message
+    inside = k8s("ClusterQueue", "q", api="kueue.x-k8s.io/v1beta2", spec={"resourceGroups": [group], "cohortName": "site"})
+    assert rule(stack(inside)) == []
+    job = k8s("Job", "j", "team", api="batch/v1", labels={"kueue.x-k8s.io/queue-name": "Default"}, spec={"template": {}})
+    [denied] = rule(stack(job))
+    assert "Kueue's webhook denies it" in denied.message and "webhook vjob.kb.io" in denied.message
+    system = k8s("Job", "j", "kueue-system", api="batch/v1", labels={"kueue.x-k8s.io/queue-name": "Default"}, spec={})
+    assert rule(stack(system)) == []  # the webhooks' namespaceSelector leaves kueue-system out
+    exempt = rule.config.from_config({"exempt": [{"namespace": "team", "kind": "Job", "name": "*"}]})
+    assert rule(stack(job), exempt) == []
+    # During a preview a value not known yet is not judged.
+    unknown = k8s(
+        "ClusterQueue", "q", api="kueue.x-k8s.io/v1beta2", spec={"resourceGroups": [group], "cohortName": UNKNOWN_STRING}
+    )
+    assert rule(stack(unknown)) == []
 
 
 # --- policy config files -----------------------------------------------------------------------------

@@ -42,6 +42,9 @@ PinnedImage = Annotated[str, AfterValidator(_pinned_image)]
 
 # --- Kueue ----------------------------------------------------------------------------------------
 
+RESOURCE_FLAVOR_MAX = 8
+"""kueue 0.19.2 ResourceFlavor CRD: at most 8 nodeLabels (maxProperties) and 8 tolerations (maxItems)."""
+
 
 class Flavor(StrictModel):
     """A Kueue ResourceFlavor: a node pool (hpcforge:nodePools) given to Kubernetes-native batch."""
@@ -68,10 +71,12 @@ class Quota(StrictModel):
 class ClusterQueue(StrictModel):
     name: K8sName
     """ClusterQueue name; teams refer to it."""
-    quotas: tuple[Quota, ...] = Field(min_length=1)
-    """Nominal quota per flavor; the quotas of all queues together never exceed a pool."""
+    quotas: tuple[Quota, ...] = Field(min_length=1, max_length=64)
+    """Nominal quota per flavor (at most 64: Kueue's resource group takes no more flavors); the quotas of all queues
+    together never exceed a pool."""
     in_cohort: bool = True
-    """Join the site cohort, so idle quota can be borrowed between queues."""
+    """Join the site cohort, so idle quota can be borrowed between queues (a queue outside it takes no
+    `borrowingLimitGpus`)."""
     preemption: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "LowerPriority"
     """`preemption.withinClusterQueue` of the ClusterQueue."""
     queueing: Literal["StrictFIFO", "BestEffortFIFO"] = "BestEffortFIFO"
@@ -92,7 +97,7 @@ class PriorityClass(StrictModel):
     """Name of the Kueue WorkloadPriorityClass."""
     value: int = Field(ge=-2147483648, le=1000000000)
     """Priority value (higher goes first, and may preempt lower)."""
-    description: str = ""
+    description: str = Field(default="", max_length=2048)
     """Description of the class."""
 
 
@@ -139,6 +144,16 @@ class BatchConfig(StrictModel):
                     )
             for name in duplicates(q.flavor for q in queue.quotas):
                 problems.add(["clusterQueues", qi, "quotas"], f"cluster queue {queue.name!r}: flavor {name!r} listed twice")
+            if not queue.in_cohort:
+                # kueue 0.19.2 refuses a ClusterQueue without cohortName that sets a borrowingLimit (the
+                # CRD rule on spec; pkg/webhooks/clusterqueue_webhook.go validateLimit).
+                for fi, quota in enumerate(queue.quotas):
+                    if quota.borrowing_limit_gpus is not None:
+                        problems.add(
+                            ["clusterQueues", qi, "quotas", fi, "borrowingLimitGpus"],
+                            f"cluster queue {queue.name!r} is outside the cohort (inCohort: false), so it has nothing to "
+                            "borrow and Kueue refuses a borrowing limit on it: drop borrowingLimitGpus or set inCohort: true",
+                        )
         for ti, team in enumerate(self.teams):
             if team.cluster_queue not in queues:
                 problems.add(

@@ -15,7 +15,8 @@ class NodePool(StrictModel):
     """Pool name; nodesets (`slurm.nodesets[].pool`) and Kueue flavors (`batch.flavors[].pool`) refer to it, never both to
     the same pool."""
     labels: dict[LabelKey, LabelValue] = Field(min_length=1)
-    """Node labels that select the pool (they become node selectors): Kubernetes label keys and values."""
+    """Node labels that select the pool (they become node selectors): Kubernetes label keys and values (at most 8
+    on a pool given to Kueue: they become a ResourceFlavor's nodeLabels)."""
     nodes: int = Field(ge=1, le=100000)
     """Number of nodes in the pool (bounds the replicas of StatefulSet nodesets and the Kueue quotas)."""
     cpu_per_node: Quantity
@@ -26,4 +27,4 @@ class NodePool(StrictModel):
     """GPUs of one node; the GPU requests of nodesets and Kueue quotas on the pool are checked against it."""
     taints: tuple[LabelKey, ...] = ()
     """Taint keys on the pool's nodes that workloads must tolerate (e.g. nvidia.com/gpu); the pool's nodesets and
-    Kueue flavors tolerate them automatically (`NoSchedule`)."""
+    Kueue flavors tolerate them automatically (`NoSchedule`; at most 8 on a pool given to Kueue)."""

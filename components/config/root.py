@@ -10,7 +10,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from .accounting import check_accounts
 from .backups import BackupsConfig
 from .base import MULTILINE, DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
-from .batch import BatchConfig, DevOpsConfig, pool_capacity
+from .batch import RESOURCE_FLAVOR_MAX, BatchConfig, DevOpsConfig, pool_capacity
 from .gpu import GpuConfig, check_gpu_data_plane
 from .identity import DatabaseConfig, DirectoryConfig
 from .network import NetworkConfig
@@ -305,6 +305,22 @@ class PlatformConfig(StrictModel):
                 )
         for name in duplicates(f.pool for f in batch.flavors):
             problems.add(["batch", "flavors"], f"node pool {name!r} backs more than one flavor")
+        # The flavor's ResourceFlavor carries the pool's labels as nodeLabels and tolerates its taints:
+        # kueue 0.19.2's CRD takes at most 8 of each (maxProperties / maxItems).
+        for index, flavor in enumerate(batch.flavors):
+            flavor_pool = self.node_pool(flavor.pool)
+            if flavor_pool is None:
+                continue
+            for count, what, field in (
+                (len(flavor_pool.labels), "labels", "nodeLabels"),
+                (len(flavor_pool.taints), "taints", "tolerations"),
+            ):
+                if count > RESOURCE_FLAVOR_MAX:
+                    problems.add(
+                        ["batch", "flavors", index, "pool"],
+                        f"node pool {flavor.pool!r} has {count} {what}, and Kueue flavor {flavor.name!r} would carry them as "
+                        f"{field}: a ResourceFlavor takes at most {RESOURCE_FLAVOR_MAX} (use fewer {what} on pools given to Kueue)",
+                    )
         # Nominal quotas of all queues together may not promise more than the pool has.
         totals: dict[str, dict[str, float]] = {}
         where: dict[str, list[str | int]] = {}

@@ -13,6 +13,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
 from ..charts import ChartDeployer, ChartUse
 from ..config.batch import BatchConfig, ClusterQueue, Quota
@@ -35,6 +36,8 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 LOCAL_QUEUE = "default"
 QUEUE_LABEL = "hpcforge.io/cluster-queue"
 GPU = "nvidia.com/gpu"
+LOCAL_QUEUE_IMMUTABLE = ("spec.clusterQueue",)
+"""LocalQueue fields Kueue's CRD refuses to change in place (localqueue_types.go, v0.19.2)."""
 
 CHARTS = (ChartUse("kueue", Charts.KUEUE, NAMESPACE),)
 
@@ -123,6 +126,57 @@ class BatchArgs:
     depends_on: Sequence[pulumi.Resource] = ()
 
 
+TEAM_NAMESPACES: dict[str, Any] = {"matchExpressions": [{"key": QUEUE_LABEL, "operator": "Exists"}]}
+"""The namespaces Kueue manages jobs in: the team namespaces (labelled with their ClusterQueue), the
+only ones whose workloads a ClusterQueue admits (`cluster_queue_spec` namespaceSelector)."""
+
+
+def kueue_manager_config() -> dict[str, Any]:
+    """The kueue chart 0.19.2's default manager Configuration (values.yaml
+    `managerConfig.controllerManagerConfigYaml`), with `managedJobsNamespaceSelector` set to the team
+    namespaces. Without it the chart registers Kueue's job webhooks (Pods, Jobs, Deployments,
+    StatefulSets, AppWrappers, ...; failurePolicy Fail) for every namespace but kube-system and
+    kueue-system (templates/webhook/manifests.yaml), so no pod of any namespace could be created,
+    and `pulumi up` could not create or update a Deployment, StatefulSet or Job anywhere, while the
+    single Kueue controller is not serving (starting, restarting, upgraded)."""
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500},
+        "managedJobsNamespaceSelector": TEAM_NAMESPACES,
+        "integrations": {
+            "frameworks": [
+                "batch/job",
+                "kubeflow.org/mpijob",
+                "ray.io/rayjob",
+                "ray.io/rayservice",
+                "ray.io/raycluster",
+                "jobset.x-k8s.io/jobset",
+                "workload.codeflare.dev/appwrapper",
+                "trainer.kubeflow.org/trainjob",
+                "pod",
+                "deployment",
+                "statefulset",
+                "leaderworkerset.x-k8s.io/leaderworkerset",
+            ]
+        },
+    }
+
+
 KUEUE_VISIBILITY_PORT = 8082
 """Where the kueue controller serves the visibility API (the kueue-visibility-server Service's targetPort)."""
 
@@ -162,6 +216,7 @@ class Batch(pulumi.ComponentResource):
                         "resources": container_resources("500m", "512Mi", "1Gi"),
                     },
                 },
+                "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(kueue_manager_config(), sort_keys=False)},
             },
             parent=self,
             depends_on=namespace.ready,
@@ -182,7 +237,12 @@ class Batch(pulumi.ComponentResource):
         )
 
         def cr(
-            kind: str, name: str, body: dict[str, Any], namespace_name: str | None, depends: Sequence[pulumi.Resource]
+            kind: str,
+            name: str,
+            body: dict[str, Any],
+            namespace_name: str | None,
+            depends: Sequence[pulumi.Resource],
+            immutable: Sequence[str] = (),
         ) -> KubernetesObject:
             manifest = {
                 "apiVersion": KUEUE_API,
@@ -190,9 +250,15 @@ class Batch(pulumi.ComponentResource):
                 "metadata": ctx.meta(name, "batch", namespace_name, app="kueue"),
                 **body,
             }
-            return KubernetesObject(
-                f"{namespace_name or '_cluster'}/{kind.lower()}-{name}", manifest, opts=ctx.opts(self, depends_on=list(depends))
+            # Fields the API server refuses to change in place are replaced instead, deleting the
+            # old object first: the new one has the same name.
+            options = ctx.opts(
+                self,
+                depends_on=list(depends),
+                replace_on_changes=list(immutable) or None,
+                delete_before_replace=True if immutable else None,
             )
+            return KubernetesObject(f"{namespace_name or '_cluster'}/{kind.lower()}-{name}", manifest, opts=options)
 
         flavors = [
             cr("ResourceFlavor", f.name, {"spec": resource_flavor_spec(pools[f.pool])}, None, [kueue]) for f in cfg.flavors
@@ -219,12 +285,17 @@ class Batch(pulumi.ComponentResource):
                 extra_labels={QUEUE_LABEL: team.cluster_queue},
                 depends_on=args.depends_on,
             )
+            # kueue 0.19.2 LocalQueue CRD: `spec.clusterQueue` is immutable (CEL `self == oldSelf`), so a
+            # team moved to another ClusterQueue gets a new LocalQueue of the same name; when it is
+            # created Kueue queues the namespace's pending workloads in it again
+            # (pkg/cache/queue/manager.go addLocalQueueLocked), admitted ones keep their admission.
             local = cr(
                 "LocalQueue",
                 LOCAL_QUEUE,
                 {"spec": {"clusterQueue": team.cluster_queue}},
                 team.namespace,
                 [*team_ns.ready, *queues],
+                immutable=LOCAL_QUEUE_IMMUTABLE,
             )
             team_ready[team.namespace] = [*team_ns.ready, local]
             objects += team_ready[team.namespace]

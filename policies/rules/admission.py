@@ -5,6 +5,8 @@
 - reachability: every Service the API server calls, through the NetworkPolicies (netpol);
 - Slinky: every slurm-operator custom resource, created as it is, against the operator's webhook and its
   CRDs' CEL rules (admission_slinky);
+- Kueue: every Kueue object and every job Kueue's webhooks see, against Kueue 0.19.2's webhooks and
+  CRD rules (admission_kueue);
 - operator webhooks: every cert-manager Certificate/Issuer/ClusterIssuer and MetalLB IPAddressPool,
   L2Advertisement, BGPAdvertisement, BGPPeer and Community, as the operators' validating webhooks answer
   it (admission_certmanager, admission_metallb).
@@ -16,11 +18,12 @@ Pure functions; the security pack's rules (admission_rules.py) and the offline r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import admission_argocd as argocd
 from . import admission_certmanager as certmanager
+from . import admission_kueue as kueue
 from . import admission_metallb as metallb
 from . import admission_pss as pss
 from . import admission_slinky as slinky
@@ -270,6 +273,7 @@ class Report:
     calls: list[CallVerdict]
     slinky: list[SlinkyVerdict]
     webhooks: list[WebhookVerdict]
+    kueue_verdicts: list[kueue.Verdict] = field(default_factory=list)
 
     @property
     def rejected_pods(self) -> list[PodVerdict]:
@@ -282,6 +286,10 @@ class Report:
     @property
     def unreachable(self) -> list[CallVerdict]:
         return [v for v in self.calls if v.reachable is False]
+
+    @property
+    def refused_by_kueue(self) -> list[kueue.Verdict]:
+        return [v for v in self.kueue_verdicts if not v.admitted]
 
     @property
     def unjudged(self) -> list[CallVerdict]:
@@ -314,6 +322,9 @@ class Report:
             out += [f"         {reason}" for reason in call.reasons]
         out.append("Slinky slurm-operator 1.2.1 (per custom resource as created: CRD CEL rules, then the webhook):")
         out += [slinky.verdict_line(verdict) for verdict in self.slinky]
+        out.append("Kueue 0.19.2 (webhooks and CRD rules; per Kueue object, and per job its webhooks see):")
+        for verdict in self.kueue_verdicts:
+            out.append(f"  {'ok  ' if verdict.admitted else 'DENY'} {verdict.message}")
         out.append("Operator webhooks (cert-manager v1.21.1, MetalLB v0.16.1):")
         for hook in self.webhooks:
             mark = "ok  " if hook.admitted else "DENY"
@@ -326,6 +337,7 @@ class Report:
             f"{len(self.unreachable)} of {len(self.calls)} API server calls unreachable "
             f"({len(self.unjudged)} not judged: backends not among the objects), "
             f"{len(self.refused_slinky)} of {len(self.slinky)} Slinky custom resources refused, "
+            f"{len(self.refused_by_kueue)} of {len(self.kueue_verdicts)} Kueue objects and jobs refused, "
             f"{len(self.refused_by_webhooks)} of {len(self.webhooks)} cert-manager and MetalLB objects refused by their webhooks."
         )
         return out
@@ -344,4 +356,5 @@ def admission_report(
         reachability_verdicts(objects),
         slinky_verdicts(objects, slinky_scope),
         webhook_verdicts(objects, metallb_bgp_type=metallb_bgp_type),
+        kueue.kueue_verdicts(objects),
     )

@@ -12,6 +12,10 @@
 - slinky-webhook-admission (stack): every Slinky custom resource passes its CRD's CEL rules and, where
   the slurm-operator chart's values run it, the operator's validating webhook, as slurm-operator 1.2.1
   decides them when the resource is created (admission_slinky).
+- kueue-admission (stack): every Kueue object (ClusterQueue, Cohort, ResourceFlavor) and every job
+  Kueue's webhooks see (Jobs, CronJobs' Jobs, Pods, Deployments, StatefulSets, AppWrappers) passes
+  Kueue 0.19.2's validating webhooks and CRD rules; for a job Kueue will manage, so does the
+  Workload it builds from the job's pod templates (admission_kueue).
 - operator-webhook-admission (stack): every cert-manager Certificate, Issuer and ClusterIssuer and every
   MetalLB IPAddressPool, L2Advertisement, BGPAdvertisement, BGPPeer and Community passes the operator's
   validating webhook, as cert-manager v1.21.1 and MetalLB v0.16.1 decide it (admission_certmanager,
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import admission
+from . import admission_kueue as kueue
 from . import admission_metallb as metallb
 from . import admission_pss as pss
 from . import admission_slinky as slinky
@@ -281,6 +286,38 @@ SLINKY_WEBHOOK_ADMISSION = StackRule(
     "in components/config/slurm.py (a validator naming the key).",
 )
 
+# --- kueue-admission ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KueueAdmissionConfig(RuleConfig):
+    exempt: tuple[ObjectSelector, ...] = selector_list_knob(
+        "exempt", "Objects {namespace, kind, name} (globs) not judged (e.g. jobs of a namespace Kueue does not watch)."
+    )
+
+
+def check_kueue_admission(stack: StackView, config: KueueAdmissionConfig) -> list[Violation]:
+    objects, origin = stack_objects(stack)
+    violations: list[Violation] = []
+    for verdict in kueue.kueue_verdicts(objects):
+        if verdict.admitted or _selected(config.exempt, verdict.obj) or has_unknown(verdict.obj):
+            continue  # has_unknown: during a preview, decided once the values are known
+        resource = origin.get(id(verdict.obj))
+        answer = kueue.answer(verdict.refusals)
+        how = "the API server refuses it (its CRD's rules)" if answer == "Invalid" else "Kueue's webhook denies it"
+        violations.append(Violation(f"{how}: {verdict.message}.", resource.urn if resource else None))
+    return violations
+
+
+KUEUE_ADMISSION = StackRule(
+    "kueue-admission",
+    "Every Kueue object, and every job Kueue's webhooks see, passes Kueue 0.19.2's webhooks and CRD rules.",
+    KueueAdmissionConfig,
+    check_kueue_admission,
+    "Change the config that set the refused field (components/config/batch.py validates what it can before "
+    "anything is registered), or the object's labels and annotations for a job.",
+)
+
 # --- operator-webhook-admission ---------------------------------------------------------------------
 
 
@@ -349,5 +386,6 @@ RULES = (
     ARGOCD_APPPROJECT_ADMISSION,
     APISERVER_REACHABILITY,
     SLINKY_WEBHOOK_ADMISSION,
+    KUEUE_ADMISSION,
     OPERATOR_WEBHOOK_ADMISSION,
 )
