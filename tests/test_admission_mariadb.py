@@ -24,10 +24,11 @@ from typing import Any
 import pytest
 import yaml
 
+from components.config import ConfigError, load_config
 from offline.engine import RecordedStack
 from policies.rules import admission_mariadb as m
 
-from .helpers import go_program, require_binaries, require_shared, run_stack_file, write_variant
+from .helpers import REPO, config_values, go_program, raw_config, require_binaries, require_shared, run_stack_file, write_variant
 
 API = "k8s.mariadb.com/v1alpha1"
 
@@ -697,3 +698,210 @@ SQL_BASES: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize(("kind", "entry", "patch", "refused"), SQL_UPDATE, ids=[f"{e[0]}: {e[1]}" for e in SQL_UPDATE])
 def test_sql_objects_update_tables(kind: str, entry: str, patch: Callable[[dict[str, Any]], None], refused: bool) -> None:
     assert bool(updated(kind, SQL_BASES[kind], patch)) is refused
+
+
+# --- the defects: config hpcforge accepted that the webhook refuses --------------------------------------------------
+
+
+def _prod_with(edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    values = config_values("prod")
+    edit(values)
+    return values
+
+
+def _backups(**changes: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:backups"].update(changes)
+
+    return edit
+
+
+def _refused_by_config(values: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as raised:
+        load_config(raw_config(values))
+    return raised.value.messages
+
+
+@pytest.mark.parametrize(
+    "schedule", ["15 24 * * *", "60 2 * * *", "0 0 0 * *", "0 0 * 13 *", "0 0 * * 7", "0 5-1 * * *", "*/0 * * * *"]
+)
+def test_a_schedule_the_webhook_refuses_is_refused_by_name(schedule: str) -> None:
+    # The Backup hpcforge rendered from it before: the webhook refuses it at the first `pulumi up`.
+    backup = obj("Backup", {"mariaDbRef": {"name": "mariadb"}, "schedule": {"cron": schedule}, "storage": S3})
+    assert "invalid Schedule" in str(m.validate_create(backup)[0])
+    messages = _refused_by_config(_prod_with(_backups(schedule=schedule)))
+    assert any(msg.startswith("hpcforge:backups.schedule:") and "refuse the schedule" in msg for msg in messages), messages
+
+
+def test_config_schedules_are_exactly_the_ones_the_webhook_takes() -> None:
+    """Within the five-field language the config accepts, the config refuses a schedule iff robfig/cron does."""
+    from components.config.backups import BackupsConfig
+
+    rng = random.Random(30)
+
+    def item() -> str:
+        number = lambda: str(rng.choice([0, 1, 5, 6, 7, 12, 13, 23, 24, 31, 32, 59, 60, rng.randint(0, 99)]))  # noqa: E731
+        head = rng.choice(["*", number(), f"{number()}-{number()}"])
+        return head + (f"/{number()}" if rng.random() < 0.3 else "")
+
+    volume: dict[str, Any] = {"volume": {}}
+    for _ in range(3000):
+        schedule = " ".join(",".join(item() for _ in range(rng.randint(1, 2))) for _ in range(5))
+        try:
+            m.cron_parse(schedule)
+            webhook = True
+        except m.GoError:
+            webhook = False
+        try:
+            BackupsConfig.model_validate({"schedule": schedule, **volume})
+            config = True
+        except ValueError:
+            config = False
+        assert config == webhook, schedule
+
+
+def test_zero_retention_is_refused_by_name() -> None:
+    """`0h` was accepted: the operator writes its default (720h0m0s) over a zero maxRetention, and the next apply of
+    `0h` is then refused as a change of an `inmutableinit` field."""
+    backup = obj("Backup", {"mariaDbRef": {"name": "mariadb"}, "maxRetention": "0h", "storage": S3})
+    assert m.validate_create(backup) == []
+    [refusal] = m.update_refusals(backup, backup)
+    assert refusal.path == "spec.maxRetention"
+    messages = _refused_by_config(_prod_with(_backups(maxRetention="0h")))
+    assert any(msg.startswith("hpcforge:backups.maxRetention:") for msg in messages), messages
+
+
+def test_a_retention_beyond_a_go_duration_is_refused_by_name() -> None:
+    from components.config.backups import MAX_RETENTION_HOURS
+
+    assert m.go_parse_duration(f"{MAX_RETENTION_HOURS}h") > 0
+    too_long = f"{MAX_RETENTION_HOURS + 1}h"
+    backup = obj("Backup", {"mariaDbRef": {"name": "mariadb"}, "maxRetention": too_long, "storage": S3})
+    assert m.validate_create(backup)[0].path == "spec.maxRetention"
+    messages = _refused_by_config(_prod_with(_backups(maxRetention=too_long)))
+    assert any(msg.startswith("hpcforge:backups.maxRetention:") and "Go duration" in msg for msg in messages), messages
+    load_config(raw_config(_prod_with(_backups(maxRetention=f"{MAX_RETENTION_HOURS}h"))))
+
+
+@pytest.mark.parametrize("size", ["0", "0Gi", "0.0"])
+def test_a_database_volume_of_size_zero_is_refused_by_name(size: str) -> None:
+    mariadb = obj("MariaDB", {"storage": {"size": size}, "rootPasswordSecretKeyRef": ROOT})
+    assert m.validate_create(mariadb)[0].detail == "greater than zero storage size must be provided"
+
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:database"]["storage"]["size"] = size
+
+    messages = _refused_by_config(_prod_with(edit))
+    assert any(msg.startswith("hpcforge:database.storage.size:") for msg in messages), messages
+
+
+# --- config keys that map to immutable fields ----------------------------------------------------------------------
+
+FIXED = "Fixed after the first deploy"
+S3_TARGET = {"bucket": "hpc-backups", "endpoint": "s3.example.org", "accessKeyId": "AKIA", "secretAccessKey": "secret"}
+
+
+def _s3(values: dict[str, Any]) -> None:
+    values["hpcforge:backups"].pop("volume", None)
+    values["hpcforge:backups"]["s3"] = dict(S3_TARGET)
+
+
+def _volume(values: dict[str, Any]) -> None:
+    values["hpcforge:backups"].pop("s3", None)
+    values["hpcforge:backups"]["volume"] = {"size": "200Gi"}
+
+
+def _edit_s3(**changes: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(values: dict[str, Any]) -> None:
+        _s3(values)
+        values["hpcforge:backups"]["s3"].update(changes)
+
+    return edit
+
+
+def _database(**changes: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(values: dict[str, Any]) -> None:
+        for path, value in changes.items():
+            node = values["hpcforge:database"]
+            *parents, last = path.split("__")
+            for step in parents:
+                node = node.setdefault(step, {})
+            node[last] = value
+
+    return edit
+
+
+def _kubernetes_storage_class(values: dict[str, Any]) -> None:
+    values["hpcforge:kubernetes"]["storageClass"] = "other-class"
+
+
+# (config key, base edit, changed edit, refused paths)
+CHANGES: list[tuple[str, Callable[[dict[str, Any]], None] | None, Callable[[dict[str, Any]], None], set[tuple[str, str]]]] = [
+    (
+        "database.storage.storageClass",
+        None,
+        _database(storage__storageClass="other-class"),
+        {("MariaDB", "spec.storage.storageClassName")},
+    ),
+    ("kubernetes.storageClass", None, _kubernetes_storage_class, {("MariaDB", "spec.storage.storageClassName")}),
+    ("database.storage.size", None, _database(storage__size="50Gi"), {("MariaDB", "spec.storage")}),
+    ("backups.maxRetention", None, _backups(maxRetention="360h"), {("Backup", "spec.maxRetention")}),
+    ("backups.s3", None, _s3, {("Backup", "spec.storage")}),
+    ("backups.volume", _s3, _volume, {("Backup", "spec.storage")}),
+    ("backups.s3.bucket", _s3, _edit_s3(bucket="other-bucket"), {("Backup", "spec.storage")}),
+    ("backups.s3.endpoint", _s3, _edit_s3(endpoint="minio.example.org:9000"), {("Backup", "spec.storage")}),
+    ("backups.s3.region", _s3, _edit_s3(region="eu-west-1"), {("Backup", "spec.storage")}),
+    ("backups.s3.prefix", _s3, _edit_s3(prefix="site"), {("Backup", "spec.storage")}),
+    ("backups.s3.tls", _s3, _edit_s3(tls=False), {("Backup", "spec.storage")}),
+    # may change
+    ("database.storage.size (growing)", None, _database(storage__size="200Gi"), set()),
+    ("database.cpu", None, _database(cpu="4"), set()),
+    ("database.memory", None, _database(memory="12Gi", memoryLimit="16Gi"), set()),
+    ("database.innodbBufferPoolSize", None, _database(innodbBufferPoolSize="2048M"), set()),
+    ("database.innodbLogFileSize", None, _database(innodbLogFileSize="128M"), set()),
+    ("database.maxAllowedPacket", None, _database(maxAllowedPacket="64M"), set()),
+    ("backups.schedule", None, _backups(schedule="30 3 * * 0"), set()),
+    ("backups.volume.size", None, _backups(volume={"size": "400Gi"}), set()),
+    ("backups.s3.accessKeyId", _s3, _edit_s3(accessKeyId="AKIB", secretAccessKey="other"), set()),
+]
+
+
+def _render(
+    tmp_path: Path, name: str, *edits: Callable[[dict[str, Any]], None] | None
+) -> dict[tuple[str, str, str], dict[str, Any]]:
+    def edit(values: dict[str, Any]) -> None:
+        for one in edits:
+            if one is not None:
+                one(values)
+
+    stack = run_stack_file(write_variant(tmp_path / name, "prod", edit), "prod")
+    return {key(o): o for o in mariadb_objects(stack)}
+
+
+@pytest.mark.parametrize(("config_key", "base", "change", "refused"), CHANGES, ids=[c[0] for c in CHANGES])
+def test_which_config_changes_the_webhook_refuses(
+    config_key: str,
+    base: Callable[[dict[str, Any]], None] | None,
+    change: Callable[[dict[str, Any]], None],
+    refused: set[tuple[str, str]],
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "before").mkdir()
+    (tmp_path / "after").mkdir()
+    before = _render(tmp_path, "before", base)
+    after = _render(tmp_path, "after", base, change)
+    assert before.keys() == after.keys()
+    by_kind = schemas()
+    found = {(r.kind, r.path) for k, o in before.items() for r in m.update_refusals(o, after[k], by_kind[k[0]])}
+    assert found == refused
+    # docs/configuration.md says so, in the key's own row.
+    row = next(line for line in DOCS.splitlines() if line.startswith(f"| `hpcforge:{config_key.split(' ', maxsplit=1)[0]}` |"))
+    if refused and config_key != "database.storage.size":
+        assert FIXED in row or "fixed after the first deploy" in row, row
+    elif config_key == "database.storage.size":
+        assert "never shrink" in row
+    else:
+        assert FIXED not in row, row
+
+
+DOCS = (REPO / "docs" / "configuration.md").read_text()
