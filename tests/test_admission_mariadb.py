@@ -905,3 +905,23 @@ def test_which_config_changes_the_webhook_refuses(
 
 
 DOCS = (REPO / "docs" / "configuration.md").read_text()
+
+
+def test_offline_admission_judges_a_change_against_the_deployed_stack_file(tmp_path: Path) -> None:
+    """`offline admission --previous-config FILE`: the mariadb-operator objects both stack files declare are updates."""
+    import sys
+
+    def run(config: Path) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "offline", "admission", "--stack", "prod", "--config", str(config)]
+        command += ["--previous-config", str(REPO / "Pulumi.prod.yaml")]
+        return subprocess.run(command, check=False, cwd=REPO, capture_output=True, text=True, timeout=600)
+
+    same = run(REPO / "Pulumi.prod.yaml")
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "ok   Backup database/slurm-acct-db-backup (update)" in same.stdout
+    assert same.stdout.splitlines()[-1].endswith("0 of 5 mariadb-operator objects refused.")
+    changed = run(write_variant(tmp_path, "prod", _backups(maxRetention="360h")))
+    assert changed.returncode == 1
+    assert "DENY Backup database/slurm-acct-db-backup (update)" in changed.stdout
+    assert "'spec.maxRetention' field is immutable" in changed.stdout
+    assert "Set by hpcforge:backups.maxRetention: fixed after the first deploy" in changed.stdout

@@ -49,6 +49,8 @@ def assert_all_admitted(stack: RecordedStack) -> None:
     assert [v.message for v in report.rejected_pods] == []
     assert [[str(r) for r in v.refusals] for v in report.refused_applications] == []
     assert [v.reasons for v in report.unreachable] == []
+    assert report.webhooks, "no mariadb-operator object found"
+    assert [[str(r) for r in v.refusals] for v in report.refused_objects] == []
 
 
 def test_dev_and_prod_own_objects_pass_admission(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:

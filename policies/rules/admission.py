@@ -2,7 +2,9 @@
 
 - Pod Security: every pod template (admission_pss) against its namespace's enforce level/version;
 - Argo CD: every Application against its AppProject, with the objects it would sync (admission_argocd);
-- reachability: every Service the API server calls, through the NetworkPolicies (netpol).
+- reachability: every Service the API server calls, through the NetworkPolicies (netpol);
+- operator webhooks: every mariadb-operator object as its validating webhook judges it, on create or, given the
+  objects deployed before, on update (admission_mariadb).
 
 Pure functions; the security pack's rules (admission_rules.py) and the offline report
 (`python -m offline admission`) both use them.
@@ -11,10 +13,11 @@ Pure functions; the security pack's rules (admission_rules.py) and the offline r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import admission_argocd as argocd
+from . import admission_mariadb as mariadb
 from . import admission_pss as pss
 from .access import get, items, mapping, text
 from .netpol import API_SERVER, CallVerdict, Host, judge_api_server_calls
@@ -196,6 +199,50 @@ def reachability_verdicts(objects: Sequence[Mapping[str, Any]], source: Host = A
     return judge_api_server_calls(objects, source)
 
 
+# --- operator webhooks ----------------------------------------------------------------------------
+
+
+def object_key(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """(group, kind, namespace, name): what the API server updates in place."""
+    return (group_of(obj), kind_of(obj), namespace_of(obj), name_of(obj))
+
+
+@dataclass(frozen=True)
+class WebhookVerdict:
+    obj: Mapping[str, Any]
+    refusals: tuple[mariadb.Refusal, ...]
+    update: bool
+    """Judged as an update of the same object among the previous ones (else as a create)."""
+    unjudged: tuple[str, ...] = ()
+    """What of the object the reproduction does not judge (`admission_mariadb.unmodelled`)."""
+
+    @property
+    def admitted(self) -> bool:
+        return not self.refusals
+
+
+def mariadb_verdicts(
+    objects: Sequence[Mapping[str, Any]],
+    previous: Sequence[Mapping[str, Any]] = (),
+    schemas: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[WebhookVerdict]:
+    """Every mariadb-operator object of `objects` as its validating webhook judges it: an update where `previous`
+    (the objects deployed before) has the same object, else a create. `schemas`: the CRDs' openAPIV3Schemas by kind,
+    for the API server's defaults in the stored object."""
+    before = {object_key(o): o for o in previous if group_of(o) == mariadb.GROUP}
+    verdicts: list[WebhookVerdict] = []
+    for obj in objects:
+        if group_of(obj) != mariadb.GROUP:
+            continue
+        old = before.get(object_key(obj))
+        if old is None:
+            refusals = mariadb.validate_create(obj)
+        else:
+            refusals = mariadb.update_refusals(old, obj, (schemas or {}).get(kind_of(obj)))
+        verdicts.append(WebhookVerdict(obj, tuple(refusals), old is not None, tuple(mariadb.unmodelled(obj))))
+    return verdicts
+
+
 # --- report ---------------------------------------------------------------------------------------
 
 
@@ -204,6 +251,7 @@ class Report:
     pods: list[PodVerdict]
     applications: list[ApplicationVerdict]
     calls: list[CallVerdict]
+    webhooks: list[WebhookVerdict] = field(default_factory=list)
 
     @property
     def rejected_pods(self) -> list[PodVerdict]:
@@ -220,6 +268,14 @@ class Report:
     @property
     def unjudged(self) -> list[CallVerdict]:
         return [v for v in self.calls if v.reachable is None]
+
+    @property
+    def refused_objects(self) -> list[WebhookVerdict]:
+        return [v for v in self.webhooks if not v.admitted]
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.rejected_pods or self.refused_applications or self.unreachable or self.refused_objects)
 
     def lines(self) -> list[str]:
         out = ["Pod Security (per pod template, at its namespace's enforce level):"]
@@ -238,11 +294,19 @@ class Report:
             target = f"Service {call.call.namespace}/{call.call.service}:{call.call.port}"
             out.append(f"  {mark} {display(call.call.caller)} {call.call.where} -> {target}")
             out += [f"         {reason}" for reason in call.reasons]
+        out.append("mariadb-operator webhooks (per k8s.mariadb.com object, as mariadb-operator 26.6.0 judges it):")
+        for hook in self.webhooks:
+            mark = "ok  " if hook.admitted else "DENY"
+            action = "update" if hook.update else "create"
+            out.append(f"  {mark} {display(hook.obj)} ({action})")
+            out += [f"         {refusal}" for refusal in hook.refusals]
+            out += [f"         not judged: {what}" for what in hook.unjudged]
         out.append(
             f"Summary: {len(self.rejected_pods)} of {len(self.pods)} pod templates rejected, "
             f"{len(self.refused_applications)} of {len(self.applications)} Applications refused, "
             f"{len(self.unreachable)} of {len(self.calls)} API server calls unreachable "
-            f"({len(self.unjudged)} not judged: backends not among the objects)."
+            f"({len(self.unjudged)} not judged: backends not among the objects), "
+            f"{len(self.refused_objects)} of {len(self.webhooks)} mariadb-operator objects refused."
         )
         return out
 
@@ -251,9 +315,12 @@ def admission_report(
     objects: Sequence[Mapping[str, Any]],
     synced: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     cluster_version: pss.Version = pss.KUBERNETES_VERSION,
+    previous: Sequence[Mapping[str, Any]] = (),
 ) -> Report:
+    """`previous`: the objects deployed before (their mariadb-operator objects make those of `objects` updates)."""
     return Report(
         pod_security_verdicts(objects, cluster_version),
         appproject_verdicts(objects, synced),
         reachability_verdicts(objects),
+        mariadb_verdicts(objects, previous),
     )

@@ -40,7 +40,6 @@ CRD's structural defaults, `reconciled` the defaults the operator's controller p
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -112,6 +111,15 @@ def _prune(value: Any) -> Any:
         }
     if isinstance(value, list):
         return [_prune(v) for v in value]
+    return value
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of a JSON-like value (mappings become dicts)."""
+    if isinstance(value, Mapping):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_copy(v) for v in value]
     return value
 
 
@@ -764,7 +772,7 @@ def schema_defaulted(value: Any, schema: Mapping[str, Any]) -> Any:
     """`value` with the structural defaults of `schema` (an openAPIV3Schema), as the API server applies them
     (k8s.io/apiextensions-apiserver pkg/apiserver/schema/defaulting/algorithm.go `Default`): a missing property (or a
     null one that is not nullable) gets its default, then defaulting goes on into every property present."""
-    value = copy.deepcopy(value)
+    value = _copy(value)
     _default_into(value, schema)
     return value
 
@@ -775,7 +783,7 @@ def _default_into(value: Any, schema: Mapping[str, Any]) -> None:
         for key, found in properties.items():
             prop = mapping(found)
             if "default" in prop and (key not in value or (value[key] is None and not prop.get("nullable"))):
-                value[key] = copy.deepcopy(prop["default"])
+                value[key] = _copy(prop["default"])
         additional = schema.get("additionalProperties")
         for key, child in value.items():
             if key in properties:
@@ -795,7 +803,7 @@ def reconciled(obj: Mapping[str, Any], galera: bool = False) -> dict[str, Any]:
     - Backup: backup_controller.go `setDefaults` -> backup_types.go `Backup.SetDefaults` (compression, maxRetention
       written as Go prints it, backoffLimit, ignoreGlobalPriv from the MariaDB's `galera`) with
       `JobPodTemplate.SetDefaults` (serviceAccountName)."""
-    out = copy.deepcopy(dict(obj))
+    out = _copy(dict(obj))
     spec: dict[str, Any] = out.setdefault("spec", {})
     name = str(get(obj, "metadata", "name") or "")
     kind = obj.get("kind")
@@ -856,11 +864,11 @@ def reapplied(last_applied: Any, live: Any, applied: Any) -> Any:
     (Argo CD) both come to this for fields only the applier and the operator write; lists are replaced whole."""
     if isinstance(applied, Mapping) and isinstance(live, Mapping):
         before = last_applied if isinstance(last_applied, Mapping) else {}
-        out = {k: copy.deepcopy(v) for k, v in live.items() if not (k in before and k not in applied)}
+        out = {k: _copy(v) for k, v in live.items() if not (k in before and k not in applied)}
         for key, value in applied.items():
             out[key] = reapplied(before.get(key), live.get(key), value)
         return out
-    return copy.deepcopy(applied)
+    return _copy(applied)
 
 
 def update_refusals(
@@ -870,7 +878,7 @@ def update_refusals(
     stored object is `before` with the CRD's defaults and the operator's, the updated one that with `after` applied."""
 
     def defaulted(value: Mapping[str, Any]) -> Any:
-        return schema_defaulted(value, schema) if schema is not None else copy.deepcopy(value)
+        return schema_defaulted(value, schema) if schema is not None else _copy(value)
 
     stored = defaulted(reconciled(defaulted(before), galera))
     updated = defaulted(reapplied(before, stored, after))
