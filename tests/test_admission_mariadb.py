@@ -480,6 +480,11 @@ def test_inmutable_webhook_tables() -> None:
     assert m.immutable_refusals(
         "Backup", obj("Backup", {"serviceAccountName": "bar"}), obj("Backup", {"serviceAccountName": "foo"})
     )
+    # ...a field of a struct embedded inline (JobPodTemplate): when the whole struct is zero in the new object,
+    # validateInmutable does not enter it, and dropping the field passes; with another of its fields set, it is refused.
+    assert m.immutable_refusals("Backup", obj("Backup", {"serviceAccountName": "bar"}), obj("Backup", {})) == []
+    kept = {"nodeSelector": {"a": "b"}}
+    assert m.immutable_refusals("Backup", obj("Backup", {"serviceAccountName": "bar", **kept}), obj("Backup", kept))
 
 
 # --- backup_webhook_test.go ----------------------------------------------------------------------------------------

@@ -616,6 +616,10 @@ class Tagged:
     source: str
     duration: bool = False
     """A `metav1.Duration`: compared by its value."""
+    inline: tuple[str, ...] = ()
+    """The JSON keys of the struct embedded inline in the spec that holds the field (its other fields are the spec's
+    too): the walk enters that struct only where it is not all zero in both objects. Every one of those fields is a
+    pointer, slice or map, so the struct is non-zero as soon as one key holds a non-null value."""
 
     @property
     def steps(self) -> list[tuple[str, bool]]:
@@ -626,8 +630,37 @@ class Tagged:
         return "spec." + ".".join(name for name, _ in self.steps)
 
 
-def _t(path: str, source: str, init: bool = False, duration: bool = False) -> Tagged:
-    return Tagged(path, "inmutableinit" if init else "inmutable", source, duration)
+def _t(path: str, source: str, init: bool = False, duration: bool = False, inline: tuple[str, ...] = ()) -> Tagged:
+    return Tagged(path, "inmutableinit" if init else "inmutable", source, duration, inline)
+
+
+# mariadb_types.go MariaDBPodTemplate and base_types.go JobPodTemplate, embedded `json:",inline"` in the specs.
+_MARIADB_POD_TEMPLATE = (
+    "podMetadata",
+    "imagePullSecrets",
+    "initContainers",
+    "sidecarContainers",
+    "podSecurityContext",
+    "serviceAccountName",
+    "affinity",
+    "nodeSelector",
+    "tolerations",
+    "volumes",
+    "priorityClassName",
+    "topologySpreadConstraints",
+    "enableServiceLinks",
+    "terminationGracePeriodSeconds",
+)
+_JOB_POD_TEMPLATE = (
+    "podMetadata",
+    "imagePullSecrets",
+    "podSecurityContext",
+    "serviceAccountName",
+    "affinity",
+    "nodeSelector",
+    "tolerations",
+    "priorityClassName",
+)
 
 
 IMMUTABLE: dict[str, tuple[Tagged, ...]] = {
@@ -645,8 +678,13 @@ IMMUTABLE: dict[str, tuple[Tagged, ...]] = {
         _t("metrics*.username", "mariadb_types.go MariadbMetrics.Username", init=True),
         _t("metrics*.exporter.priorityClassName*", "base_types.go Exporter.PriorityClassName"),
         _t("metrics*.exporter.affinity*.antiAffinityEnabled*", "base_types.go AffinityConfig.AntiAffinityEnabled"),
-        _t("serviceAccountName*", "mariadb_types.go MariaDBPodTemplate.ServiceAccountName", init=True),
-        _t("affinity*.antiAffinityEnabled*", "base_types.go AffinityConfig.AntiAffinityEnabled"),
+        _t(
+            "serviceAccountName*",
+            "mariadb_types.go MariaDBPodTemplate.ServiceAccountName",
+            init=True,
+            inline=_MARIADB_POD_TEMPLATE,
+        ),
+        _t("affinity*.antiAffinityEnabled*", "base_types.go AffinityConfig.AntiAffinityEnabled", inline=_MARIADB_POD_TEMPLATE),
     ),
     "Database": (
         _t("mariaDbRef", "database_types.go DatabaseSpec.MariaDBRef"),
@@ -673,9 +711,9 @@ IMMUTABLE: dict[str, tuple[Tagged, ...]] = {
         _t("storage", "backup_types.go BackupSpec.Storage"),
         _t("maxRetention", "backup_types.go BackupSpec.MaxRetention", init=True, duration=True),
         _t("restartPolicy", "backup_types.go BackupSpec.RestartPolicy"),
-        _t("serviceAccountName*", "base_types.go JobPodTemplate.ServiceAccountName", init=True),
-        _t("priorityClassName*", "base_types.go JobPodTemplate.PriorityClassName"),
-        _t("affinity*.antiAffinityEnabled*", "base_types.go AffinityConfig.AntiAffinityEnabled"),
+        _t("serviceAccountName*", "base_types.go JobPodTemplate.ServiceAccountName", init=True, inline=_JOB_POD_TEMPLATE),
+        _t("priorityClassName*", "base_types.go JobPodTemplate.PriorityClassName", inline=_JOB_POD_TEMPLATE),
+        _t("affinity*.antiAffinityEnabled*", "base_types.go AffinityConfig.AntiAffinityEnabled", inline=_JOB_POD_TEMPLATE),
     ),
 }
 """Every tagged field of the five kinds' specs, outside the keys in UNMODELLED_SPEC_KEYS."""
@@ -714,6 +752,8 @@ def immutable_refusals(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]
     for tagged in IMMUTABLE.get(kind, ()):
         steps = tagged.steps
         parent_old, parent_new = _spec(old), _spec(new)
+        if tagged.inline and not all(any(p.get(k) is not None for k in tagged.inline) for p in (parent_old, parent_new)):
+            continue  # the embedded struct is zero on one side: the walk does not enter it
         reachable = True
         for name, pointer in steps[:-1]:
             child_old, child_new = parent_old.get(name), parent_new.get(name)
