@@ -6,7 +6,9 @@
 - Slinky: every slurm-operator custom resource, created as it is, against the operator's webhook and its
   CRDs' CEL rules (admission_slinky);
 - Kueue: every Kueue object and every job Kueue's webhooks see, against Kueue 0.19.2's webhooks and
-  CRD rules (admission_kueue).
+  CRD rules (admission_kueue);
+- mariadb-operator: every mariadb-operator object as its validating webhook judges it, on create or, given the
+  objects deployed before, on update (admission_mariadb).
 
 Pure functions; the security pack's rules (admission_rules.py) and the offline report
 (`python -m offline admission`) both use them.
@@ -20,6 +22,7 @@ from typing import Any
 
 from . import admission_argocd as argocd
 from . import admission_kueue as kueue
+from . import admission_mariadb as mariadb
 from . import admission_pss as pss
 from . import admission_slinky as slinky
 from .access import get, items, mapping, text
@@ -212,6 +215,50 @@ def slinky_verdicts(objects: Sequence[Mapping[str, Any]], scope: slinky.WebhookS
     return slinky.create_verdicts(objects, scope)
 
 
+# --- operator webhooks ----------------------------------------------------------------------------
+
+
+def object_key(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """(group, kind, namespace, name): what the API server updates in place."""
+    return (group_of(obj), kind_of(obj), namespace_of(obj), name_of(obj))
+
+
+@dataclass(frozen=True)
+class WebhookVerdict:
+    obj: Mapping[str, Any]
+    refusals: tuple[mariadb.Refusal, ...]
+    update: bool
+    """Judged as an update of the same object among the previous ones (else as a create)."""
+    unjudged: tuple[str, ...] = ()
+    """What of the object the reproduction does not judge (`admission_mariadb.unmodelled`)."""
+
+    @property
+    def admitted(self) -> bool:
+        return not self.refusals
+
+
+def mariadb_verdicts(
+    objects: Sequence[Mapping[str, Any]],
+    previous: Sequence[Mapping[str, Any]] = (),
+    schemas: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[WebhookVerdict]:
+    """Every mariadb-operator object of `objects` as its validating webhook judges it: an update where `previous`
+    (the objects deployed before) has the same object, else a create. `schemas`: the CRDs' openAPIV3Schemas by kind,
+    for the API server's defaults in the stored object."""
+    before = {object_key(o): o for o in previous if group_of(o) == mariadb.GROUP}
+    verdicts: list[WebhookVerdict] = []
+    for obj in objects:
+        if group_of(obj) != mariadb.GROUP:
+            continue
+        old = before.get(object_key(obj))
+        if old is None:
+            refusals = mariadb.validate_create(obj)
+        else:
+            refusals = mariadb.update_refusals(old, obj, (schemas or {}).get(kind_of(obj)))
+        verdicts.append(WebhookVerdict(obj, tuple(refusals), old is not None, tuple(mariadb.unmodelled(obj))))
+    return verdicts
+
+
 # --- report ---------------------------------------------------------------------------------------
 
 
@@ -222,6 +269,8 @@ class Report:
     calls: list[CallVerdict]
     slinky: list[SlinkyVerdict]
     kueue_verdicts: list[kueue.Verdict] = field(default_factory=list)
+    webhooks: list[WebhookVerdict] = field(default_factory=list)
+    """mariadb-operator's verdicts (`mariadb_verdicts`)."""
 
     @property
     def rejected_pods(self) -> list[PodVerdict]:
@@ -247,6 +296,22 @@ class Report:
     def refused_slinky(self) -> list[SlinkyVerdict]:
         return [v for v in self.slinky if not v.admitted]
 
+    @property
+    def refused_objects(self) -> list[WebhookVerdict]:
+        return [v for v in self.webhooks if not v.admitted]
+
+    @property
+    def refused(self) -> bool:
+        """Anything refused or unreachable, in any family (what `offline admission` exits 1 on)."""
+        return bool(
+            self.rejected_pods
+            or self.refused_applications
+            or self.unreachable
+            or self.refused_slinky
+            or self.refused_by_kueue
+            or self.refused_objects
+        )
+
     def lines(self) -> list[str]:
         out = ["Pod Security (per pod template, at its namespace's enforce level):"]
         for pod in self.pods:
@@ -269,13 +334,21 @@ class Report:
         out.append("Kueue 0.19.2 (webhooks and CRD rules; per Kueue object, and per job its webhooks see):")
         for verdict in self.kueue_verdicts:
             out.append(f"  {'ok  ' if verdict.admitted else 'DENY'} {verdict.message}")
+        out.append("mariadb-operator webhooks (per k8s.mariadb.com object, as mariadb-operator 26.6.0 judges it):")
+        for hook in self.webhooks:
+            mark = "ok  " if hook.admitted else "DENY"
+            action = "update" if hook.update else "create"
+            out.append(f"  {mark} {display(hook.obj)} ({action})")
+            out += [f"         {refusal}" for refusal in hook.refusals]
+            out += [f"         not judged: {what}" for what in hook.unjudged]
         out.append(
             f"Summary: {len(self.rejected_pods)} of {len(self.pods)} pod templates rejected, "
             f"{len(self.refused_applications)} of {len(self.applications)} Applications refused, "
             f"{len(self.unreachable)} of {len(self.calls)} API server calls unreachable "
             f"({len(self.unjudged)} not judged: backends not among the objects), "
             f"{len(self.refused_slinky)} of {len(self.slinky)} Slinky custom resources refused, "
-            f"{len(self.refused_by_kueue)} of {len(self.kueue_verdicts)} Kueue objects and jobs refused."
+            f"{len(self.refused_by_kueue)} of {len(self.kueue_verdicts)} Kueue objects and jobs refused, "
+            f"{len(self.refused_objects)} of {len(self.webhooks)} mariadb-operator objects refused."
         )
         return out
 
@@ -285,11 +358,15 @@ def admission_report(
     synced: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     cluster_version: pss.Version = pss.KUBERNETES_VERSION,
     slinky_scope: slinky.WebhookScope | None = None,
+    previous: Sequence[Mapping[str, Any]] = (),
 ) -> Report:
+    """`slinky_scope`: where slurm-operator's webhook runs (the stack's chart values; default the chart's);
+    `previous`: the objects deployed before (their mariadb-operator objects make those of `objects` updates)."""
     return Report(
         pod_security_verdicts(objects, cluster_version),
         appproject_verdicts(objects, synced),
         reachability_verdicts(objects),
         slinky_verdicts(objects, slinky_scope),
         kueue.kueue_verdicts(objects),
+        mariadb_verdicts(objects, previous),
     )

@@ -16,6 +16,9 @@
   Kueue's webhooks see (Jobs, CronJobs' Jobs, Pods, Deployments, StatefulSets, AppWrappers) passes
   Kueue 0.19.2's validating webhooks and CRD rules; for a job Kueue will manage, so does the
   Workload it builds from the job's pod templates (admission_kueue).
+- mariadb-operator-admission (stack): every mariadb-operator object (MariaDB, Database, User, Grant,
+  Backup) passes the operator's validating webhook on create, as mariadb-operator 26.6.0 decides it
+  (admission_mariadb.py).
 
 They judge every object the engine sends: hpcforge's own and charts' rendered objects alike.
 """
@@ -313,10 +316,48 @@ KUEUE_ADMISSION = StackRule(
     "anything is registered), or the object's labels and annotations for a job.",
 )
 
+# --- mariadb-operator-admission --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MariadbAdmissionConfig(RuleConfig):
+    exempt: tuple[ObjectSelector, ...] = selector_list_knob(
+        "exempt", "mariadb-operator objects {namespace, kind, name} (globs) not judged."
+    )
+
+
+def check_mariadb_operator_admission(stack: StackView, config: MariadbAdmissionConfig) -> list[Violation]:
+    objects, origin = stack_objects(stack)
+    violations: list[Violation] = []
+    for verdict in admission.mariadb_verdicts(objects):
+        if verdict.admitted or _selected(config.exempt, verdict.obj) or has_unknown(verdict.obj.get("spec")):
+            continue  # an unknown value (preview) is decided once it is known
+        resource = origin.get(id(verdict.obj))
+        reasons = "; ".join(f"{r.path}: {r.detail} ({r.source})" for r in verdict.refusals)
+        violations.append(
+            Violation(
+                f"mariadb-operator's webhook refuses {kind_of(verdict.obj)} {namespace_of(verdict.obj)}/"
+                f"{name_of(verdict.obj)}: {reasons}.",
+                resource.urn if resource else None,
+            )
+        )
+    return violations
+
+
+MARIADB_OPERATOR_ADMISSION = StackRule(
+    "mariadb-operator-admission",
+    "Every mariadb-operator object passes the operator's validating webhook (mariadb-operator 26.6.0's rules).",
+    MariadbAdmissionConfig,
+    check_mariadb_operator_admission,
+    "Change the config key that sets the refused field (docs/layers/database.md and backups.md name them); the "
+    "config already refuses the values known to be refused.",
+)
+
 RULES = (
     POD_SECURITY_ADMISSION,
     ARGOCD_APPPROJECT_ADMISSION,
     APISERVER_REACHABILITY,
     SLINKY_WEBHOOK_ADMISSION,
     KUEUE_ADMISSION,
+    MARIADB_OPERATOR_ADMISSION,
 )
