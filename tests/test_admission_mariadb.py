@@ -4,8 +4,8 @@
   API server and the operator wrote into the stored object) passes the UPDATE rules;
 - upstream's own tables, replayed: internal/webhook/v1alpha1/{mariadb,backup,database,grant,user}_webhook_test.go
   (the entries within the reproduced rules), pkg/webhook/inmutable_webhook_test.go, robfig/cron v3.0.1
-  parser_test.go (`TestRange`, `TestStandardSpecSchedule`, `TestNoDescriptorParser`) and Go's src/time/time_test.go
-  (`parseDurationTests`, `parseDurationErrorTests`, go1.19.8), plus Go's own `time.ParseDuration` and `strconv.Atoi`
+  parser_test.go (`TestRange`, `TestStandardSpecSchedule`, `TestNoDescriptorParser`), plus Go's own
+  `time.ParseDuration` (the shared policies/rules/gotime.py; Go's tables in tests/test_gotime.py) and `strconv.Atoi`
   run on the same inputs;
 - the defects the rules found in hpcforge's config (refused now before any resource is registered), and which config
   keys map to immutable fields (docs/configuration.md says so for each).
@@ -27,8 +27,10 @@ import yaml
 from components.config import ConfigError, load_config
 from offline.engine import RecordedStack
 from policies.rules import admission_mariadb as m
+from policies.rules import gotime
 
 from .helpers import REPO, config_values, go_program, raw_config, require_binaries, require_shared, run_stack_file, write_variant
+from .test_gotime import PARSE_DURATION_ERROR_TESTS, PARSE_DURATION_TESTS
 
 API = "k8s.mariadb.com/v1alpha1"
 
@@ -162,82 +164,7 @@ def test_robfig_standard_spec_and_no_descriptor_tables() -> None:
             m.cron_parse(bad)
 
 
-# --- Go's time.ParseDuration: time_test.go tables, then Go itself ----------------------------------------------------
-
-NS, US, MS, S, MIN, H = 1, 10**3, 10**6, 10**9, 60 * 10**9, 3600 * 10**9
-PARSE_DURATION_TESTS = [
-    ("0", 0),
-    ("5s", 5 * S),
-    ("30s", 30 * S),
-    ("1478s", 1478 * S),
-    ("-5s", -5 * S),
-    ("+5s", 5 * S),
-    ("-0", 0),
-    ("+0", 0),
-    ("5.0s", 5 * S),
-    ("5.6s", 5 * S + 600 * MS),
-    ("5.s", 5 * S),
-    (".5s", 500 * MS),
-    ("1.0s", 1 * S),
-    ("1.00s", 1 * S),
-    ("1.004s", 1 * S + 4 * MS),
-    ("1.0040s", 1 * S + 4 * MS),
-    ("100.00100s", 100 * S + 1 * MS),
-    ("10ns", 10 * NS),
-    ("11us", 11 * US),
-    ("12µs", 12 * US),
-    ("12μs", 12 * US),
-    ("13ms", 13 * MS),
-    ("14s", 14 * S),
-    ("15m", 15 * MIN),
-    ("16h", 16 * H),
-    ("3h30m", 3 * H + 30 * MIN),
-    ("10.5s4m", 4 * MIN + 10 * S + 500 * MS),
-    ("-2m3.4s", -(2 * MIN + 3 * S + 400 * MS)),
-    ("1h2m3s4ms5us6ns", 1 * H + 2 * MIN + 3 * S + 4 * MS + 5 * US + 6 * NS),
-    ("39h9m14.425s", 39 * H + 9 * MIN + 14 * S + 425 * MS),
-    ("52763797000ns", 52763797000 * NS),
-    ("0.3333333333333333333h", 20 * MIN),
-    ("9007199254740993ns", (1 << 53) + 1),
-    ("9223372036854775807ns", (1 << 63) - 1),
-    ("9223372036854775.807us", (1 << 63) - 1),
-    ("9223372036s854ms775us807ns", (1 << 63) - 1),
-    ("-9223372036854775808ns", -(1 << 63)),
-    ("-9223372036854775.808us", -(1 << 63)),
-    ("-9223372036s854ms775us808ns", -(1 << 63)),
-    ("-2562047h47m16.854775808s", -(1 << 63)),
-    ("0.100000000000000000000h", 6 * MIN),
-    ("0.830103483285477580700h", 49 * MIN + 48 * S + 372539827 * NS),
-]
-PARSE_DURATION_ERROR_TESTS = [
-    "",
-    "3",
-    "-",
-    "s",
-    ".",
-    "-.",
-    ".s",
-    "+.s",
-    "1d",
-    "9223372036854775810ns",
-    "9223372036854775808ns",
-    "-9223372036854775809ns",
-    "9223372036854776us",
-    "3000000h",
-    "9223372036854775.808us",
-    "9223372036854ms775us808ns",
-]
-
-
-@pytest.mark.parametrize(("text", "want"), PARSE_DURATION_TESTS)
-def test_go_parse_duration_table(text: str, want: int) -> None:
-    assert m.go_parse_duration(text) == want
-
-
-@pytest.mark.parametrize("text", PARSE_DURATION_ERROR_TESTS)
-def test_go_parse_duration_error_table(text: str) -> None:
-    with pytest.raises(m.GoError, match=json.dumps(text).replace(".", r"\.").replace("+", r"\+")):
-        m.go_parse_duration(text)
+# --- Go itself: time.ParseDuration (policies/rules/gotime.py; its own tables in tests/test_gotime.py), strconv.Atoi ---
 
 
 GO_ORACLE = """package main
@@ -268,7 +195,8 @@ func main() {
 
 def test_duration_and_atoi_agree_with_go(tmp_path: Path) -> None:
     """The same inputs through Go's own time.ParseDuration and strconv.Atoi (Debian's golang-go) and through the
-    reproduction: the tables above, hpcforge's `<n>h` around the int64 limit, and seeded random strings."""
+    reproduction (gotime.parse_duration, go_atoi): time_test.go's tables (tests/test_gotime.py), hpcforge's `<n>h`
+    around the int64 limit, and seeded random strings."""
     require_binaries("go")
     program = go_program(tmp_path, GO_ORACLE, "go-duration")
     rng = random.Random(30)
@@ -288,7 +216,7 @@ def test_duration_and_atoi_agree_with_go(tmp_path: Path) -> None:
     assert len(answers) == len(inputs)
     for text, go in zip(inputs, answers, strict=True):
         try:
-            ours: int | None = m.go_parse_duration(text)
+            ours: int | None = gotime.parse_duration(text)
         except m.GoError:
             ours = None
         assert (ours is not None) == go["ok"], text
@@ -779,7 +707,7 @@ def test_zero_retention_is_refused_by_name() -> None:
 def test_a_retention_beyond_a_go_duration_is_refused_by_name() -> None:
     from components.config.backups import MAX_RETENTION_HOURS
 
-    assert m.go_parse_duration(f"{MAX_RETENTION_HOURS}h") > 0
+    assert gotime.parse_duration(f"{MAX_RETENTION_HOURS}h") > 0
     too_long = f"{MAX_RETENTION_HOURS + 1}h"
     backup = obj("Backup", {"mariaDbRef": {"name": "mariadb"}, "maxRetention": too_long, "storage": S3})
     assert m.validate_create(backup)[0].path == "spec.maxRetention"

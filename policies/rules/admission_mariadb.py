@@ -22,7 +22,8 @@ What is reproduced, each function citing its source:
   `webhook:"inmutable"` may not change; one tagged `webhook:"inmutableinit"` may not change once it is not nil/zero.
   The tags are in api/v1alpha1/*_types.go; `IMMUTABLE` lists those of the five kinds' specs;
 - decoding: the webhook decodes the object into the Go types first (controller-runtime's admission decoder); a
-  `metav1.Duration` (Backup `maxRetention`) that Go's `time.ParseDuration` refuses makes the request fail.
+  `metav1.Duration` (Backup `maxRetention`) that Go's `time.ParseDuration` (gotime.py) refuses makes the request
+  fail.
 
 Not reproduced (hpcforge sets none of these; `unmodelled` names them when an object does): MariaDB `galera`,
 `replication`, `bootstrapFrom`, `podDisruptionBudget`, `multiCluster`, `maxScale`, `maxScaleRef`; the other kinds
@@ -46,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .access import get, items, mapping
+from .gotime import GoError, parse_duration
 
 GROUP = "k8s.mariadb.com"
 KINDS = ("MariaDB", "Database", "User", "Grant", "Backup")
@@ -123,101 +125,10 @@ def _copy(value: Any) -> Any:
     return value
 
 
-class GoError(ValueError):
-    """An error message as the Go code words it."""
-
-
 def _go_quote(text: str) -> str:
+    """strconv.Quote, as strconv.Atoi's error quotes its input, exact for printable ASCII (`"` and `\\` escaped);
+    strconv.Quote writes other characters its own way (not reproduced)."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-# Go src/time/format.go (go1.19 to go1.25: the same algorithm) `unitMap`, `leadingInt`, `leadingFraction`,
-# `ParseDuration`, on the UTF-8 bytes of the text.
-_UNITS = {
-    b"ns": 1,
-    b"us": 1_000,
-    "µs".encode(): 1_000,
-    "μs".encode(): 1_000,
-    b"ms": 1_000_000,
-    b"s": 1_000_000_000,
-    b"m": 60_000_000_000,
-    b"h": 3_600_000_000_000,
-}
-_MAX = 1 << 63
-
-
-def go_parse_duration(text: str) -> int:
-    """Go's `time.ParseDuration`: nanoseconds, or GoError with Go's message."""
-    orig = text
-    s = text.encode()
-    invalid = GoError("time: invalid duration " + _go_quote(orig))
-    neg = False
-    if s[:1] in (b"-", b"+"):
-        neg = s[:1] == b"-"
-        s = s[1:]
-    if s == b"0":
-        return 0
-    if not s:
-        raise invalid
-    total = 0
-    while s:
-        if not (s[:1] == b"." or b"0" <= s[:1] <= b"9"):
-            raise invalid
-        i, v = 0, 0
-        while i < len(s) and 0x30 <= s[i] <= 0x39:
-            if v > _MAX // 10:
-                raise invalid
-            v = v * 10 + s[i] - 0x30
-            if v > _MAX:
-                raise invalid
-            i += 1
-        pre = i > 0
-        s = s[i:]
-        f, scale, post = 0, 1.0, False
-        if s[:1] == b".":
-            s = s[1:]
-            i, overflow = 0, False
-            while i < len(s) and 0x30 <= s[i] <= 0x39:
-                if not overflow:
-                    if f > (_MAX - 1) // 10:
-                        overflow = True
-                    else:
-                        y = f * 10 + s[i] - 0x30
-                        if y > _MAX:
-                            overflow = True
-                        else:
-                            f, scale = y, scale * 10
-                i += 1
-            post = i > 0
-            s = s[i:]
-        if not pre and not post:
-            raise invalid
-        i = 0
-        while i < len(s) and not (s[i] == 0x2E or 0x30 <= s[i] <= 0x39):
-            i += 1
-        if i == 0:
-            raise GoError("time: missing unit in duration " + _go_quote(orig))
-        unit_text, s = s[:i], s[i:]
-        unit = _UNITS.get(unit_text)
-        if unit is None:
-            raise GoError(
-                "time: unknown unit " + _go_quote(unit_text.decode(errors="replace")) + " in duration " + _go_quote(orig)
-            )
-        if v > _MAX // unit:
-            raise invalid
-        v *= unit
-        if f > 0:
-            v += int(float(f) * (float(unit) / scale))
-            if v > _MAX:
-                raise invalid
-        total += v
-        if total > _MAX:
-            raise invalid
-    if neg:
-        return -total
-    if total > _MAX - 1:
-        raise invalid
-    return total
 
 
 def go_duration_string(nanoseconds: int) -> str:
@@ -561,7 +472,7 @@ def decode_errors(obj: Mapping[str, Any]) -> list[Refusal]:
             )
         ]
     try:
-        go_parse_duration(value)
+        parse_duration(value)
     except GoError as error:
         return [Refusal("Backup", "spec.maxRetention", str(error), "metav1.Duration UnmarshalJSON (time.ParseDuration)")]
     return []
@@ -730,7 +641,7 @@ def _valid_struct(value: Any, pointer: bool) -> bool:
 def _comparable(value: Any, tagged: Tagged) -> Any:
     if tagged.duration and isinstance(value, str):
         try:
-            return go_parse_duration(value)
+            return parse_duration(value)
         except GoError:
             return value
     if isinstance(value, Mapping | list):
@@ -949,7 +860,6 @@ __all__ = [
     "decode_errors",
     "go_atoi",
     "go_duration_string",
-    "go_parse_duration",
     "immutable_refusals",
     "quantity",
     "reapplied",
