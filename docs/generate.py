@@ -95,6 +95,8 @@ FIELD_VALIDATORS: dict[str, str] = {
     "-----END CERTIFICATE-----)",
     "components.config.backups.BackupsConfig._cron": "a five-field cron schedule of numbers, ranges, steps, lists and "
     "`*` (e.g. '15 2 * * *')",
+    "components.config.backups.BackupsConfig._retention": "1h to 2562047h",
+    "components.config.identity.DatabaseStorage._not_zero": "more than 0",
     "components.config.identity.PosixUser._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
     "components.config.identity.PosixUser._absolute": "an absolute path",
     "components.config.identity.DirectoryConfig._suffix": "a directory suffix of dc=, o= and ou= components (e.g. "

@@ -7,10 +7,13 @@ verdicts per Application (with the objects it would sync: its children, the file
 `charts/<its release>/`, or objects labelled with its Helm release), API server reachability
 per APIService/webhook, slurm-operator's admission of each Slinky custom resource (with the
 webhook scope the stack's slurm-operator chart values give), Kueue's verdict per Kueue object
-and per job its webhooks see (with the scope the stack's kueue chart values give, when known), and
+and per job its webhooks see (with the scope the stack's kueue chart values give, when known),
 the cert-manager and MetalLB webhooks' answer per object (MetalLB's BGP backend from the stack's
-metallb chart values).
-Exit status 1 when anything is refused.
+metallb chart values), and per mariadb-operator object its validating webhook's verdict. With
+`--previous-config FILE` (the stack file deployed before, e.g. `git show origin/main:Pulumi.prod.yaml`),
+the mariadb-operator objects both declare are judged as updates: a changed immutable field is refused
+there, before `pulumi up` is (the other families are judged as created either way).
+Exit status 1 when anything is refused, 2 when the previous stack file is invalid.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from policies.rules.admission_slinky import WebhookScope, webhook_scope
 from policies.rules.podtemplates import group_of, kind_of, namespace_of
 
 from .charts import RenderReport
-from .engine import RecordedStack
+from .engine import ProgramConfigError, RecordedStack, run_program
+from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file
 
 RELEASE_LABELS = ("app.kubernetes.io/instance", "release")
 # Helm hooks Argo CD ignores (argo-cd v3.4.4 docs/user-guide/helm.md "Helm Hooks": "Unsupported hooks
@@ -231,18 +235,43 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
         for key, documents in found.items():
             synced.setdefault(key, []).extend(documents)
         objects = [*objects, *applied]
-    report = admission_report(objects, synced, slinky_scope=slinky_scope(stack), metallb_bgp_type=metallb_bgp_type(stack))
+    previous: list[dict[str, Any]] = []
+    if getattr(args, "previous_config", None):
+        try:
+            deployed = run_program(read_stack_file(args.previous_config, name=stack.stack), PROJECT_ROOT, preview=stack.preview)
+        except (StackFileError, ProgramConfigError) as error:
+            messages = getattr(error, "messages", None) or [str(error)]
+            print(f"error: --previous-config {args.previous_config}:", *messages, sep="\n  ")
+            return 2
+        previous, _ = stack_objects(deployed)
+    report = admission_report(
+        objects, synced, slinky_scope=slinky_scope(stack), metallb_bgp_type=metallb_bgp_type(stack), previous=previous
+    )
     print(
         f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
-        "Slinky slurm-operator 1.2.1, Kueue 0.19.2, cert-manager and MetalLB webhooks):\n"
+        "Slinky slurm-operator 1.2.1, Kueue 0.19.2, cert-manager, MetalLB and mariadb-operator webhooks):\n"
     )
     print("\n".join(report.lines()))
-    refused = (
-        report.rejected_pods
-        or report.refused_applications
-        or report.unreachable
-        or report.refused_slinky
-        or report.refused_by_kueue
-        or report.refused_by_webhooks
+    hints = sorted(
+        {
+            CONFIG_KEYS[(kind_of(v.obj), r.path)]
+            for v in report.refused_mariadb
+            for r in v.refusals
+            if (kind_of(v.obj), r.path) in CONFIG_KEYS
+        }
     )
-    return 1 if refused else 0
+    for hint in hints:
+        print(f"Set by {hint}: fixed after the first deploy (docs/layers/database.md, backups.md).")
+    return 1 if report.refused else 0
+
+
+CONFIG_KEYS = {
+    (
+        "MariaDB",
+        "spec.storage.storageClassName",
+    ): "hpcforge:database.storage.storageClass (or hpcforge:kubernetes.storageClass while it is null)",
+    ("MariaDB", "spec.storage"): "hpcforge:database.storage.size (it may only grow)",
+    ("Backup", "spec.storage"): "hpcforge:backups.s3 or hpcforge:backups.volume (the target and the s3 keys but the credentials)",
+    ("Backup", "spec.maxRetention"): "hpcforge:backups.maxRetention",
+}
+"""The config keys behind the fields mariadb-operator's webhook refuses to change (tests/test_admission_mariadb.py)."""

@@ -3,7 +3,7 @@
     python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
     python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
     python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ... [--no-reuse]
-    python -m offline admission --stack prod [--config FILE] [--preview] [--objects DIR] [--render-charts ...]
+    python -m offline admission --stack prod [--config FILE] [--preview] [--objects DIR] [--previous-config FILE] [--render-charts ...]
     python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     python -m offline migrate-inventory --stack prod [--config FILE] [--slurm]
     python -m offline urns    [--stack dev --stack prod] [--update]
@@ -97,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_stack_arguments(admission)
     _add_preview_argument(admission)
     admission.add_argument("--objects", type=Path, help="also judge the objects in the YAML files under DIR (rendered charts)")
+    admission.add_argument(
+        "--previous-config",
+        type=Path,
+        help="the stack file deployed before: its mariadb-operator objects make this run's updates (immutable fields)",
+    )
     add_chart_arguments(admission)
     policy = commands.add_parser(
         "policy-config", help="print the policy configuration file that the stack's hpcforge:environmentKind selects"

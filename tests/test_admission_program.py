@@ -60,6 +60,8 @@ def assert_all_admitted(stack: RecordedStack) -> None:
     assert report.slinky, "no Slinky custom resource found: the walk is broken"
     assert [v.message for v in report.refused_slinky] == []
     assert [v.message for v in report.refused_by_kueue] == []
+    assert report.mariadb, "no mariadb-operator object found"
+    assert [[str(r) for r in v.refusals] for v in report.refused_mariadb] == []
 
 
 def test_dev_and_prod_own_objects_pass_admission(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:

@@ -7,8 +7,9 @@
 - The rules themselves: the refused and admitted cases of upstream's own webhook tests, SlinkyProject/slurm-operator
   v1.2.1 internal/webhook/*_webhook_test.go (objects built as internal/utils/testutils/helpers.go builds them:
   namespace `default`, the same names and references), transcribed from Go into dicts; the rules those tests do not
-  cover, with cases built from the webhook code they cite; and the Go helpers (`time.ParseDuration`, the DNS subdomain
-  regexp) against Go itself and apimachinery v0.36.2's own tables.
+  cover, with cases built from the webhook code they cite; and the Go helpers (`time.ParseDuration`, shared in
+  policies/rules/gotime.py and tested on its own in tests/test_gotime.py, and the DNS subdomain regexp) against Go
+  itself and apimachinery v0.36.2's own tables.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from components.layers.slurm import nodeset_spec
 from offline.admission import slinky_scope, stack_objects
 from offline.engine import ProgramConfigError, RecordedStack
 from policies.rules import admission_slinky as slinky
+from policies.rules import gotime
 from policies.rules.podtemplates import kind_of, name_of
 
 from .helpers import REPO, config_values, go_program, raw_config, require_shared, run_stack_file, write_variant
@@ -795,7 +797,7 @@ SUBDOMAINS = [*GOOD_SUBDOMAINS, *BAD_SUBDOMAINS, "foo\n", "a\nb", "foo-", "evil\
 
 
 def test_go_helpers_agree_with_go(tmp_path: Path) -> None:
-    """go_duration against Go's time.ParseDuration (Go's own parseDurationTests and the failures of
+    """gotime.parse_duration (what the webhook's metav1.Duration decoding runs) against Go's time.ParseDuration (Go's own parseDurationTests and the failures of
     parseDurationErrorTests, plus overflow edges), and the DNS subdomain check against Go's regexp."""
     program = go_program(tmp_path, GO_HELPERS, "go-helpers")
     lines = [f"duration\t{d}" for d in DURATIONS] + [f"subdomain\t{s}".replace("\n", "\\n") for s in SUBDOMAINS]
@@ -811,8 +813,8 @@ def test_go_helpers_agree_with_go(tmp_path: Path) -> None:
     assert len(answers) == len(lines)
     for value, answer in zip(DURATIONS, answers, strict=False):
         try:
-            ours = str(slinky.go_duration(value))
-        except ValueError:
+            ours = str(gotime.parse_duration(value))
+        except gotime.GoError:
             ours = "error"
         assert ours == answer, f"ParseDuration({value!r}): Go {answer}, here {ours}"
     for value, answer in zip(SUBDOMAINS, answers[len(DURATIONS) :], strict=True):

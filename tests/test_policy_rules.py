@@ -225,7 +225,7 @@ def test_every_rule_becomes_a_pulumi_policy_with_a_defaulted_schema() -> None:
     from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
     names = [rule.name for rule in ALL_RULES]
-    assert len(names) == len(set(names)) == 29
+    assert len(names) == len(set(names)) == 30
     for rule in ALL_RULES:
         policy = to_policy(rule)
         expected = ResourceValidationPolicy if isinstance(rule, ResourceRule) else StackValidationPolicy
@@ -918,6 +918,23 @@ def test_kueue_admission() -> None:
     unknown = k8s(
         "ClusterQueue", "q", api="kueue.x-k8s.io/v1beta2", spec={"resourceGroups": [group], "cohortName": UNKNOWN_STRING}
     )
+    assert rule(stack(unknown)) == []
+
+
+def test_mariadb_operator_admission() -> None:
+    rule = admission_rules.MARIADB_OPERATOR_ADMISSION
+    spec = {"mariaDbRef": {"name": "mariadb"}, "schedule": {"cron": "15 2 * * *"}, "storage": {"s3": {"bucket": "b"}}}
+    backup = k8s("Backup", "b", "database", api="k8s.mariadb.com/v1alpha1", spec=spec)
+    assert rule(stack(backup)) == []
+    late = k8s("Backup", "b", "database", api="k8s.mariadb.com/v1alpha1", spec={**spec, "schedule": {"cron": "15 24 * * *"}})
+    [violation] = rule(stack(late))
+    assert violation.urn == late.urn
+    assert "mariadb-operator's webhook refuses Backup database/b: spec: invalid Backup: invalid Schedule" in violation.message
+    assert "end of range (24) above maximum (23)" in violation.message
+    exempt = rule.config.from_config({"exempt": [{"namespace": "database", "kind": "Backup", "name": "b"}]})
+    assert rule(stack(late), exempt) == []
+    # During a preview a spec value that is not known yet is not judged.
+    unknown = k8s("Backup", "b", "database", api="k8s.mariadb.com/v1alpha1", spec={**spec, "schedule": {"cron": UNKNOWN_STRING}})
     assert rule(stack(unknown)) == []
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from .base import DnsName, ProblemCollector, Quantity, StrictModel
+from .base import DnsName, ProblemCollector, Quantity, StrictModel, quantity_value
 from .inventory import InventoryRef
 
 _POSIX_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
@@ -194,10 +194,32 @@ class DirectoryConfig(StrictModel):
         return self
 
 
+class DatabaseStorage(StrictModel):
+    """The MariaDB volume (`spec.storage` of the MariaDB object). mariadb-operator 26.6.0's webhook judges every change
+    of it against what is deployed (see docs/layers/database.md, "What a later change may not do")."""
+
+    size: Quantity = "20Gi"
+    """Size of the volume, greater than zero. It may grow (the operator resizes the claim when its storage class allows
+    expansion) but never shrink: mariadb-operator's webhook refuses a smaller size."""
+    storage_class: DnsName | None = None
+    """A storage class name (lowercase DNS name); null: `hpcforge:kubernetes.storageClass`, else the cluster default.
+    Fixed after the first deploy: mariadb-operator's webhook refuses any change of the class the MariaDB was created
+    with, also one that comes from `hpcforge:kubernetes.storageClass` while this is null."""
+
+    @field_validator("size")
+    @classmethod
+    def _not_zero(cls, value: str) -> str:
+        # mariadb-operator v26.6.0 api/v1alpha1/mariadb_types.go Storage.Validate: "greater than zero storage size
+        # must be provided" (the CRD's schema accepts 0).
+        if quantity_value(value) <= 0:
+            raise ValueError(f"{value!r} is no size: mariadb-operator's webhook refuses a MariaDB volume of size 0")
+        return value
+
+
 class DatabaseConfig(StrictModel):
     """MariaDB (through mariadb-operator) for slurmdbd."""
 
-    storage: Storage = Field(default_factory=lambda: Storage(size="20Gi"))
+    storage: DatabaseStorage = Field(default_factory=DatabaseStorage)
     """Volume of the MariaDB data."""
     cpu: Quantity = "1"
     """CPU request of the MariaDB server."""
@@ -219,6 +241,7 @@ class DatabaseConfig(StrictModel):
 
 __all__ = [
     "DatabaseConfig",
+    "DatabaseStorage",
     "DirectoryConfig",
     "PosixGroup",
     "PosixUser",

@@ -16,7 +16,9 @@ class KubernetesConfig(StrictModel):
     version: str = "1.33"
     """Kubernetes minor version the objects are validated against (`1.33`)."""
     storage_class: DnsName | None = None
-    """Storage class for every volume hpcforge claims, a lowercase DNS name (null: the cluster's default class)."""
+    """Storage class for every volume hpcforge claims, a lowercase DNS name (null: the cluster's default class). The
+    MariaDB volume's class is fixed after the first deploy: while `database.storage.storageClass` is null, changing this
+    is refused by mariadb-operator's webhook."""
     context: str | None = None
     """kubeconfig context to use (null: the current context, or `kubernetes:context`)."""
 

@@ -10,6 +10,8 @@
 - operator webhooks: every cert-manager Certificate/Issuer/ClusterIssuer and MetalLB IPAddressPool,
   L2Advertisement, BGPAdvertisement, BGPPeer and Community, as the operators' validating webhooks answer
   it (admission_certmanager, admission_metallb).
+- mariadb-operator: every mariadb-operator object as its validating webhook judges it, on create or, given the
+  objects deployed before, on update (admission_mariadb).
 
 Pure functions; the security pack's rules (admission_rules.py) and the offline report
 (`python -m offline admission`) both use them.
@@ -24,6 +26,7 @@ from typing import Any
 from . import admission_argocd as argocd
 from . import admission_certmanager as certmanager
 from . import admission_kueue as kueue
+from . import admission_mariadb as mariadb
 from . import admission_metallb as metallb
 from . import admission_pss as pss
 from . import admission_slinky as slinky
@@ -217,6 +220,14 @@ def slinky_verdicts(objects: Sequence[Mapping[str, Any]], scope: slinky.WebhookS
     return slinky.create_verdicts(objects, scope)
 
 
+# --- mariadb-operator's webhook ----------------------------------------------------------------------------
+
+
+def object_key(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """(group, kind, namespace, name): what the API server updates in place."""
+    return (group_of(obj), kind_of(obj), namespace_of(obj), name_of(obj))
+
+
 # --- operators' validating webhooks ----------------------------------------------------------------
 
 
@@ -263,6 +274,42 @@ def webhook_verdicts(
     return verdicts
 
 
+@dataclass(frozen=True)
+class MariadbVerdict:
+    obj: Mapping[str, Any]
+    refusals: tuple[mariadb.Refusal, ...]
+    update: bool
+    """Judged as an update of the same object among the previous ones (else as a create)."""
+    unjudged: tuple[str, ...] = ()
+    """What of the object the reproduction does not judge (`admission_mariadb.unmodelled`)."""
+
+    @property
+    def admitted(self) -> bool:
+        return not self.refusals
+
+
+def mariadb_verdicts(
+    objects: Sequence[Mapping[str, Any]],
+    previous: Sequence[Mapping[str, Any]] = (),
+    schemas: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[MariadbVerdict]:
+    """Every mariadb-operator object of `objects` as its validating webhook judges it: an update where `previous`
+    (the objects deployed before) has the same object, else a create. `schemas`: the CRDs' openAPIV3Schemas by kind,
+    for the API server's defaults in the stored object."""
+    before = {object_key(o): o for o in previous if group_of(o) == mariadb.GROUP}
+    verdicts: list[MariadbVerdict] = []
+    for obj in objects:
+        if group_of(obj) != mariadb.GROUP:
+            continue
+        old = before.get(object_key(obj))
+        if old is None:
+            refusals = mariadb.validate_create(obj)
+        else:
+            refusals = mariadb.update_refusals(old, obj, (schemas or {}).get(kind_of(obj)))
+        verdicts.append(MariadbVerdict(obj, tuple(refusals), old is not None, tuple(mariadb.unmodelled(obj))))
+    return verdicts
+
+
 # --- report ---------------------------------------------------------------------------------------
 
 
@@ -274,6 +321,8 @@ class Report:
     slinky: list[SlinkyVerdict]
     webhooks: list[WebhookVerdict]
     kueue_verdicts: list[kueue.Verdict] = field(default_factory=list)
+    mariadb: list[MariadbVerdict] = field(default_factory=list)
+    """mariadb-operator's verdicts (`mariadb_verdicts`)."""
 
     @property
     def rejected_pods(self) -> list[PodVerdict]:
@@ -303,6 +352,23 @@ class Report:
     def refused_by_webhooks(self) -> list[WebhookVerdict]:
         return [v for v in self.webhooks if not v.admitted]
 
+    @property
+    def refused_mariadb(self) -> list[MariadbVerdict]:
+        return [v for v in self.mariadb if not v.admitted]
+
+    @property
+    def refused(self) -> bool:
+        """Anything refused or unreachable, in any family (what `offline admission` exits 1 on)."""
+        return bool(
+            self.rejected_pods
+            or self.refused_applications
+            or self.unreachable
+            or self.refused_slinky
+            or self.refused_by_kueue
+            or self.refused_by_webhooks
+            or self.refused_mariadb
+        )
+
     def lines(self) -> list[str]:
         out = ["Pod Security (per pod template, at its namespace's enforce level):"]
         for pod in self.pods:
@@ -331,6 +397,13 @@ class Report:
             out.append(f"  {mark} {display(hook.obj)} ({hook.webhook})")
             if hook.refusal:
                 out.append(f"         {hook.refusal}")
+        out.append("mariadb-operator webhooks (per k8s.mariadb.com object, as mariadb-operator 26.6.0 judges it):")
+        for judged in self.mariadb:
+            mark = "ok  " if judged.admitted else "DENY"
+            action = "update" if judged.update else "create"
+            out.append(f"  {mark} {display(judged.obj)} ({action})")
+            out += [f"         {refusal}" for refusal in judged.refusals]
+            out += [f"         not judged: {what}" for what in judged.unjudged]
         out.append(
             f"Summary: {len(self.rejected_pods)} of {len(self.pods)} pod templates rejected, "
             f"{len(self.refused_applications)} of {len(self.applications)} Applications refused, "
@@ -338,7 +411,8 @@ class Report:
             f"({len(self.unjudged)} not judged: backends not among the objects), "
             f"{len(self.refused_slinky)} of {len(self.slinky)} Slinky custom resources refused, "
             f"{len(self.refused_by_kueue)} of {len(self.kueue_verdicts)} Kueue objects and jobs refused, "
-            f"{len(self.refused_by_webhooks)} of {len(self.webhooks)} cert-manager and MetalLB objects refused by their webhooks."
+            f"{len(self.refused_by_webhooks)} of {len(self.webhooks)} cert-manager and MetalLB objects refused by their webhooks, "
+            f"{len(self.refused_mariadb)} of {len(self.mariadb)} mariadb-operator objects refused."
         )
         return out
 
@@ -349,7 +423,10 @@ def admission_report(
     cluster_version: pss.Version = pss.KUBERNETES_VERSION,
     slinky_scope: slinky.WebhookScope | None = None,
     metallb_bgp_type: str | None = None,
+    previous: Sequence[Mapping[str, Any]] = (),
 ) -> Report:
+    """`slinky_scope`: where slurm-operator's webhook runs (the stack's chart values; default the chart's);
+    `metallb_bgp_type`: MetalLB's BGP backend (`webhook_verdicts`); `previous`: the objects deployed before (their mariadb-operator objects make those of `objects` updates)."""
     return Report(
         pod_security_verdicts(objects, cluster_version),
         appproject_verdicts(objects, synced),
@@ -357,4 +434,5 @@ def admission_report(
         slinky_verdicts(objects, slinky_scope),
         webhook_verdicts(objects, metallb_bgp_type=metallb_bgp_type),
         kueue.kueue_verdicts(objects),
+        mariadb_verdicts(objects, previous),
     )

@@ -17,7 +17,7 @@ UPDATE, also the stored old object). Go semantics kept where they decide: absent
 values; `apiequality.Semantic.DeepEqual` (k8s.io/apimachinery v0.36.2 pkg/api/equality/semantic.go)
 treats a nil and an empty slice or map alike and compares quantities by value; an IntOrString is an
 int when the JSON is a number and a string when it is a string (`intstr.IntOrString.UnmarshalJSON`);
-a `metav1.Duration` is a string that `time.ParseDuration` reads. Errors are joined as
+a `metav1.Duration` is a string that `time.ParseDuration` reads (gotime.py). Errors are joined as
 `utilerrors.NewAggregate` joins them (one: its text; several: `[a, b]`, duplicates once), and the API
 server reports `admission webhook "<name>" denied the request: <text>`.
 
@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .access import get, items, mapping, text
+from .gotime import GoError, parse_duration
 from .podtemplates import display, group_of, kind_of, name_of, namespace_of
 from .wire import is_unknown
 
@@ -134,74 +135,7 @@ def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
     return is_dns1123_subdomain(mask_trailing_dash(name) if prefix else name)
 
 
-_DURATION_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
 MINUTE_NS = 60 * 10**9
-_DIGITS = "0123456789"
-
-
-def _leading_digits(text: str) -> int:
-    count = 0
-    while count < len(text) and text[count] in _DIGITS:
-        count += 1
-    return count
-
-
-def go_duration(value: str) -> int:
-    """Go's `time.ParseDuration` (nanoseconds): `[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+`, or `0`; a fraction is
-    added through float64 as Go adds it (`leadingFraction` keeps the digits that fit). ValueError with
-    Go's message when it does not parse."""
-    invalid = ValueError(f'time: invalid duration "{value}"')
-    rest, negative = value, False
-    if rest[:1] in ("-", "+"):
-        negative, rest = rest[0] == "-", rest[1:]
-    if rest == "0":
-        return 0
-    if not rest:
-        raise invalid
-    total = 0
-    while rest:
-        if not (rest[0] == "." or rest[0] in _DIGITS):
-            raise invalid
-        digits = _leading_digits(rest)
-        whole = int(rest[:digits] or "0")
-        if whole > 2**63:  # leadingInt overflows
-            raise invalid
-        rest, seen = rest[digits:], digits > 0
-        fraction, scale = 0, 1.0
-        if rest[:1] == ".":
-            rest = rest[1:]
-            digits = _leading_digits(rest)
-            seen = seen or digits > 0
-            for digit in rest[:digits]:  # leadingFraction: stops accumulating where x*10 would overflow
-                if fraction > (2**63 - 1) // 10 or fraction * 10 + int(digit) > 2**63:
-                    break
-                fraction, scale = fraction * 10 + int(digit), scale * 10
-            rest = rest[digits:]
-        if not seen:
-            raise invalid
-        unit_length = 0
-        while unit_length < len(rest) and rest[unit_length] != "." and rest[unit_length] not in _DIGITS:
-            unit_length += 1
-        unit = rest[:unit_length]
-        if not unit:
-            raise ValueError(f'time: missing unit in duration "{value}"')
-        if unit not in _DURATION_UNITS:
-            raise ValueError(f'time: unknown unit "{unit}" in duration "{value}"')
-        rest = rest[unit_length:]
-        scale_ns = _DURATION_UNITS[unit]
-        if whole > 2**63 // scale_ns:
-            raise invalid
-        part = whole * scale_ns
-        if fraction > 0:
-            part += int(float(fraction) * (float(scale_ns) / scale))
-            if part > 2**63:
-                raise invalid
-        total += part
-        if total > 2**63:
-            raise invalid
-    if not negative and total > 2**63 - 1:
-        raise invalid
-    return -total if negative else total
 
 
 _QUANTITY = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?")
@@ -383,8 +317,8 @@ def validate_nodeset(obj: Mapping[str, Any]) -> Checked:
     duration = get(spec, "updateStrategy", "scheduledUpdate", "duration")
     if isinstance(duration, str):
         try:
-            nanoseconds = go_duration(duration)
-        except ValueError as error:
+            nanoseconds = parse_duration(duration)
+        except GoError as error:
             # metav1.Duration.UnmarshalJSON fails: the webhook cannot decode the object (400).
             errors.append(str(error))
         else:
