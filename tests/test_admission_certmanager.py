@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from policies.rules import admission_certmanager as cm
-from policies.rules.goduration import DurationError, format_go_duration, parse_go_duration
+from policies.rules.gotime import GoError, format_duration, parse_duration
 
 VALID_ISSUER_REF = {"name": "name", "kind": "ClusterIssuer"}
 DNS1123 = cm._DNS1123_SUBDOMAIN_MESSAGE
@@ -468,7 +468,7 @@ def test_refusal_message_and_namespace_selector() -> None:
 
 # --- Go durations -------------------------------------------------------------------------------------
 
-# Go 1.25 src/time/time_test.go parseDurationTests, parseDurationErrorTests, durationTests (the ASCII cases).
+# Go 1.25 src/time/time_test.go parseDurationTests, parseGoErrorTests, durationTests (the ASCII cases).
 PARSED = [
     ("0", 0),
     ("5s", 5 * 10**9),
@@ -541,15 +541,15 @@ SHOWN = [
 
 @pytest.mark.parametrize(("text", "nanoseconds"), PARSED)
 def test_go_duration_parses_as_go_does(text: str, nanoseconds: int) -> None:
-    assert parse_go_duration(text) == nanoseconds
+    assert parse_duration(text) == nanoseconds
 
 
 @pytest.mark.parametrize("text", UNPARSED)
 def test_go_duration_refuses_what_go_refuses(text: str) -> None:
-    with pytest.raises(DurationError, match=r"^time: "):
-        parse_go_duration(text)
+    with pytest.raises(GoError, match=r"^time: "):
+        parse_duration(text)
 
 
 @pytest.mark.parametrize(("nanoseconds", "shown"), SHOWN)
 def test_go_duration_prints_as_go_does(nanoseconds: int, shown: str) -> None:
-    assert format_go_duration(nanoseconds) == shown
+    assert format_duration(nanoseconds) == shown

@@ -603,11 +603,11 @@ IPS = ["10.0.0.1", "010.0.0.1", "10.0.0.256", "::1", "fe80::1%eth0", "1.2.3.400"
 
 
 def test_go_standard_library_agrees(tmp_path: Any) -> None:
-    """goduration.py, parse_cidr and the IP checks against Go's own functions (Debian's golang-go)."""
+    """gotime.py, parse_cidr and the IP checks against Go's own functions (Debian's golang-go)."""
     import subprocess
 
     from policies.rules import admission_certmanager as cm
-    from policies.rules.goduration import DurationError, format_go_duration, parse_go_duration
+    from policies.rules.gotime import GoError, format_duration, parse_duration
 
     from .helpers import go_program
 
@@ -618,12 +618,12 @@ def test_go_standard_library_agrees(tmp_path: Any) -> None:
     answers = iter(result.stdout.splitlines())
     for value in DURATIONS:
         try:
-            ours = str(parse_go_duration(value))
-        except DurationError as error:
+            ours = str(parse_duration(value))
+        except GoError as error:
             ours = f"error\t{error}"
         assert ours == next(answers), f"time.ParseDuration({value!r})"
     for nanoseconds in NANOSECONDS:
-        assert format_go_duration(nanoseconds) == next(answers), f"time.Duration({nanoseconds}).String()"
+        assert format_duration(nanoseconds) == next(answers), f"time.Duration({nanoseconds}).String()"
     for cidr in CIDRS:
         go = next(answers)
         if "-" in cidr.strip("/-"):

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .access import get, items, mapping, text
-from .goduration import HOUR, MINUTE, DurationError, format_go_duration, go_quote, parse_go_duration
+from .gotime import HOUR, MINUTE, GoError, format_duration, go_quote, parse_duration
 
 GROUP = "cert-manager.io"
 WEBHOOK = "webhook.cert-manager.io"
@@ -164,8 +164,8 @@ def _duration(spec: Mapping[str, Any], key: str) -> int | None:
     if not isinstance(raw, str):
         raise UndecodableError(f"spec.{key}: a duration must be a string, not {raw!r}")
     try:
-        return parse_go_duration(raw)
-    except DurationError as error:
+        return parse_duration(raw)
+    except GoError as error:
         raise UndecodableError(f"spec.{key}: {error}") from None
 
 
@@ -271,24 +271,26 @@ def validate_duration(spec: Mapping[str, Any]) -> list[FieldError]:
     duration = DEFAULT_CERTIFICATE_DURATION if duration_set is None else duration_set
     found: list[FieldError] = []
     if duration < MINIMUM_CERTIFICATE_DURATION:
-        detail = f"certificate duration must be greater than {format_go_duration(MINIMUM_CERTIFICATE_DURATION)}"
-        found.append(invalid("spec.duration", format_go_duration(duration), detail))
+        detail = f"certificate duration must be greater than {format_duration(MINIMUM_CERTIFICATE_DURATION)}"
+        found.append(invalid("spec.duration", format_duration(duration), detail))
     if renew_before is not None and percentage is not None:
         detail = "renewBefore and renewBeforePercentage are mutually exclusive and cannot both be set"
-        found.append(invalid("spec.renewBefore", format_go_duration(renew_before), detail))
+        found.append(invalid("spec.renewBefore", format_duration(renew_before), detail))
         found.append(invalid("spec.renewBeforePercentage", str(percentage), detail))
     if renew_before is not None and renew_before < MINIMUM_RENEW_BEFORE:
-        detail = f"certificate renewBefore must be greater than {format_go_duration(MINIMUM_RENEW_BEFORE)}"
-        found.append(invalid("spec.renewBefore", format_go_duration(renew_before), detail))
+        detail = f"certificate renewBefore must be greater than {format_duration(MINIMUM_RENEW_BEFORE)}"
+        found.append(invalid("spec.renewBefore", format_duration(renew_before), detail))
     if renew_before is not None and renew_before >= duration:
-        detail = f"certificate duration {format_go_duration(duration)} must be greater than renewBefore {format_go_duration(renew_before)}"
-        found.append(invalid("spec.renewBefore", format_go_duration(renew_before), detail))
+        detail = (
+            f"certificate duration {format_duration(duration)} must be greater than renewBefore {format_duration(renew_before)}"
+        )
+        found.append(invalid("spec.renewBefore", format_duration(renew_before), detail))
     if percentage is not None:
         derived = int(float(duration) * float(100 - percentage) / 100)
         if derived < MINIMUM_RENEW_BEFORE:
             detail = (
                 "certificate renewBeforePercentage must result in a renewBefore greater than "
-                f"{format_go_duration(MINIMUM_RENEW_BEFORE)}"
+                f"{format_duration(MINIMUM_RENEW_BEFORE)}"
             )
             found.append(invalid("spec.renewBeforePercentage", str(percentage), detail))
         if derived >= duration:
@@ -517,14 +519,12 @@ def _solver(solver: Mapping[str, Any], path: str) -> list[FieldError]:
     wait = solver.get("waitInsteadOfSelfCheck")
     if isinstance(wait, str):
         try:
-            waited = parse_go_duration(wait)
-        except DurationError as error:
+            waited = parse_duration(wait)
+        except GoError as error:
             raise UndecodableError(f"{path}.waitInsteadOfSelfCheck: {error}") from None
         if waited < 0:
             found.append(
-                invalid(
-                    f"{path}.waitInsteadOfSelfCheck", format_go_duration(waited), "waitInsteadOfSelfCheck must not be negative"
-                )
+                invalid(f"{path}.waitInsteadOfSelfCheck", format_duration(waited), "waitInsteadOfSelfCheck must not be negative")
             )
     return found
 

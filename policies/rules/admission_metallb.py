@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .access import get, items, mapping, text
-from .goduration import SECOND, DurationError, format_go_duration, go_quote, parse_go_duration
+from .gotime import SECOND, GoError, format_duration, go_quote, parse_duration
 from .netpol import selector_matches
 
 GROUP = "metallb.io"
@@ -274,8 +274,8 @@ def _timer(spec: Mapping[str, Any], key: str) -> int | None:
     if raw is None:
         return None
     try:
-        return parse_go_duration(str(raw))
-    except DurationError as error:
+        return parse_duration(str(raw))
+    except GoError as error:
         raise RefusedError(f"cannot decode spec.{key}: {error}") from None
 
 
@@ -300,7 +300,7 @@ def parse_timers(spec: Mapping[str, Any]) -> None:
 
 def _shown(duration: int | None) -> str:
     """`%q` of a *metav1.Duration: its String() quoted, `%!q(<nil>)` when unset."""
-    return go_quote(format_go_duration(duration)) if duration is not None else "%!q(<nil>)"
+    return go_quote(format_duration(duration)) if duration is not None else "%!q(<nil>)"
 
 
 def peer_from_cr(obj: Mapping[str, Any]) -> None:
@@ -408,8 +408,8 @@ def discard_frr_only(
             value = spec.get(key)
             if key == "keepaliveTime" and isinstance(value, str):
                 try:
-                    value = parse_go_duration(value)
-                except DurationError:
+                    value = parse_duration(value)
+                except GoError:
                     value = None
             if key == "connectTime" and value is not None:
                 value = True

@@ -2,8 +2,11 @@
 
 Both slurm-operator (a NodeSet's `scheduledUpdate.duration`, a `metav1.Duration`) and mariadb-operator (a
 Backup's `maxRetention`) read a duration string through Go's `time.ParseDuration`; its value and its error
-message are what their webhooks and the API server answer. One reproduction serves both
-(admission_slinky, admission_mariadb).
+message are what their webhooks and the API server answer. One reproduction serves them all
+(admission_slinky, admission_mariadb, admission_certmanager, admission_metallb).
+
+cert-manager and MetalLB read theirs the same way and print durations with `Duration.String()` in their
+messages (`2160h0m0s`, `5m0s`): `format_duration` (src/time/time.go).
 
 Go src/time/format.go (go1.19 to go1.25: the same algorithm) `unitMap`, `leadingInt`, `leadingFraction`,
 `ParseDuration` and `quote`, on the UTF-8 bytes of the text, as Go reads a string. The sum of the parts is
@@ -11,6 +14,13 @@ a uint64 in Go, so it wraps at 2**64 (`9223372036854775808ns9223372036854775808n
 """
 
 from __future__ import annotations
+
+NANOSECOND = 1
+MICROSECOND = 1000 * NANOSECOND
+MILLISECOND = 1000 * MICROSECOND
+SECOND = 1000 * MILLISECOND
+MINUTE = 60 * SECOND
+HOUR = 60 * MINUTE
 
 
 class GoError(ValueError):
@@ -44,6 +54,11 @@ def quote(raw: str | bytes) -> str:
             out.append("\\" + char if char in '"\\' else char)
     out.append('"')
     return "".join(out)
+
+
+def go_quote(value: str) -> str:
+    """strconv.Quote for the strings these messages carry (printable text)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def go_bytes(text: str) -> bytes:
@@ -121,3 +136,45 @@ def parse_duration(text: str) -> int:
     if total > _MAX - 1:
         raise invalid
     return total
+
+
+# --- Duration.String (Go src/time/time.go `String`, `fmtFrac`, `fmtInt`) -----------------------------
+
+
+def _frac(value: int, precision: int) -> tuple[str, int]:
+    """fmtFrac: the fraction of value/10^precision without trailing zeros, and the integer part."""
+    digits: list[str] = []
+    printed = False
+    for _ in range(precision):
+        digit = value % 10
+        printed = printed or digit != 0
+        if printed:
+            digits.append(str(digit))
+        value //= 10
+    return ("." + "".join(reversed(digits)) if printed else ""), value
+
+
+def format_duration(nanoseconds: int) -> str:
+    """Duration.String(): `72h3m0.5s`, `1m0s`, `1.5ms`, `0s`."""
+    negative, u = nanoseconds < 0, abs(nanoseconds)
+    if u < SECOND:
+        if u == 0:
+            return "0s"
+        if u < MICROSECOND:
+            body = f"{u}ns"
+        elif u < MILLISECOND:
+            fraction, whole = _frac(u, 3)
+            body = f"{whole}{fraction}\u00b5s"
+        else:
+            fraction, whole = _frac(u, 6)
+            body = f"{whole}{fraction}ms"
+    else:
+        fraction, whole = _frac(u, 9)
+        body = f"{whole % 60}{fraction}s"
+        minutes = whole // 60
+        if minutes > 0:
+            body = f"{minutes % 60}m{body}"
+            hours = minutes // 60
+            if hours > 0:
+                body = f"{hours}h{body}"
+    return f"-{body}" if negative else body
