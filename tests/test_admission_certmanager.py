@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from policies.rules import admission_certmanager as cm
-from policies.rules.gotime import GoError, format_duration, parse_duration
 
 VALID_ISSUER_REF = {"name": "name", "kind": "ClusterIssuer"}
 DNS1123 = cm._DNS1123_SUBDOMAIN_MESSAGE
@@ -464,92 +463,3 @@ def test_refusal_message_and_namespace_selector() -> None:
     assert cm.judged(bad) and not cm.judged({**bad, "apiVersion": "cert-manager.io/v1alpha2"})
     assert cm.validation_disabled({"cert-manager.io/disable-validation": "true"})
     assert not cm.validation_disabled({}) and not cm.validation_disabled(None)
-
-
-# --- Go durations -------------------------------------------------------------------------------------
-
-# Go 1.25 src/time/time_test.go parseDurationTests, parseGoErrorTests, durationTests (the ASCII cases).
-PARSED = [
-    ("0", 0),
-    ("5s", 5 * 10**9),
-    ("30s", 30 * 10**9),
-    ("1478s", 1478 * 10**9),
-    ("-5s", -5 * 10**9),
-    ("+5s", 5 * 10**9),
-    ("-0", 0),
-    ("5.0s", 5 * 10**9),
-    ("5.6s", 5 * 10**9 + 600 * 10**6),
-    ("5.s", 5 * 10**9),
-    (".5s", 500 * 10**6),
-    ("1.004s", 1 * 10**9 + 4 * 10**6),
-    ("10ns", 10),
-    ("11us", 11 * 10**3),
-    ("12\u00b5s", 12 * 10**3),
-    ("12\u03bcs", 12 * 10**3),
-    ("13ms", 13 * 10**6),
-    ("14s", 14 * 10**9),
-    ("15m", 15 * 60 * 10**9),
-    ("16h", 16 * 3600 * 10**9),
-    ("3h30m", (3 * 3600 + 30 * 60) * 10**9),
-    ("10.5s4m", (4 * 60 + 10) * 10**9 + 500 * 10**6),
-    ("39h9m14.425s", (39 * 3600 + 9 * 60 + 14) * 10**9 + 425 * 10**6),
-    ("52763797000ns", 52763797000),
-    ("0.3333333333333333333h", 20 * 60 * 10**9),
-    ("9007199254740993ns", (1 << 53) + 1),
-    ("9223372036854775807ns", (1 << 63) - 1),
-    ("9223372036854775.807us", (1 << 63) - 1),
-    ("9223372036s854ms775us807ns", (1 << 63) - 1),
-    ("-9223372036854775808ns", -(1 << 63)),
-    ("-9223372036854775.808us", -(1 << 63)),
-    ("-9223372036s854ms775us808ns", -(1 << 63)),
-    ("-2562047h47m16.854775808s", -(1 << 63)),
-    ("0.100000000000000000000h", 6 * 60 * 10**9),
-    ("0.830103483285477580700h", (49 * 60 + 48) * 10**9 + 372539827),
-]
-UNPARSED = [
-    "",
-    "3",
-    "-",
-    "s",
-    ".",
-    "-.",
-    ".s",
-    "+.s",
-    "1d",
-    "\x85\x85",
-    "\xffff",
-    "hello \xffff world",
-    "9223372036854775810ns",
-    "9223372036854775808ns",
-    "9223372036854775.808us",
-    "9223372036s854ms775us808ns",
-]
-SHOWN = [
-    (0, "0s"),
-    (1, "1ns"),
-    (1100, "1.1\u00b5s"),
-    (2200 * 10**3, "2.2ms"),
-    (3300 * 10**6, "3.3s"),
-    (4 * 60 * 10**9 + 5 * 10**9, "4m5s"),
-    (4 * 60 * 10**9 + 5001 * 10**6, "4m5.001s"),
-    (5 * 3600 * 10**9 + 6 * 60 * 10**9 + 7001 * 10**6, "5h6m7.001s"),
-    (8 * 60 * 10**9 + 1, "8m0.000000001s"),
-    ((1 << 63) - 1, "2562047h47m16.854775807s"),
-    (-(1 << 63), "-2562047h47m16.854775808s"),
-]
-
-
-@pytest.mark.parametrize(("text", "nanoseconds"), PARSED)
-def test_go_duration_parses_as_go_does(text: str, nanoseconds: int) -> None:
-    assert parse_duration(text) == nanoseconds
-
-
-@pytest.mark.parametrize("text", UNPARSED)
-def test_go_duration_refuses_what_go_refuses(text: str) -> None:
-    with pytest.raises(GoError, match=r"^time: "):
-        parse_duration(text)
-
-
-@pytest.mark.parametrize(("nanoseconds", "shown"), SHOWN)
-def test_go_duration_prints_as_go_does(nanoseconds: int, shown: str) -> None:
-    assert format_duration(nanoseconds) == shown

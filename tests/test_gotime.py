@@ -170,3 +170,24 @@ def test_parse_duration_agrees_with_go(tmp_path: Path) -> None:
         except gotime.GoError as error:
             ours, message = 0, str(error)
         assert (ours, message) == (go["ns"], go["err"]), value
+
+
+# Go src/time/time_test.go durationTests: Duration.String (cert-manager's and MetalLB's messages print durations so).
+SHOWN = [
+    (0, "0s"),
+    (1, "1ns"),
+    (1100, "1.1\u00b5s"),
+    (2200 * 10**3, "2.2ms"),
+    (3300 * 10**6, "3.3s"),
+    (4 * 60 * 10**9 + 5 * 10**9, "4m5s"),
+    (4 * 60 * 10**9 + 5001 * 10**6, "4m5.001s"),
+    (5 * 3600 * 10**9 + 6 * 60 * 10**9 + 7001 * 10**6, "5h6m7.001s"),
+    (8 * 60 * 10**9 + 1, "8m0.000000001s"),
+    ((1 << 63) - 1, "2562047h47m16.854775807s"),
+    (-(1 << 63), "-2562047h47m16.854775808s"),
+]
+
+
+@pytest.mark.parametrize(("nanoseconds", "shown"), SHOWN)
+def test_format_duration_prints_as_go_does(nanoseconds: int, shown: str) -> None:
+    assert gotime.format_duration(nanoseconds) == shown
