@@ -30,7 +30,7 @@ from components.layers.slurm import nodeset_spec
 from offline.admission import slinky_scope, stack_objects
 from offline.engine import ProgramConfigError, RecordedStack
 from policies.rules import admission_slinky as slinky
-from policies.rules import gotime
+from policies.rules import apimachinery, gotime
 from policies.rules.podtemplates import kind_of, name_of
 
 from .helpers import REPO, config_values, go_program, raw_config, require_shared, run_stack_file, write_variant
@@ -745,9 +745,9 @@ BAD_SUBDOMAINS = [
 
 
 def test_dns1123_subdomain_tables() -> None:
-    assert [v for v in GOOD_SUBDOMAINS if slinky.is_dns1123_subdomain(v)] == []
-    assert [v for v in BAD_SUBDOMAINS if not slinky.is_dns1123_subdomain(v)] == []
-    assert slinky.is_dns1123_subdomain("a" * 254)[0] == "must be no more than 253 characters"
+    assert [v for v in GOOD_SUBDOMAINS if apimachinery.is_dns1123_subdomain(v)] == []
+    assert [v for v in BAD_SUBDOMAINS if not apimachinery.is_dns1123_subdomain(v)] == []
+    assert apimachinery.is_dns1123_subdomain("a" * 254)[0] == "must be no more than 253 characters"
 
 
 GO_HELPERS = """package main
@@ -802,7 +802,7 @@ def test_go_helpers_agree_with_go(tmp_path: Path) -> None:
     program = go_program(tmp_path, GO_HELPERS, "go-helpers")
     lines = [f"duration\t{d}" for d in DURATIONS] + [f"subdomain\t{s}".replace("\n", "\\n") for s in SUBDOMAINS]
     result = subprocess.run(
-        [str(program), slinky._DNS1123_SUBDOMAIN],
+        [str(program), apimachinery.DNS1123_SUBDOMAIN],
         input="\n".join(lines) + "\n",
         capture_output=True,
         text=True,
@@ -824,5 +824,5 @@ def test_go_helpers_agree_with_go(tmp_path: Path) -> None:
 
 def re_matches(value: str) -> bool:
     """The regexp half of IsDNS1123Subdomain (the length check is separate)."""
-    errors = slinky.is_dns1123_subdomain(value)
+    errors = apimachinery.is_dns1123_subdomain(value)
     return not [e for e in errors if e != "must be no more than 253 characters"]

@@ -60,6 +60,7 @@ from typing import Any
 import yaml
 
 from .access import get, items, mapping, text
+from .apimachinery import compare, is_dns1123_subdomain, quantity
 from .netpol import selector_matches
 from .podtemplates import PodTemplate, display, group_of, kind_of, name_of, namespace_of, pod_templates
 
@@ -152,24 +153,11 @@ def _show(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else str(value)
 
 
-# --- apimachinery validation (k8s.io/apimachinery v0.35 pkg/util/validation/validation.go) ----------
+# --- apimachinery validation (k8s.io/apimachinery v0.35 pkg/util/validation/validation.go; IsDNS1123Subdomain
+# and quantities: apimachinery.py) ---------------------------------------------------------------------
 
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    """`IsDNS1123Subdomain`."""
-    errors = []
-    if len(value) > 253:
-        errors.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.match(value):
-        errors.append(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-            "and must start and end with an alphanumeric character"
-        )
-    return errors
 
 
 def qualified_name_errors(value: str) -> list[str]:
@@ -181,7 +169,7 @@ def qualified_name_errors(value: str) -> list[str]:
         prefix, name = parts
         if not prefix:
             return ["prefix part must be non-empty"]
-        prefix_errors = dns1123_subdomain_errors(prefix)
+        prefix_errors = is_dns1123_subdomain(prefix)
         if prefix_errors:
             return [f"prefix part {e}" for e in prefix_errors]
     else:
@@ -265,38 +253,6 @@ def _label_selector(selector: Any, path: str, by: str) -> list[Refusal]:
     return found
 
 
-# --- quantities (k8s.io/apimachinery pkg/api/resource ParseQuantity), exact as num/den ---------------
-
-_QUANTITY = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-
-
-def quantity(value: Any) -> tuple[int, int] | None:
-    """A Kubernetes quantity as an exact fraction (numerator, denominator > 0); None when not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value, 1
-    if isinstance(value, float):
-        value = repr(value)
-    match = _QUANTITY.match(text(value) or "")
-    if not match:
-        return None
-    sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
-    whole, _, fraction = number.partition(".")
-    numerator, denominator = int((whole or "0") + fraction), 10 ** len(fraction)
-    if suffix in _BINARY:
-        numerator *= 1024 ** _BINARY[suffix]
-    else:
-        exponent = _DECIMAL[suffix] if suffix in _DECIMAL else int(suffix[1:]) if suffix else 0
-        if exponent >= 0:
-            numerator *= 10**exponent
-        else:
-            denominator *= 10**-exponent
-    return (-numerator if sign == "-" else numerator), denominator
-
-
 def _negative(value: Any) -> bool:
     parsed = quantity(value)
     return parsed is not None and parsed[0] < 0
@@ -304,7 +260,7 @@ def _negative(value: Any) -> bool:
 
 def _greater(a: Any, b: Any) -> bool:
     left, right = quantity(a), quantity(b)
-    return left is not None and right is not None and left[0] * right[1] > right[0] * left[1]
+    return left is not None and right is not None and compare(left, right) > 0
 
 
 NEGATIVE = "must be greater than or equal to 0"
@@ -648,7 +604,7 @@ def _suspended(obj: Mapping[str, Any]) -> bool:
 
 def _as_crd_name(value: Any, path: str, by: str) -> list[Refusal]:
     """`ValidateLabelAsCRDName` / `ValidateAnnotationAsCRDName`."""
-    errors = dns1123_subdomain_errors(text(value) or "")
+    errors = is_dns1123_subdomain(text(value) or "")
     return [Refusal(path, "Invalid", ",".join(errors), by, value)] if errors else []
 
 
@@ -689,12 +645,7 @@ def _gates(value: str, path: str, by: str) -> list[Refusal]:
             continue
         seen.add(gate)
         domain, slash, rest = gate.partition("/")
-        if (
-            not slash
-            or not rest
-            or dns1123_subdomain_errors(domain)
-            or not re.fullmatch(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+", rest)
-        ):
+        if not slash or not rest or is_dns1123_subdomain(domain) or not re.fullmatch(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+", rest):
             found.append(Refusal(path, "Invalid", 'must be a domain-prefixed path (such as "acme.io/foo")', by, gate))
         if len(gate) > 63:
             found.append(Refusal(path, "TooLong", "may not be more than 63 bytes", by, gate))

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .access import get, items, mapping
+from .apimachinery import compare, quantity
 from .gotime import GoError, parse_duration
 
 GROUP = "k8s.mariadb.com"
@@ -238,47 +239,8 @@ def cron_parse(spec: str) -> None:
             cron_range(expr, low, high, names)
 
 
-# k8s.io/apimachinery pkg/api/resource quantities, as exact fractions (numerator, denominator).
-_QUANTITY = re.compile(r"([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?")
-_SUFFIX = {
-    "": (1, 1),
-    "n": (1, 10**9),
-    "u": (1, 10**6),
-    "m": (1, 10**3),
-    "k": (10**3, 1),
-    "M": (10**6, 1),
-    "G": (10**9, 1),
-    "T": (10**12, 1),
-    "P": (10**15, 1),
-    "E": (10**18, 1),
-    **{s: (1 << (10 * i), 1) for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"), 1)},
-}
-
-
-def quantity(value: Any) -> tuple[int, int] | None:
-    """A quantity (string or number) as an exact fraction, or None when it is not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return (value, 1)
-    match = _QUANTITY.fullmatch(str(value)) if isinstance(value, str | float) else None
-    if match is None:
-        return None
-    sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
-    whole, _, fraction = number.partition(".")
-    numerator, denominator = int((whole or "0") + fraction), 10 ** len(fraction)
-    if suffix[:1] in ("e", "E"):
-        exponent = int(suffix[1:])
-        if abs(exponent) > 1000:
-            return None
-        scale = (10**exponent, 1) if exponent >= 0 else (1, 10**-exponent)
-    else:
-        scale = _SUFFIX[suffix]
-    return ((-1 if sign == "-" else 1) * numerator * scale[0], denominator * scale[1])
-
-
 def _less(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] * b[1] < b[0] * a[1]
+    return compare(a, b) < 0
 
 
 # --- create rules -------------------------------------------------------------------------------------------------

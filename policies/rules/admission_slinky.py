@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .access import get, items, mapping, text
+from .apimachinery import compare, is_dns1123_subdomain, quantity
 from .gotime import GoError, parse_duration
 from .podtemplates import display, group_of, kind_of, name_of, namespace_of
 from .wire import is_unknown
@@ -102,24 +103,6 @@ def webhook_scope(values: Mapping[str, Any]) -> WebhookScope:
 
 # --- Go values -----------------------------------------------------------------------------------
 
-_DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN = _DNS1123_LABEL + "(\\." + _DNS1123_LABEL + ")*"
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character"
-)
-
-
-def is_dns1123_subdomain(value: str) -> list[str]:
-    """k8s.io/apimachinery v0.36.2 pkg/util/validation/validation.go `IsDNS1123Subdomain` (Go's `len`
-    counts bytes; its regexp's `$` is the end of the text)."""
-    errors: list[str] = []
-    if len(value.encode()) > 253:
-        errors.append("must be no more than 253 characters")
-    if re.fullmatch(_DNS1123_SUBDOMAIN, value) is None:
-        errors.append(f"{_DNS1123_SUBDOMAIN_MSG} (e.g. 'example.com', regex used for validation is '{_DNS1123_SUBDOMAIN}')")
-    return errors
-
 
 def mask_trailing_dash(name: str) -> str:
     """pkg/api/validation/generic.go `maskTrailingDash`: a trailing dash of a name longer than one
@@ -138,36 +121,6 @@ def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
 MINUTE_NS = 60 * 10**9
 
 
-_QUANTITY = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?")
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-
-
-def quantity_ratio(value: Any) -> tuple[int, int] | None:
-    """An exact (numerator, denominator) of a Kubernetes quantity (resource.ParseQuantity's forms),
-    or None when `value` is not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value, 1
-    if not isinstance(value, str):
-        return None
-    match = _QUANTITY.fullmatch(value.strip())
-    if match is None or not (match.group(2) or match.group(3)):
-        return None
-    sign, whole, fraction, suffix = match.group(1), match.group(2), match.group(3) or "", match.group(4) or ""
-    numerator, denominator = int((whole or "0") + fraction), 10 ** len(fraction)
-    if suffix in _BINARY:
-        numerator *= 1024 ** _BINARY[suffix]
-    else:
-        exponent = _DECIMAL[suffix] if suffix in _DECIMAL else int(suffix[1:])
-        if exponent >= 0:
-            numerator *= 10**exponent
-        else:
-            denominator *= 10**-exponent
-    return (-numerator if sign == "-" else numerator), denominator
-
-
 def _empty(value: Any) -> bool:
     return value is None or (isinstance(value, Mapping | list | tuple) and not value)
 
@@ -175,11 +128,11 @@ def _empty(value: Any) -> bool:
 QUANTITY_MAPS = ("requests", "limits", "capacity")
 
 
-def _scalar_equal(a: Any, b: Any, quantity: bool) -> bool:
-    if quantity:
-        left, right = quantity_ratio(a), quantity_ratio(b)
+def _scalar_equal(a: Any, b: Any, as_quantity: bool) -> bool:
+    if as_quantity:
+        left, right = quantity(a), quantity(b)
         if left is not None and right is not None:
-            return left[0] * right[1] == right[0] * left[1]
+            return compare(left, right) == 0
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, int | float) and isinstance(b, int | float):
