@@ -158,6 +158,25 @@ def go_program(tmp_path: Path, source: str, name: str = "program") -> Path:
     return tmp_path / name
 
 
+def go_answers(program: Path, inputs: list[str]) -> list[dict[str, Any]]:
+    """Run a Go oracle built by `go_program` that reads one JSON string a line and writes one JSON object a line:
+    its answer to each of `inputs`, in order."""
+    import json
+    import subprocess
+
+    done = subprocess.run(
+        [str(program)],
+        input="\n".join(json.dumps(s) for s in inputs) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(answers) == len(inputs), done.stderr
+    return answers
+
+
 def tolerates(tolerations: list[dict[str, Any]], key: str, effect: str = "NoSchedule", value: str = "") -> bool:
     """Whether a pod with `tolerations` may run on a node tainted `key[=value]:effect`: Kubernetes' rule
     (k8s.io/api core/v1 toleration.go `ToleratesTaint`): the effect matches or is empty; an empty key with Exists
