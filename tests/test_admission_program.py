@@ -322,6 +322,53 @@ def test_offline_admission_report(tmp_path: Path) -> None:
     )
 
 
+REFUSED_BY_FAMILY = {
+    "refused_slinky": {
+        "apiVersion": "slinky.slurm.net/v1beta1",
+        "kind": "NodeSet",
+        "metadata": {"name": "gpu", "namespace": "slurm"},
+        "spec": {"controllerRef": {"name": "slurm"}, "updateStrategy": {"rollingUpdate": {"maxUnavailable": 0}}},
+    },
+    "refused_by_kueue": {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "q"},
+        "spec": {
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [{"name": "cpu", "resources": [{"name": "cpu", "nominalQuota": "8", "borrowingLimit": "4"}]}],
+                }
+            ]
+        },
+    },
+    "refused_mariadb": {
+        "apiVersion": "k8s.mariadb.com/v1alpha1",
+        "kind": "Backup",
+        "metadata": {"name": "b", "namespace": "database"},
+        "spec": {"mariaDbRef": {"name": "mariadb"}, "schedule": {"cron": "15 24 * * *"}, "storage": {"s3": {"bucket": "b"}}},
+    },
+}
+
+
+@pytest.mark.parametrize("family", sorted(REFUSED_BY_FAMILY))
+def test_a_refusal_in_any_operator_family_refuses_the_report(family: str) -> None:
+    """Report.refused (what `offline admission` exits 1 on) counts the Slinky, Kueue and mariadb-operator verdicts
+    alike: one refused object of one family is enough, and only that family reports it."""
+    report = admission_report([REFUSED_BY_FAMILY[family]])
+    assert report.refused
+    assert {name: len(getattr(report, name)) for name in REFUSED_BY_FAMILY} == {
+        name: int(name == family) for name in REFUSED_BY_FAMILY
+    }
+    clause = {
+        "refused_slinky": "1 of 1 Slinky custom resources refused",
+        "refused_by_kueue": "1 of 1 Kueue objects and jobs refused",
+        "refused_mariadb": "1 of 1 mariadb-operator objects refused",
+    }[family]
+    assert clause in report.lines()[-1]
+    assert not admission_report([]).refused
+
+
 def test_rendered_files_are_attributed_to_their_application(tmp_path: Path) -> None:
     from offline.admission import attribute, read_objects
 
