@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 
 from policies.rules import admission_certmanager as cm
+from policies.rules import apimachinery
 
 VALID_ISSUER_REF = {"name": "name", "kind": "ClusterIssuer"}
-DNS1123 = cm._DNS1123_SUBDOMAIN_MESSAGE
+DNS1123 = apimachinery.DNS1123_SUBDOMAIN_ERROR
 
 
 def cert(**spec: Any) -> dict[str, Any]:

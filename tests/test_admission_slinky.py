@@ -661,7 +661,7 @@ def test_several_errors_are_aggregated_as_go_does() -> None:
         'admission webhook "controller-v1beta1.kb.io" denied the request: [cannot change ClusterName after deployment, '
         "cannot change SlurmKeyRef after deployment, cannot change persistence.enabled after deployment]"
     )
-    assert slinky.aggregate_message(["a", "a"]) == "a"
+    assert apimachinery.aggregate_message(["a", "a"]) == "a"
 
 
 def test_volume_claim_templates_compare_semantically() -> None:

@@ -1,9 +1,8 @@
-"""k8s.io/apimachinery as policies/rules/apimachinery.py reproduces it (the one copy admission_slinky,
-admission_mariadb and admission_kueue share): a resource quantity's value (pkg/api/resource v0.36.2
-quantity_test.go `TestQuantityParse`, its negative and `+` variants, its invalid inputs and
-`TestJSONWhitespace`, replayed; and the answers of that ParseQuantity and Quantity.UnmarshalJSON, run on the
-edge inputs below) and IsDNS1123Subdomain (its table is in tests/test_admission_slinky.py, run against Go's
-regexp there)."""
+"""k8s.io/apimachinery as policies/rules/apimachinery.py reproduces it (the one copy the admission reproductions
+share): a resource quantity's value (pkg/api/resource v0.36.2 quantity_test.go `TestQuantityParse`, its negative
+and `+` variants, its invalid inputs and `TestJSONWhitespace`, replayed; and the answers of that ParseQuantity and
+Quantity.UnmarshalJSON, run on the edge inputs below), IsDNS1123Subdomain (its table is in
+tests/test_admission_slinky.py, run against Go's regexp there) and an aggregate error's message."""
 
 from __future__ import annotations
 
@@ -200,3 +199,18 @@ def test_huge_exponent_not_evaluated() -> None:
     """Beyond 10**10000 the exact value is not computed: not a quantity here (Go keeps it as an exponent)."""
     assert am.quantity("1e10000") == (10**10000, 1)
     assert am.quantity("1e10001") is None
+
+
+def test_aggregate_message() -> None:
+    """errors.go aggregate.Error: "" for none, one message as it is, else each once in order within [...]."""
+    assert am.aggregate_message([]) == ""
+    assert am.aggregate_message(["a"]) == "a"
+    assert am.aggregate_message(["a", "a"]) == "a"
+    assert am.aggregate_message(["b", "a", "b"]) == "[b, a]"
+
+
+def test_dns1123_subdomain_counts_bytes() -> None:
+    """Go's len is the byte count: a 127-character name of 2-byte characters is over 253 (and refused by the
+    regexp too)."""
+    assert am.is_dns1123_subdomain("a" * 253) == []
+    assert am.is_dns1123_subdomain("é" * 127) == ["must be no more than 253 characters", am.DNS1123_SUBDOMAIN_ERROR]

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .access import get, items, mapping, text
+from .apimachinery import aggregate_message, is_dns1123_subdomain
 from .gotime import HOUR, MINUTE, GoError, format_duration, go_quote, parse_duration
 
 GROUP = "cert-manager.io"
@@ -84,13 +85,6 @@ SIGNATURE_ALGORITHMS: Mapping[str, tuple[str, ...]] = {
     "Ed25519": ("PureEd25519",),
 }
 
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_DNS1123_SUBDOMAIN_MESSAGE = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-
 
 @dataclass(frozen=True)
 class FieldError:
@@ -120,18 +114,7 @@ def forbidden(path: str, detail: str) -> FieldError:
 
 def aggregate(errors: list[FieldError]) -> str:
     """utilerrors.NewAggregate(...).Error(): one message, or `[a, b]` (duplicates once)."""
-    messages = list(dict.fromkeys(str(e) for e in errors))
-    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
-
-
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    """k8s.io/apimachinery validation.IsDNS1123Subdomain."""
-    found = []
-    if len(value) > 253:
-        found.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        found.append(_DNS1123_SUBDOMAIN_MESSAGE)
-    return found
+    return aggregate_message([str(e) for e in errors])
 
 
 def go_ip(value: str) -> bool:
@@ -174,7 +157,7 @@ def validate_secret_name(spec: Mapping[str, Any]) -> list[FieldError]:
     name = text(spec.get("secretName")) or ""
     if not name:
         return [required("spec.secretName", "must be specified")]
-    return [invalid("spec.secretName", go_quote(name), message) for message in dns1123_subdomain_errors(name)]
+    return [invalid("spec.secretName", go_quote(name), message) for message in is_dns1123_subdomain(name)]
 
 
 def validate_issuer_ref(spec: Mapping[str, Any]) -> list[FieldError]:
@@ -455,7 +438,7 @@ def _http01_ingress(ingress: Mapping[str, Any], path: str) -> list[FieldError]:
         found.append(forbidden(path, "only one of 'ingressClassName', 'name' or 'class' should be specified"))
     class_name = ingress.get("ingressClassName")
     if isinstance(class_name, str):
-        errors = dns1123_subdomain_errors(class_name)
+        errors = is_dns1123_subdomain(class_name)
         if errors:
             detail = "must be a valid IngressClass name: " + ", ".join(errors)
             found.append(invalid(f"{path}.ingressClassName", go_quote(class_name), detail))

@@ -48,7 +48,7 @@ from typing import Any
 
 from .access import get, items, mapping
 from .apimachinery import compare, quantity
-from .gotime import GoError, parse_duration
+from .gotime import HOUR, GoError, format_duration, go_quote, parse_duration
 
 GROUP = "k8s.mariadb.com"
 KINDS = ("MariaDB", "Database", "User", "Grant", "Backup")
@@ -126,27 +126,6 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _go_quote(text: str) -> str:
-    """strconv.Quote, as strconv.Atoi's error quotes its input, exact for printable ASCII (`"` and `\\` escaped);
-    strconv.Quote writes other characters its own way (not reproduced)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def go_duration_string(nanoseconds: int) -> str:
-    """Go's `time.Duration.String` for whole seconds (what the operator writes back, e.g. `720h0m0s`)."""
-    sign = "-" if nanoseconds < 0 else ""
-    seconds, rest = divmod(abs(nanoseconds), 1_000_000_000)
-    if rest or not seconds:
-        raise GoError("only whole, non-zero seconds are written here")
-    hours, seconds = divmod(seconds, 3600)
-    minutes, seconds = divmod(seconds, 60)
-    if hours:
-        return f"{sign}{hours}h{minutes}m{seconds}s"
-    if minutes:
-        return f"{sign}{minutes}m{seconds}s"
-    return f"{sign}{seconds}s"
-
-
 # robfig/cron v3.0.1 spec.go bounds and parser.go `Parser.Parse`, `normalizeFields`, `getField`, `getRange`,
 # `parseIntOrName`, `mustParseInt`, for mariadb-operator's parser (base_types.go `CronParser`:
 # Minute | Hour | Dom | Month | Dow, no descriptors).
@@ -166,10 +145,10 @@ _GO_INT = re.compile(r"[+-]?[0-9]+")
 def go_atoi(expr: str) -> int:
     """Go's `strconv.Atoi` (base 10, an optional sign, int64 range), or GoError with its message."""
     if not _GO_INT.fullmatch(expr):
-        raise GoError(f"strconv.Atoi: parsing {_go_quote(expr)}: invalid syntax")
+        raise GoError(f"strconv.Atoi: parsing {go_quote(expr)}: invalid syntax")
     num = int(expr)
     if not -(1 << 63) <= num < (1 << 63):
-        raise GoError(f"strconv.Atoi: parsing {_go_quote(expr)}: value out of range")
+        raise GoError(f"strconv.Atoi: parsing {go_quote(expr)}: value out of range")
     return num
 
 
@@ -744,7 +723,7 @@ def reconciled(obj: Mapping[str, Any], galera: bool = False) -> dict[str, Any]:
         if not spec.get("compression"):
             spec["compression"] = "none"
         if _is_nil_or_zero(spec.get("maxRetention"), False, _MAX_RETENTION):
-            spec["maxRetention"] = go_duration_string(30 * 24 * 3600 * 10**9)
+            spec["maxRetention"] = format_duration(30 * 24 * HOUR)
         if not spec.get("backoffLimit"):
             spec["backoffLimit"] = 5
         spec.setdefault("ignoreGlobalPriv", galera)
@@ -821,7 +800,6 @@ __all__ = [
     "cron_range",
     "decode_errors",
     "go_atoi",
-    "go_duration_string",
     "immutable_refusals",
     "quantity",
     "reapplied",

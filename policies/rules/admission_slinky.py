@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .access import get, items, mapping, text
-from .apimachinery import compare, is_dns1123_subdomain, quantity
+from .apimachinery import aggregate_message, compare, is_dns1123_subdomain, quantity
 from .gotime import GoError, parse_duration
 from .podtemplates import display, group_of, kind_of, name_of, namespace_of
 from .wire import is_unknown
@@ -419,14 +419,6 @@ def crd_rule_errors(obj: Mapping[str, Any]) -> list[str]:
 
 
 # --- verdicts -------------------------------------------------------------------------------------
-
-
-def aggregate_message(errors: Sequence[str]) -> str:
-    """k8s.io/apimachinery pkg/util/errors `aggregate.Error`."""
-    if len(errors) == 1:
-        return errors[0]
-    seen = list(dict.fromkeys(errors))
-    return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
-"""k8s.io/apimachinery behaviour the admission reproductions share: a resource quantity's value and the
-DNS-1123 subdomain check, each once (admission_slinky, admission_mariadb, admission_kueue).
+"""k8s.io/apimachinery behaviour the admission reproductions share, each once: a resource quantity's value
+(admission_slinky, admission_mariadb, admission_kueue), the DNS-1123 subdomain check (admission_slinky,
+admission_kueue, admission_certmanager) and an aggregate error's message (admission_slinky,
+admission_certmanager).
 
 - pkg/api/resource (v0.36.2; quantity.go and suffix.go unchanged since v0.33 in what is reproduced):
   `ParseQuantity` (`parseQuantityString`, `suffixHandler.interpret`) decides what is a quantity, and its
@@ -7,6 +9,7 @@ DNS-1123 subdomain check, each once (admission_slinky, admission_mariadb, admiss
   from zero to the next nano, and a binary-suffixed value beyond the int64 range capped at 2**63-1
   (`maxAllowed`). `Quantity.UnmarshalJSON` trims white space first and reads a JSON number's text.
 - pkg/util/validation/validation.go `IsDNS1123Subdomain` (len counts bytes; its message is `RegexError`'s).
+- pkg/util/errors/errors.go `aggregate.Error`.
 
 A value is an exact fraction (numerator, denominator > 0), compared by cross-multiplying.
 """
@@ -14,6 +17,7 @@ A value is an exact fraction (numerator, denominator > 0), compared by cross-mul
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 Fraction = tuple[int, int]
@@ -160,11 +164,27 @@ DNS1123_SUBDOMAIN_MESSAGE = (
 )
 
 
+DNS1123_SUBDOMAIN_ERROR = f"{DNS1123_SUBDOMAIN_MESSAGE} (e.g. 'example.com', regex used for validation is '{DNS1123_SUBDOMAIN}')"
+"""What IsDNS1123Subdomain says of a value its regexp refuses (`RegexError` with the example)."""
+
+
 def is_dns1123_subdomain(value: str) -> list[str]:
     """validation.go `IsDNS1123Subdomain` (Go's `len` counts bytes; its regexp's `$` is the end of the text)."""
     errors: list[str] = []
     if len(value.encode()) > 253:
         errors.append("must be no more than 253 characters")
     if re.fullmatch(DNS1123_SUBDOMAIN, value) is None:
-        errors.append(f"{DNS1123_SUBDOMAIN_MESSAGE} (e.g. 'example.com', regex used for validation is '{DNS1123_SUBDOMAIN}')")
+        errors.append(DNS1123_SUBDOMAIN_ERROR)
     return errors
+
+
+# --- errors ----------------------------------------------------------------------------------------
+
+
+def aggregate_message(messages: Sequence[str]) -> str:
+    """errors.go `aggregate.Error` over the messages of its errors: none, "", one, its text; else each message once,
+    in order, `[a, b]` (one left once the duplicates go: its text)."""
+    if len(messages) <= 1:
+        return messages[0] if messages else ""
+    seen = list(dict.fromkeys(messages))
+    return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
