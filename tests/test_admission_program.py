@@ -342,6 +342,12 @@ REFUSED_BY_FAMILY = {
             ]
         },
     },
+    "refused_by_webhooks": {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {"commonName": "c", "secretName": "Not_A_Name", "issuerRef": {"name": "ca", "kind": "ClusterIssuer"}},
+    },
     "refused_mariadb": {
         "apiVersion": "k8s.mariadb.com/v1alpha1",
         "kind": "Backup",
@@ -353,8 +359,8 @@ REFUSED_BY_FAMILY = {
 
 @pytest.mark.parametrize("family", sorted(REFUSED_BY_FAMILY))
 def test_a_refusal_in_any_operator_family_refuses_the_report(family: str) -> None:
-    """Report.refused (what `offline admission` exits 1 on) counts the Slinky, Kueue and mariadb-operator verdicts
-    alike: one refused object of one family is enough, and only that family reports it."""
+    """Report.refused (what `offline admission` exits 1 on) counts the Slinky, Kueue, cert-manager/MetalLB and
+    mariadb-operator verdicts alike: one refused object of one family is enough, and only that family reports it."""
     report = admission_report([REFUSED_BY_FAMILY[family]])
     assert report.refused
     assert {name: len(getattr(report, name)) for name in REFUSED_BY_FAMILY} == {
@@ -363,6 +369,7 @@ def test_a_refusal_in_any_operator_family_refuses_the_report(family: str) -> Non
     clause = {
         "refused_slinky": "1 of 1 Slinky custom resources refused",
         "refused_by_kueue": "1 of 1 Kueue objects and jobs refused",
+        "refused_by_webhooks": "1 of 1 cert-manager and MetalLB objects refused by their webhooks",
         "refused_mariadb": "1 of 1 mariadb-operator objects refused",
     }[family]
     assert clause in report.lines()[-1]
