@@ -252,14 +252,20 @@ class SlinkyAdmissionConfig(RuleConfig):
 SLURM_OPERATOR_CHART = "slurm-operator"
 
 
+def stack_chart_values(stack: StackView, chart: str) -> Mapping[str, Any] | None:
+    """The values the stack gives chart `chart` (a helm.v4.Chart's or an Argo CD Application's); None without it."""
+    for resource in stack.resources:
+        for source in helm_sources(resource):
+            if chart_basename(source.chart) == chart:
+                return source.values
+    return None
+
+
 def stack_webhook_scope(stack: StackView) -> slinky.WebhookScope:
     """slurm-operator's webhook as the stack's `slurm-operator` chart values deploy it (a helm.v4.Chart whose
     inputs the engine does not send, or no such chart: the chart's defaults, i.e. it runs everywhere)."""
-    for resource in stack.resources:
-        for source in helm_sources(resource):
-            if (source.chart or "").rstrip("/").rsplit("/", 1)[-1] == SLURM_OPERATOR_CHART:
-                return slinky.webhook_scope(source.values)
-    return slinky.WebhookScope()
+    values = stack_chart_values(stack, SLURM_OPERATOR_CHART)
+    return slinky.WebhookScope() if values is None else slinky.webhook_scope(values)
 
 
 def check_slinky_webhook_admission(stack: StackView, config: SlinkyAdmissionConfig) -> list[Violation]:
@@ -342,18 +348,9 @@ class OperatorWebhookAdmissionConfig(RuleConfig):
     exempt: tuple[ObjectSelector, ...] = selector_list_knob("exempt", "Objects {namespace, kind, name} (globs) not judged.")
 
 
-def metallb_chart_values(stack: StackView) -> Mapping[str, Any] | None:
-    """The values the stack gives the metallb chart (a helm.v4.Chart's or an Argo CD Application's)."""
-    for resource in stack.resources:
-        for source in helm_sources(resource):
-            if chart_basename(source.chart) == "metallb":
-                return source.values
-    return None
-
-
 def check_operator_webhook_admission(stack: StackView, config: OperatorWebhookAdmissionConfig) -> list[Violation]:
     objects, origin = stack_objects(stack)
-    values = metallb_chart_values(stack)
+    values = stack_chart_values(stack, "metallb")
     bgp_type = config.metallb_bgp_type or (
         None if values is None or has_unknown(values) else metallb.bgp_type_from_values(values)
     )
