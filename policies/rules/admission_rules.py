@@ -62,6 +62,12 @@ def stack_objects(stack: StackView) -> tuple[list[Mapping[str, Any]], dict[int, 
     return objects, origin
 
 
+def violation_at(origin: Mapping[int, ResourceView], obj: Mapping[str, Any], message: str) -> Violation:
+    """`message` reported at the resource `obj` came from (`stack_objects`' origin; no URN for any other object)."""
+    resource = origin.get(id(obj))
+    return Violation(message, resource.urn if resource else None)
+
+
 def has_unknown(value: Any) -> bool:
     """Whether a value not known during a preview is anywhere in `value` (the rule cannot judge it)."""
     if isinstance(value, Unknown):
@@ -110,12 +116,12 @@ def check_pod_security_admission(stack: StackView, config: PodSecurityAdmissionC
             continue
         if has_unknown(verdict.template.spec) or any(has_unknown(c.body) for c in verdict.template.containers):
             continue  # during a preview: decided once the values are known
-        resource = origin.get(id(owner))
         violations.append(
-            Violation(
+            violation_at(
+                origin,
+                owner,
                 f"{verdict.template.where}: the API server refuses its pods in namespace {verdict.template.namespace}: "
                 f"{verdict.message}.",
-                resource.urn if resource else None,
             )
         )
     return violations
@@ -166,13 +172,13 @@ def check_argocd_appproject_admission(stack: StackView, config: AppProjectAdmiss
             continue  # during a preview: decided once the project's values are known
         if has_unknown(verdict.application.get("spec")):
             continue  # during a preview: decided once the values are known
-        resource = origin.get(id(verdict.application))
         reasons = "; ".join(str(r) for r in verdict.refusals)
         violations.append(
-            Violation(
+            violation_at(
+                origin,
+                verdict.application,
                 f"Argo CD refuses Application {admission.application_key(verdict.application)} (project "
                 f"{verdict.project}): {reasons}. One refused object fails the whole sync.",
-                resource.urn if resource else None,
             )
         )
     return violations
@@ -218,13 +224,13 @@ def check_apiserver_reachability(stack: StackView, config: ReachabilityConfig) -
         if verdict.call.namespace in unknown:
             continue
         call = verdict.call
-        resource = origin.get(id(call.caller))
         what = "cannot be judged" if verdict.reachable is None else "is unreachable"
         violations.append(
-            Violation(
+            violation_at(
+                origin,
+                call.caller,
                 f"{call.caller.get('kind')} {name_of(call.caller)} {call.where} -> Service {call.namespace}/{call.service}:"
                 f"{call.port} {what} from the API server ({call.consequence}): {'; '.join(verdict.reasons)}.",
-                resource.urn if resource else None,
             )
         )
     return violations
@@ -276,11 +282,11 @@ def check_slinky_webhook_admission(stack: StackView, config: SlinkyAdmissionConf
             continue
         if has_unknown(verdict.obj.get("spec")) or has_unknown(verdict.obj.get("metadata")):
             continue  # during a preview: decided once the values are known
-        resource = origin.get(id(verdict.obj))
         violations.append(
-            Violation(
+            violation_at(
+                origin,
+                verdict.obj,
                 f"{display(verdict.obj)}: the API server refuses to create it: {verdict.message}. `pulumi up` stops there.",
-                resource.urn if resource else None,
             )
         )
     return violations
@@ -311,10 +317,9 @@ def check_kueue_admission(stack: StackView, config: KueueAdmissionConfig) -> lis
     for verdict in kueue.kueue_verdicts(objects):
         if verdict.admitted or _selected(config.exempt, verdict.obj) or has_unknown(verdict.obj):
             continue  # has_unknown: during a preview, decided once the values are known
-        resource = origin.get(id(verdict.obj))
         answer = kueue.answer(verdict.refusals)
         how = "the API server refuses it (its CRD's rules)" if answer == "Invalid" else "Kueue's webhook denies it"
-        violations.append(Violation(f"{how}: {verdict.message}.", resource.urn if resource else None))
+        violations.append(violation_at(origin, verdict.obj, f"{how}: {verdict.message}."))
     return violations
 
 
@@ -362,15 +367,24 @@ def check_operator_webhook_admission(stack: StackView, config: OperatorWebhookAd
             continue
         if unknown_metallb and metallb.judged(verdict.obj):
             continue
-        resource = origin.get(id(verdict.obj))
         violations.append(
-            Violation(
+            violation_at(
+                origin,
+                verdict.obj,
                 f"{display(verdict.obj)}: the API server refuses it: {verdict.refusal}.",
-                resource.urn if resource else None,
             )
         )
     return violations
 
+
+OPERATOR_WEBHOOK_ADMISSION = StackRule(
+    "operator-webhook-admission",
+    "Every cert-manager and MetalLB object passes the operator's validating webhook (cert-manager v1.21.1, MetalLB v0.16.1).",
+    OperatorWebhookAdmissionConfig,
+    check_operator_webhook_admission,
+    "Change the value the message names; for hpcforge's own objects, the config key behind it (tls.*, network.pools, "
+    "network.advertisement.peers) has a check that names it.",
+)
 
 # --- mariadb-operator-admission --------------------------------------------------------------------
 
@@ -388,26 +402,17 @@ def check_mariadb_operator_admission(stack: StackView, config: MariadbAdmissionC
     for verdict in admission.mariadb_verdicts(objects):
         if verdict.admitted or _selected(config.exempt, verdict.obj) or has_unknown(verdict.obj.get("spec")):
             continue  # an unknown value (preview) is decided once it is known
-        resource = origin.get(id(verdict.obj))
         reasons = "; ".join(f"{r.path}: {r.detail} ({r.source})" for r in verdict.refusals)
         violations.append(
-            Violation(
+            violation_at(
+                origin,
+                verdict.obj,
                 f"mariadb-operator's webhook refuses {kind_of(verdict.obj)} {namespace_of(verdict.obj)}/"
                 f"{name_of(verdict.obj)}: {reasons}.",
-                resource.urn if resource else None,
             )
         )
     return violations
 
-
-OPERATOR_WEBHOOK_ADMISSION = StackRule(
-    "operator-webhook-admission",
-    "Every cert-manager and MetalLB object passes the operator's validating webhook (cert-manager v1.21.1, MetalLB v0.16.1).",
-    OperatorWebhookAdmissionConfig,
-    check_operator_webhook_admission,
-    "Change the value the message names; for hpcforge's own objects, the config key behind it (tls.*, network.pools, "
-    "network.advertisement.peers) has a check that names it.",
-)
 
 MARIADB_OPERATOR_ADMISSION = StackRule(
     "mariadb-operator-admission",
