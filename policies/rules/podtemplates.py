@@ -190,11 +190,13 @@ def _slinky(obj: Mapping[str, Any], namespace: str) -> PodTemplate:
         merged = merge_over(SLINKY_CONTAINER_DEFAULTS.get((kind_of(obj), role), {}), merged)
         roles.append(Container(f"spec.{role}", merged, "initContainers" if role in SLINKY_INIT_ROLES else "containers"))
     pod_spec = merge_over(SLINKY_POD_DEFAULTS.get(kind_of(obj), {}), dict(base.spec))
-    return PodTemplate(obj, base.path, namespace, slinky_pod_labels(obj), base.annotations, pod_spec, (*kept, *roles))
+    return PodTemplate(
+        obj, base.path, namespace, slinky_pod_labels(obj, base.labels), base.annotations, pod_spec, (*kept, *roles)
+    )
 
 
-def slinky_pod_labels(obj: Mapping[str, Any]) -> dict[str, str]:
-    """The labels of the pods slurm-operator makes for a Slinky CR (SLINKY_POD_APP)."""
+def slinky_pod_labels(obj: Mapping[str, Any], template: Mapping[str, str]) -> dict[str, str]:
+    """The labels of the pods slurm-operator makes for a Slinky CR (SLINKY_POD_APP), `template` its pod template's."""
     app, component = SLINKY_POD_APP[kind_of(obj)]
     operator = {
         "app.kubernetes.io/name": app,
@@ -203,7 +205,6 @@ def slinky_pod_labels(obj: Mapping[str, Any]) -> dict[str, str]:
     }
     if kind_of(obj) == "NodeSet":
         operator["slinky.slurm.net/cluster"] = text(get(obj, "spec", "controllerRef", "name")) or ""
-    template = _str_map(get(obj, "spec", "template", "metadata", "labels"))
     return {**_str_map(get(obj, "metadata", "labels")), **template, **operator}
 
 
