@@ -37,8 +37,10 @@ from policies.rules.admission import (
 )
 from policies.rules.admission_argocd import is_namespaced
 from policies.rules.admission_metallb import bgp_type_from_values
+from policies.rules.admission_slinky import CHART as SLINKY_CHART
 from policies.rules.admission_slinky import WebhookScope, webhook_scope
 from policies.rules.podtemplates import group_of, kind_of, namespace_of
+from policies.rules.sources import chart_basename
 
 from .charts import RenderReport
 from .engine import ProgramConfigError, RecordedStack, run_program
@@ -200,7 +202,7 @@ def argocd_chart_webhook_verdicts(stack: RecordedStack, report: RenderReport) ->
 def chart_values(stack: RecordedStack, chart: str) -> Mapping[str, Any] | None:
     """The values the stack gives `chart` (a helm.v4.Chart's, or an Argo CD Application's valuesObject)."""
     for resource in stack.resources:
-        if resource.is_chart and str(resource.inputs.get("chart", "")).rstrip("/").rsplit("/", 1)[-1] == chart:
+        if resource.is_chart and chart_basename(str(resource.inputs.get("chart", ""))) == chart:
             return mapping(resource.inputs.get("values"))
         source = mapping(get(resource.inputs, "spec", "source"))
         if resource.is_kubernetes_object and resource.inputs.get("kind") == "Application" and source.get("chart") == chart:
@@ -214,13 +216,10 @@ def metallb_bgp_type(stack: RecordedStack) -> str | None:
     return None if values is None else bgp_type_from_values(values)
 
 
-SLURM_OPERATOR_CHART = "slurm-operator"
-
-
 def slinky_scope(stack: RecordedStack) -> WebhookScope:
     """slurm-operator's webhook as the stack deploys it: from the values of its `slurm-operator` chart (a
     helm.v4.Chart, or an Argo CD Application's Helm source); the chart's defaults when the stack has none."""
-    values = chart_values(stack, SLURM_OPERATOR_CHART)
+    values = chart_values(stack, SLINKY_CHART)
     return WebhookScope() if values is None else webhook_scope(values)
 
 

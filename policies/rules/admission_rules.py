@@ -255,9 +255,6 @@ class SlinkyAdmissionConfig(RuleConfig):
     )
 
 
-SLURM_OPERATOR_CHART = "slurm-operator"
-
-
 def stack_chart_values(stack: StackView, chart: str) -> Mapping[str, Any] | None:
     """The values the stack gives chart `chart` (a helm.v4.Chart's or an Argo CD Application's); None without it."""
     for resource in stack.resources:
@@ -270,7 +267,7 @@ def stack_chart_values(stack: StackView, chart: str) -> Mapping[str, Any] | None
 def stack_webhook_scope(stack: StackView) -> slinky.WebhookScope:
     """slurm-operator's webhook as the stack's `slurm-operator` chart values deploy it (a helm.v4.Chart whose
     inputs the engine does not send, or no such chart: the chart's defaults, i.e. it runs everywhere)."""
-    values = stack_chart_values(stack, SLURM_OPERATOR_CHART)
+    values = stack_chart_values(stack, slinky.CHART)
     return slinky.WebhookScope() if values is None else slinky.webhook_scope(values)
 
 

@@ -46,6 +46,8 @@ from .podtemplates import display, group_of, kind_of, name_of, namespace_of
 from .wire import is_unknown
 
 SLINKY_GROUP = "slinky.slurm.net"
+CHART = "slurm-operator"
+"""The chart that deploys the operator and its webhook (`webhook_scope` reads its values)."""
 SLINKY_VERSION = "v1beta1"
 
 WEBHOOK_NAMES: Mapping[str, str] = {
