@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 
 from .config.platform_core import DeliveryMode
 from .config.root import ProtectionMode
-from .meta import PROTECTION_ANNOTATION, labels, object_meta
+from .k8s.meta import PROTECTION_ANNOTATION, labels, object_meta
 
 
 class Stateful(Enum):

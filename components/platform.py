@@ -9,44 +9,42 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
-from .config.gpu import gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints
 from .config.inventory import digest_annotations
 from .config.root import PlatformConfig
 from .context import DeployContext
-from .layers import (
-    batch,
-    certificates,
-    database,
-    devops,
-    directory,
-    gitops,
-    gpu_operator,
-    network,
-    network_operator,
-    observability,
-    sealed_secrets,
-    slurm,
-)
-from .layers.backups import Backups, BackupsArgs
-from .layers.batch import Batch, BatchArgs
-from .layers.bootstrap import BootstrapArgs, ClusterBootstrap
-from .layers.certificates import Certificates, CertificatesArgs
-from .layers.database import Database, DatabaseArgs
-from .layers.devops import DevOps, DevOpsArgs
-from .layers.directory import Directory, DirectoryArgs
-from .layers.evidence import Evidence, EvidenceArgs
-from .layers.gitops import GitOps, GitOpsArgs
-from .layers.gpu_operator import GpuOperator, GpuOperatorArgs
-from .layers.network import Network, NetworkArgs, TcpEntryPoint
-from .layers.network_operator import NetworkOperator, NetworkOperatorArgs
-from .layers.observability import Observability, ObservabilityArgs
-from .layers.provisioning import Provisioning, ProvisioningArgs
-from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
-from .layers.slurm import Slurm, SlurmArgs
-from .layers.storage import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
-from .renderers.alerts import RuleSettings
-from .renderers.sacct import render_desired_state
-from .renderers.script_settings import gpu_health_settings
+from .layers.backups.layer import Backups, BackupsArgs
+from .layers.batch import layer as batch
+from .layers.batch.layer import Batch, BatchArgs
+from .layers.bootstrap.layer import BootstrapArgs, ClusterBootstrap
+from .layers.certificates import layer as certificates
+from .layers.certificates.layer import Certificates, CertificatesArgs
+from .layers.database import layer as database
+from .layers.database.layer import Database, DatabaseArgs
+from .layers.devops import layer as devops
+from .layers.devops.layer import DevOps, DevOpsArgs
+from .layers.directory import layer as directory
+from .layers.directory.layer import Directory, DirectoryArgs
+from .layers.evidence.layer import Evidence, EvidenceArgs
+from .layers.gitops import layer as gitops
+from .layers.gitops.layer import GitOps, GitOpsArgs
+from .layers.gpu import layer as gpu_operator
+from .layers.gpu.config import gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints
+from .layers.gpu.layer import GpuOperator, GpuOperatorArgs
+from .layers.network import layer as network
+from .layers.network.layer import Network, NetworkArgs, TcpEntryPoint
+from .layers.observability import layer as observability
+from .layers.observability.alerts import RuleSettings
+from .layers.observability.layer import Observability, ObservabilityArgs
+from .layers.provisioning.layer import Provisioning, ProvisioningArgs
+from .layers.rdma import layer as network_operator
+from .layers.rdma.layer import NetworkOperator, NetworkOperatorArgs
+from .layers.sealed_secrets import layer as sealed_secrets
+from .layers.sealed_secrets.layer import SealedSecrets, SealedSecretsArgs
+from .layers.slurm import layer as slurm
+from .layers.slurm.layer import Slurm, SlurmArgs
+from .layers.slurm.sacct import render_desired_state
+from .layers.slurm.script_settings import gpu_health_settings
+from .layers.storage.layer import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
 
 
 @dataclass(frozen=True)

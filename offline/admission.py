@@ -42,7 +42,7 @@ from policies.rules.admission_slinky import WebhookScope, webhook_scope
 from policies.rules.podtemplates import group_of, kind_of, namespace_of
 from policies.rules.sources import chart_basename
 
-from .charts import RenderReport
+from .charts.render import RenderReport
 from .engine import ProgramConfigError, RecordedStack, run_program
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file
 
@@ -164,7 +164,7 @@ def argocd_synced_charts(stack: RecordedStack, report: RenderReport) -> dict[str
     """Per Application (`namespace/name`) that installs a chart (`argocd` delivery), every rendered
     object its sync would apply: the chart's CRDs and templates, and the hooks Argo CD runs. The
     renderer has already put namespaced objects without a namespace into the release namespace, which
-    is the Application's destination namespace (offline/charts.py `chart_releases`)."""
+    is the Application's destination namespace (offline/charts/render.py `chart_releases`)."""
     by_urn = {r.urn: r.inputs for r in stack.resources}
     synced: dict[str, list[dict[str, Any]]] = {}
     for chart in report.charts:

@@ -4,13 +4,13 @@
         --policy-pack policies/gitops-drift --policy-pack-config policies/config/prod.json ...
 
 The program runs under the mock engine (offline/engine.py); the packs are driven over the Analyzer
-protocol by offline/policy_driver.py (their configuration reconciled by offline/policy_config.py).
+protocol by offline/policy/driver.py (their configuration reconciled by offline/policy/config.py).
 Like the engine, `check` asks the packs about each resource as the program registers it: from a
-separate process (offline/policy_stream.py, `StreamedCheck`) started before the program runs; if
+separate process (offline/policy/stream.py, `StreamedCheck`) started before the program runs; if
 anything goes wrong there, the packs are run again on the finished recording (`check_stack`), which
 reports it.
-With `--render-charts` the charts are rendered first (offline/charts.py) and each rendered object is
-sent as its own resource, the Chart its parent (offline/chart_objects.py `engine_view`). Charts
+With `--render-charts` the charts are rendered first (offline/charts/render.py) and each rendered object is
+sent as its own resource, the Chart its parent (offline/charts/objects.py `engine_view`). Charts
 delivered by Argo CD (`argocd` delivery) never reach the packs, as under the real engine; for them the
 check prints what Argo CD would decide: each Application's AppProject rules applied to every rendered
 object it would sync (offline/admission.py `argocd_chart_verdicts`), and the cert-manager and MetalLB
@@ -41,11 +41,11 @@ from policies.rules.admission import application_lines
 from policies.rules.podtemplates import display
 
 from .admission import argocd_chart_verdicts, argocd_chart_webhook_verdicts
-from .charts import RenderReport
+from .charts.render import RenderReport
 from .engine import PROJECT, RecordedResource, RecordedStack
 from .environ import ArgumentListTooLong, policy_pack_environment
-from .policy_config import PolicyConfig, PolicyRunError, parse_policy_config
-from .policy_driver import (
+from .policy.config import PolicyConfig, PolicyRunError, parse_policy_config
+from .policy.driver import (
     ORGANIZATION,
     START_TIMEOUT,
     Diagnostic,
@@ -60,7 +60,7 @@ from .policy_driver import (
     _stop,
     _urn_name,
 )
-from .policy_stream import StreamAnswer
+from .policy.stream import StreamAnswer
 from .recording import cache_dir, reuse_or_run
 from .stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
 
@@ -257,7 +257,7 @@ class StreamedCheck:
     """`check_stack`, with the packs analyzing each resource while the program registers it.
 
     The engine asks the analyzers about each resource as the program registers it. Here a separate
-    process (offline/policy_stream.py) starts the packs while the program runs and is handed each
+    process (offline/policy/stream.py) starts the packs while the program runs and is handed each
     resource as the mock engine records it (`add`, `run_program`'s `on_resource`): it and the packs
     work on the second core while the program runs on the first, instead of after it (in this process
     they would wait on the program for Python's global lock). Only the time changes: the requests,
@@ -273,7 +273,7 @@ class StreamedCheck:
         self.broken = False
         # Same working directory and environment as this process: the packs' paths and environment
         # (policy_pack_environment of os.environ) are the same as check_stack's.
-        code = f"import sys; sys.path.insert(0, {str(PROJECT_ROOT)!r}); from offline.policy_stream import main; sys.exit(main())"
+        code = f"import sys; sys.path.insert(0, {str(PROJECT_ROOT)!r}); from offline.policy.stream import main; sys.exit(main())"
         self.process = subprocess.Popen(
             [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
@@ -403,9 +403,9 @@ def run_check(args: argparse.Namespace) -> int:
         )
     report: RenderReport | None = None
     if render_charts_first:
-        from .chart_cli import render_charts, report_chart_error
-        from .chart_objects import engine_view
-        from .charts import ChartRenderError
+        from .charts.cli import render_charts, report_chart_error
+        from .charts.objects import engine_view
+        from .charts.render import ChartRenderError
 
         try:
             report = render_charts(args, recorded)

@@ -29,9 +29,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from .chart_cli import add_chart_arguments, render_charts, report_chart_error
-from .chart_objects import chart_documents
-from .charts import ChartRenderError
+from .charts.cli import add_chart_arguments, render_charts, report_chart_error
+from .charts.objects import chart_documents
+from .charts.render import ChartRenderError
 from .engine import ProgramConfigError, RecordedStack, run_program
 from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render

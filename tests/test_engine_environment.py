@@ -19,7 +19,7 @@ from offline.environ import (
     policy_pack_environment,
     program_environment,
 )
-from offline.policy_driver import PackSpec
+from offline.policy.driver import PackSpec
 from offline.stackfile import StackFile, read_stack_file
 
 from .helpers import REPO

@@ -12,7 +12,7 @@ import pytest
 
 from offline.check import EXIT_OK, EXIT_POLICY, StreamedCheck, check_stack
 from offline.engine import RecordedResource, run_program
-from offline.policy_driver import PackSpec
+from offline.policy.driver import PackSpec
 from offline.stackfile import read_stack_file
 
 from .helpers import REPO, write_variant

@@ -1,14 +1,14 @@
 """Typed stack configuration (`hpcforge:*` keys of `Pulumi.<stack>.yaml`)."""
 
+from ..layers.directory.config import DatabaseConfig, DirectoryConfig, PosixGroup, PosixUser, Storage
+from ..layers.network.config import NetworkConfig
+from ..layers.provisioning.config import ProvisioningConfig
+from ..layers.slurm.config import NodeSetConfig, PartitionConfig, SlurmConfig
 from .base import ConfigProblems, StrictModel
-from .identity import DatabaseConfig, DirectoryConfig, PosixGroup, PosixUser, Storage
 from .loader import ConfigError, load_config, load_config_from_pulumi, parse_config_values
-from .network import NetworkConfig
 from .platform_core import GitOpsConfig, KubernetesConfig, TlsConfig
 from .pools import NodePool
-from .provisioning import ProvisioningConfig
 from .root import PlatformConfig
-from .slurm import NodeSetConfig, PartitionConfig, SlurmConfig
 
 __all__ = [
     "ConfigError",

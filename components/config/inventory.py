@@ -240,9 +240,9 @@ def parse_yaml_12(text: str, label: str) -> Any:
 
 
 def _locate_yaml_problem(text: str) -> str:
-    """`<path> (line N): ` of the first construct the stack-file reader (offline/yamlv3.py) also refuses
+    """`<path> (line N): ` of the first construct the stack-file reader (components/config/yamlv3.py) also refuses
     (a tag, a duplicate key, a date...), so that the message names the entry; empty when it finds none."""
-    from offline.yamlv3 import YamlProblem, load_document
+    from components.config.yamlv3 import YamlProblem, load_document
 
     try:
         load_document(text)
@@ -348,8 +348,8 @@ def build_items(data: dict[str, Any], sources: Mapping[tuple[str, str], tuple[st
     problem under its index, as before. Returns the files (as named in the config) where that first
     entry refused a number: it may be a string of the core schema (inventory_numbers.py).
     """
-    from .identity import PosixGroup, PosixUser
-    from .provisioning import Host
+    from ..layers.directory.config import PosixGroup, PosixUser
+    from ..layers.provisioning.config import Host
 
     models: dict[tuple[str, str], Any] = {
         ("provisioning", "hosts"): Host,

@@ -7,23 +7,23 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from .accounting import check_accounts
-from .backups import BackupsConfig
+from ..layers.backups.config import BackupsConfig
+from ..layers.batch.config import RESOURCE_FLAVOR_MAX, BatchConfig, DevOpsConfig, pool_capacity
+from ..layers.bootstrap.config import ClusterConfig, EvidenceConfig
+from ..layers.directory.config import DatabaseConfig, DirectoryConfig
+from ..layers.gpu.config import GpuConfig, check_gpu_data_plane
+from ..layers.network.config import NetworkConfig
+from ..layers.observability.config import ObservabilityConfig
+from ..layers.provisioning.config import ProvisioningConfig
+from ..layers.rdma.config import RdmaConfig, check_rdma
+from ..layers.slurm.accounts import check_accounts
+from ..layers.slurm.config import SlurmConfig
+from ..layers.storage.config import StorageConfig
 from .base import MULTILINE, DnsName, ProblemCollector, StrictModel, duplicates, quantity_value
-from .batch import RESOURCE_FLAVOR_MAX, BatchConfig, DevOpsConfig, pool_capacity
-from .gpu import GpuConfig, check_gpu_data_plane
-from .identity import DatabaseConfig, DirectoryConfig
-from .network import NetworkConfig
-from .observability import ObservabilityConfig
-from .operations import ClusterConfig, EvidenceConfig
+from .checks.relations import check_relations
+from .checks.site_layout import check_site_layout
 from .platform_core import DeliveryMode, GitOpsConfig, KubernetesConfig, Protection, TlsConfig
 from .pools import NodePool
-from .provisioning import ProvisioningConfig
-from .rdma import RdmaConfig, check_rdma
-from .relations import check_relations
-from .site_layout import check_site_layout
-from .slurm import SlurmConfig
-from .storage import StorageConfig
 
 ProtectionMode = Literal["protect", "retain", "none"]
 EnvironmentKind = Literal["production", "development"]

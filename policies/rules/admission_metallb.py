@@ -40,7 +40,7 @@ from .netpol import selector_matches
 
 GROUP = "metallb.io"
 NAMESPACE = "metallb-system"
-"""The controller's namespace in hpcforge's deployment (components/layers/network.py METALLB_NAMESPACE)."""
+"""The controller's namespace in hpcforge's deployment (components/layers/network/layer.py METALLB_NAMESPACE)."""
 
 WEBHOOKS: Mapping[str, str] = {
     "IPAddressPool": "ipaddresspoolvalidationwebhook.metallb.io",
