@@ -9,7 +9,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
-from .config.inventory import digest_annotations
+from .config.checks.gpu import gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints
+from .config.inventory_ref import digest_annotations
 from .config.root import PlatformConfig
 from .context import DeployContext
 from .layers.backups.layer import Backups, BackupsArgs
@@ -28,7 +29,6 @@ from .layers.evidence.layer import Evidence, EvidenceArgs
 from .layers.gitops import layer as gitops
 from .layers.gitops.layer import GitOps, GitOpsArgs
 from .layers.gpu import layer as gpu_operator
-from .layers.gpu.config import gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints
 from .layers.gpu.layer import GpuOperator, GpuOperatorArgs
 from .layers.network import layer as network
 from .layers.network.layer import Network, NetworkArgs, TcpEntryPoint

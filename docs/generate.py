@@ -73,7 +73,7 @@ NAMED_VALIDATORS: dict[str, str] = {
     "components.layers.provisioning.config._gres": "GRES entry (name[:type][:count], e.g. gpu:a100:4)",
     "components.layers.slurm.reservations._start_time": "start time (YYYY-MM-DDTHH:MM[:SS])",
     "components.layers.provisioning.config._mac": "MAC address",
-    "components.layers.batch.config._pinned_image": "container image pinned by tag or digest (never `latest`)",
+    "components.layers.devops.config._pinned_image": "container image pinned by tag or digest (never `latest`)",
     "components.layers.slurm.accounts._description": "text of at most 100 letters, digits, spaces and . _ , : ( ) / -",
     "components.layers.slurm.accounts._name": "Slurm accounting name (lowercase letters, digits, '_', '-', starting with a "
     "letter, at most 40 characters)",
@@ -96,7 +96,7 @@ FIELD_VALIDATORS: dict[str, str] = {
     "components.layers.backups.config.BackupsConfig._cron": "a five-field cron schedule of numbers, ranges, steps, lists and "
     "`*` (e.g. '15 2 * * *')",
     "components.layers.backups.config.BackupsConfig._retention": "1h to 2562047h",
-    "components.layers.directory.config.DatabaseStorage._not_zero": "more than 0",
+    "components.layers.database.config.DatabaseStorage._not_zero": "more than 0",
     "components.layers.directory.config.PosixUser._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
     "components.layers.directory.config.PosixUser._absolute": "an absolute path",
     "components.layers.directory.config.DirectoryConfig._suffix": "a directory suffix of dc=, o= and ou= components (e.g. "
@@ -110,14 +110,14 @@ FIELD_VALIDATORS: dict[str, str] = {
     "(e.g. '1.33')",
     "components.config.platform_core.KubernetesConfig._api_versions": "each `group/version` or `group/version/Kind` "
     "(e.g. monitoring.coreos.com/v1)",
-    "components.config.platform_core.Acme._https": "an https:// URL",
-    "components.config.platform_core.CertificateAuthority._common_name": "not empty, at most 64 bytes in UTF-8",
-    "components.config.platform_core.GitOpsApp._url": "a Git URL starting with https://, ssh:// or git@",
+    "components.layers.certificates.config.Acme._https": "an https:// URL",
+    "components.layers.certificates.config.CertificateAuthority._common_name": "not empty, at most 64 bytes in UTF-8",
+    "components.layers.gitops.config.GitOpsApp._url": "a Git URL starting with https://, ssh:// or git@",
     "components.layers.provisioning.config.ProvisioningConfig._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
     "components.layers.rdma.config.Fabric._cidr": "an IPv4 or IPv6 network in CIDR form (host bits zero)",
-    "components.config.root.PlatformConfig._environment": "lowercase letters, digits and '-', starting with a letter, "
+    "components.config.model.PlatformModel._environment": "lowercase letters, digits and '-', starting with a letter, "
     "at most 20 characters, not true/false/null",
-    "components.config.root.PlatformConfig._site_domain": "a DNS name of at least two labels (e.g. hpc.example.org)",
+    "components.config.model.PlatformModel._site_domain": "a DNS name of at least two labels (e.g. hpc.example.org)",
     "components.layers.slurm.config.ControllerConfig._port_range": "[first, last] with 1024 < first <= last <= 65535",
     "components.layers.slurm.config.GpuSpec._files": "a device file or bracketed range (e.g. /dev/nvidia[0-7])",
     "components.layers.slurm.config.NodeSetConfig._gres_form": "each name[:type][:count] (lowercase name; type letters, "

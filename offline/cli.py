@@ -137,7 +137,7 @@ def policy_config_for(path: Path) -> str:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from .migrate import MigrationError, migrate_inventory
+    from scripts.migrate_inventory import MigrationError, migrate_inventory
 
     try:
         migration = migrate_inventory(args.stack, args.config, slurm=args.slurm)

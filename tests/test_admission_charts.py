@@ -86,7 +86,7 @@ def _argocd_render(**config: Any) -> tuple[Any, RenderReport]:
 def test_argocd_delivery_refuses_the_chart_object_outside_the_project_destinations_by_name() -> None:
     import io
 
-    from offline.check import print_argocd_admission
+    from offline.admission import print_argocd_admission
 
     stack, report = _argocd_render()
     out = io.StringIO()

@@ -341,7 +341,7 @@ def test_gpu_operands_and_feature_discovery_tolerate_the_gpu_pools_taints(
     """What runs the device plugin on the GPU nodes, as the chart renders it: the ClusterPolicy's operand tolerations
     (the operator copies them into every operand DaemonSet) and Node Feature Discovery's worker DaemonSet."""
     from components.config import load_config
-    from components.layers.gpu.config import gpu_pool_taints
+    from components.config.checks.gpu import gpu_pool_taints
 
     from .helpers import config_values, raw_config, tolerates
 

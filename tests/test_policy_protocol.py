@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from offline.check import EXIT_ERROR, EXIT_OK, EXIT_POLICY, CheckResult, check_stack
 from offline.engine import SECRET_SIG, SIG_KEY, UNKNOWN, RecordedResource, RecordedStack
 from offline.policy.config import PolicyRunError
 from offline.policy.driver import PackSpec
+from offline.policy.report import CheckResult
+from offline.policy.session import EXIT_ERROR, EXIT_OK, EXIT_POLICY, check_stack
 from offline.stackfile import StackFile, read_stack_file
 
 from .helpers import REPO, run_stack_file, write_variant

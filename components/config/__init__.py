@@ -1,12 +1,16 @@
 """Typed stack configuration (`hpcforge:*` keys of `Pulumi.<stack>.yaml`)."""
 
-from ..layers.directory.config import DatabaseConfig, DirectoryConfig, PosixGroup, PosixUser, Storage
+from ..layers.certificates.config import TlsConfig
+from ..layers.database.config import DatabaseConfig
+from ..layers.directory.config import DirectoryConfig, PosixGroup, PosixUser
+from ..layers.gitops.config import GitOpsConfig
 from ..layers.network.config import NetworkConfig
 from ..layers.provisioning.config import ProvisioningConfig
 from ..layers.slurm.config import NodeSetConfig, PartitionConfig, SlurmConfig
+from ..layers.storage.config import Storage
 from .base import ConfigProblems, StrictModel
 from .loader import ConfigError, load_config, load_config_from_pulumi, parse_config_values
-from .platform_core import GitOpsConfig, KubernetesConfig, TlsConfig
+from .platform_core import KubernetesConfig
 from .pools import NodePool
 from .root import PlatformConfig
 

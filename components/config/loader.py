@@ -19,8 +19,9 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from .base import ConfigProblems, describe_value
-from .inventory import InventoryError, build_items, expand_inventories, source_path, with_core_candidates
+from .inventory import InventoryError, build_items, expand_inventories, with_core_candidates
 from .inventory_numbers import needs_core_reading
+from .inventory_ref import source_path
 from .inventory_scan import render_path
 from .root import PlatformConfig
 from .root_causes import fold_unknown_references

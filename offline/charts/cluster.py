@@ -64,10 +64,10 @@ def crd_api_versions(crds: Iterable[Mapping[str, Any]]) -> set[str]:
 def builtin_api_versions(kubernetes_version: str) -> set[str]:
     """What API discovery of a default cluster of that release lists: its GA group/versions and kinds
     (from kubernetes-validate's OpenAPI data for that release)."""
-    from ..schema.kube import _kv_definitions, kubernetes_schema_version
+    from ..schema.kube import kubernetes_schema_version, kv_definitions
 
     found: set[str] = set()
-    for gvk, definition in _kv_definitions(kubernetes_schema_version(kubernetes_version))[1].items():
+    for gvk, definition in kv_definitions(kubernetes_schema_version(kubernetes_version))[1].items():
         if definition.startswith("io.k8s.apimachinery."):
             continue  # DeleteOptions, WatchEvent: listed under every group ever served, not resources
         if "alpha" in gvk.version or "beta" in gvk.version:
@@ -110,7 +110,7 @@ def helm_kube_version(kubernetes_version: str) -> str:
     return f"v{bare}.0" if bare.count(".") == 1 else f"v{bare}"
 
 
-def _is_crd(document: Mapping[str, Any]) -> bool:
+def is_crd(document: Mapping[str, Any]) -> bool:
     return document.get("kind") == "CustomResourceDefinition" and str(document.get("apiVersion", "")).startswith(
         "apiextensions.k8s.io/"
     )

@@ -40,11 +40,11 @@ from components.versions import ChartPin, Charts
 
 from ..engine import RecordedStack
 from .cluster import (
-    _is_crd,
     builtin_api_versions,
     crd_api_versions,
     crd_scopes,
     helm_kube_version,
+    is_crd,
     is_namespaced,
 )
 from .dependencies import missing_dependencies
@@ -265,7 +265,7 @@ def render_release(
             rendered.crds.append(document)
     all_scopes = dict(scopes or {})
     all_scopes.update(crd_scopes(rendered.crds))
-    all_scopes.update(crd_scopes(d for documents in parsed.values() for d in documents if _is_crd(d)))
+    all_scopes.update(crd_scopes(d for documents in parsed.values() for d in documents if is_crd(d)))
     for template, documents in parsed.items():
         for cached in documents:
             # The parse cache hands both passes the same dicts: copy what is changed here, so that a
@@ -316,7 +316,7 @@ def render_stack(
             located.append((release, source.locate(release.pin)))
         except ChartSourceError as error:
             errors.append(f"{release.label}: {error}")
-    program_crds = [r.inputs for r in stack.kubernetes_objects() if _is_crd(r.inputs)]
+    program_crds = [r.inputs for r in stack.kubernetes_objects() if is_crd(r.inputs)]
     base = builtin_api_versions(kubernetes_version) | set(extra_api_versions)
 
     parse_cache: dict[str, list[dict[str, Any]]] = {}
@@ -342,7 +342,7 @@ def render_stack(
 
     # First pass: which CRDs the stack installs (they decide `.Capabilities.APIVersions.Has ...`).
     first, _ = render_all(base | crd_api_versions(program_crds), crd_scopes(program_crds))
-    installed_crds = [*program_crds, *(d for c in first for d in c.installed if _is_crd(d))]
+    installed_crds = [*program_crds, *(d for c in first for d in c.installed if is_crd(d))]
     charts, problems = render_all(base | crd_api_versions(installed_crds), crd_scopes(installed_crds))
     errors += problems
     for rendered in charts:

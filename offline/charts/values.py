@@ -24,7 +24,7 @@ import yaml
 from components.versions import ChartPin, Charts
 
 from ..render import CHART_API_VERSION, CHART_KIND
-from ..schema.kube import _describe, _format_path, _leaf_errors, _load_yaml, _unknown_keys
+from ..schema.kube import describe_error, format_path, leaf_errors, load_yaml, unknown_keys
 
 # --- Helm values -----------------------------------------------------------------------------------
 
@@ -243,12 +243,12 @@ def _without_required(node: Any) -> Any:
 def load_chart_values(shared_dir: Path, values_dir: str) -> ChartValues:
     """`shared_dir/charts/<values_dir>/values.yaml` and, when present, `values.schema.json`. Cached."""
     folder = shared_dir / "charts" / values_dir
-    defaults = dict(_load_yaml(folder / "values.yaml") or {})
+    defaults = dict(load_yaml(folder / "values.yaml") or {})
     # A subchart's own defaults (`charts/<name>/values.yaml`, where `helm package` puts it) are keys the parent's
     # values may set under `<name>:` (Helm coalesces the two), e.g. gpu-operator's node-feature-discovery.
     for sub in sorted((folder / "charts").glob("*/values.yaml")) if (folder / "charts").is_dir() else []:
         name = sub.parent.name
-        own = _load_yaml(sub) or {}
+        own = load_yaml(sub) or {}
         given = defaults.get(name)
         defaults[name] = {**own, **given} if isinstance(given, Mapping) and isinstance(own, Mapping) else (given or own)
     schema_path = folder / "values.schema.json"
@@ -269,7 +269,7 @@ def _subchart_values(folder: Path) -> dict[str, ChartValues]:
         values_path, schema_path = sub / "values.yaml", sub / "values.schema.json"
         if not (values_path.exists() or schema_path.exists()):
             continue
-        own = (_load_yaml(values_path) or {}) if values_path.exists() else {}
+        own = (load_yaml(values_path) or {}) if values_path.exists() else {}
         schema = json.loads(schema_path.read_text(encoding="utf-8")) if schema_path.exists() else None
         found[sub.name] = ChartValues(own if isinstance(own, Mapping) else {}, schema, _subchart_values(sub))
     return found
@@ -385,7 +385,7 @@ def validate_helm_values(
         return [f"{label}: not pinned in components/versions.py (Charts.all())"]
     if pin.values_dir is None:
         return [
-            f"{label}: values key {_format_path(path)} does not exist (the chart has no values)"
+            f"{label}: values key {format_path(path)} does not exist (the chart has no values)"
             for path in _top_level_paths(values)
         ]
     folder = shared_dir / "charts" / pin.values_dir
@@ -398,7 +398,7 @@ def validate_helm_values(
     unknown = [p for p in _subchart_unknown_keys(values, chart_values, free_form) if p not in commented]
     for path in unknown:
         where = "values.yaml" + (" or values.schema.json" if chart_values.schema is not None else "")
-        messages.append(f"{label}: values key {_format_path(path)} does not exist in the chart's {where}")
+        messages.append(f"{label}: values key {format_path(path)} does not exist in the chart's {where}")
     if check_types:
         messages += _schema_errors(label, chart_values, values, (), set(unknown))
     return messages
@@ -431,24 +431,24 @@ def _schema_errors(
     the chart's own schema, then for each dependency the values under its name, skipped when absent or
     null, and "invalid type for values: expected object (map)" when not a map). Helm validates the
     coalesced values; ours are an override, so `required` is left out (`partial_validator`)."""
-    source = "values.schema.json" if not prefix else f"{_format_path(prefix)} subchart's values.schema.json"
+    source = "values.schema.json" if not prefix else f"{format_path(prefix)} subchart's values.schema.json"
     messages: list[str] = []
     validator = chart_values.partial_validator
     if validator is not None:
-        for error in _leaf_errors(validator.iter_errors(dict(values))):
+        for error in leaf_errors(validator.iter_errors(dict(values))):
             if error.validator == "additionalProperties" and error.validator_value is False:
                 base = (*prefix, *(str(p) for p in error.absolute_path))
-                keys = [k for k in _unknown_keys(error) if (*base, k) not in reported]
-                messages += [f"{label}: values key {_format_path((*base, k))} is not allowed by {source}" for k in keys]
+                keys = [k for k in unknown_keys(error) if (*base, k) not in reported]
+                messages += [f"{label}: values key {format_path((*base, k))} is not allowed by {source}" for k in keys]
                 continue
-            for text in _describe(error, prefix):
+            for text in describe_error(error, prefix):
                 messages.append(f"{label}: values {text} ({source})")
     for name, sub in chart_values.subcharts.items():
         given = values.get(name)
         if given is None:
             continue
         if not isinstance(given, Mapping):
-            messages.append(f"{label}: values {_format_path((*prefix, name))}: invalid type for values: expected object (map)")
+            messages.append(f"{label}: values {format_path((*prefix, name))}: invalid type for values: expected object (map)")
             continue
         messages += _schema_errors(label, sub, given, (*prefix, name), reported)
     return list(dict.fromkeys(messages))  # a `$ref` and the `type` beside it report the same error

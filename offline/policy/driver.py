@@ -93,7 +93,7 @@ def _split_provider_reference(reference: str) -> tuple[str, str]:
     return (urn, ident) if urn else (reference, "")
 
 
-def _urn_name(urn: str) -> str:
+def urn_name(urn: str) -> str:
     return urn.split("::", 3)[-1] if urn.count("::") >= 3 else urn
 
 
@@ -165,7 +165,7 @@ class _EngineService:
         return engine_pb2.SetRootResourceResponse()
 
 
-def _start_engine(root_urn: str, err: TextIO) -> tuple[Any, str]:
+def start_engine(root_urn: str, err: TextIO) -> tuple[Any, str]:
     import grpc
     from pulumi.runtime.proto import engine_pb2_grpc
 
@@ -198,7 +198,7 @@ class Diagnostic:
 
 
 @dataclass
-class _Pack:
+class RunningPack:
     spec: PackSpec
     version: str
     process: subprocess.Popen[bytes]
@@ -239,7 +239,7 @@ def _drain(stream: Any, sink: list[str]) -> None:
         sink.append(raw.decode(errors="replace").rstrip("\n"))
 
 
-def _start_pack(spec: PackSpec, engine_address: str, env: Mapping[str, str]) -> _Pack:
+def start_pack(spec: PackSpec, engine_address: str, env: Mapping[str, str]) -> RunningPack:
     version = _load_pack_project(spec.path)
     # The CLI execs its `pulumi-analyzer-policy-python` shim with [engine address, "."] and this
     # environment; the shim execs Python with the same. Refuse what execve would refuse (E2BIG).
@@ -252,13 +252,13 @@ def _start_pack(spec: PackSpec, engine_address: str, env: Mapping[str, str]) -> 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    pack = _Pack(spec, version, process)
+    pack = RunningPack(spec, version, process)
     assert process.stderr is not None
     threading.Thread(target=_drain, args=(process.stderr, pack.stderr), daemon=True).start()
     return pack
 
 
-def _read_port(pack: _Pack, timeout: float) -> None:
+def read_port(pack: RunningPack, timeout: float) -> None:
     stdout = pack.process.stdout
     assert stdout is not None
     first: list[str] = []
@@ -287,7 +287,7 @@ def peak_rss_mib(pid: int | str = "self") -> float | None:
     return None
 
 
-def _stop(pack: _Pack, memory: dict[str, float] | None = None) -> None:
+def stop_pack(pack: RunningPack, memory: dict[str, float] | None = None) -> None:
     if memory is not None and pack.process.poll() is None:
         peak = peak_rss_mib(pack.process.pid)
         if peak is not None:
@@ -317,7 +317,7 @@ def _policy_config_message(proto: Any, config: Mapping[str, PolicyConfig]) -> An
     return request
 
 
-def _connect(pack: _Pack, engine_address: str, stack: StackFile, project: str) -> None:
+def connect_pack(pack: RunningPack, engine_address: str, stack: StackFile, project: str) -> None:
     import grpc
     from pulumi.runtime import proto
     from pulumi.runtime.proto import analyzer_pb2_grpc
@@ -371,7 +371,7 @@ def _connect(pack: _Pack, engine_address: str, stack: StackFile, project: str) -
     pack.supports_config = info.supportsConfig
 
 
-def _configure(pack: _Pack, given: Mapping[str, PolicyConfig] | None) -> list[str]:
+def configure_pack(pack: RunningPack, given: Mapping[str, PolicyConfig] | None) -> list[str]:
     from pulumi.runtime import proto
 
     if not pack.supports_config:
@@ -392,7 +392,7 @@ def _configure(pack: _Pack, given: Mapping[str, PolicyConfig] | None) -> list[st
     return []
 
 
-def _diagnostics(pack: _Pack, response: Any, proto: Any, default_urn: str) -> list[Diagnostic]:
+def _diagnostics(pack: RunningPack, response: Any, proto: Any, default_urn: str) -> list[Diagnostic]:
     return [
         Diagnostic(
             pack=d.policyPackName or pack.name,
@@ -472,7 +472,7 @@ def _provider(proto: Any, resource: _Resource, by_urn: Mapping[str, _Resource]) 
     return proto.AnalyzerProviderResource(
         urn=urn,
         type=provider.type if provider else urn.split("::")[2].rsplit("$", 1)[-1],
-        name=_urn_name(urn),
+        name=urn_name(urn),
         properties=_struct(_skip_internal(inputs)),
     )
 
@@ -487,7 +487,7 @@ class Analyzed:
     diagnostics: list[Diagnostic]
 
 
-def analyze_resources(packs: Sequence[_Pack], project: str, stack: str, feed: ResourceFeed, err: TextIO) -> Analyzed:
+def analyze_resources(packs: Sequence[RunningPack], project: str, stack: str, feed: ResourceFeed, err: TextIO) -> Analyzed:
     """Remediate, then Analyze, each resource of `feed` (after the root Stack) on every pack.
 
     A resource is converted and sent once it is in the feed, so this can run while the program
@@ -519,7 +519,7 @@ def analyze_resources(packs: Sequence[_Pack], project: str, stack: str, feed: Re
     # remediation that changes the properties re-asks the later packs with the new ones, as the
     # engine would have. (A resource's Remediate never depends on another resource's.)
     # Analyze answers are collected at the end; diagnostics keep resource, then pack order.
-    pending: list[tuple[list[Diagnostic], _Pack, Any, str]] = []
+    pending: list[tuple[list[Diagnostic], RunningPack, Any, str]] = []
     per_resource: list[list[Diagnostic]] = []
 
     def request(resource: _Resource, inputs: dict[str, Any]) -> Any:
@@ -586,7 +586,7 @@ def analyze_resources(packs: Sequence[_Pack], project: str, stack: str, feed: Re
     return Analyzed(resources, by_urn, diagnostics)
 
 
-def analyze_stack(packs: Sequence[_Pack], analyzed: Analyzed, stack: RecordedStack) -> list[Diagnostic]:
+def analyze_stack(packs: Sequence[RunningPack], analyzed: Analyzed, stack: RecordedStack) -> list[Diagnostic]:
     """AnalyzeStack on every pack with every resource `analyze_resources` sent (`stack` gives the root
     Stack's outputs); the packs' diagnostics in pack order."""
     from pulumi.runtime import proto
@@ -623,7 +623,7 @@ def analyze_stack(packs: Sequence[_Pack], analyzed: Analyzed, stack: RecordedSta
     return diagnostics
 
 
-def _analyze(packs: Sequence[_Pack], stack: RecordedStack, err: TextIO) -> list[Diagnostic]:
+def analyze_recording(packs: Sequence[RunningPack], stack: RecordedStack, err: TextIO) -> list[Diagnostic]:
     """Every resource of a recorded stack (`analyze_resources`), then the stack (`analyze_stack`)."""
     analyzed = analyze_resources(packs, stack.project, stack.stack, ResourceFeed(stack.resources, closed=True), err)
     return analyzed.diagnostics + analyze_stack(packs, analyzed, stack)

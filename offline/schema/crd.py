@@ -32,13 +32,13 @@ from .kube import (
     SECRET,
     Document,
     GroupVersionKind,
-    _describe,
-    _format_path,
-    _kv_definitions,
-    _leaf_errors,
-    _load_yaml,
     builtin_kinds,
+    describe_error,
+    format_path,
     kubernetes_schema_version,
+    kv_definitions,
+    leaf_errors,
+    load_yaml,
     validate_builtin,
 )
 
@@ -309,7 +309,7 @@ def load_crd_index(shared_dir: Path) -> CrdIndex:
     """Every CRD under `shared_dir/crds/*/*.yaml` (served versions only). Cached per folder."""
     entries: dict[GroupVersionKind, CrdVersion] = {}
     for path in sorted((shared_dir / "crds").glob("*/*.yaml")):
-        document = _load_yaml(path)
+        document = load_yaml(path)
         if not isinstance(document, Mapping) or document.get("kind") != "CustomResourceDefinition":
             continue
         for version in crd_versions(document, str(path.relative_to(shared_dir))):
@@ -376,7 +376,7 @@ def _values_at(node: Any, path: Sequence[str], prefix: tuple[Any, ...] = ()) -> 
 
 @functools.cache
 def _definition_validator(schema_version: str, definition: str) -> jsonschema.protocols.Validator:
-    definitions, _ = _kv_definitions(schema_version)
+    definitions, _ = kv_definitions(schema_version)
     if definition not in definitions["$defs"]:
         raise ValueError(f"Kubernetes {schema_version} has no definition {definition}")
     registry: Registry[Any] = Registry().with_resource(definitions["$id"], Resource.from_contents(definitions))
@@ -394,11 +394,11 @@ def validate_known_type_fields(document: Mapping[str, Any], kubernetes_version: 
         validator = _definition_validator(schema_version, known.definition)
         for prefix, value in _values_at(document, known.path):
             errors = validator.iter_errors(value)
-            for error in _leaf_errors(errors):
+            for error in leaf_errors(errors):
                 if error.validator == "required" and not error.absolute_path:
                     continue  # filled in by the operator
                 group, version, kind = known.definition.split(".")[-3:]
-                messages += [f"{m} (checked as {group}/{version} {kind})" for m in _describe(error, prefix)]
+                messages += [f"{m} (checked as {group}/{version} {kind})" for m in describe_error(error, prefix)]
     return messages
 
 
@@ -423,8 +423,8 @@ def validate_custom_resource(document: Mapping[str, Any], index: CrdIndex, kuber
         messages.append(f"metadata.namespace: required ({gvk.kind} is namespaced)")
     if crd.scope == "Cluster" and metadata.get("namespace"):
         messages.append(f"metadata.namespace: must not be set ({gvk.kind} is cluster-scoped)")
-    for error in _leaf_errors(crd.validator.iter_errors(dict(document))):
-        messages.extend(_describe(error))
+    for error in leaf_errors(crd.validator.iter_errors(dict(document))):
+        messages.extend(describe_error(error))
     if kubernetes_version is not None:
         messages += validate_known_type_fields(document, kubernetes_version)
         messages += _validate_embedded_objects(crd, document, index, kubernetes_version)
@@ -467,6 +467,6 @@ def _validate_embedded_objects(
             found = [m for m in validate_custom_resource(embedded, index, kubernetes_version) if not m.startswith("metadata.")]
         else:
             continue
-        where = _format_path(path)
+        where = format_path(path)
         messages += [f"{where}.{m} (embedded {gvk})" if not m.startswith("(") else f"{where}: {m}" for m in found]
     return messages

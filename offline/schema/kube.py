@@ -51,7 +51,7 @@ class GroupVersionKind:
 # --- shared helpers --------------------------------------------------------------------------------
 
 
-def _format_path(parts: Iterable[Any]) -> str:
+def format_path(parts: Iterable[Any]) -> str:
     """`spec.template.spec.containers[0].image`; keys that contain dots are bracketed: `configs.cm["a.b"]`."""
     text = ""
     for part in parts:
@@ -68,7 +68,7 @@ def _is_secret_error(error: jsonschema.ValidationError) -> bool:
     return bool(error.instance == SECRET)
 
 
-def _unknown_keys(error: jsonschema.ValidationError) -> list[str]:
+def unknown_keys(error: jsonschema.ValidationError) -> list[str]:
     """The keys an `additionalProperties: false` error is about."""
     schema = error.schema if isinstance(error.schema, Mapping) else {}
     instance = error.instance if isinstance(error.instance, Mapping) else {}
@@ -77,7 +77,7 @@ def _unknown_keys(error: jsonschema.ValidationError) -> list[str]:
     return sorted(str(k) for k in instance if k not in known and not any(p.search(str(k)) for p in patterns))
 
 
-def _leaf_errors(errors: Iterable[jsonschema.ValidationError]) -> Iterator[jsonschema.ValidationError]:
+def leaf_errors(errors: Iterable[jsonschema.ValidationError]) -> Iterator[jsonschema.ValidationError]:
     """Errors with secret placeholders dropped; an anyOf/oneOf failure is replaced by its most relevant cause."""
     for error in errors:
         if _is_secret_error(error):
@@ -91,16 +91,16 @@ def _leaf_errors(errors: Iterable[jsonschema.ValidationError]) -> Iterator[jsons
         yield error
 
 
-def _describe(error: jsonschema.ValidationError, prefix: Sequence[Any] = ()) -> list[str]:
+def describe_error(error: jsonschema.ValidationError, prefix: Sequence[Any] = ()) -> list[str]:
     """One message per problem: `spec.replica: unknown field`, `spec.size: 'x' is not of type 'integer'`."""
     path = [*prefix, *error.absolute_path]
     if error.validator == "additionalProperties" and error.validator_value is False:
-        return [f"{_format_path([*path, key])}: unknown field" for key in _unknown_keys(error)]
+        return [f"{format_path([*path, key])}: unknown field" for key in unknown_keys(error)]
     if error.validator == "unevaluatedProperties" and error.validator_value is False:
-        return [f"{_format_path(path)}: {error.message}"]
+        return [f"{format_path(path)}: {error.message}"]
     if error.validator == "type" and error.instance is None:
-        return [f"{_format_path(path)}: null is not allowed here (expected {error.validator_value})"]
-    return [f"{_format_path(path)}: {error.message}"]
+        return [f"{format_path(path)}: null is not allowed here (expected {error.validator_value})"]
+    return [f"{format_path(path)}: {error.message}"]
 
 
 def _yaml_loader() -> type[yaml.SafeLoader]:
@@ -119,7 +119,7 @@ def _yaml_loader() -> type[yaml.SafeLoader]:
 _LOADER = _yaml_loader()
 
 
-def _load_yaml(path: Path) -> Any:
+def load_yaml(path: Path) -> Any:
     with path.open(encoding="utf-8") as stream:
         return yaml.load(stream, Loader=_LOADER)  # a SafeLoader subclass
 
@@ -173,7 +173,7 @@ def _kv_file(schema_version: str, name: str) -> Any:
 
 
 @functools.cache
-def _kv_definitions(schema_version: str) -> tuple[dict[str, Any], dict[GroupVersionKind, str]]:
+def kv_definitions(schema_version: str) -> tuple[dict[str, Any], dict[GroupVersionKind, str]]:
     definitions: dict[str, Any] = _kv_file(schema_version, "_definitions.json")
     kinds: dict[GroupVersionKind, str] = {}
     for name, schema in definitions["$defs"].items():
@@ -189,12 +189,12 @@ def builtin_kinds(kubernetes_version: str) -> frozenset[GroupVersionKind]:
 
 @functools.cache
 def _builtin_kinds(schema_version: str) -> frozenset[GroupVersionKind]:
-    return frozenset(_kv_definitions(schema_version)[1])
+    return frozenset(kv_definitions(schema_version)[1])
 
 
 def builtin_definitions(kubernetes_version: str) -> frozenset[str]:
     """Every definition name (`io.k8s.api.core.v1.PodSpec`, ...) of the Kubernetes OpenAPI schema of that version."""
-    return frozenset(_kv_definitions(kubernetes_schema_version(kubernetes_version))[0]["$defs"])
+    return frozenset(kv_definitions(kubernetes_schema_version(kubernetes_version))[0]["$defs"])
 
 
 def is_builtin(document: Mapping[str, Any], kubernetes_version: str) -> bool:
@@ -203,7 +203,7 @@ def is_builtin(document: Mapping[str, Any], kubernetes_version: str) -> bool:
 
 @functools.cache
 def _builtin_validator(schema_version: str, gvk: GroupVersionKind) -> jsonschema.protocols.Validator:
-    definitions, kinds = _kv_definitions(schema_version)
+    definitions, kinds = kv_definitions(schema_version)
     # The file name scheme of kubernetes-validate: rbac.authorization.k8s.io/v1 -> rbac-v1.
     prefix = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", gvk.api_version)
     try:
@@ -223,10 +223,10 @@ def validate_builtin(document: Mapping[str, Any], kubernetes_version: str) -> li
     """Errors of a built-in object against the strict OpenAPI schema of `kubernetes_version` ("1.33")."""
     schema_version = kubernetes_schema_version(kubernetes_version)
     gvk = GroupVersionKind.of(document)
-    if gvk not in _kv_definitions(schema_version)[1]:
+    if gvk not in kv_definitions(schema_version)[1]:
         return [f"{gvk} is not a built-in kind of Kubernetes {kubernetes_version}"]
     validator = _builtin_validator(schema_version, gvk)
     messages: list[str] = []
-    for error in _leaf_errors(validator.iter_errors(dict(document))):
-        messages.extend(_describe(error))
+    for error in leaf_errors(validator.iter_errors(dict(document))):
+        messages.extend(describe_error(error))
     return sorted(set(messages))

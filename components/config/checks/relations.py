@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from ..base import PathPart, ProblemCollector, go_duration_seconds, quantity_value
 
 if TYPE_CHECKING:
-    from ..root import PlatformConfig
+    from ..model import PlatformModel
 
 # Namespaces of the platform's own layers (components/layers/*.py, components/charts.py).
 PLATFORM_NAMESPACES = {
@@ -45,7 +45,7 @@ def mysql_size_bytes(text: str) -> int:
     return int(text.rstrip("KMG")) * factor
 
 
-def check_relations(cfg: PlatformConfig, problems: ProblemCollector) -> None:
+def check_relations(cfg: PlatformModel, problems: ProblemCollector) -> None:
     _check_addresses(cfg, problems)
     _check_dns_names(cfg, problems)
     _check_sizes(cfg, problems)
@@ -57,7 +57,7 @@ def check_relations(cfg: PlatformConfig, problems: ProblemCollector) -> None:
 # --- address plan ------------------------------------------------------------------------------------
 
 
-def _service_addresses(cfg: PlatformConfig) -> Iterator[tuple[list[PathPart], str, str]]:
+def _service_addresses(cfg: PlatformModel) -> Iterator[tuple[list[PathPart], str, str]]:
     """(key, address, what it is) of every single address the site's services are reached at."""
     net = cfg.network
     if net.ingress.address:
@@ -79,7 +79,7 @@ def _service_addresses(cfg: PlatformConfig) -> Iterator[tuple[list[PathPart], st
         yield ["network", "dns", "upstreams", index], upstream, "an upstream DNS server"
 
 
-def _check_addresses(cfg: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_addresses(cfg: PlatformModel, problems: ProblemCollector) -> None:
     # Pairs that NetworkConfig and PlatformConfig already report (login/DNS against the ingress).
     reported = {("the ingress", "the site DNS service"), ("the ingress", "the login service"),
                 ("the site DNS service", "the login service"),
@@ -128,7 +128,7 @@ def _check_addresses(cfg: PlatformConfig, problems: ProblemCollector) -> None:
 # --- DNS names -------------------------------------------------------------------------------------------
 
 
-def _check_dns_names(cfg: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_dns_names(cfg: PlatformModel, problems: ProblemCollector) -> None:
     """The records hpcforge writes into the site zone (platform.dns_records) must not collide."""
     prov = cfg.provisioning
     if prov is None or not prov.enabled:
@@ -158,7 +158,7 @@ def _check_dns_names(cfg: PlatformConfig, problems: ProblemCollector) -> None:
 # --- sizes -------------------------------------------------------------------------------------------------
 
 
-def _check_sizes(cfg: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_sizes(cfg: PlatformModel, problems: ProblemCollector) -> None:
     db = cfg.database
     if quantity_value(db.memory_limit) < quantity_value(db.memory):
         problems.add(["database", "memoryLimit"], f"{db.memory_limit} is below the memory request {db.memory}")
@@ -177,7 +177,7 @@ def _check_sizes(cfg: PlatformConfig, problems: ProblemCollector) -> None:
 # --- certificates -------------------------------------------------------------------------------------------
 
 
-def _check_certificates(cfg: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_certificates(cfg: PlatformModel, problems: ProblemCollector) -> None:
     tls = cfg.tls
     duration = go_duration_seconds(tls.certificate_duration)
     renew = go_duration_seconds(tls.renew_before)
@@ -207,7 +207,7 @@ def _check_certificates(cfg: PlatformConfig, problems: ProblemCollector) -> None
 # --- namespaces ------------------------------------------------------------------------------------------------
 
 
-def _check_namespaces(cfg: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_namespaces(cfg: PlatformModel, problems: ProblemCollector) -> None:
     """One owner per namespace: a layer's namespace is never another layer's or a site app's."""
     owners: dict[str, str] = dict(PLATFORM_NAMESPACES)
     layers: list[tuple[list[PathPart], str, str]] = [(["slurm", "namespace"], cfg.slurm.namespace, "the Slurm layer")]
@@ -310,7 +310,7 @@ def _hostnames(model: Any, path: list[PathPart]) -> Iterator[tuple[list[PathPart
                 yield from _hostnames(item, [*path, index])
 
 
-def _check_hostnames(cfg: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_hostnames(cfg: PlatformModel, problems: ProblemCollector) -> None:
     """One host name, one Ingress: Traefik routes a host to one backend only.
 
     The host names hpcforge picks itself (components/platform.py: `argocd.<domain>` when

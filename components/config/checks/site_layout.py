@@ -13,10 +13,10 @@ from ..base import ProblemCollector
 
 if TYPE_CHECKING:
     from ...layers.provisioning.config import Host
-    from ..root import PlatformConfig
+    from ..model import PlatformModel
 
 
-def check_site_layout(config: PlatformConfig, problems: ProblemCollector) -> None:
+def check_site_layout(config: PlatformModel, problems: ProblemCollector) -> None:
     _check_topology(config, problems)
     _check_partition_features(config, problems)
     _check_partition_groups(config, problems)
@@ -24,11 +24,11 @@ def check_site_layout(config: PlatformConfig, problems: ProblemCollector) -> Non
     _check_reservation_users(config, problems)
 
 
-def _hosts(config: PlatformConfig) -> tuple[Host, ...]:
+def _hosts(config: PlatformModel) -> tuple[Host, ...]:
     return config.provisioning.hosts if config.provisioning is not None else ()
 
 
-def _check_topology(config: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_topology(config: PlatformModel, problems: ProblemCollector) -> None:
     topology = config.slurm.topology
     hosts = _hosts(config)
     if topology is None:
@@ -84,7 +84,7 @@ def _check_topology(config: PlatformConfig, problems: ProblemCollector) -> None:
             problems.add(["slurm", "topology", "blocks", index], f"block {block.name!r} is empty")
 
 
-def _check_partition_features(config: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_partition_features(config: PlatformModel, problems: ProblemCollector) -> None:
     carried: set[str] = set()
     for ns in config.slurm.nodesets:
         carried |= {ns.name, *ns.features}
@@ -100,7 +100,7 @@ def _check_partition_features(config: PlatformConfig, problems: ProblemCollector
                 )
 
 
-def _check_partition_groups(config: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_partition_groups(config: PlatformModel, problems: ProblemCollector) -> None:
     groups = {group.name for group in config.directory.groups}
     for index, partition in enumerate(config.slurm.partitions):
         for g_index, group in enumerate(partition.allow_groups):
@@ -111,7 +111,7 @@ def _check_partition_groups(config: PlatformConfig, problems: ProblemCollector) 
                 )
 
 
-def _check_host_gres(config: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_host_gres(config: PlatformModel, problems: ProblemCollector) -> None:
     """A host's GRES must be a type slurm.conf declares (`GresTypes=gpu` comes with GPU nodesets), or its
     slurmd fails to register."""
     declared = {"gpu"} if config.slurm.has_gpus else set()
@@ -128,7 +128,7 @@ def _check_host_gres(config: PlatformConfig, problems: ProblemCollector) -> None
                 )
 
 
-def _check_reservation_users(config: PlatformConfig, problems: ProblemCollector) -> None:
+def _check_reservation_users(config: PlatformModel, problems: ProblemCollector) -> None:
     users = {"root", "slurm", *(user.name for user in config.directory.users)}
     for index, reservation in enumerate(config.slurm.reservations):
         for u_index, user in enumerate(reservation.users):

@@ -16,9 +16,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ...context import DeployContext, Stateful
+from ...k8s.certificates import CA_SECRET as CA_SECRET_NAME
 from ...k8s.resources import Namespace, config_map, container_resources, egress_to_apiserver, egress_to_internet, secret
 from ...versions import Images
-from ..certificates.layer import CA_SECRET as CA_SECRET_NAME
 from .config import BackupsConfig
 from .objects import S3_SECRET, mariadb_backup_spec
 

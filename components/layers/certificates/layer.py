@@ -11,15 +11,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
-from ...config.platform_core import TlsConfig
 from ...context import DeployContext
+from ...k8s.certificates import CA_ISSUER, CA_SECRET
 from ...k8s.resources import Namespace, Port, container_resources, egress_to_apiserver, egress_to_internet, ingress_from_anywhere
 from ...versions import Charts
+from .config import TlsConfig
 
 NAMESPACE = "cert-manager"
 BOOTSTRAP_ISSUER = "hpcforge-selfsigned-bootstrap"
-CA_ISSUER = "hpcforge-ca"
-CA_SECRET = "hpcforge-ca"
 ACME_ISSUER = "acme"
 
 CHARTS = (ChartUse("cert-manager", Charts.CERT_MANAGER, NAMESPACE),)
@@ -122,56 +121,3 @@ class Certificates(pulumi.ComponentResource):
             self.acme_issuer = ACME_ISSUER
             self.ready.append(acme)
         self.register_outputs({"caIssuer": self.ca_issuer, "acmeIssuer": self.acme_issuer})
-
-
-def certificate(
-    ctx: DeployContext,
-    parent: pulumi.Resource,
-    *,
-    name: str,
-    namespace: str,
-    dns_names: Sequence[str],
-    issuer: str,
-    duration: str,
-    renew_before: str,
-    component: str,
-    app: str,
-    usages: Sequence[str] = ("server auth",),
-    depends_on: Sequence[pulumi.Resource] = (),
-) -> k8s.apiextensions.CustomResource:
-    """A cert-manager Certificate from a ClusterIssuer; its Secret `name` has tls.crt, tls.key and ca.crt."""
-    return k8s.apiextensions.CustomResource(
-        f"{namespace}/{name}",
-        api_version="cert-manager.io/v1",
-        kind="Certificate",
-        metadata=ctx.meta(name, component, namespace, app=app),
-        spec=certificate_spec(name, dns_names, issuer, duration, renew_before, usages),
-        opts=ctx.opts(parent, depends_on=list(depends_on)),
-    )
-
-
-MAX_COMMON_NAME_BYTES = 64
-"""X.509's upper bound on a common name, which cert-manager v1.21.1's webhook enforces
-(internal/apis/certmanager/validation/certificate.go ValidateCertificateSpec)."""
-
-
-def certificate_spec(
-    secret_name: str, dns_names: Sequence[str], issuer: str, duration: str, renew_before: str, usages: Sequence[str]
-) -> dict[str, Any]:
-    """The spec of `certificate`: the first DNS name is also the common name when it fits in 64 bytes; a longer
-    one (a long Slurm namespace, a long Grendel host name) is left to the dnsNames alone, which clients
-    verify anyway, since cert-manager refuses a longer commonName."""
-    spec: dict[str, Any] = {"secretName": secret_name}
-    if len(dns_names[0].encode()) <= MAX_COMMON_NAME_BYTES:
-        spec["commonName"] = dns_names[0]
-    spec.update(
-        {
-            "dnsNames": list(dns_names),
-            "duration": duration,
-            "renewBefore": renew_before,
-            "usages": list(usages),
-            "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
-            "issuerRef": {"name": issuer, "kind": "ClusterIssuer", "group": "cert-manager.io"},
-        }
-    )
-    return spec

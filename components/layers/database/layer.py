@@ -27,7 +27,7 @@ from ...k8s.resources import (
     ingress_from_namespaces,
 )
 from ...versions import Charts, Images
-from ..directory.config import DatabaseConfig
+from .config import DatabaseConfig
 
 OPERATOR_NAMESPACE = "mariadb-system"
 NAMESPACE = "database"

@@ -17,6 +17,7 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
+from ...k8s.certificates import certificate
 from ...k8s.resources import (
     RESTRICTED_CONTAINER_SECURITY,
     Allow,
@@ -29,8 +30,7 @@ from ...k8s.resources import (
     ingress_from_namespaces,
 )
 from ...versions import Charts, Images
-from ..batch.config import DevOpsConfig, PipelineStep
-from ..certificates.layer import certificate
+from .config import DevOpsConfig, PipelineStep
 
 WORKFLOWS_NAMESPACE = "argo"
 REGISTRY_NAMESPACE = "registry"

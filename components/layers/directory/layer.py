@@ -11,13 +11,13 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...config.inventory import digest_annotations
+from ...config.inventory_ref import digest_annotations
 from ...context import DeployContext, Stateful
+from ...k8s.certificates import certificate
 from ...k8s.chunks import chunked_file
 from ...k8s.generated import generated_secret
 from ...k8s.resources import Namespace, Port, config_map, container_resources, ingress_from_namespaces
 from ...versions import Images
-from ..certificates.layer import certificate
 from .config import DirectoryConfig
 from .ldif import render_directory_ldif, sssd_bind_dn
 

@@ -12,7 +12,6 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from ...charts import ARGOCD_NAMESPACE, IN_CLUSTER, PLATFORM_PROJECT, ChartDeployer, ChartUse, project_spec
-from ...config.platform_core import GitOpsConfig
 from ...context import DeployContext
 from ...k8s.generated import generated_password, generated_secret
 from ...k8s.resources import (
@@ -24,6 +23,7 @@ from ...k8s.resources import (
     ingress_from_namespaces,
 )
 from ...versions import Charts
+from .config import GitOpsConfig
 
 APPS_PROJECT = "site-apps"
 

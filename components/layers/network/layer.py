@@ -14,6 +14,7 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
+from ...k8s.addresses import metallb_service_annotations
 from ...k8s.chunks import chunked_file
 from ...k8s.resources import (
     ANYWHERE,
@@ -40,14 +41,6 @@ CHARTS = (
     ChartUse("metallb", Charts.METALLB, METALLB_NAMESPACE),
     ChartUse("traefik", Charts.TRAEFIK, TRAEFIK_NAMESPACE),
 )
-
-
-def metallb_service_annotations(pool: str, address: str | None) -> dict[str, str]:
-    """Annotations that make MetalLB give a Service an address from `pool` (and exactly `address`)."""
-    annotations = {"metallb.io/address-pool": pool}
-    if address:
-        annotations["metallb.io/loadBalancerIPs"] = address
-    return annotations
 
 
 @dataclass(frozen=True)

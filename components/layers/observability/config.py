@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 
 from ...config.base import K8sName, StrictModel
-from ..directory.config import Storage
+from ..storage.config import Storage
 
 Severity = Literal["critical", "warning"]
 

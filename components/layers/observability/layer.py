@@ -21,6 +21,7 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
+from ...k8s.certificates import CA_ISSUER
 from ...k8s.generated import generated_password
 from ...k8s.resources import (
     ANYWHERE,
@@ -34,7 +35,6 @@ from ...k8s.resources import (
     secret,
 )
 from ...versions import Charts
-from ..certificates.layer import CA_ISSUER
 from .alerts import RuleSettings, alert_rules, alertmanager_config
 from .config import ObservabilityConfig
 from .dashboards import dashboard_files

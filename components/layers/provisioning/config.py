@@ -24,9 +24,10 @@ from ...config.base import (
     StrictModel,
     ipv4_int,
 )
-from ...config.inventory import InventoryRef
+from ...config.inventory_ref import InventoryRef
 from ...config.root_causes import dhcp_range_message, fold_into, fold_network
-from ..directory.config import Storage, validate_ssh_public_key
+from ..directory.config import validate_ssh_public_key
+from ..storage.config import Storage
 
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _UNICAST_MAC = re.compile(r"[0-9a-f][02468ace](:[0-9a-f]{2}){5}")

@@ -11,6 +11,7 @@ from typing import Any
 
 import tomli_w
 
+from ...k8s.addresses import PORT_RANGE_SYSCTL
 from ..slurm.config import SlurmConfig
 from ..slurm.slurm_conf import SLURMCTLD_PORT, bare_metal_slurmd_argv, conf_text, host_parameters, shell_command
 from .config import BootImage, Host, ProvisioningConfig
@@ -19,7 +20,6 @@ REPO_DIR = "/var/lib/grendel"
 JOIN_DIR = "hpcforge"
 """Folder under Grendel's repo (served at http://<grendel>/repo/hpcforge/) holding join scripts."""
 API_SOCKET = "/var/run/grendel/grendel-api.socket"
-PORT_RANGE_SYSCTL = "net.ipv4.ip_local_port_range"
 NODESET_TAG_PREFIX = "nodeset:"
 
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...config.inventory import digest_annotations
+from ...config.inventory_ref import digest_annotations
 from ...context import DeployContext, Stateful
+from ...k8s.certificates import certificate
 from ...k8s.chunks import chunked_file
 from ...k8s.generated import generated_password
 from ...k8s.resources import Namespace, Port, config_map, container_resources, ingress_from_namespaces, secret
 from ...versions import Images
-from ..certificates.layer import certificate
 from ..slurm.config import SlurmConfig
 from ..storage.config import NfsExport
 from ..storage.objects import host_mount_commands

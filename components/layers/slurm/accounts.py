@@ -17,7 +17,6 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from ...config.base import ProblemCollector, StrictModel, duplicates
 
 if TYPE_CHECKING:
-    from ...config.root import PlatformConfig
     from ..directory.config import DirectoryConfig
 
 #: The association tree's root account and the QOS that slurmdbd creates itself.
@@ -38,7 +37,7 @@ _TIME = re.compile(
 )
 
 
-def _known(names: set[str] | list[str]) -> str:
+def known_names(names: set[str] | list[str]) -> str:
     """A readable "known: ..." list: the first ten names, then how many there are."""
     ordered = sorted(names)
     if not ordered:
@@ -199,7 +198,7 @@ class SlurmAccountsConfig(StrictModel):
     def _cross_checks(self) -> SlurmAccountsConfig:
         problems = ProblemCollector()
         qos_names = self.qos_names()
-        known_qos = _known(qos_names)
+        known_qos = known_names(qos_names)
         for name in duplicates(q.name for q in self.qos):
             problems.add(["qos"], f"duplicate QOS {name!r}")
         for index, qos in enumerate(self.qos):
@@ -211,7 +210,7 @@ class SlurmAccountsConfig(StrictModel):
                 elif other == qos.name:
                     problems.add(["qos", index, "preempt", p_index], f"QOS {qos.name!r} cannot preempt itself")
         accounts = {a.name for a in self.accounts}
-        known_accounts = _known(accounts | {ROOT_ACCOUNT})
+        known_accounts = known_names(accounts | {ROOT_ACCOUNT})
         for name in duplicates(a.name for a in self.accounts):
             problems.add(["accounts"], f"duplicate account {name!r}")
         for index, account in enumerate(self.accounts):
@@ -315,56 +314,6 @@ def _resolve_associations(accounts: SlurmAccountsConfig, directory: DirectoryCon
     return result
 
 
-def check_accounts(config: PlatformConfig, problems: ProblemCollector) -> None:
-    """Cross-layer checks: users and groups against the directory, partitions' QOS against `slurm.accounts.qos`."""
-    slurm = config.slurm
-    accounts = slurm.accounts
-    for index, partition in enumerate(slurm.partitions):
-        if partition.qos is None:
-            continue
-        if accounts is None:
-            problems.add(
-                ["slurm", "partitions", index, "qos"],
-                f"partition {partition.name!r}: QOS {partition.qos!r} is not declared: declare it under slurm.accounts.qos",
-            )
-        elif partition.qos not in accounts.qos_names():
-            problems.add(
-                ["slurm", "partitions", index, "qos"],
-                f"partition {partition.name!r}: unknown QOS {partition.qos!r} (declared: {', '.join(sorted(accounts.qos_names()))})",
-            )
-    if accounts is None:
-        return
-    base = ["slurm", "accounts"]
-    if not slurm.accounting.enabled:
-        problems.add(base, "Slurm accounts need slurmdbd: set slurm.accounting.enabled to true or remove slurm.accounts")
-    users = {u.name for u in config.directory.users}
-    groups = {g.name for g in config.directory.groups}
-    resolved = resolve_associations(accounts, config.directory)
-    known_users = _known(users)
-    for index, user in enumerate(accounts.users):
-        if user.name not in users:
-            problems.add([*base, "users", index, "name"], f"unknown directory user {user.name!r} (known: {known_users})")
-    for index, account in enumerate(accounts.accounts):
-        for g_index, group in enumerate(account.groups):
-            if group not in groups:
-                problems.add(
-                    [*base, "accounts", index, "groups", g_index],
-                    f"account {account.name!r}: unknown directory group {group!r} (known: {_known(groups)})",
-                )
-        for c_index, coordinator in enumerate(account.coordinators):
-            if coordinator not in users:
-                problems.add(
-                    [*base, "accounts", index, "coordinators", c_index],
-                    f"account {account.name!r}: unknown directory user {coordinator!r} (known: {known_users})",
-                )
-            elif coordinator not in resolved:
-                # sacctmgr adds coordinators only among users it knows, i.e. users with an association
-                problems.add(
-                    [*base, "accounts", index, "coordinators", c_index],
-                    f"account {account.name!r}: coordinator {coordinator!r} has no association (give them an account)",
-                )
-
-
 __all__ = [
     "DEFAULT_QOS",
     "RESERVED_USERS",
@@ -373,6 +322,5 @@ __all__ = [
     "QosConfig",
     "SlurmAccountsConfig",
     "UserAssociations",
-    "check_accounts",
     "resolve_associations",
 ]

@@ -19,9 +19,10 @@ from ...config.base import (
     duplicates,
     quantity_value,
 )
-from ...config.inventory import InventoryRef, digest_annotations
+from ...config.inventory_ref import InventoryRef, digest_annotations
 from ...versions import SLURMD_IMAGE_HAS_NVML
-from ..directory.config import Storage, validate_ssh_public_key
+from ..directory.config import validate_ssh_public_key
+from ..storage.config import Storage
 from .accounts import SlurmAccountsConfig
 from .partitions import PartitionConfig, Preemption
 from .reservations import ReservationConfig

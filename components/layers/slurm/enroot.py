@@ -31,6 +31,7 @@ SETTINGS = (
 
 
 def enroot_conf() -> str:
-    lines = ["# hpcforge: per-user enroot directories in the Pyxis slurmd pods (components/renderers/enroot.py)"]
+    source = "components/renderers/enroot.py"  # remap-imports: keep (rendered text)
+    lines = [f"# hpcforge: per-user enroot directories in the Pyxis slurmd pods ({source})"]
     lines += [f"{key} {value}" for key, value in SETTINGS]
     return "\n".join(lines) + "\n"

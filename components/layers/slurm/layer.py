@@ -20,6 +20,8 @@ import pulumi_kubernetes as k8s
 from ...charts import ChartDeployer, ChartUse
 from ...config.base import quantity_value
 from ...context import DeployContext, Stateful
+from ...k8s.addresses import PORT_RANGE_SYSCTL, metallb_service_annotations
+from ...k8s.certificates import certificate
 from ...k8s.generated import generated_secret
 from ...k8s.resources import (
     Allow,
@@ -33,12 +35,9 @@ from ...k8s.resources import (
     secret,
 )
 from ...versions import Charts, Images
-from ..certificates.layer import certificate
 from ..database.layer import DatabaseEndpoint
 from ..directory.layer import DirectoryEndpoint
-from ..network.layer import metallb_service_annotations
 from ..provisioning.config import Host
-from ..provisioning.grendel import PORT_RANGE_SYSCTL
 from ..rdma.config import RdmaConfig
 from ..rdma.layer import NETWORKS_ANNOTATION, RESOURCE_ANNOTATION, attachment_config, rdma_resource
 from ..storage.config import NfsExport, StorageConfig

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from ...config.base import K8sName, ProblemCollector, Quantity, StrictModel, duplicates
+from ...config.base import DnsName, K8sName, ProblemCollector, Quantity, StrictModel, duplicates
 
 
 def _mount_option(value: str) -> str:
@@ -93,3 +93,10 @@ class StorageConfig(StrictModel):
                 problems.add(["nfsExports", index, "mountPath"], f"{export.mount_path} would hide the system's own tree")
         problems.raise_if_any()
         return self
+
+
+class Storage(StrictModel):
+    size: Quantity = "10Gi"
+    """Size of the volume."""
+    storage_class: DnsName | None = None
+    """A storage class name (lowercase DNS name); null: `hpcforge:kubernetes.storageClass`, else the cluster default."""

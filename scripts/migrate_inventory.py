@@ -1,4 +1,5 @@
-"""`python -m offline migrate-inventory --stack STACK`: move inline inventories into files.
+"""`python -m offline migrate-inventory --stack STACK` (offline/cli.py calls this): move inline inventories into
+files. A one-off migration, so it lives in scripts/ with the others, not in the runner.
 
 Hosts (`hpcforge:provisioning.hosts`) and directory users and groups (`hpcforge:directory.users`,
 `.groups`) used to live in the stack config. This writes them to `inventory/STACK/hosts.yaml` and
@@ -21,7 +22,8 @@ import yaml
 
 from components.config.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, Yaml12Loader
 
-from .stackfile import PROJECT_ROOT
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+"""The project directory (the one with `Pulumi.yaml`)."""
 
 
 class MigrationError(Exception):
