@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from components.layers.gpu.config import GpuHealthConfig
-from components.layers.slurm.layer import JOB_MAPPING_VOLUME
+from components.layers.slurm.objects import JOB_MAPPING_VOLUME
 from components.layers.slurm.script_settings import gpu_health_settings
 from offline.engine import RecordedStack
 

@@ -24,7 +24,7 @@ from components.layers.network.config import NetworkAttachment
 from components.layers.network.dns import render_corefile, render_hosts_file
 from components.layers.network.layer import ipvlan_cni_config
 from components.layers.provisioning.grendel import GrendelSecrets, render_grendel_toml, render_inventory, render_join_script
-from components.layers.slurm.layer import nodeset_spec
+from components.layers.slurm.objects import nodeset_spec
 from components.layers.slurm.slurm_conf import (
     bare_metal_slurmd_argv,
     cgroup_conf,

@@ -14,7 +14,7 @@ import pytest
 from components.config import load_config
 from components.config.files import missing_files
 from components.layers.slurm.config import Script
-from components.layers.slurm.layer import script_text
+from components.layers.slurm.objects import script_text
 from components.layers.slurm.script_include import IncludeError, inline_includes
 from offline.engine import RecordedStack
 

@@ -10,7 +10,7 @@ import yaml
 
 from components.config import PlatformConfig, load_config
 from components.layers.provisioning.grendel import render_join_script
-from components.layers.slurm.layer import nodeset_spec
+from components.layers.slurm.objects import nodeset_spec
 from components.layers.slurm.reservation_script import reservation_commands, reservation_script
 from components.layers.slurm.site import SLURM_UID, reservation_job_spec
 from components.layers.slurm.topology import TopologyConfig, expand_hostlist

@@ -19,7 +19,7 @@ import pulumi
 import pulumi_command as command
 
 from ...config.root import PlatformConfig
-from ..slurm.layer import CONTROLLER
+from ..slurm.objects import CONTROLLER
 from .gpu import gpu_check_environments
 
 SCRIPTS = Path(__file__).resolve().parents[3] / "scripts" / "evidence"
