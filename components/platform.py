@@ -11,8 +11,10 @@ import pulumi_kubernetes as k8s
 from .charts import ChartDeployer, ChartUse
 from .config.checks.gpu import gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints
 from .config.inventory_ref import digest_annotations
+from .config.placement import login_node_selectors, login_pool_taints, node_selectors, nodeset_pool_taints, nodeset_pools
 from .config.root import PlatformConfig
 from .context import DeployContext
+from .k8s.certificates import CA_ISSUER
 from .layers.backups.layer import Backups, BackupsArgs
 from .layers.batch import layer as batch
 from .layers.batch.layer import Batch, BatchArgs
@@ -77,15 +79,6 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
     return uses
 
 
-def node_selectors(config: PlatformConfig) -> dict[str, dict[str, str]]:
-    """Each nodeset's node selector: its node pool's labels, then its own nodeSelector entries."""
-    selectors: dict[str, dict[str, str]] = {}
-    for nodeset in config.slurm.nodesets:
-        pool = config.node_pool(nodeset.pool) if nodeset.pool else None
-        selectors[nodeset.name] = {**(dict(pool.labels) if pool else {}), **nodeset.node_selector}
-    return selectors
-
-
 def dns_records(config: PlatformConfig) -> dict[str, dict[str, str]]:
     """Records the site DNS serves for the bare-metal inventory (hosts and their BMCs)."""
     prov = config.provisioning
@@ -148,7 +141,7 @@ class Platform(pulumi.ComponentResource):
                 platform_charts=plan,
                 hostname=argocd_host,
                 ingress_class=network.INGRESS_CLASS,
-                issuer=certificates.ACME_ISSUER if cfg.tls.acme else certificates.CA_ISSUER,
+                issuer=certificates.ACME_ISSUER if cfg.tls.acme else CA_ISSUER,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -262,9 +255,7 @@ class Platform(pulumi.ComponentResource):
                 database=db.endpoint if db is not None else None,
                 directory=ldap.endpoint,
                 node_selectors=node_selectors(cfg),
-                pool_taints={
-                    ns.name: pool.taints for ns in cfg.slurm.nodesets if ns.pool and (pool := cfg.node_pool(ns.pool)) is not None
-                },
+                pool_taints=nodeset_pool_taints(cfg),
                 ca_issuer=certs.ca_issuer,
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
@@ -272,16 +263,8 @@ class Platform(pulumi.ComponentResource):
                 # The topology places the inventory's hosts even when Grendel is switched off.
                 hosts=cfg.provisioning.hosts if cfg.provisioning is not None else (),
                 storage=cfg.storage,
-                login_node_selectors={
-                    lg.name: dict(pool.labels)
-                    for lg in cfg.slurm.login_sets()
-                    if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
-                },
-                login_pool_taints={
-                    lg.name: pool.taints
-                    for lg in cfg.slurm.login_sets()
-                    if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
-                },
+                login_node_selectors=login_node_selectors(cfg),
+                login_pool_taints=login_pool_taints(cfg),
                 script_settings=gpu_health_settings(
                     cfg.gpu.health,
                     mig=cfg.gpu.operator.mig_strategy != "none",
@@ -290,7 +273,7 @@ class Platform(pulumi.ComponentResource):
                 ),
                 gpu_job_mapping_dir=job_mapping_dir,
                 rdma=rdma,
-                nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
+                nodeset_pools=nodeset_pools(cfg),
                 metrics=monitored,
                 accounts_state=(
                     render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
