@@ -95,7 +95,7 @@ def dns_records(config: PlatformConfig) -> dict[str, dict[str, str]]:
 class Platform(pulumi.ComponentResource):
     outputs: dict[str, Any]
 
-    def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:  # noqa: PLR0915 (wires the layers in dependency order)
         super().__init__("hpcforge:platform:Platform", name, None, opts)
         cfg = args.config
         kubeconfig: pulumi.Output[str] | None = None

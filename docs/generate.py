@@ -361,7 +361,7 @@ def describe_type(tp: Any, metadata: Sequence[Any] = (), discriminator: Any = No
     return f"{text} or null" if shape.nullable and not text.endswith(" or null") else text
 
 
-def _describe(shape: _Shape) -> str:
+def _describe(shape: _Shape) -> str:  # noqa: PLR0911, PLR0912 (one return per shape of a config type)
     tp, metadata = shape.tp, shape.metadata
     origin = get_origin(tp)
     named = _validator_name(metadata)

@@ -63,7 +63,7 @@ def pack_specs(policy_packs: Sequence[Path], configs: Sequence[Path]) -> list[Pa
     return [PackSpec(path, configs[i] if configs else None) for i, path in enumerate(policy_packs)]
 
 
-def run_check(args: argparse.Namespace) -> int:
+def run_check(args: argparse.Namespace) -> int:  # noqa: PLR0912 (the command's steps, each with its own exit)
     try:
         specs = pack_specs(list(args.policy_pack), list(args.policy_pack_config or []))
         for spec in specs:

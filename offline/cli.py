@@ -194,7 +194,7 @@ def _summary(stack: RecordedStack) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911, PLR0912 (one branch per subcommand)
     args = build_parser().parse_args(argv)
     try:
         if args.command == "policy-config":

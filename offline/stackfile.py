@@ -117,7 +117,7 @@ def _capped(messages: list[str]) -> list[str]:
     return [*messages[:MAX_MESSAGES], f"... and {len(messages) - MAX_MESSAGES} more problems like these"]
 
 
-def parse_stack_text(text: str, source: str, project: str = "hpcforge") -> tuple[dict[str, str], list[str]]:
+def parse_stack_text(text: str, source: str, project: str = "hpcforge") -> tuple[dict[str, str], list[str]]:  # noqa: PLR0912 (one branch per way the Pulumi CLI refuses a stack file)
     """(config key -> the string the program receives, secret keys) of a stack file's text."""
     try:
         document = load_document(text, source)

@@ -90,7 +90,7 @@ def _dump(document: dict[str, Any]) -> str:
     return text
 
 
-def plan_migration(stack: str, stack_text: str, *, slurm: bool = False) -> Migration:
+def plan_migration(stack: str, stack_text: str, *, slurm: bool = False) -> Migration:  # noqa: PLR0912 (one branch per key moved and per refusal)
     """The new stack file and inventory files; MigrationError if the stack file cannot be edited safely.
     `slurm`: also move `slurm.topology` and `slurm.accounts` (otherwise they stay inline)."""
     try:

@@ -193,7 +193,7 @@ def test_keys_runbook_restores_both_secrets_from_the_volume_and_from_s3(
 
 
 @pytest.mark.real_daemon
-def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts_it(tmp_path: Path, s3: S3Server) -> None:
+def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts_it(tmp_path: Path, s3: S3Server) -> None:  # noqa: PLR0915 (one runbook, step by step)
     from .daemons import mariadb as mariadb_harness
     from .daemons import slurmdbd as slurmdbd_harness
     from .daemons.mariadb import MariaDBServer

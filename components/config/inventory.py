@@ -249,7 +249,7 @@ def _migration_hint(section: str, keys: tuple[str, ...], stack: str) -> str:
     )
 
 
-def expand_inventories(
+def expand_inventories(  # noqa: PLR0912 (one branch per way an inventory reference is wrong, each naming its key)
     data: dict[str, Any], root: Path, stack: str = "STACK", core_strings: Collection[str] = ()
 ) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[str, str]]]:
     """Replace each `inventory` reference by the file's lists.

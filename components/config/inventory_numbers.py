@@ -176,7 +176,7 @@ def last_candidate_line(text: str) -> int:
     return 0 if last < 0 else text.count("\n", 0, last) + 1
 
 
-def restore_core_strings(text: str, document: Any) -> tuple[int, list[str]]:
+def restore_core_strings(text: str, document: Any) -> tuple[int, list[str]]:  # noqa: PLR0912 (one pass over the parser's events, one branch per event kind)
     """Put back as strings, in place, the plain scalars of `text` (keys included) that yaml-rs read as
     numbers in `document` and the core schema reads as strings.
 

@@ -183,7 +183,7 @@ def _expand(error: ErrorDetails) -> Iterator[tuple[list[str | int], str]]:
     yield parts, _message(error, parts)
 
 
-def _message(error: ErrorDetails, parts: list[str | int]) -> str:
+def _message(error: ErrorDetails, parts: list[str | int]) -> str:  # noqa: PLR0911 (one return per pydantic error type, worded for users)
     kind = error["type"]
     value = error.get("input")
     if kind == "extra_forbidden":

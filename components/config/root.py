@@ -1,7 +1,7 @@
 """The root `PlatformConfig`: one typed, validated description of the whole site.
 
 Its fields, each layer's config, are in config/model.py (`PlatformModel`); this adds the cross-layer checks
-(config/checks/ and the model's own `_check_*`), which run once every layer's config is valid on its own.
+(config/checks/), which run once every layer's config is valid on its own.
 The checks take a `PlatformModel`, so that none of them imports this module."""
 
 from __future__ import annotations
@@ -11,6 +11,15 @@ from pydantic import model_validator
 from .base import ProblemCollector
 from .checks.accounts import check_accounts
 from .checks.gpu import check_gpu_data_plane
+from .checks.platform import (
+    check_batch,
+    check_login,
+    check_namespaces,
+    check_operations,
+    check_pools,
+    check_production,
+    check_provisioning,
+)
 from .checks.rdma import check_rdma
 from .checks.relations import check_relations
 from .checks.site_layout import check_site_layout
@@ -23,13 +32,13 @@ class PlatformConfig(PlatformModel):
     @model_validator(mode="after")
     def _cross_layer_checks(self) -> PlatformConfig:
         problems = ProblemCollector()
-        self._check_pools(problems)
-        self._check_login(problems)
-        self._check_provisioning(problems)
-        self._check_batch(problems)
-        self._check_namespaces(problems)
-        self._check_operations(problems)
-        self._check_production(problems)
+        check_pools(self, problems)
+        check_login(self, problems)
+        check_provisioning(self, problems)
+        check_batch(self, problems)
+        check_namespaces(self, problems)
+        check_operations(self, problems)
+        check_production(self, problems)
         check_gpu_data_plane(self, problems)
         check_rdma(self, problems)
         check_relations(self, problems)

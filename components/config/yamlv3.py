@@ -175,7 +175,7 @@ def go_parse_int(text: str, *, signed: bool) -> int | None:
     return value if value <= _UINT64_MAX else None
 
 
-def resolve_plain(text: str) -> Any:
+def resolve_plain(text: str) -> Any:  # noqa: PLR0911 (one return per tag of YAML 1.2's core schema)
     """The value yaml.v3 gives an untagged plain scalar (resolve.go `resolve("", in)`)."""
     if text in _BOOL:
         return _BOOL[text]
@@ -376,7 +376,7 @@ def _finish_map(frame: _Frame) -> dict[str, Any]:
     return result
 
 
-def load_document(text: str, source: str = "<string>") -> Any:
+def load_document(text: str, source: str = "<string>") -> Any:  # noqa: PLR0912, PLR0915 (the reader's one loop over the parser's events, one branch per event kind)
     """Parse the first document of `text` with yaml.v3's rules; raise YamlProblem on anything refused."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise YamlProblem(f"{source} is larger than {MAX_BYTES // 2**20} MiB")
@@ -490,7 +490,7 @@ def go_json_float(value: float) -> str:
     return text
 
 
-def go_json(value: Any) -> str:
+def go_json(value: Any) -> str:  # noqa: PLR0911 (one return per JSON type, as Go's encoding/json writes it)
     """Go's json.Marshal of a decoded config object: sorted keys, no spaces, <, >, & escaped."""
     if value is None:
         return "null"

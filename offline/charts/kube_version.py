@@ -30,7 +30,7 @@ def _parts(version: str) -> tuple[int, int, int]:
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
-def _condition_holds(op: str, raw: tuple[str | None, str | None, str | None], version: tuple[int, int, int]) -> bool:
+def _condition_holds(op: str, raw: tuple[str | None, str | None, str | None], version: tuple[int, int, int]) -> bool:  # noqa: PLR0911 (one return per constraint operator of Helm's semver)
     given = [p for p in raw if p is not None]
     wild = next((i for i, p in enumerate(given) if p in _WILD), len(given))
     fixed = tuple(int(p) for p in given[:wild])

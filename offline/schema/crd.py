@@ -160,7 +160,7 @@ def _valid_pattern(pattern: str) -> bool:
     return True
 
 
-def structural_to_json_schema(node: Mapping[str, Any], *, value_validation: bool = False) -> dict[str, Any]:
+def structural_to_json_schema(node: Mapping[str, Any], *, value_validation: bool = False) -> dict[str, Any]:  # noqa: PLR0912 (one branch per keyword of a structural schema)
     """Translate a Kubernetes structural schema (OpenAPI v3 + extensions) to JSON Schema 2020-12.
 
     * An object schema that neither preserves unknown fields nor declares `additionalProperties` gets

@@ -273,7 +273,7 @@ VCLUSTERQUEUE = "webhook vclusterqueue.kb.io"
 VCOHORT = "webhook vcohort.kb.io"
 
 
-def resource_groups_refusals(
+def resource_groups_refusals(  # noqa: PLR0912 (one branch per check of the upstream webhook, in its order)
     groups: Any, has_parent: bool, *, cohort: bool, by: str, path: str = "spec.resourceGroups"
 ) -> list[Refusal]:
     """clusterqueue_webhook.go `validateResourceGroups` with `validateFlavorQuotas`: covered resources

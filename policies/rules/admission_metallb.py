@@ -396,7 +396,7 @@ _NATIVE_FORBIDDEN = (
 )
 
 
-def discard_frr_only(
+def discard_frr_only(  # noqa: PLR0912 (one branch per FRR-only field that upstream discards)
     peers: Sequence[Mapping[str, Any]], pools: Sequence[Mapping[str, Any]], bgp_advs: Sequence[Mapping[str, Any]]
 ) -> None:
     """validation.go DiscardFRROnly: no FRR-only peer field, no IPv6 pool advertised over BGP (BFD profiles and

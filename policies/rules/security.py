@@ -62,7 +62,7 @@ def _literal(value: Any) -> bool:
     return value is not None and value != ""
 
 
-def check_secrets_not_plaintext(resource: ResourceView, config: SecretsConfig) -> list[str]:
+def check_secrets_not_plaintext(resource: ResourceView, config: SecretsConfig) -> list[str]:  # noqa: PLR0912 (one branch per place a secret value can be)
     problems: list[str] = []
     if resource.is_kind("", "Secret") and not any(s.matches(resource) for s in config.exempt):
         for field in ("data", "stringData"):
@@ -490,7 +490,7 @@ def _ingress_problems(ingress: ResourceView, certs: _Certs, config: IngressTlsCo
 _HOST_SNI = re.compile(r"HostSNI\(\s*`([^`]*)`")
 
 
-def _route_problems(route: ResourceView, certs: _Certs) -> list[str]:
+def _route_problems(route: ResourceView, certs: _Certs) -> list[str]:  # noqa: PLR0911 (one return per way a route lacks TLS)
     tls = route.spec.get("tls")
     if is_unknown(tls):
         return []

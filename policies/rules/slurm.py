@@ -215,7 +215,7 @@ class RollingUpdateConfig(RuleConfig):
     )
 
 
-def check_nodeset_rolling_update(resource: ResourceView, config: RollingUpdateConfig) -> list[str]:
+def check_nodeset_rolling_update(resource: ResourceView, config: RollingUpdateConfig) -> list[str]:  # noqa: PLR0911 (one return per rule of the update strategy)
     if not is_slinky(resource, "NodeSet"):
         return []
     strategy = resource.spec.get("updateStrategy")
@@ -314,7 +314,7 @@ class LoginUpdateConfig(RuleConfig):
     )
 
 
-def check_loginset_update(resource: ResourceView, config: LoginUpdateConfig) -> list[str]:
+def check_loginset_update(resource: ResourceView, config: LoginUpdateConfig) -> list[str]:  # noqa: PLR0911 (one return per rule of the update strategy)
     if not is_slinky(resource, "LoginSet"):
         return []
     spec = resource.spec

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from ..model import PlatformModel
 
 
-def check_accounts(config: PlatformModel, problems: ProblemCollector) -> None:
+def check_accounts(config: PlatformModel, problems: ProblemCollector) -> None:  # noqa: PLR0912 (one branch per cross-reference checked, each with its own message)
     """Cross-layer checks: users and groups against the directory, partitions' QOS against `slurm.accounts.qos`."""
     slurm = config.slurm
     accounts = slurm.accounts

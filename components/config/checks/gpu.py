@@ -34,7 +34,7 @@ def gpu_job_mapping_dir(config: PlatformModel) -> str | None:
     return config.gpu.operator.job_mapping_dir if gpu_operator_enabled(config) else None
 
 
-def check_gpu_data_plane(config: PlatformModel, problems: ProblemCollector) -> None:
+def check_gpu_data_plane(config: PlatformModel, problems: ProblemCollector) -> None:  # noqa: PLR0912 (one branch per cross-reference checked, each with its own message)
     """Cross-layer checks: the device plugin exists for GPU nodesets, MIG layouts name GPU pools and fit the strategy."""
     operator = config.gpu.operator
     enabled = gpu_operator_enabled(config)

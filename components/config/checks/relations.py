@@ -240,7 +240,7 @@ def _check_namespaces(cfg: PlatformModel, problems: ProblemCollector) -> None:
 _MAY_HOLD_HOSTNAME: dict[type, bool] = {}
 
 
-def _model_classes(annotation: Any) -> set[type] | None:
+def _model_classes(annotation: Any) -> set[type] | None:  # noqa: PLR0911 (one return per kind of annotation)
     """The model classes (with their subclasses) a field's annotation admits; None when it cannot tell."""
     if annotation is Any or annotation is object or isinstance(annotation, typing.TypeVar | typing.ForwardRef | str):
         return None

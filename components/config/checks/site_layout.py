@@ -28,7 +28,7 @@ def _hosts(config: PlatformModel) -> tuple[Host, ...]:
     return config.provisioning.hosts if config.provisioning is not None else ()
 
 
-def _check_topology(config: PlatformModel, problems: ProblemCollector) -> None:
+def _check_topology(config: PlatformModel, problems: ProblemCollector) -> None:  # noqa: PLR0912 (one branch per cross-reference checked, each with its own message)
     topology = config.slurm.topology
     hosts = _hosts(config)
     if topology is None:

@@ -99,7 +99,7 @@ class BatchConfig(StrictModel):
         return next((f for f in self.flavors if f.name == name), None)
 
     @model_validator(mode="after")
-    def _cross_checks(self) -> BatchConfig:
+    def _cross_checks(self) -> BatchConfig:  # noqa: PLR0912 (one branch per cross-reference checked, each with its own message)
         problems = ProblemCollector()
         for field, names in (
             ("flavors", [f.name for f in self.flavors]),

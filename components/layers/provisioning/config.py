@@ -259,7 +259,7 @@ class ProvisioningConfig(StrictModel):
         return host.nodeset is not None and image is not None and image.joins_slurm
 
     @model_validator(mode="after")
-    def _inventory(self) -> ProvisioningConfig:
+    def _inventory(self) -> ProvisioningConfig:  # noqa: PLR0912, PLR0915 (one pass over the host inventory, one branch per rule, each naming its key)
         # One pass over the inventory with dictionaries: a 10,000-host site validates in milliseconds.
         problems = ProblemCollector()
         subnet = ipaddress.IPv4Network(self.subnet)

@@ -195,7 +195,7 @@ class SlurmAccountsConfig(StrictModel):
         return next((a for a in self.accounts if a.name == name), None)
 
     @model_validator(mode="after")
-    def _cross_checks(self) -> SlurmAccountsConfig:
+    def _cross_checks(self) -> SlurmAccountsConfig:  # noqa: PLR0912 (one branch per cross-reference checked, each with its own message)
         problems = ProblemCollector()
         qos_names = self.qos_names()
         known_qos = known_names(qos_names)

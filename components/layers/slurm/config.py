@@ -670,7 +670,7 @@ class SlurmConfig(StrictModel):
         return any(ns.gpus for ns in self.nodesets)
 
     @model_validator(mode="after")
-    def _cross_checks(self) -> SlurmConfig:
+    def _cross_checks(self) -> SlurmConfig:  # noqa: PLR0912 (one branch per cross-reference checked, each with its own message)
         problems = ProblemCollector()
         nodeset_names = [ns.name for ns in self.nodesets]
         known = ", ".join(nodeset_names)

@@ -119,7 +119,7 @@ class Slurm(pulumi.ComponentResource):
     login_address: str | None
     ready: list[pulumi.Resource]
 
-    def __init__(self, name: str, args: SlurmArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, args: SlurmArgs, opts: pulumi.ResourceOptions | None = None) -> None:  # noqa: PLR0915 (registers the layer's objects in dependency order; they are built in objects.py)
         super().__init__("hpcforge:slurm:Slurm", name, None, opts)
         ctx, cfg = args.ctx, args.config
         ns = cfg.namespace

@@ -136,7 +136,7 @@ class TopologyConfig(StrictModel):
         return ",".join(parts)
 
     @model_validator(mode="after")
-    def _tree(self) -> TopologyConfig:
+    def _tree(self) -> TopologyConfig:  # noqa: PLR0912, PLR0915 (one pass over the switch and block tree, one branch per rule)
         problems = ProblemCollector()
         names = [s.name for s in self.switches]
         duplicated = duplicates(names)
