@@ -17,19 +17,16 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
-from ...k8s.certificates import certificate
-from ...k8s.generated import generated_secret
 from ...k8s.resources import (
     Allow,
     Namespace,
     Port,
-    config_map,
     container_resources,
     egress_to_apiserver,
     egress_to_namespaces,
     ingress_from_anywhere,
-    secret,
 )
+from ...k8s.scope import Scope
 from ...versions import Charts
 from ..database.layer import DatabaseEndpoint
 from ..directory.layer import DirectoryEndpoint
@@ -174,75 +171,26 @@ class Slurm(pulumi.ComponentResource):
             depends_on=[crds],
         )
         ready_ns = slurm_ns.ready
+        scope = Scope(ctx, self, ns, "slurm", app=CONTROLLER, depends_on=ready_ns)
 
         # --- keys and secrets -------------------------------------------------------------------
-        key_secret = generated_secret(
-            ctx,
-            "slurm-key",
-            SLURM_KEY_SECRET,
-            ns,
-            "slurm.key",
-            length=1024,
-            kind="bytes",
-            component="slurm",
-            parent=self,
-            app=CONTROLLER,
-            depends_on=ready_ns,
-        ).secret
-        jwt_secret = generated_secret(
-            ctx,
-            "slurm-jwt-key",
-            JWT_KEY_SECRET,
-            ns,
-            "jwt.key",
-            length=1024,
-            kind="bytes",
-            component="slurm",
-            parent=self,
-            app=CONTROLLER,
-            depends_on=ready_ns,
-        ).secret
+        key_secret = scope.generated_secret("slurm-key", SLURM_KEY_SECRET, "slurm.key", length=1024, kind="bytes").secret
+        jwt_secret = scope.generated_secret("slurm-jwt-key", JWT_KEY_SECRET, "jwt.key", length=1024, kind="bytes").secret
 
         # --- config files and scripts -----------------------------------------------------------
-        extra_files = config_map(
-            ctx,
+        extra_files = scope.config_map(
             "slurm-config-extra",
-            ns,
             config_files(cfg, args.hosts),
-            component="slurm",
-            parent=self,
-            app=CONTROLLER,
-            depends_on=ready_ns,
             # topology.yaml may come from the Slurm inventory file
             annotations=cfg.inventory_annotations() if cfg.topology is not None else None,
         )
         enroot: list[pulumi.Resource] = []
         if cfg.pyxis_enabled and cfg.has_gpus:
-            enroot.append(
-                config_map(
-                    ctx,
-                    ENROOT_CONFIG_MAP,
-                    ns,
-                    {ENROOT_DROPIN: enroot_conf()},
-                    component="slurm",
-                    parent=self,
-                    app=CONTROLLER,
-                    depends_on=ready_ns,
-                )
-            )
+            enroot.append(scope.config_map(ENROOT_CONFIG_MAP, {ENROOT_DROPIN: enroot_conf()}))
         script_maps: dict[str, pulumi.Resource] = {}
         for kind, scripts in (("prolog", cfg.prolog), ("epilog", cfg.epilog)):
             if scripts:
-                script_maps[kind] = config_map(
-                    ctx,
-                    f"slurm-{kind}-scripts",
-                    ns,
-                    script_files(scripts, args.script_settings),
-                    component="slurm",
-                    parent=self,
-                    app=CONTROLLER,
-                    depends_on=ready_ns,
-                )
+                script_maps[kind] = scope.config_map(f"slurm-{kind}-scripts", script_files(scripts, args.script_settings))
 
         # --- controller --------------------------------------------------------------------------
         accounting = cfg.accounting.enabled
@@ -266,17 +214,7 @@ class Slurm(pulumi.ComponentResource):
             db = args.database
             if db is None:
                 raise ValueError("slurm.accounting.enabled needs the database layer's endpoint")
-            db_secret = secret(
-                ctx,
-                DB_PASSWORD_SECRET,
-                ns,
-                {"password": db.password},
-                component="slurm",
-                parent=self,
-                app=CONTROLLER,
-                depends_on=ready_ns,
-                stateful=Stateful.KEY_MATERIAL,
-            )
+            db_secret = scope.secret(DB_PASSWORD_SECRET, {"password": db.password}, stateful=Stateful.KEY_MATERIAL)
             accounting = cr(
                 "Accounting",
                 CONTROLLER,
@@ -311,34 +249,20 @@ class Slurm(pulumi.ComponentResource):
         # --- login -------------------------------------------------------------------------------
         login = cfg.login
         directory = args.directory
-        ca_trust = certificate(
-            ctx,
-            self,
-            name=CA_TRUST_SECRET,
-            namespace=ns,
+        login_scope = scope.but(component="slurm-login")
+        ca_trust = login_scope.certificate(
+            CA_TRUST_SECRET,
             dns_names=[f"sssd.{ns}.svc"],
             issuer=args.ca_issuer,
             duration=args.certificate_duration,
             renew_before=args.renew_before,
-            component="slurm-login",
-            app=CONTROLLER,
             usages=("client auth",),
-            depends_on=ready_ns,
         )
         settings = SssdSettings(
             domain=cfg.cluster_name, ldap_uri=directory.ldap_uri, suffix=directory.base_dn, bind_dn=directory.bind_dn
         )
         sssd_conf = directory.bind_password.apply(lambda password: render_sssd_conf(settings, password))
-        sssd_secret = secret(
-            ctx,
-            SSSD_SECRET,
-            ns,
-            {"sssd.conf": sssd_conf},
-            component="slurm-login",
-            parent=self,
-            app=CONTROLLER,
-            depends_on=ready_ns,
-        )
+        sssd_secret = login_scope.secret(SSSD_SECRET, {"sssd.conf": sssd_conf})
         self.login_address = login.address
         storage = args.storage
         login_exports = storage.mounted_on("login") if storage else ()
