@@ -34,7 +34,7 @@ from .charts.render import RenderReport
 from .engine import RecordedStack
 from .environ import ArgumentListTooLong
 from .policy.config import PolicyRunError
-from .policy.driver import PackSpec
+from .policy.packs import PackSpec
 from .policy.report import CheckResult
 from .policy.session import EXIT_ERROR, EXIT_OK, EXIT_POLICY, check_stack
 from .policy.stream import StreamedCheck

@@ -27,7 +27,7 @@ from offline.charts.render import RenderReport, chart_releases, hook_errors, ren
 from offline.charts.source import ChartSource, ChartSourceError
 from offline.check import check_recorded_stack
 from offline.engine import RecordedStack, run_program
-from offline.policy.driver import PackSpec
+from offline.policy.packs import PackSpec
 from offline.stackfile import StackFile
 
 from .helpers import REPO

@@ -225,7 +225,7 @@ def test_latest_through_upstream_chart_values_fails_the_check_only_when_rendered
 
     from offline.charts.objects import engine_view
     from offline.check import check_recorded_stack
-    from offline.policy.driver import PackSpec
+    from offline.policy.packs import PackSpec
 
     stack = run_stack("dev")
     override = {"redis": {"image": {"tag": "latest"}}}

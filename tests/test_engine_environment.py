@@ -18,7 +18,7 @@ from offline.environ import (
     policy_pack_environment,
     program_environment,
 )
-from offline.policy.driver import PackSpec
+from offline.policy.packs import PackSpec
 from offline.policy.session import check_stack
 from offline.stackfile import StackFile, read_stack_file
 

@@ -21,7 +21,7 @@ import pytest
 
 from offline.engine import SECRET_SIG, SIG_KEY, UNKNOWN, RecordedResource, RecordedStack
 from offline.policy.config import PolicyRunError
-from offline.policy.driver import PackSpec
+from offline.policy.packs import PackSpec
 from offline.policy.report import CheckResult
 from offline.policy.session import EXIT_ERROR, EXIT_OK, EXIT_POLICY, check_stack
 from offline.stackfile import StackFile, read_stack_file

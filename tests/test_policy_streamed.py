@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from offline.engine import RecordedResource, run_program
-from offline.policy.driver import PackSpec
+from offline.policy.packs import PackSpec
 from offline.policy.session import EXIT_OK, EXIT_POLICY, check_stack
 from offline.policy.stream import StreamedCheck
 from offline.stackfile import read_stack_file

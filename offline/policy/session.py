@@ -13,13 +13,12 @@ from ..engine import RecordedStack
 from ..environ import policy_pack_environment
 from ..stackfile import StackFile
 from .config import PolicyConfig, PolicyRunError, parse_policy_config
-from .driver import (
+from .driver import Diagnostic, analyze_recording
+from .packs import (
     ORGANIZATION,
     START_TIMEOUT,
-    Diagnostic,
     PackSpec,
     RunningPack,
-    analyze_recording,
     configure_pack,
     connect_pack,
     read_port,

@@ -33,7 +33,8 @@ from typing import Any, BinaryIO, TextIO
 
 from ..engine import PROJECT, RecordedResource, RecordedStack
 from ..stackfile import PROJECT_ROOT, StackFile
-from .driver import Diagnostic, PackSpec, ResourceFeed, analyze_resources, analyze_stack
+from .driver import Diagnostic, ResourceFeed, analyze_resources, analyze_stack
+from .packs import PackSpec
 from .report import CheckResult, print_report
 from .session import PackSession, check_result, given_configs
 
