@@ -61,8 +61,8 @@ NAMED_VALIDATORS: dict[str, str] = {
     "at most 40 characters)",
     "components.layers.slurm.slurm_types.config_key": "slurm.conf parameter name (letters and digits)",
     "components.layers.slurm.config._node_feature": "Slurm node feature (letters and digits, starting with a letter)",
-    "components.layers.slurm.config._slurm_value": "slurm.conf value (one word: no spaces, '#', quotes or backslashes)",
-    "components.layers.slurm.config._slurm_option": "slurm.conf list item (letters, digits and _ . : = / + -)",
+    "components.layers.slurm.slurm_types._slurm_value": "slurm.conf value (one word: no spaces, '#', quotes or backslashes)",
+    "components.layers.slurm.slurm_types._slurm_option": "slurm.conf list item (letters, digits and _ . : = / + -)",
     "components.layers.slurm.partitions._oversubscribe": "Slurm OverSubscribe value (NO, EXCLUSIVE, YES[:n] or FORCE[:n])",
     "components.layers.directory.config._posix_name": "POSIX user or group name",
     "components.layers.slurm.topology._unit_name": "switch or block name (letters, digits, '_', '.', '-')",
@@ -82,8 +82,8 @@ NAMED_VALIDATORS: dict[str, str] = {
     "license/<name> or gres/<name>[:<type>] to a whole count (mem: a size such as 512G), at most 2147483647",
     "components.layers.gpu.config._image_ref": "container image pinned by tag (registry/path:tag, lowercase registry and path)",
     "components.layers.gpu.config._plain_path": "command name or path (letters, digits, '.', '_', '/', '-')",
-    "components.layers.slurm.config._core_list": "core list (e.g. 0-55 or 0-27,56-83)",
-    "components.layers.slurm.config._gpu_type": "GPU type (lowercase letters, digits and '_', e.g. h100) or MIG profile (e.g. 1g.10gb)",
+    "components.layers.slurm.gpus._core_list": "core list (e.g. 0-55 or 0-27,56-83)",
+    "components.layers.slurm.gpus._gpu_type": "GPU type (lowercase letters, digits and '_', e.g. h100) or MIG profile (e.g. 1g.10gb)",
 }
 
 # The accepted form that a `@field_validator` method enforces, keyed by the method's qualified name: the
@@ -118,8 +118,8 @@ FIELD_VALIDATORS: dict[str, str] = {
     "components.config.model.PlatformModel._environment": "lowercase letters, digits and '-', starting with a letter, "
     "at most 20 characters, not true/false/null",
     "components.config.model.PlatformModel._site_domain": "a DNS name of at least two labels (e.g. hpc.example.org)",
-    "components.layers.slurm.config.ControllerConfig._port_range": "[first, last] with 1024 < first <= last <= 65535",
-    "components.layers.slurm.config.GpuSpec._files": "a device file or bracketed range (e.g. /dev/nvidia[0-7])",
+    "components.layers.slurm.controller.ControllerConfig._port_range": "[first, last] with 1024 < first <= last <= 65535",
+    "components.layers.slurm.gpus.GpuSpec._files": "a device file or bracketed range (e.g. /dev/nvidia[0-7])",
     "components.layers.slurm.config.NodeSetConfig._gres_form": "each name[:type][:count] (lowercase name; type letters, "
     "digits, '_' or a MIG profile; e.g. gpu:a100:8)",
     "components.layers.slurm.config.LoginConfig._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..layers.slurm.config import GpuSpec
+from ..layers.slurm.gpus import GpuSpec
 from .base import K8sName, LabelKey, LabelValue, Quantity, StrictModel
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...layers.slurm.config import MIG_PROFILE
+from ...layers.slurm.gpus import MIG_PROFILE
 from ..base import ProblemCollector
 
 if TYPE_CHECKING:

@@ -22,11 +22,12 @@ from ...config.base import (
 from ...config.inventory_ref import InventoryRef, digest_annotations
 from ...versions import SLURMD_IMAGE_HAS_NVML
 from ..directory.config import validate_ssh_public_key
-from ..storage.config import Storage
 from .accounts import SlurmAccountsConfig
-from .partitions import PartitionConfig, Preemption
+from .controller import ControllerConfig
+from .gpus import GpuSpec
+from .partitions import PartitionConfig
 from .reservations import ReservationConfig
-from .slurm_types import SlurmName, SlurmTime, config_key
+from .slurm_types import SlurmName
 from .topology import TopologyConfig
 
 
@@ -68,183 +69,12 @@ def _max_unavailable(value: Any) -> int | str:
 MaxUnavailable = Annotated[int | str, BeforeValidator(_max_unavailable)]
 
 
-# slurm.conf is read line by line; on a line, `Name=Value` pairs are separated by white space and
-# `#` starts a comment (slurm.conf(5): "Any text following a '#' in the configuration file is treated
-# as a comment"); SchedulerParameters and SelectTypeParameters are comma-separated lists.
-_SLURM_VALUE = re.compile(r"[^\s#\"'\\]+")
-_SLURM_OPTION = re.compile(r"[A-Za-z0-9_.:=/+-]+")
-
-
-def _slurm_value(value: str) -> str:
-    if not _SLURM_VALUE.fullmatch(value):
-        raise ValueError(f"{value!r} is not a slurm.conf value (one word: no spaces, '#', quotes or backslashes, not empty)")
-    return value
-
-
-def _slurm_option(value: str) -> str:
-    if not _SLURM_OPTION.fullmatch(value):
-        raise ValueError(
-            f"{value!r} is not one slurm.conf list item (letters, digits and _ . : = / + -; "
-            "no spaces, commas or '#': give each item as its own list entry)"
-        )
-    return value
-
-
-SlurmValue = Annotated[str, AfterValidator(_slurm_value)]
-"""One slurm.conf value: no white space, `#`, quotes or backslashes."""
-SlurmOption = Annotated[str, AfterValidator(_slurm_option)]
-"""One item of a comma-separated slurm.conf list such as `bf_interval=30`."""
-
-
 def _node_feature(value: str) -> str:
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
         raise ValueError(
             f"{value!r} is not a Slurm node feature (letters and digits, starting with a letter; one feature per entry)"
         )
     return value
-
-
-# --- controller -----------------------------------------------------------------------------------
-
-
-class Scheduler(StrictModel):
-    type: Literal["sched/backfill", "sched/builtin"] = "sched/backfill"
-    """`SchedulerType`."""
-    parameters: tuple[SlurmOption, ...] = ("bf_continue", "bf_interval=30", "bf_max_job_test=1000", "bf_window=10080")
-    """`SchedulerParameters`, one item per entry (joined with commas); each item is letters, digits and
-    `_ . : = / + -` only."""
-
-
-class Select(StrictModel):
-    type: Literal["select/cons_tres", "select/linear"] = "select/cons_tres"
-    """`SelectType`."""
-    parameters: tuple[SlurmOption, ...] = ("CR_Core_Memory",)
-    """`SelectTypeParameters`, one item per entry (joined with commas; same form as the scheduler's)."""
-
-
-# slurm.conf(5), Slurm 22.05: the PriorityWeight* values are 32-bit unsigned integers
-# (`uint32_t priority_weight_*` in slurm_conf_t); 0xfffffffe and 0xffffffff are NO_VAL and INFINITE
-# in slurm/slurm.h, so the largest weight a site can mean is 4294967293.
-SLURM_UINT32_MAX = 2**32 - 3
-# slurm.conf(5): "may not exceed 65533" (InactiveLimit, KillWait, SlurmctldTimeout, SlurmdTimeout, ...),
-# the largest uint16_t below Slurm's 16-bit NO_VAL16/INFINITE16.
-SLURM_UINT16_MAX = 65533
-
-
-class PriorityWeights(StrictModel):
-    """Multifactor priority weights: integers from 0 to 4294967293 (32-bit, slurm.conf(5))."""
-
-    age: int = Field(default=1000, ge=0, le=SLURM_UINT32_MAX)
-    """`PriorityWeightAge`."""
-    fairshare: int = Field(default=10000, ge=0, le=SLURM_UINT32_MAX)
-    """`PriorityWeightFairshare`."""
-    job_size: int = Field(default=0, ge=0, le=SLURM_UINT32_MAX)
-    """`PriorityWeightJobSize`."""
-    partition: int = Field(default=1000, ge=0, le=SLURM_UINT32_MAX)
-    """`PriorityWeightPartition`."""
-    qos: int = Field(default=5000, ge=0, le=SLURM_UINT32_MAX)
-    """`PriorityWeightQOS`."""
-
-
-class Priority(StrictModel):
-    type: Literal["priority/multifactor", "priority/basic"] = "priority/multifactor"
-    """`PriorityType`; the decay, age and weight settings are written only with `priority/multifactor`."""
-    decay_half_life: SlurmTime = "7-0"
-    """`PriorityDecayHalfLife`."""
-    max_age: SlurmTime = "7-0"
-    """`PriorityMaxAge`."""
-    weights: PriorityWeights = Field(default_factory=PriorityWeights)
-    """The multifactor weights (`PriorityWeight*`)."""
-
-
-AccountingEnforce = Literal["associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys"]
-
-
-class Timeouts(StrictModel):
-    slurmctld: int = Field(default=120, ge=10, le=3600)
-    """`SlurmctldTimeout` in seconds."""
-    slurmd: int = Field(default=300, ge=10, le=3600)
-    """`SlurmdTimeout` in seconds."""
-    message: int = Field(default=10, ge=1, le=100)
-    """`MessageTimeout` in seconds."""
-    kill_wait: int = Field(default=30, ge=0, le=600)
-    """`KillWait` in seconds."""
-    inactive_limit: int = Field(default=0, ge=0, le=SLURM_UINT16_MAX)
-    """`InactiveLimit` in seconds, 0 to 65533 (0: unlimited; slurm.conf(5): "may not exceed 65533 seconds")."""
-    min_job_age: int = Field(default=300, ge=2, le=SLURM_UINT32_MAX)
-    """`MinJobAge` in seconds (2 to 4294967293)."""
-    unkillable_step: int = Field(default=120, ge=10, le=600)
-    """`UnkillableStepTimeout` in seconds."""
-
-
-class ControllerService(StrictModel):
-    """A LoadBalancer address for slurmctld, for nodes outside Kubernetes (bare-metal dynamic nodes)."""
-
-    pool: K8sName
-    """MetalLB pool of slurmctld's LoadBalancer address."""
-    address: IPv4 | None = None
-    """Fixed address inside that pool; required when bare-metal hosts join Slurm (their join scripts name it)."""
-
-
-class ControllerConfig(StrictModel):
-    storage: Storage = Field(default_factory=lambda: Storage(size="4Gi"))
-    """Volume of slurmctld's save state (job queue, node states). Read at the first deploy only: the operator makes it
-    the volume claim template of slurmctld's StatefulSet, which it never updates afterwards (a later change is
-    accepted and has no effect)."""
-    service: ControllerService | None = None
-    """Expose slurmctld (6817) on a MetalLB address; required when bare-metal hosts join Slurm."""
-    return_to_service: int = Field(default=2, ge=0, le=2)
-    """ReturnToService: 2 lets a node that was DOWN only for not responding return on registration."""
-    cpu: Quantity = "1"
-    """CPU request of slurmctld."""
-    memory: Quantity = "2Gi"
-    """Memory request and limit of slurmctld."""
-    scheduler: Scheduler = Field(default_factory=Scheduler)
-    """Scheduler plugin and its parameters."""
-    select: Select = Field(default_factory=Select)
-    """Resource selection plugin and its parameters."""
-    priority: Priority = Field(default_factory=Priority)
-    """Job priority plugin and its weights."""
-    accounting_enforce: tuple[AccountingEnforce, ...] = ("associations", "limits", "qos", "safe")
-    """`AccountingStorageEnforce` (written only when accounting is enabled)."""
-    timeouts: Timeouts = Field(default_factory=Timeouts)
-    """Daemon and job timeouts."""
-    srun_port_range: tuple[int, int] = (60001, 63000)
-    """`SrunPortRange` (first, last): the ports srun listens on for its job steps; the Slurm namespace admits them
-    from bare-metal hosts, and pods may reach them on bare-metal hosts."""
-    job_port_range: tuple[int, int] = (32768, 59999)
-    """Ports (first, last) of the jobs' own TCP traffic between ranks (MPI/PMIx out-of-band wire-up, NCCL
-    bootstrap and socket transport, torchrun's rendezvous): the ephemeral port range
-    (`net.ipv4.ip_local_port_range`) of the compute pods and, through their join script, of the bare-metal hosts,
-    so every port a rank listens on without asking for one is in it; the Slurm namespace opens exactly this range
-    between the compute pods and the bare-metal hosts. A job that picks a fixed port (e.g. `MASTER_PORT`) must pick
-    it in this range. Must not overlap `srunPortRange`."""
-    preemption: Preemption = Field(default_factory=Preemption)
-    """Preemption between partitions or QOS (`PreemptType`, `PreemptMode`)."""
-    extra_parameters: dict[Annotated[str, AfterValidator(config_key)], SlurmValue] = Field(default_factory=dict)
-    """Further slurm.conf parameters (name -> value) that have no typed setting yet: names are letters and
-    digits, values one word (no spaces, `#`, quotes or backslashes)."""
-
-    @field_validator("srun_port_range", "job_port_range")
-    @classmethod
-    def _port_range(cls, value: tuple[int, int]) -> tuple[int, int]:
-        first, last = value
-        if not 1024 < first <= last <= 65535:
-            raise ValueError(f"{first}-{last} is not a port range above 1024 (first <= last <= 65535)")
-        return value
-
-    @model_validator(mode="after")
-    def _job_ports_apart_from_srun(self) -> ControllerConfig:
-        (job_first, job_last), (srun_first, srun_last) = self.job_port_range, self.srun_port_range
-        if job_first <= srun_last and srun_first <= job_last:
-            problems = ProblemCollector()
-            problems.add(
-                ["jobPortRange"],
-                f"{job_first}-{job_last} overlaps srunPortRange {srun_first}-{srun_last}: srun inside a job would"
-                " compete with the ranks for its ports",
-            )
-            problems.raise_if_any()
-        return self
 
 
 class CgroupConfig(StrictModel):
@@ -326,93 +156,6 @@ class LoginConfig(StrictModel):
                 f"maxUnavailable {self.max_unavailable} would take all {self.replicas} login pod(s) down at once; "
                 f"use at most {self.replicas - 1}"
             )
-        return self
-
-
-# A MIG profile as the GPU Operator names it (`1g.10gb`, `3g.40gb`, `1g.10gb+me`); Slurm takes it as a GRES type.
-MIG_PROFILE = re.compile(r"^[1-7]g\.[0-9]+gb(\+me)?$")
-_DEVICE_FILES = re.compile(r"^/dev/[A-Za-z0-9_/-]+(\[[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*\])?$")
-_CORE_LIST = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$")
-
-
-def _gpu_type(value: str) -> str:
-    if re.fullmatch(r"[a-z0-9_]+", value) or MIG_PROFILE.fullmatch(value):
-        return value
-    raise ValueError(
-        f"{value!r} is not a GPU type: lowercase letters, digits and '_' (e.g. h100), or a MIG profile (e.g. 1g.10gb)"
-    )
-
-
-def _core_list(value: str) -> str:
-    if not _CORE_LIST.match(value):
-        raise ValueError(f"{value!r} is not a core list (e.g. 0-55 or 0-27,56-83)")
-    return value
-
-
-class GpuSpec(StrictModel):
-    """GPUs as hardware: what the device plugin offers and what Slurm's gres.conf describes, from one place."""
-
-    type: Annotated[str, AfterValidator(_gpu_type)]
-    """GRES type as Slurm sees it (e.g. a100, h100), or a MIG profile (e.g. `1g.10gb`) where MIG is configured."""
-    count: int = Field(ge=1, le=64)
-    """GPUs (or MIG devices) per node: the device-plugin limit AND the GRES count."""
-    resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/(gpu|mig-[1-7]g\.[0-9]+gb(\+me)?)$")
-    """Device-plugin resource that provides them: `nvidia.com/gpu`, or `nvidia.com/mig-<profile>` with the mixed MIG
-    strategy."""
-    files: str | None = None
-    """Device files of the GPUs in gres.conf (`File=`); default `/dev/nvidia[0-<count-1>]`. Refused with `autodetect`.
-    A slurmd pod must take every GPU of its node (`count` = the pool's `gpusPerNode`): it runs privileged and sees all
-    of them, so Slurm would use the lowest-numbered ones whichever the device plugin gave it."""
-    cores: tuple[Annotated[str, AfterValidator(_core_list)], ...] = ()
-    """Core affinity per GPU (`Cores=` in gres.conf), e.g. `0-55` for GPUs near the first socket; empty: no affinity.
-    One entry per GPU, in device order (from the NIC/GPU locality, `nvidia-smi topo -m`). Refused with `autodetect`."""
-    autodetect: Literal["off", "nvml", "nvidia"] = "off"
-    """`AutoDetect=` in gres.conf: `off` describes the devices from this spec; `nvidia` lets slurmd discover whole GPUs
-    from /proc/driver/nvidia (no NVML needed; not MIG devices); `nvml` also discovers MIG devices, but only where
-    slurmd was built with NVML: not in the pinned Slinky slurmd image (refused for nodesets with pods), only on
-    bare-metal hosts with their own slurmd (`replicas: 0`)."""
-
-    @property
-    def is_mig(self) -> bool:
-        return MIG_PROFILE.fullmatch(self.type) is not None
-
-    def device_files(self) -> str:
-        return self.files or (f"/dev/nvidia[0-{self.count - 1}]" if self.count > 1 else "/dev/nvidia0")
-
-    @field_validator("files")
-    @classmethod
-    def _files(cls, value: str | None) -> str | None:
-        if value is not None and not _DEVICE_FILES.match(value):
-            raise ValueError(f"{value!r} is not a device file expression (e.g. /dev/nvidia[0-7])")
-        return value
-
-    @model_validator(mode="after")
-    def _consistent(self) -> GpuSpec:
-        problems = ProblemCollector()
-        if self.cores and len(self.cores) != self.count:
-            problems.add(["cores"], f"{len(self.cores)} core list(s) for {self.count} GPU(s): give one per GPU")
-        mig_resource = self.resource.startswith("nvidia.com/mig-")
-        if mig_resource and self.resource != f"nvidia.com/mig-{self.type}":
-            problems.add(["resource"], f"{self.resource} does not provide MIG devices of type {self.type!r}")
-        if self.is_mig and self.autodetect == "off" and self.files is None:
-            problems.add(
-                ["autodetect"],
-                f"MIG devices ({self.type}) have no /dev/nvidiaN files: set autodetect: nvml or give their files",
-            )
-        if self.is_mig and self.autodetect == "nvidia":
-            # Slurm doc/html/gres.shtml: "AutoDetect=nvidia ... doesn't detect MIGs or NVlinks" (gpu/nvidia lists
-            # /proc/driver/nvidia/gpus, whole GPUs only).
-            problems.add(["autodetect"], f"AutoDetect=nvidia does not detect MIG devices ({self.type}): use nvml")
-        if self.autodetect != "off" and (self.files is not None or self.cores):
-            given = " and ".join(name for name, value in (("files", self.files), ("cores", self.cores)) if value)
-            problems.add(
-                ["autodetect"],
-                f"autodetect: {self.autodetect} lets slurmd discover the devices (gres.conf gets only AutoDetect=), so {given} would be "
-                "ignored; give one or the other",
-            )
-        if mig_resource and not self.is_mig:
-            problems.add(["type"], f"{self.resource} provides MIG devices: the type must be their profile")
-        problems.raise_if_any()
         return self
 
 

@@ -46,3 +46,35 @@ def config_key(value: str) -> str:
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
         raise ValueError(f"{value!r} is not a slurm.conf parameter name")
     return value
+
+
+# slurm.conf is read line by line; on a line, `Name=Value` pairs are separated by white space and
+# `#` starts a comment (slurm.conf(5): "Any text following a '#' in the configuration file is treated
+# as a comment"); SchedulerParameters and SelectTypeParameters are comma-separated lists.
+_SLURM_VALUE = re.compile(r"[^\s#\"'\\]+")
+
+
+_SLURM_OPTION = re.compile(r"[A-Za-z0-9_.:=/+-]+")
+
+
+def _slurm_value(value: str) -> str:
+    if not _SLURM_VALUE.fullmatch(value):
+        raise ValueError(f"{value!r} is not a slurm.conf value (one word: no spaces, '#', quotes or backslashes, not empty)")
+    return value
+
+
+def _slurm_option(value: str) -> str:
+    if not _SLURM_OPTION.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not one slurm.conf list item (letters, digits and _ . : = / + -; "
+            "no spaces, commas or '#': give each item as its own list entry)"
+        )
+    return value
+
+
+SlurmValue = Annotated[str, AfterValidator(_slurm_value)]
+"""One slurm.conf value: no white space, `#`, quotes or backslashes."""
+
+
+SlurmOption = Annotated[str, AfterValidator(_slurm_option)]
+"""One item of a comma-separated slurm.conf list such as `bf_interval=30`."""
