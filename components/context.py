@@ -14,8 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .config.platform_core import DeliveryMode
-from .config.root import ProtectionMode
+from .config.platform_core import DeliveryMode, ProtectionMode
 from .k8s.meta import PROTECTION_ANNOTATION, labels, object_meta
 
 

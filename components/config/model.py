@@ -24,10 +24,9 @@ from ..layers.rdma.config import RdmaConfig
 from ..layers.slurm.config import SlurmConfig
 from ..layers.storage.config import StorageConfig
 from .base import MULTILINE, DnsName, StrictModel
-from .platform_core import DeliveryMode, KubernetesConfig, Protection
+from .platform_core import DeliveryMode, KubernetesConfig, Protection, ProtectionMode
 from .pools import NodePool
 
-ProtectionMode = Literal["protect", "retain", "none"]
 EnvironmentKind = Literal["production", "development"]
 
 

@@ -53,9 +53,12 @@ class Protection(StrictModel):
 
 
 DeliveryMode = Literal["pulumi", "argocd"]
+ProtectionMode = Literal["protect", "retain", "none"]
+"""What `PlatformConfig.protection_mode` decides for stateful data (see `Protection`)."""
 
 __all__ = [
     "DeliveryMode",
     "KubernetesConfig",
     "Protection",
+    "ProtectionMode",
 ]

@@ -23,7 +23,8 @@ from .checks.platform import (
 from .checks.rdma import check_rdma
 from .checks.relations import check_relations
 from .checks.site_layout import check_site_layout
-from .model import EnvironmentKind, PlatformModel, ProtectionMode
+from .model import EnvironmentKind, PlatformModel
+from .platform_core import ProtectionMode
 
 
 class PlatformConfig(PlatformModel):

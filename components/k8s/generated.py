@@ -23,7 +23,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from ..config.root import ProtectionMode
+from ..config.platform_core import ProtectionMode
 from ..context import DeployContext, Stateful
 from .resources import secret
 
