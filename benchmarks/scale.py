@@ -105,7 +105,7 @@ def measure_in_process(config: Path, repeat: int, with_policy: bool) -> dict[str
     """Run in a fresh worker process: program `repeat` times, then render sizes and policy time."""
     from offline.engine import run_program
     from offline.environ import go_json_string_map
-    from offline.policy_driver import peak_rss_mib
+    from offline.policy.packs import peak_rss_mib
     from offline.render import render_documents
     from offline.stackfile import read_stack_file
 
@@ -141,7 +141,7 @@ def measure_in_process(config: Path, repeat: int, with_policy: bool) -> dict[str
     }
     if with_policy:
         from offline.check import check_recorded_stack
-        from offline.policy_driver import PackSpec
+        from offline.policy.packs import PackSpec
 
         specs = [PackSpec(PROJECT_ROOT / "policies" / pack, PROJECT_ROOT / "policies" / "config" / "prod.json") for pack in PACKS]
         started, started_cpu = time.perf_counter(), time.process_time()

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from components.config.inventory import Yaml12Dumper
-from offline.yamlv3 import load_document
+from components.config.yamlv3 import load_document
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BASE_STACK = PROJECT_ROOT / "Pulumi.prod.yaml"

@@ -40,8 +40,8 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
+from components.config.yamlv3 import load_document, resolve_plain
 from offline.stackfile import PROJECT_ROOT, StackFileError, parse_stack_text
-from offline.yamlv3 import load_document, resolve_plain
 
 STACKS = ("dev", "prod", "site")
 """The two stack files, and a generated example site (benchmarks/sitegen.py: 6 nodesets, 20 hosts, 10 users)."""
@@ -613,7 +613,7 @@ def _judge(mutation: Mutation, directory: Path, started: float) -> Outcome:
             verdict, detail = "wrongly-accepted", mutation.why
         else:
             # The consumer's own rules as a second oracle: every object must pass the Kubernetes
-            # schema, the upstream CRDs and the charts' values schemas (offline/schema.py).
+            # schema, the upstream CRDs and the charts' values schemas (offline/schema/validate.py).
             errors = _schema_errors(recorded, values)
             if errors:
                 verdict, detail = "wrongly-accepted", f"Kubernetes/CRD/chart schema refuses it: {errors[0]}"
@@ -632,8 +632,8 @@ def _shared_dir() -> Path | None:
 def _schema_errors(recorded: Any, values: dict[str, str]) -> list[str]:
     import json
 
-    from offline import schema
     from offline.render import render_documents
+    from offline.schema import validate as schema
 
     shared = _shared_dir()
     if shared is None:

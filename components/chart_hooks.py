@@ -6,7 +6,7 @@ values and done another way, or the release is incomplete. Argo CD (the `argocd`
 them, but hpcforge deploys the same values in both modes, so a hook is switched off in both.
 
 `ChartDeployer.deploy` merges `hook_values(pin)` into the values of every release (they win over
-the layer's values), and the chart renderer (offline/charts.py) refuses a rendered hook that is not
+the layer's values), and the chart renderer (offline/charts/render.py) refuses a rendered hook that is not
 listed here: a chart bump that adds a hook fails `offline render --render-charts` by name.
 """
 

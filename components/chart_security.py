@@ -1,6 +1,6 @@
 """Security values for the charts whose defaults a `restricted` namespace would reject.
 
-Found by rendering the pinned charts with hpcforge's values (offline/charts.py) and reading the pod
+Found by rendering the pinned charts with hpcforge's values (offline/charts/render.py) and reading the pod
 templates against the Pod Security Standards (Kubernetes 1.33, `restricted`: runAsNonRoot,
 allowPrivilegeEscalation=false, capabilities drop ALL, seccompProfile RuntimeDefault or Localhost):
 

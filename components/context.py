@@ -14,9 +14,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .config.platform_core import DeliveryMode
-from .config.root import ProtectionMode
-from .meta import PROTECTION_ANNOTATION, labels, object_meta
+from .config.platform_core import DeliveryMode, ProtectionMode
+from .k8s.meta import PROTECTION_ANNOTATION, labels, object_meta
 
 
 class Stateful(Enum):

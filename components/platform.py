@@ -9,44 +9,44 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
-from .config.gpu import gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints
-from .config.inventory import digest_annotations
+from .config.checks.gpu import gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints
+from .config.inventory_ref import digest_annotations
+from .config.placement import login_node_selectors, login_pool_taints, node_selectors, nodeset_pool_taints, nodeset_pools
 from .config.root import PlatformConfig
 from .context import DeployContext
-from .layers import (
-    batch,
-    certificates,
-    database,
-    devops,
-    directory,
-    gitops,
-    gpu_operator,
-    network,
-    network_operator,
-    observability,
-    sealed_secrets,
-    slurm,
-)
-from .layers.backups import Backups, BackupsArgs
-from .layers.batch import Batch, BatchArgs
-from .layers.bootstrap import BootstrapArgs, ClusterBootstrap
-from .layers.certificates import Certificates, CertificatesArgs
-from .layers.database import Database, DatabaseArgs
-from .layers.devops import DevOps, DevOpsArgs
-from .layers.directory import Directory, DirectoryArgs
-from .layers.evidence import Evidence, EvidenceArgs
-from .layers.gitops import GitOps, GitOpsArgs
-from .layers.gpu_operator import GpuOperator, GpuOperatorArgs
-from .layers.network import Network, NetworkArgs, TcpEntryPoint
-from .layers.network_operator import NetworkOperator, NetworkOperatorArgs
-from .layers.observability import Observability, ObservabilityArgs
-from .layers.provisioning import Provisioning, ProvisioningArgs
-from .layers.sealed_secrets import SealedSecrets, SealedSecretsArgs
-from .layers.slurm import Slurm, SlurmArgs
-from .layers.storage import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
-from .renderers.alerts import RuleSettings
-from .renderers.sacct import render_desired_state
-from .renderers.script_settings import gpu_health_settings
+from .k8s.certificates import CA_ISSUER
+from .layers.backups.layer import Backups, BackupsArgs
+from .layers.batch import layer as batch
+from .layers.batch.layer import Batch, BatchArgs
+from .layers.bootstrap.layer import BootstrapArgs, ClusterBootstrap
+from .layers.certificates import layer as certificates
+from .layers.certificates.layer import Certificates, CertificatesArgs
+from .layers.database import layer as database
+from .layers.database.layer import Database, DatabaseArgs
+from .layers.devops import layer as devops
+from .layers.devops.layer import DevOps, DevOpsArgs
+from .layers.directory import layer as directory
+from .layers.directory.layer import Directory, DirectoryArgs
+from .layers.evidence.layer import Evidence, EvidenceArgs
+from .layers.gitops import layer as gitops
+from .layers.gitops.layer import GitOps, GitOpsArgs
+from .layers.gpu import layer as gpu_operator
+from .layers.gpu.layer import GpuOperator, GpuOperatorArgs
+from .layers.network import layer as network
+from .layers.network.layer import Network, NetworkArgs, TcpEntryPoint
+from .layers.observability import layer as observability
+from .layers.observability.alerts import RuleSettings
+from .layers.observability.layer import Observability, ObservabilityArgs
+from .layers.provisioning.layer import Provisioning, ProvisioningArgs
+from .layers.rdma import layer as network_operator
+from .layers.rdma.layer import NetworkOperator, NetworkOperatorArgs
+from .layers.sealed_secrets import layer as sealed_secrets
+from .layers.sealed_secrets.layer import SealedSecrets, SealedSecretsArgs
+from .layers.slurm import layer as slurm
+from .layers.slurm.layer import Slurm, SlurmArgs
+from .layers.slurm.sacct import render_desired_state
+from .layers.slurm.script_settings import gpu_health_settings
+from .layers.storage.layer import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
 
 
 @dataclass(frozen=True)
@@ -79,15 +79,6 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
     return uses
 
 
-def node_selectors(config: PlatformConfig) -> dict[str, dict[str, str]]:
-    """Each nodeset's node selector: its node pool's labels, then its own nodeSelector entries."""
-    selectors: dict[str, dict[str, str]] = {}
-    for nodeset in config.slurm.nodesets:
-        pool = config.node_pool(nodeset.pool) if nodeset.pool else None
-        selectors[nodeset.name] = {**(dict(pool.labels) if pool else {}), **nodeset.node_selector}
-    return selectors
-
-
 def dns_records(config: PlatformConfig) -> dict[str, dict[str, str]]:
     """Records the site DNS serves for the bare-metal inventory (hosts and their BMCs)."""
     prov = config.provisioning
@@ -104,7 +95,7 @@ def dns_records(config: PlatformConfig) -> dict[str, dict[str, str]]:
 class Platform(pulumi.ComponentResource):
     outputs: dict[str, Any]
 
-    def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:  # noqa: PLR0915 (wires the layers in dependency order)
         super().__init__("hpcforge:platform:Platform", name, None, opts)
         cfg = args.config
         kubeconfig: pulumi.Output[str] | None = None
@@ -150,7 +141,7 @@ class Platform(pulumi.ComponentResource):
                 platform_charts=plan,
                 hostname=argocd_host,
                 ingress_class=network.INGRESS_CLASS,
-                issuer=certificates.ACME_ISSUER if cfg.tls.acme else certificates.CA_ISSUER,
+                issuer=certificates.ACME_ISSUER if cfg.tls.acme else CA_ISSUER,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -264,9 +255,7 @@ class Platform(pulumi.ComponentResource):
                 database=db.endpoint if db is not None else None,
                 directory=ldap.endpoint,
                 node_selectors=node_selectors(cfg),
-                pool_taints={
-                    ns.name: pool.taints for ns in cfg.slurm.nodesets if ns.pool and (pool := cfg.node_pool(ns.pool)) is not None
-                },
+                pool_taints=nodeset_pool_taints(cfg),
                 ca_issuer=certs.ca_issuer,
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
@@ -274,16 +263,8 @@ class Platform(pulumi.ComponentResource):
                 # The topology places the inventory's hosts even when Grendel is switched off.
                 hosts=cfg.provisioning.hosts if cfg.provisioning is not None else (),
                 storage=cfg.storage,
-                login_node_selectors={
-                    lg.name: dict(pool.labels)
-                    for lg in cfg.slurm.login_sets()
-                    if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
-                },
-                login_pool_taints={
-                    lg.name: pool.taints
-                    for lg in cfg.slurm.login_sets()
-                    if lg.node_pool and (pool := cfg.node_pool(lg.node_pool)) is not None
-                },
+                login_node_selectors=login_node_selectors(cfg),
+                login_pool_taints=login_pool_taints(cfg),
                 script_settings=gpu_health_settings(
                     cfg.gpu.health,
                     mig=cfg.gpu.operator.mig_strategy != "none",
@@ -292,7 +273,7 @@ class Platform(pulumi.ComponentResource):
                 ),
                 gpu_job_mapping_dir=job_mapping_dir,
                 rdma=rdma,
-                nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
+                nodeset_pools=nodeset_pools(cfg),
                 metrics=monitored,
                 accounts_state=(
                     render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)

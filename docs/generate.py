@@ -54,75 +54,75 @@ NAMED_VALIDATORS: dict[str, str] = {
     "components.config.base._ipv4_network": "IPv4 network (CIDR)",
     "components.config.base._ipv4_interface": "IPv4 address with prefix length (e.g. 10.0.0.5/24)",
     "components.config.base._go_duration": "duration (e.g. 90s, 15m, 2160h)",
-    "components.config.slurm_types._slurm_k8s_name": "Slurm and Kubernetes name (DNS label, at most 40 characters, not a Slurm keyword)",
-    "components.config.slurm_types._slurm_time": "Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)",
-    "components.config.slurm._max_unavailable": "count or percentage (e.g. 2 or 25%)",
-    "components.config.slurm._cluster_name": "Slurm ClusterName (lowercase letters, digits and '_', starting with a letter, "
+    "components.layers.slurm.slurm_types._slurm_k8s_name": "Slurm and Kubernetes name (DNS label, at most 40 characters, not a Slurm keyword)",
+    "components.layers.slurm.slurm_types._slurm_time": "Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)",
+    "components.layers.slurm.config._max_unavailable": "count or percentage (e.g. 2 or 25%)",
+    "components.layers.slurm.config._cluster_name": "Slurm ClusterName (lowercase letters, digits and '_', starting with a letter, "
     "at most 40 characters)",
-    "components.config.slurm_types.config_key": "slurm.conf parameter name (letters and digits)",
-    "components.config.slurm._node_feature": "Slurm node feature (letters and digits, starting with a letter)",
-    "components.config.slurm._slurm_value": "slurm.conf value (one word: no spaces, '#', quotes or backslashes)",
-    "components.config.slurm._slurm_option": "slurm.conf list item (letters, digits and _ . : = / + -)",
-    "components.config.slurm_partitions._oversubscribe": "Slurm OverSubscribe value (NO, EXCLUSIVE, YES[:n] or FORCE[:n])",
-    "components.config.identity._posix_name": "POSIX user or group name",
-    "components.config.topology._unit_name": "switch or block name (letters, digits, '_', '.', '-')",
-    "components.config.topology._node_name": "node name or host list (e.g. cn[001-024])",
-    "components.config.storage._mount_option": "NFS mount option",
-    "components.config.storage._absolute_path": "absolute path",
-    "components.config.provisioning._feature": "Slurm node feature",
-    "components.config.provisioning._gres": "GRES entry (name[:type][:count], e.g. gpu:a100:4)",
-    "components.config.reservations._start_time": "start time (YYYY-MM-DDTHH:MM[:SS])",
-    "components.config.provisioning._mac": "MAC address",
-    "components.config.batch._pinned_image": "container image pinned by tag or digest (never `latest`)",
-    "components.config.accounting._description": "text of at most 100 letters, digits, spaces and . _ , : ( ) / -",
-    "components.config.accounting._name": "Slurm accounting name (lowercase letters, digits, '_', '-', starting with a "
+    "components.layers.slurm.slurm_types.config_key": "slurm.conf parameter name (letters and digits)",
+    "components.layers.slurm.config._node_feature": "Slurm node feature (letters and digits, starting with a letter)",
+    "components.layers.slurm.slurm_types._slurm_value": "slurm.conf value (one word: no spaces, '#', quotes or backslashes)",
+    "components.layers.slurm.slurm_types._slurm_option": "slurm.conf list item (letters, digits and _ . : = / + -)",
+    "components.layers.slurm.partitions._oversubscribe": "Slurm OverSubscribe value (NO, EXCLUSIVE, YES[:n] or FORCE[:n])",
+    "components.layers.directory.config._posix_name": "POSIX user or group name",
+    "components.layers.slurm.topology._unit_name": "switch or block name (letters, digits, '_', '.', '-')",
+    "components.layers.slurm.topology._node_name": "node name or host list (e.g. cn[001-024])",
+    "components.layers.storage.config._mount_option": "NFS mount option",
+    "components.layers.storage.config._absolute_path": "absolute path",
+    "components.layers.provisioning.config._feature": "Slurm node feature",
+    "components.layers.provisioning.config._gres": "GRES entry (name[:type][:count], e.g. gpu:a100:4)",
+    "components.layers.slurm.reservations._start_time": "start time (YYYY-MM-DDTHH:MM[:SS])",
+    "components.layers.provisioning.config._mac": "MAC address",
+    "components.layers.devops.config._pinned_image": "container image pinned by tag or digest (never `latest`)",
+    "components.layers.slurm.accounts._description": "text of at most 100 letters, digits, spaces and . _ , : ( ) / -",
+    "components.layers.slurm.accounts._name": "Slurm accounting name (lowercase letters, digits, '_', '-', starting with a "
     "letter, at most 40 characters)",
-    "components.config.accounting._time": "Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)",
-    "components.config.accounting._tres": "TRES limits: cpu, mem, node, energy, billing, fs/disk, vmem, pages, "
+    "components.layers.slurm.accounts._time": "Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)",
+    "components.layers.slurm.accounts._tres": "TRES limits: cpu, mem, node, energy, billing, fs/disk, vmem, pages, "
     "license/<name> or gres/<name>[:<type>] to a whole count (mem: a size such as 512G), at most 2147483647",
-    "components.config.gpu._image_ref": "container image pinned by tag (registry/path:tag, lowercase registry and path)",
-    "components.config.gpu._plain_path": "command name or path (letters, digits, '.', '_', '/', '-')",
-    "components.config.slurm._core_list": "core list (e.g. 0-55 or 0-27,56-83)",
-    "components.config.slurm._gpu_type": "GPU type (lowercase letters, digits and '_', e.g. h100) or MIG profile (e.g. 1g.10gb)",
+    "components.layers.gpu.config._image_ref": "container image pinned by tag (registry/path:tag, lowercase registry and path)",
+    "components.layers.gpu.config._plain_path": "command name or path (letters, digits, '.', '_', '/', '-')",
+    "components.layers.slurm.gpus._core_list": "core list (e.g. 0-55 or 0-27,56-83)",
+    "components.layers.slurm.gpus._gpu_type": "GPU type (lowercase letters, digits and '_', e.g. h100) or MIG profile (e.g. 1g.10gb)",
 }
 
 # The accepted form that a `@field_validator` method enforces, keyed by the method's qualified name: the
 # generator adds it to the field's type (the type alone says "string"). tests/test_docs_reference.py
 # checks that every validator of a documented field is named here or in NAMED_VALIDATORS.
 FIELD_VALIDATORS: dict[str, str] = {
-    "components.config.accounting.SlurmAccountsConfig._no_root": "no account named 'root' (slurmdbd's own)",
-    "components.config.backups.BackupsConfig._pem": "a PEM certificate (-----BEGIN CERTIFICATE----- ... "
+    "components.layers.slurm.accounts.SlurmAccountsConfig._no_root": "no account named 'root' (slurmdbd's own)",
+    "components.layers.backups.config.BackupsConfig._pem": "a PEM certificate (-----BEGIN CERTIFICATE----- ... "
     "-----END CERTIFICATE-----)",
-    "components.config.backups.BackupsConfig._cron": "a five-field cron schedule of numbers, ranges, steps, lists and "
+    "components.layers.backups.config.BackupsConfig._cron": "a five-field cron schedule of numbers, ranges, steps, lists and "
     "`*` (e.g. '15 2 * * *')",
-    "components.config.backups.BackupsConfig._retention": "1h to 2562047h",
-    "components.config.identity.DatabaseStorage._not_zero": "more than 0",
-    "components.config.identity.PosixUser._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
-    "components.config.identity.PosixUser._absolute": "an absolute path",
-    "components.config.identity.DirectoryConfig._suffix": "a directory suffix of dc=, o= and ou= components (e.g. "
+    "components.layers.backups.config.BackupsConfig._retention": "1h to 2562047h",
+    "components.layers.database.config.DatabaseStorage._not_zero": "more than 0",
+    "components.layers.directory.config.PosixUser._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
+    "components.layers.directory.config.PosixUser._absolute": "an absolute path",
+    "components.layers.directory.config.DirectoryConfig._suffix": "a directory suffix of dc=, o= and ou= components (e.g. "
     "dc=hpc,dc=example,dc=org)",
-    "components.config.network.AddressPool._one_or_many": "one range or a list of ranges",
-    "components.config.network.AddressPool._valid_ranges": "each a CIDR block (10.0.0.0/28), a first-last "
+    "components.layers.network.config.AddressPool._one_or_many": "one range or a list of ranges",
+    "components.layers.network.config.AddressPool._valid_ranges": "each a CIDR block (10.0.0.0/28), a first-last "
     "range (10.0.0.10-10.0.0.20) or a single IPv4 address",
-    "components.config.operations.Rke2Settings._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
-    "components.config.operations.Rke2Settings._sans": "each a host name or address (letters, digits, '.', '*', ':', '-')",
+    "components.layers.bootstrap.config.Rke2Settings._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
+    "components.layers.bootstrap.config.Rke2Settings._sans": "each a host name or address (letters, digits, '.', '*', ':', '-')",
     "components.config.platform_core.KubernetesConfig._minor_version": "a Kubernetes minor version from 1.26 to 1.39 "
     "(e.g. '1.33')",
     "components.config.platform_core.KubernetesConfig._api_versions": "each `group/version` or `group/version/Kind` "
     "(e.g. monitoring.coreos.com/v1)",
-    "components.config.platform_core.Acme._https": "an https:// URL",
-    "components.config.platform_core.CertificateAuthority._common_name": "not empty, at most 64 bytes in UTF-8",
-    "components.config.platform_core.GitOpsApp._url": "a Git URL starting with https://, ssh:// or git@",
-    "components.config.provisioning.ProvisioningConfig._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
-    "components.config.rdma.Fabric._cidr": "an IPv4 or IPv6 network in CIDR form (host bits zero)",
-    "components.config.root.PlatformConfig._environment": "lowercase letters, digits and '-', starting with a letter, "
+    "components.layers.certificates.config.Acme._https": "an https:// URL",
+    "components.layers.certificates.config.CertificateAuthority._common_name": "not empty, at most 64 bytes in UTF-8",
+    "components.layers.gitops.config.GitOpsApp._url": "a Git URL starting with https://, ssh:// or git@",
+    "components.layers.provisioning.config.ProvisioningConfig._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
+    "components.layers.rdma.config.Fabric._cidr": "an IPv4 or IPv6 network in CIDR form (host bits zero)",
+    "components.config.model.PlatformModel._environment": "lowercase letters, digits and '-', starting with a letter, "
     "at most 20 characters, not true/false/null",
-    "components.config.root.PlatformConfig._site_domain": "a DNS name of at least two labels (e.g. hpc.example.org)",
-    "components.config.slurm.ControllerConfig._port_range": "[first, last] with 1024 < first <= last <= 65535",
-    "components.config.slurm.GpuSpec._files": "a device file or bracketed range (e.g. /dev/nvidia[0-7])",
-    "components.config.slurm.NodeSetConfig._gres_form": "each name[:type][:count] (lowercase name; type letters, "
+    "components.config.model.PlatformModel._site_domain": "a DNS name of at least two labels (e.g. hpc.example.org)",
+    "components.layers.slurm.controller.ControllerConfig._port_range": "[first, last] with 1024 < first <= last <= 65535",
+    "components.layers.slurm.gpus.GpuSpec._files": "a device file or bracketed range (e.g. /dev/nvidia[0-7])",
+    "components.layers.slurm.config.NodeSetConfig._gres_form": "each name[:type][:count] (lowercase name; type letters, "
     "digits, '_' or a MIG profile; e.g. gpu:a100:8)",
-    "components.config.slurm.LoginConfig._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
+    "components.layers.slurm.config.LoginConfig._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
 }
 
 # Other types the models may use, by class.
@@ -361,7 +361,7 @@ def describe_type(tp: Any, metadata: Sequence[Any] = (), discriminator: Any = No
     return f"{text} or null" if shape.nullable and not text.endswith(" or null") else text
 
 
-def _describe(shape: _Shape) -> str:
+def _describe(shape: _Shape) -> str:  # noqa: PLR0911, PLR0912 (one return per shape of a config type)
     tp, metadata = shape.tp, shape.metadata
     origin = get_origin(tp)
     named = _validator_name(metadata)
@@ -646,7 +646,7 @@ def render(root: type[BaseModel] | None = None) -> str:
         "`<key>` for every key of a mapping. Keys are camelCase, exactly as written here: unknown keys are",
         "refused. `required` keys inside an optional object are required only when that object is given.",
         "",
-        "Values are read as the Pulumi CLI reads them (gopkg.in/yaml.v3, see `offline/yamlv3.py`): only",
+        "Values are read as the Pulumi CLI reads them (gopkg.in/yaml.v3, see `components/config/yamlv3.py`): only",
         "`true`, `True`, `TRUE`, `false`, `False`, `FALSE` are booleans, so `yes`, `no`, `on`, `off` and `NO` are strings; `30:00`",
         "is a string; an integer with a leading zero (`010000`, which the CLI reads as octal 4096), an",
         "unquoted date, `.inf`, `!!binary`, `!!set` or any other YAML tag, a key given twice, a non-string key,",

@@ -22,7 +22,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 
@@ -32,6 +32,7 @@ from policies.rules.admission import (
     WebhookVerdict,
     admission_report,
     application_key,
+    application_lines,
     appproject_verdicts,
     webhook_verdicts,
 )
@@ -39,10 +40,10 @@ from policies.rules.admission_argocd import is_namespaced
 from policies.rules.admission_metallb import bgp_type_from_values
 from policies.rules.admission_slinky import CHART as SLINKY_CHART
 from policies.rules.admission_slinky import WebhookScope, webhook_scope
-from policies.rules.podtemplates import group_of, kind_of, namespace_of
+from policies.rules.podtemplates import display, group_of, kind_of, namespace_of
 from policies.rules.sources import chart_basename
 
-from .charts import RenderReport
+from .charts.render import RenderReport
 from .engine import ProgramConfigError, RecordedStack, run_program
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file
 
@@ -164,7 +165,7 @@ def argocd_synced_charts(stack: RecordedStack, report: RenderReport) -> dict[str
     """Per Application (`namespace/name`) that installs a chart (`argocd` delivery), every rendered
     object its sync would apply: the chart's CRDs and templates, and the hooks Argo CD runs. The
     renderer has already put namespaced objects without a namespace into the release namespace, which
-    is the Application's destination namespace (offline/charts.py `chart_releases`)."""
+    is the Application's destination namespace (offline/charts/render.py `chart_releases`)."""
     by_urn = {r.urn: r.inputs for r in stack.resources}
     synced: dict[str, list[dict[str, Any]]] = {}
     for chart in report.charts:
@@ -274,3 +275,34 @@ CONFIG_KEYS = {
     ("Backup", "spec.maxRetention"): "hpcforge:backups.maxRetention",
 }
 """The config keys behind the fields mariadb-operator's webhook refuses to change (tests/test_admission_mariadb.py)."""
+
+
+def print_argocd_admission(stack: RecordedStack, report: RenderReport, out: TextIO) -> int:
+    """What the packs cannot see in `argocd` delivery: each chart-installing Application's AppProject
+    verdict with every rendered object it would sync (Argo CD refuses the whole sync for one object).
+    Returns how many Applications are refused."""
+    verdicts = argocd_chart_verdicts(stack, report)
+    print(
+        "\nArgo CD AppProjects, charts delivered by Argo CD (each Application and every rendered object it would sync):", file=out
+    )
+    for verdict in verdicts:
+        print("\n".join(application_lines(verdict)), file=out)
+    refused = sum(1 for v in verdicts if not v.permitted)
+    print(f"Argo CD summary: {refused} of {len(verdicts)} Applications refused", file=out)
+    return refused
+
+
+def print_argocd_webhooks(stack: RecordedStack, report: RenderReport, out: TextIO) -> int:
+    """The cert-manager and MetalLB webhooks' answer to each object of the charts Argo CD delivers (nothing
+    printed when they have none). Returns how many are refused."""
+    verdicts = argocd_chart_webhook_verdicts(stack, report)
+    if not verdicts:
+        return 0
+    print("\nOperator webhooks, objects of charts delivered by Argo CD (cert-manager v1.21.1, MetalLB v0.16.1):", file=out)
+    for verdict in verdicts:
+        print(f"  {'ok  ' if verdict.admitted else 'DENY'} {display(verdict.obj)} ({verdict.webhook})", file=out)
+        if verdict.refusal:
+            print(f"         {verdict.refusal}", file=out)
+    refused = sum(1 for v in verdicts if not v.admitted)
+    print(f"Operator webhook summary: {refused} of {len(verdicts)} objects refused", file=out)
+    return refused

@@ -29,9 +29,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from .chart_cli import add_chart_arguments, render_charts, report_chart_error
-from .chart_objects import chart_documents
-from .charts import ChartRenderError
+from .charts.cli import add_chart_arguments, render_charts, report_chart_error
+from .charts.objects import chart_documents
+from .charts.render import ChartRenderError
 from .engine import ProgramConfigError, RecordedStack, run_program
 from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render
@@ -137,7 +137,7 @@ def policy_config_for(path: Path) -> str:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from .migrate import MigrationError, migrate_inventory
+    from scripts.migrate_inventory import MigrationError, migrate_inventory
 
     try:
         migration = migrate_inventory(args.stack, args.config, slurm=args.slurm)
@@ -194,7 +194,7 @@ def _summary(stack: RecordedStack) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911, PLR0912 (one branch per subcommand)
     args = build_parser().parse_args(argv)
     try:
         if args.command == "policy-config":

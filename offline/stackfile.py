@@ -1,7 +1,7 @@
 """Read a `Pulumi.<stack>.yaml` the way the Pulumi CLI hands it to a program.
 
 How the CLI does it (pulumi `sdk/go/common/workspace/loaders.go`, `LoadProjectStackBytes`): the
-file is unmarshalled with gopkg.in/yaml.v3 (see `offline/yamlv3.py` for its scalar rules), keys of
+file is unmarshalled with gopkg.in/yaml.v3 (see `components/config/yamlv3.py` for its scalar rules), keys of
 every mapping must be strings (`SimplifyMarshalledProject`), `config` keys without a namespace get
 the project's name (`stackConfigNamespacedWithProject`), and each value becomes the string the
 program receives (`sdk/go/common/resource/config/object.go`, `MarshalString`): a string as its
@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.inventory_scan import render_path
-
-from .yamlv3 import PathPart, Timestamp, YamlProblem, go_json, go_json_float, load_document
+from components.config.yamlv3 import PathPart, Timestamp, YamlProblem, go_json, go_json_float, load_document
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_MESSAGES = 20
@@ -118,7 +117,7 @@ def _capped(messages: list[str]) -> list[str]:
     return [*messages[:MAX_MESSAGES], f"... and {len(messages) - MAX_MESSAGES} more problems like these"]
 
 
-def parse_stack_text(text: str, source: str, project: str = "hpcforge") -> tuple[dict[str, str], list[str]]:
+def parse_stack_text(text: str, source: str, project: str = "hpcforge") -> tuple[dict[str, str], list[str]]:  # noqa: PLR0912 (one branch per way the Pulumi CLI refuses a stack file)
     """(config key -> the string the program receives, secret keys) of a stack file's text."""
     try:
         document = load_document(text, source)

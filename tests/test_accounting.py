@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from components.config import ConfigError, load_config
-from components.config.accounting import resolve_associations
-from components.layers.slurm_accounts import accounts_job_spec, sync_command
-from components.renderers.sacct import desired_state, render_desired_state
+from components.layers.slurm.accounts import resolve_associations
+from components.layers.slurm.accounts_job import accounts_job_spec, sync_command
+from components.layers.slurm.sacct import desired_state, render_desired_state
 from components.versions import Images
 
 from .helpers import REPO, config_values, raw_config

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from components.config import load_config
-from components.layers.chunks import plan_parts
-from components.renderers.sacct import render_desired_state
+from components.k8s.chunks import plan_parts
+from components.layers.slurm.sacct import render_desired_state
 
 from .helpers import REPO, config_values, raw_config
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from offline.charts import RenderReport
+from offline.charts.render import RenderReport
 from policies.rules.admission import appproject_verdicts, pod_security_verdicts, reachability_verdicts
 
 from .test_charts import default_render, default_stack  # noqa: F401  (module fixtures)
@@ -86,7 +86,7 @@ def _argocd_render(**config: Any) -> tuple[Any, RenderReport]:
 def test_argocd_delivery_refuses_the_chart_object_outside_the_project_destinations_by_name() -> None:
     import io
 
-    from offline.check import print_argocd_admission
+    from offline.admission import print_argocd_admission
 
     stack, report = _argocd_render()
     out = io.StringIO()

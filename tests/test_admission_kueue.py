@@ -31,11 +31,11 @@ import pytest
 import yaml
 
 from components.config import PlatformConfig, load_config
-from components.layers.batch import TEAM_NAMESPACES, cluster_queue_spec, kueue_manager_config, resource_flavor_spec
+from components.layers.batch.layer import TEAM_NAMESPACES, cluster_queue_spec, kueue_manager_config, resource_flavor_spec
 from offline.admission import stack_objects
-from offline.charts import builtin_api_versions, chart_releases, render_release
-from offline.crd_schema import load_crd_index, validate_custom_resource
+from offline.charts.render import builtin_api_versions, chart_releases, render_release
 from offline.engine import ProgramConfigError, RecordedResource, RecordedStack
+from offline.schema.crd import load_crd_index, validate_custom_resource
 from policies.rules import admission_kueue as kueue
 from policies.rules.netpol import selector_matches
 from policies.rules.podtemplates import kind_of, name_of, namespace_of, pod_templates

@@ -656,7 +656,7 @@ def test_a_schedule_the_webhook_refuses_is_refused_by_name(schedule: str) -> Non
 
 def test_config_schedules_are_exactly_the_ones_the_webhook_takes() -> None:
     """Within the five-field language the config accepts, the config refuses a schedule iff robfig/cron does."""
-    from components.config.backups import BackupsConfig
+    from components.layers.backups.config import BackupsConfig
 
     rng = random.Random(30)
 
@@ -693,7 +693,7 @@ def test_zero_retention_is_refused_by_name() -> None:
 
 
 def test_a_retention_beyond_a_go_duration_is_refused_by_name() -> None:
-    from components.config.backups import MAX_RETENTION_HOURS
+    from components.layers.backups.config import MAX_RETENTION_HOURS
 
     assert gotime.parse_duration(f"{MAX_RETENTION_HOURS}h") > 0
     too_long = f"{MAX_RETENTION_HOURS + 1}h"

@@ -554,8 +554,8 @@ def test_offline_check_reports_a_refused_object_of_a_chart_argo_cd_delivers(prod
     import io
 
     from components.versions import Charts
-    from offline.charts import ChartRelease, RenderedChart, RenderReport
-    from offline.check import print_argocd_webhooks
+    from offline.admission import print_argocd_webhooks
+    from offline.charts.render import ChartRelease, RenderedChart, RenderReport
 
     [application] = [
         r

@@ -25,8 +25,8 @@ import pytest
 import yaml
 
 from components.config import ConfigError, load_config
-from components.config.slurm import NodeSetConfig
-from components.layers.slurm import nodeset_spec
+from components.layers.slurm.config import NodeSetConfig
+from components.layers.slurm.objects import nodeset_spec
 from offline.admission import slinky_scope, stack_objects
 from offline.engine import ProgramConfigError, RecordedStack
 from policies.rules import admission_slinky as slinky

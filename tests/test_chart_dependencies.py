@@ -1,4 +1,4 @@
-"""Subcharts a chart asks for but does not carry (offline/chart_dependencies.py): which count, as Helm decides it."""
+"""Subcharts a chart asks for but does not carry (offline/charts/dependencies.py): which count, as Helm decides it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from offline.chart_dependencies import dependency_enabled, missing_dependencies
-from offline.chart_source import ChartSource
+from offline.charts.dependencies import dependency_enabled, missing_dependencies
+from offline.charts.source import ChartSource
 
 from .test_charts import CHARTS, render, run_test_program
 

@@ -13,10 +13,10 @@ import pytest
 
 from components.chart_hooks import merge_values
 from components.chart_security import SECURITY_VALUES, security_values, with_security
-from components.layers.batch import KUEUE_VISIBILITY_PORT
+from components.layers.batch.layer import KUEUE_VISIBILITY_PORT
 from components.versions import Charts
-from offline.chart_cluster import builtin_api_versions, helm_kube_version, kubernetes_version
-from offline.charts import chart_releases
+from offline.charts.cluster import builtin_api_versions, helm_kube_version, kubernetes_version
+from offline.charts.render import chart_releases
 from offline.engine import RecordedStack
 from offline.stackfile import StackFile
 

@@ -1,4 +1,4 @@
-"""The chart renderer (offline/charts.py) on the test chart under tests/charts.
+"""The chart renderer (offline/charts/render.py) on the test chart under tests/charts.
 
 The test chart holds one defect per template (tests/charts/README.md); each is reported by name
 here, as far as the renderer's side goes: hooks, CRDs kept apart, every object a resource of its
@@ -22,12 +22,12 @@ import pytest
 
 from components.chart_hooks import HOOKS
 from components.versions import ChartPin
-from offline.chart_objects import chart_documents, engine_view
-from offline.chart_source import ChartSource, ChartSourceError
-from offline.charts import RenderReport, chart_releases, hook_errors, render_stack
+from offline.charts.objects import chart_documents, engine_view
+from offline.charts.render import RenderReport, chart_releases, hook_errors, render_stack
+from offline.charts.source import ChartSource, ChartSourceError
 from offline.check import check_recorded_stack
 from offline.engine import RecordedStack, run_program
-from offline.policy_driver import PackSpec
+from offline.policy.packs import PackSpec
 from offline.stackfile import StackFile
 
 from .helpers import REPO
@@ -411,7 +411,7 @@ def test_extra_api_versions_of_the_cluster_reach_the_capabilities(default_stack:
 
 
 def test_extra_api_versions_are_read_from_the_stack_config() -> None:
-    from offline.chart_cluster import extra_api_versions
+    from offline.charts.cluster import extra_api_versions
 
     stack = StackFile(
         "x", PROGRAM / "Pulumi.x.yaml", {"hpcforge:kubernetes": '{"extraApiVersions": ["monitoring.coreos.com/v1"]}'}
@@ -451,7 +451,7 @@ def test_extra_api_versions_must_be_api_versions(entry: str) -> None:
     ],
 )
 def test_kube_version_constraints_as_helm_reads_them(constraint: str, expected: bool) -> None:
-    from offline.kube_version import satisfies
+    from offline.charts.kube_version import satisfies
 
     assert satisfies(constraint, "1.33") is expected
 
@@ -516,7 +516,7 @@ def test_a_custom_resource_found_cluster_scoped_in_the_second_pass_keeps_no_name
     # render_stack renders twice with one parse cache: the first pass before other charts' CRDs are known
     # (so a custom kind counts as namespaced), the second with them. The second pass must not see the
     # namespace the first one gave (network-operator's NodeFeatureRule, whose CRD comes from gpu-operator).
-    from offline.charts import ChartRelease, render_release
+    from offline.charts.render import ChartRelease, render_release
 
     chart = tmp_path / "rules-0.1.0"
     (chart / "templates").mkdir(parents=True)
@@ -536,7 +536,7 @@ def test_a_custom_resource_found_cluster_scoped_in_the_second_pass_keeps_no_name
 def test_a_subcharts_own_values_schema_refuses_the_render(tmp_path: Path) -> None:
     # Helm validates the values under each subchart's name against that subchart's values.schema.json
     # (helm v4 pkg/chart/common/util/jsonschema.go ValidateAgainstSchema); the renderer goes through it.
-    from offline.charts import ChartRelease, ChartRenderError, render_release
+    from offline.charts.render import ChartRelease, ChartRenderError, render_release
 
     chart = tmp_path / "parent-0.1.0"
     child = chart / "charts" / "child"

@@ -23,12 +23,12 @@ from typing import Any
 import pytest
 import yaml
 
-from offline import schema
 from offline.admission import metallb_bgp_type, stack_objects
-from offline.chart_objects import chart_documents
-from offline.chart_source import ChartSource
-from offline.charts import RenderReport, hook_errors, render_stack
+from offline.charts.objects import chart_documents
+from offline.charts.render import RenderReport, hook_errors, render_stack
+from offline.charts.source import ChartSource
 from offline.engine import RecordedStack
+from offline.schema import validate as schema
 from policies.rules.admission import webhook_verdicts
 from policies.rules.admission_metallb import WEBHOOKS, controller_bgp_type
 from policies.rules.podtemplates import display
@@ -187,7 +187,7 @@ def test_each_known_hook_renders_when_its_values_are_not_set(charts_dir: Path) -
     import dataclasses
 
     from components.chart_hooks import HOOKS, hook_values
-    from offline.charts import chart_releases, render_release
+    from offline.charts.render import chart_releases, render_release
 
     def without(values: Any, switch: Any) -> Any:
         if not isinstance(values, dict) or not isinstance(switch, dict):
@@ -223,9 +223,9 @@ def test_latest_through_upstream_chart_values_fails_the_check_only_when_rendered
     declared values and fails `images-pinned` (mandatory in prod) on the rendered Deployment."""
     import dataclasses
 
-    from offline.chart_objects import engine_view
+    from offline.charts.objects import engine_view
     from offline.check import check_recorded_stack
-    from offline.policy_driver import PackSpec
+    from offline.policy.packs import PackSpec
 
     stack = run_stack("dev")
     override = {"redis": {"image": {"tag": "latest"}}}
@@ -280,8 +280,8 @@ def test_the_sriov_operator_memory_limit_exemption_is_needed_and_no_value_remove
 
 def test_gpu_operator_chart_gives_dcgm_exporter_hpcforges_metric_list(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
     """The chart's own templates turn `dcgmExporter.config` into the ConfigMap and the ClusterPolicy's reference to it
-    (what makes the operator mount it and set DCGM_EXPORTER_COLLECTORS; components/renderers/dcgm_metrics.py)."""
-    from components.renderers.dcgm_metrics import METRICS_CONFIG_MAP, dcgm_metrics_csv
+    (what makes the operator mount it and set DCGM_EXPORTER_COLLECTORS; components/layers/gpu/dcgm_metrics.py)."""
+    from components.layers.gpu.dcgm_metrics import METRICS_CONFIG_MAP, dcgm_metrics_csv
 
     _, stack, report = rendered
     if not any(c.release.release == "gpu-operator" for c in report.charts):
@@ -305,8 +305,8 @@ def test_every_pod_monitor_names_a_container_port_of_the_pods_the_chart_renders(
     """A PodMonitor selects container ports by name (prometheus-operator keeps targets whose
     `__meta_kubernetes_pod_container_port_name` equals `port`): a name the pods do not have scrapes nothing, silently.
     Checked for the targets whose pods the charts render; dcgm-exporter's pods are the GPU Operator's (its port name is
-    cited in components/layers/observability.py)."""
-    from components.layers.observability import SITE_TARGETS
+    cited in components/layers/observability/layer.py)."""
+    from components.layers.observability.layer import SITE_TARGETS
 
     _, stack, report = rendered
     monitors = {
@@ -341,7 +341,7 @@ def test_gpu_operands_and_feature_discovery_tolerate_the_gpu_pools_taints(
     """What runs the device plugin on the GPU nodes, as the chart renders it: the ClusterPolicy's operand tolerations
     (the operator copies them into every operand DaemonSet) and Node Feature Discovery's worker DaemonSet."""
     from components.config import load_config
-    from components.config.gpu import gpu_pool_taints
+    from components.config.checks.gpu import gpu_pool_taints
 
     from .helpers import config_values, raw_config, tolerates
 

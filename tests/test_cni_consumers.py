@@ -29,10 +29,10 @@ import pytest
 from pydantic import ValidationError
 
 from components.config import ConfigError, PlatformConfig, load_config
-from components.config.network import NetworkAttachment
-from components.config.rdma import Fabric, RdmaConfig
-from components.layers.network import ipvlan_cni_config
-from components.layers.network_operator import (
+from components.layers.network.config import NetworkAttachment
+from components.layers.network.layer import ipvlan_cni_config
+from components.layers.rdma.config import Fabric, RdmaConfig
+from components.layers.rdma.layer import (
     NAMESPACE,
     attachment_config,
     ip_pool_spec,

@@ -31,8 +31,8 @@ from typing import Any
 
 import pytest
 
-from components.config.rdma import RdmaConfig
-from components.layers.network_operator import attachment_config
+from components.layers.rdma.config import RdmaConfig
+from components.layers.rdma.layer import attachment_config
 from offline.engine import RecordedStack
 
 from .helpers import require_binaries, skip_or_fail

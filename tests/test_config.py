@@ -373,7 +373,7 @@ def test_a_negative_gpu_index_on_an_rdma_nic_is_refused_by_name() -> None:
 
 
 def test_a_bgp_hold_time_must_be_a_duration() -> None:
-    from components.config.network import BgpPeer
+    from components.layers.network.config import BgpPeer
 
     peer = {"name": "tor1", "address": "10.0.0.1", "peerAsn": 64512, "myAsn": 64513}
     assert BgpPeer.model_validate({**peer, "holdTime": "3m"}).hold_time == "3m"

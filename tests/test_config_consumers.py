@@ -15,7 +15,7 @@ import pytest
 from components.config import ConfigError, load_config
 from components.config.base import quantity_value
 from components.config.loader import MAX_MESSAGES
-from components.renderers.slurm_conf import conf_token
+from components.layers.slurm.slurm_conf import conf_token
 
 from .helpers import config_values, inline_inventories, outline_inventories, raw_config
 
@@ -278,7 +278,7 @@ def test_slurm_renderer_refuses_unsafe_token(value: str) -> None:
     [("domain", "hpc]\n[x"), ("suffix", "dc=x\nldap_uri = ldap://evil"), ("bind_dn", "cn=a\x00")],
 )
 def test_sssd_renderer_refuses_structure_breaking_value(field: str, value: str) -> None:
-    from components.renderers.sssd import SssdSettings, render_sssd_conf
+    from components.layers.slurm.sssd import SssdSettings, render_sssd_conf
 
     settings = {"domain": "hpc", "ldap_uri": "ldaps://ldap", "suffix": "dc=x", "bind_dn": "cn=sssd,dc=x", field: value}
     with pytest.raises(ValueError, match=r"sssd\.conf"):

@@ -4,7 +4,7 @@
   way dcgm-exporter reads it (internal/pkg/counters/counter_config.go `ReadCSVFile`: `csv.NewReader`,
   `Comment = '#'`, `ReadAll`; `ExtractCounters`: fields trimmed of spaces, exactly 3 per record, the type one of
   `promMetricType` in internal/pkg/counters/variables.go). The rest of ExtractCounters (the DCGM field lookup) needs
-  libdcgm: the names are checked against dcgm-exporter's own CSV files instead (components/renderers/dcgm_metrics.py).
+  libdcgm: the names are checked against dcgm-exporter's own CSV files instead (components/layers/gpu/dcgm_metrics.py).
 - Every DCGM metric an alert or a dashboard queries is in that list, and every label they read is one the exporter
   writes (`hostname`, not `Hostname`, since NVIDIA/dcgm-exporter#655).
 """
@@ -18,11 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from components.config.gpu import GpuOperatorConfig
-from components.layers.gpu_operator import gpu_operator_values
-from components.renderers.alerts import RuleSettings, alert_rules
-from components.renderers.dashboards import dashboards, query_metrics
-from components.renderers.dcgm_metrics import (
+from components.layers.gpu.config import GpuOperatorConfig
+from components.layers.gpu.dcgm_metrics import (
     DCGM_METRICS,
     GPU_LABELS,
     HPC_JOB_LABEL,
@@ -33,6 +30,9 @@ from components.renderers.dcgm_metrics import (
     dcgm_metrics_csv,
     metric_names,
 )
+from components.layers.gpu.layer import gpu_operator_values
+from components.layers.observability.alerts import RuleSettings, alert_rules
+from components.layers.observability.dashboards import dashboards, query_metrics
 from offline.engine import RecordedStack
 
 from .helpers import go_program

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from offline.check import check_stack
 from offline.engine import RecordedStack, run_program
 from offline.environ import (
     MAX_ARG_STRLEN,
@@ -19,7 +18,8 @@ from offline.environ import (
     policy_pack_environment,
     program_environment,
 )
-from offline.policy_driver import PackSpec
+from offline.policy.packs import PackSpec
+from offline.policy.session import check_stack
 from offline.stackfile import StackFile, read_stack_file
 
 from .helpers import REPO

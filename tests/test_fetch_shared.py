@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from components.versions import Charts
-from offline import schema
 from offline.engine import RecordedStack
 from offline.render import render_documents
+from offline.schema import validate as schema
 
 from .helpers import REPO, require_shared
 
@@ -96,7 +96,7 @@ def run_fetch(base: str, dest: Path) -> subprocess.CompletedProcess[str]:
 
 
 def schema_tier_files(shared: Path) -> set[str]:
-    """What the schema tier (offline/crd_schema.py, offline/chart_values.py) reads: crds/*/*.yaml and each pinned chart's values files."""
+    """What the schema tier (offline/schema/crd.py, offline/charts/values.py) reads: crds/*/*.yaml and each pinned chart's values files."""
     files = {str(p.relative_to(shared)) for p in (shared / "crds").glob("*/*.yaml")}
     for pin in Charts.all():
         if pin.values_dir:

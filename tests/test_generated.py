@@ -1,4 +1,4 @@
-"""Program tier: generated key material (components/generated.py) is protected where data is.
+"""Program tier: generated key material (components/k8s/generated.py) is protected where data is.
 
 An edit of a generator's `length`, or a rename, replaces it: the value rotates in place under every
 daemon that shares it. In `protect` mode Pulumi must refuse that (protect); nothing may hide the
@@ -56,7 +56,7 @@ def test_no_generator_is_created_outside_the_helper() -> None:
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if pattern.search(line)
     ]
-    assert offenders == [], "create generated key material with components/generated.py"
+    assert offenders == [], "create generated key material with components/k8s/generated.py"
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from components.config.slurm import MIG_PROFILE
+from components.layers.slurm.gpus import MIG_PROFILE
 
 from .test_gpu_health import EPILOG, FAKES, FIXTURES, PROLOG, RECOVERY_QUERY, _queried, run_script, smi_calls
 from .test_gpu_operator import _prod_with

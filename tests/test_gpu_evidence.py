@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.config import load_config
-from components.layers.evidence_gpu import gpu_check_environments
+from components.layers.evidence.gpu import gpu_check_environments
 from components.versions import Images
 
 from .helpers import REPO, config_values, raw_config

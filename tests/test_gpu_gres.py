@@ -17,9 +17,10 @@ import pytest
 from pydantic import ValidationError
 
 from components.config import ConfigError, PlatformConfig, load_config
-from components.config.slurm import GpuSpec, NodeSetConfig
-from components.layers.slurm import nodeset_spec
-from components.renderers.slurm_conf import expand_device_files, gres_conf, gres_lines, node_parameters
+from components.layers.slurm.config import NodeSetConfig
+from components.layers.slurm.gpus import GpuSpec
+from components.layers.slurm.objects import nodeset_spec
+from components.layers.slurm.slurm_conf import expand_device_files, gres_conf, gres_lines, node_parameters
 from components.versions import SLURMD_IMAGE_HAS_NVML
 
 from .daemons import slurm

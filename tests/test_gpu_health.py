@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from components.config.gpu import GpuHealthConfig
-from components.renderers.script_settings import apply_settings, gpu_health_settings
+from components.layers.gpu.config import GpuHealthConfig
+from components.layers.slurm.script_settings import apply_settings, gpu_health_settings
 from offline.engine import RecordedStack
 
 from .helpers import REPO

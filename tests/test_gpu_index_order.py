@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from components.config.gpu import GpuHealthConfig
-from components.renderers.script_settings import gpu_health_settings
+from components.layers.gpu.config import GpuHealthConfig
+from components.layers.slurm.script_settings import gpu_health_settings
 from offline.engine import RecordedStack
 
 from .test_gpu_health import EPILOG, PROLOG, run_script, smi_calls

@@ -13,9 +13,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from components.config.gpu import GpuHealthConfig
-from components.layers.slurm import JOB_MAPPING_VOLUME
-from components.renderers.script_settings import gpu_health_settings
+from components.layers.gpu.config import GpuHealthConfig
+from components.layers.slurm.objects import JOB_MAPPING_VOLUME
+from components.layers.slurm.script_settings import gpu_health_settings
 from offline.engine import RecordedStack
 
 from .test_gpu_health import EPILOG, PROLOG, run_script, script_env

@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from components.config import ConfigError, load_config
-from components.config.gpu import GpuOperatorConfig, gpu_operator_enabled
-from components.layers.gpu_operator import gpu_operator_values, mig_parted_config
+from components.config.checks.gpu import gpu_operator_enabled
+from components.layers.gpu.config import GpuOperatorConfig
+from components.layers.gpu.layer import gpu_operator_values, mig_parted_config
 from components.platform import planned_charts
 from components.versions import Charts, Images
 from offline.engine import RecordedStack

@@ -162,15 +162,15 @@ def test_export_is_readable_only_with_the_recipients_key(tmp_path: Path, api: tu
 
 
 def test_key_export_needs_a_pem_certificate() -> None:
-    from components.config.backups import BackupsConfig
+    from components.layers.backups.config import BackupsConfig
 
     with pytest.raises(ValueError, match="not a PEM certificate"):
         BackupsConfig.model_validate({"volume": {}, "keyRecipient": "age1qyqszqgpqyqszqgpqyqszqgpqyqszqgp"})
 
 
 def test_key_export_cronjob_runs_the_tested_script_with_its_service_account() -> None:
-    from components.config.backups import BackupsConfig
-    from components.layers.backups import KEYS_ACCOUNT, key_export_spec
+    from components.layers.backups.config import BackupsConfig
+    from components.layers.backups.layer import KEYS_ACCOUNT, key_export_spec
 
     cfg = BackupsConfig.model_validate(
         {"volume": {}, "keyRecipient": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"}

@@ -9,10 +9,10 @@ import re
 import pytest
 
 from components.config import ConfigError, load_config
-from components.config.observability import ObservabilityConfig
-from components.layers.observability import SITE_TARGETS, chart_values, pod_monitor_spec
-from components.renderers.alerts import RuleSettings, alert_rules
-from components.renderers.dashboards import EXPORTED, dashboard_files, query_metrics
+from components.layers.observability.alerts import RuleSettings, alert_rules
+from components.layers.observability.config import ObservabilityConfig
+from components.layers.observability.dashboards import EXPORTED, dashboard_files, query_metrics
+from components.layers.observability.layer import SITE_TARGETS, chart_values, pod_monitor_spec
 from offline.engine import RecordedStack
 
 from .helpers import config_values, raw_config, run_stack

@@ -1,5 +1,5 @@
 """Tier 5: the policy packs started as the Pulumi engine starts them and driven over the gRPC Analyzer
-protocol (offline/policy_driver.py) against the dev and prod programs, and against prod variants that break
+protocol (offline/policy/driver.py) against the dev and prod programs, and against prod variants that break
 one rule of each family.
 
 Every test runs twice: with the program recorded as `pulumi up` sees it (`up`: every output known)
@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from offline.check import EXIT_ERROR, EXIT_OK, EXIT_POLICY, CheckResult, check_stack
 from offline.engine import SECRET_SIG, SIG_KEY, UNKNOWN, RecordedResource, RecordedStack
-from offline.policy_config import PolicyRunError
-from offline.policy_driver import PackSpec
+from offline.policy.config import PolicyRunError
+from offline.policy.packs import PackSpec
+from offline.policy.report import CheckResult
+from offline.policy.session import EXIT_ERROR, EXIT_OK, EXIT_POLICY, check_stack
 from offline.stackfile import StackFile, read_stack_file
 
 from .helpers import REPO, run_stack_file, write_variant

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 import yaml
 
-from offline.policy_config import PolicyConfig, PolicyInfo, parse_policy_config, reconcile_policy_config
+from offline.policy.config import PolicyConfig, PolicyInfo, parse_policy_config, reconcile_policy_config
 from policies.framework import _deserialize_with_markers, install_secret_shim, to_policy
 from policies.rules import ALL_RULES, FAMILIES, gitops, security, slurm
 from policies.rules.images import parse_image

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from offline.check import EXIT_OK, EXIT_POLICY, StreamedCheck, check_stack
 from offline.engine import RecordedResource, run_program
-from offline.policy_driver import PackSpec
+from offline.policy.packs import PackSpec
+from offline.policy.session import EXIT_OK, EXIT_POLICY, check_stack
+from offline.policy.stream import StreamedCheck
 from offline.stackfile import read_stack_file
 
 from .helpers import REPO, write_variant

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from components.config import ConfigError, PlatformConfig, load_config
-from components.layers.slurm import login_spec, nodeset_spec
-from components.renderers.enroot import PYXIS_PLUGSTACK, enroot_conf
+from components.layers.slurm.enroot import PYXIS_PLUGSTACK, enroot_conf
+from components.layers.slurm.objects import login_spec, nodeset_spec
 from components.versions import SLINKY_TAG, Images
 from offline.engine import RecordedStack
 

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from components.chart_hooks import with_hooks_off
 from components.config import ConfigError, load_config
-from components.config.rdma import RdmaConfig
-from components.layers.network_operator import (
+from components.layers.rdma.config import RdmaConfig
+from components.layers.rdma.layer import (
     attachment_config,
     network_operator_values,
     nic_cluster_policy_spec,

@@ -17,8 +17,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from components.config.rdma import RdmaConfig
-from components.layers.network_operator import shared_device_plugin_config
+from components.layers.rdma.config import RdmaConfig
+from components.layers.rdma.layer import shared_device_plugin_config
 from offline.engine import RecordedStack
 
 from .helpers import go_program

@@ -18,8 +18,8 @@ import pytest
 from pydantic import ValidationError
 
 from components.config import ConfigError, load_config
-from components.config.rdma import RdmaConfig
-from components.layers.network_operator import (
+from components.layers.rdma.config import RdmaConfig
+from components.layers.rdma.layer import (
     NIC_CLUSTER_POLICY_READY,
     attachment_config,
     ip_pool_spec,
@@ -27,9 +27,9 @@ from components.layers.network_operator import (
     sriov_network,
 )
 from components.versions import Images
-from offline import schema
 from offline.engine import RecordedStack
 from offline.render import render_documents
+from offline.schema import validate as schema
 
 from .helpers import config_values, raw_config, require_shared
 from .test_argocd_wait import _ready

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from components.config.accounting import SlurmAccountsConfig
-from components.config.identity import DirectoryConfig
-from components.renderers.sacct import render_desired_state
+from components.layers.directory.config import DirectoryConfig
+from components.layers.slurm.accounts import SlurmAccountsConfig
+from components.layers.slurm.sacct import render_desired_state
 
 from .daemons import mariadb as mariadb_harness
 from .daemons import slurm as slurm_harness

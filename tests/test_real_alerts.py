@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config.observability import AlertReceiver
-from components.renderers.alerts import RuleSettings, alert_rules, alertmanager_config, rules_file
-from components.renderers.dcgm_metrics import GPU_LABELS
+from components.layers.gpu.dcgm_metrics import GPU_LABELS
+from components.layers.observability.alerts import RuleSettings, alert_rules, alertmanager_config, rules_file
+from components.layers.observability.config import AlertReceiver
 
 from .helpers import require_binaries
 

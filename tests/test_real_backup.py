@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from components.config.backups import BackupsConfig
-from components.renderers.backup import DUMP_OPTIONS, dump_argv, mariadb_backup_spec, restore_argv
+from components.layers.backups.config import BackupsConfig
+from components.layers.backups.objects import DUMP_OPTIONS, dump_argv, mariadb_backup_spec, restore_argv
 
 from .daemons import mariadb as mariadb_harness
 from .daemons import slurmdbd as slurmdbd_harness

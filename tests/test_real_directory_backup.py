@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from components.config import PlatformConfig, load_config
-from components.renderers.ldif import render_directory_ldif, sssd_bind_dn
-from components.renderers.sssd import SssdSettings, render_sssd_conf
+from components.layers.directory.ldif import render_directory_ldif, sssd_bind_dn
+from components.layers.slurm.sssd import SssdSettings, render_sssd_conf
 
 from .daemons import dirsrv
 from .daemons.common import run
@@ -122,8 +122,8 @@ def test_import_repairs_a_damaged_entry(directory: DirectoryServer, prod: Platfo
 
 
 def test_backup_cronjob_runs_the_tested_export() -> None:
-    from components.config.backups import BackupsConfig
-    from components.layers.backups import directory_backup_spec
+    from components.layers.backups.config import BackupsConfig
+    from components.layers.backups.layer import directory_backup_spec
 
     cfg = BackupsConfig.model_validate({"schedule": "0 3 * * *", "maxRetention": "168h", "volume": {"size": "5Gi"}})
     spec = directory_backup_spec(cfg, suffix="dc=hpc,dc=example,dc=org", uri="ldaps://dirsrv:3636", labels={})

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from components.config import PlatformConfig, load_config
-from components.renderers.ldif import SSH_KEY_ATTRIBUTE, render_directory_ldif, sssd_bind_dn
-from components.renderers.sql import database_sql, grant_sql, user_sql
-from components.renderers.sssd import SssdSettings, render_sssd_conf
+from components.layers.database.sql import database_sql, grant_sql, user_sql
+from components.layers.directory.ldif import SSH_KEY_ATTRIBUTE, render_directory_ldif, sssd_bind_dn
+from components.layers.slurm.sssd import SssdSettings, render_sssd_conf
 from offline.engine import RecordedStack
 
 from .daemons import dirsrv, sssd

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from components.config import PlatformConfig, load_config
-from components.renderers.grendel import render_join_script
-from components.renderers.slurm_conf import cgroup_conf, controller_extra_conf, gres_conf, node_parameters
+from components.layers.provisioning.grendel import render_join_script
+from components.layers.slurm.slurm_conf import cgroup_conf, controller_extra_conf, gres_conf, node_parameters
 from offline.engine import RecordedStack
 
 from .daemons import slurm
@@ -183,7 +183,7 @@ def test_a_failing_prolog_from_config_drains_the_node(tmp_path: Path) -> None:
     values = config_values("prod")
     values["hpcforge:slurm"]["prolog"] = [{"name": "00-refuse.sh", "inline": "#!/bin/sh\necho 'node not fit' >&2\nexit 1\n"}]
     config = load_config(raw_config(values))
-    from components.layers.slurm import script_text
+    from components.layers.slurm.objects import script_text
 
     script = write_script(tmp_path / "00-refuse.sh", script_text(config.slurm.prolog[0]).split("\n", 1)[1])
     with SlurmCluster(

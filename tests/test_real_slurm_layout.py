@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from components.config import PlatformConfig, load_config
-from components.config.topology import expand_all
-from components.renderers.grendel import render_join_script
-from components.renderers.reservations import reservation_script
-from components.renderers.slurm_conf import SLURMCTLD_PORT, node_parameters
-from components.renderers.topology import TREE_PLUGIN, members, topology_conf
+from components.layers.provisioning.grendel import render_join_script
+from components.layers.slurm.reservation_script import reservation_script
+from components.layers.slurm.slurm_conf import SLURMCTLD_PORT, node_parameters
+from components.layers.slurm.topology import expand_all
+from components.layers.slurm.topology_files import TREE_PLUGIN, members, topology_conf
 
 from .daemons import slurm
 from .daemons.common import write_script

@@ -96,7 +96,7 @@ def test_the_key_covers_program_sources_and_environment(site: Path, tmp_path: Pa
     stack = read_stack_file(site, name="small")
     key = recording.run_key(stack, project, preview=False)
     assert recording.run_key(stack, project, preview=False) == key
-    layer = project / "components" / "layers" / "directory.py"
+    layer = project / "components" / "layers" / "directory" / "layer.py"
     layer.write_text(layer.read_text() + "\n# changed\n")
     changed = recording.run_key(stack, project, preview=False)
     assert changed != key

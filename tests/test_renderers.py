@@ -16,15 +16,16 @@ import pytest
 
 from components.charts import ChartUse, SyncRetry, application_spec, project_spec
 from components.config import PlatformConfig, load_config
-from components.config.network import NetworkAttachment
-from components.layers.chunks import MAP_PAYLOAD_LIMIT, PLAIN_LIMIT, plan_parts
-from components.layers.database import my_cnf
-from components.layers.network import ipvlan_cni_config
-from components.layers.slurm import nodeset_spec
-from components.renderers.dns import render_corefile, render_hosts_file
-from components.renderers.grendel import GrendelSecrets, render_grendel_toml, render_inventory, render_join_script
-from components.renderers.ldif import BIND_PASSWORD_PLACEHOLDER, render_directory_ldif, sssd_bind_dn
-from components.renderers.slurm_conf import (
+from components.k8s.chunks import MAP_PAYLOAD_LIMIT, PLAIN_LIMIT, plan_parts
+from components.layers.database.layer import my_cnf
+from components.layers.database.sql import database_sql, grant_sql, user_sql
+from components.layers.directory.ldif import BIND_PASSWORD_PLACEHOLDER, render_directory_ldif, sssd_bind_dn
+from components.layers.network.config import NetworkAttachment
+from components.layers.network.dns import render_corefile, render_hosts_file
+from components.layers.network.layer import ipvlan_cni_config
+from components.layers.provisioning.grendel import GrendelSecrets, render_grendel_toml, render_inventory, render_join_script
+from components.layers.slurm.objects import nodeset_spec
+from components.layers.slurm.slurm_conf import (
     bare_metal_slurmd_argv,
     cgroup_conf,
     controller_extra_conf,
@@ -32,8 +33,7 @@ from components.renderers.slurm_conf import (
     nodeset_extra_conf,
     partition_line,
 )
-from components.renderers.sql import database_sql, grant_sql, user_sql
-from components.renderers.sssd import SssdSettings, render_sssd_conf
+from components.layers.slurm.sssd import SssdSettings, render_sssd_conf
 from components.versions import Charts
 
 from .helpers import config_values, raw_config

@@ -22,8 +22,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.config.backups import BackupsConfig
-from components.layers.backups import (
+from components.layers.backups.config import BackupsConfig
+from components.layers.backups.layer import (
     BACKUP_VOLUME,
     KEYS_SCRIPT,
     LDIF_SCRIPT,
@@ -31,7 +31,7 @@ from components.layers.backups import (
     directory_backup_spec,
     key_export_spec,
 )
-from components.renderers.backup import S3_SECRET, dump_argv
+from components.layers.backups.objects import S3_SECRET, dump_argv
 from components.versions import Images
 from policies.rules import admission_pss as pss
 
@@ -90,7 +90,7 @@ def test_restore_pods_use_the_pinned_images_and_the_backup_claim() -> None:
 
 
 def test_runbook_preamble_sets_what_the_s3_client_reads_and_the_tests_set() -> None:
-    from components.layers.backups import s3_env
+    from components.layers.backups.layer import s3_env
 
     text = DOC.read_text()
     preamble = text[text.index("```sh", text.index(FIRST)) : text.index("## Restore the accounting database")]
@@ -193,7 +193,7 @@ def test_keys_runbook_restores_both_secrets_from_the_volume_and_from_s3(
 
 
 @pytest.mark.real_daemon
-def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts_it(tmp_path: Path, s3: S3Server) -> None:
+def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts_it(tmp_path: Path, s3: S3Server) -> None:  # noqa: PLR0915 (one runbook, step by step)
     from .daemons import mariadb as mariadb_harness
     from .daemons import slurmdbd as slurmdbd_harness
     from .daemons.mariadb import MariaDBServer
@@ -293,7 +293,7 @@ def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts
 @pytest.mark.real_daemon
 def test_directory_runbook_restores_a_wiped_directory_from_the_volume_and_from_s3(tmp_path: Path, s3: S3Server) -> None:
     from components.config import load_config
-    from components.renderers.ldif import render_directory_ldif, sssd_bind_dn
+    from components.layers.directory.ldif import render_directory_ldif, sssd_bind_dn
 
     from .daemons import dirsrv
     from .daemons.common import run

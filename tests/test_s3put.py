@@ -130,8 +130,8 @@ def test_key_export_uploads_the_encrypted_file_with_a_valid_signature(
 
 
 def test_s3_target_sends_every_export_to_the_bucket() -> None:
-    from components.config.backups import BackupsConfig
-    from components.layers.backups import directory_backup_spec, key_export_spec
+    from components.layers.backups.config import BackupsConfig
+    from components.layers.backups.layer import directory_backup_spec, key_export_spec
 
     s3 = {
         "bucket": "site-backups",
@@ -154,8 +154,8 @@ def test_s3_target_sends_every_export_to_the_bucket() -> None:
 
 
 def test_prod_with_an_s3_target_is_schema_valid_and_keeps_credentials_secret(tmp_path: Path) -> None:
-    from offline import schema
     from offline.render import render_documents
+    from offline.schema import validate as schema
 
     from .helpers import require_shared, run_stack_file, write_variant
 

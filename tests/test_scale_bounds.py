@@ -9,9 +9,9 @@ import string
 
 import pytest
 
-from components.config.identity import PosixUser
-from components.layers.chunks import MAP_PAYLOAD_LIMIT, OBJECT_LIMIT, PLAIN_LIMIT, encoded_entry_size, plan_parts
-from components.renderers import ldif
+from components.k8s.chunks import MAP_PAYLOAD_LIMIT, OBJECT_LIMIT, PLAIN_LIMIT, encoded_entry_size, plan_parts
+from components.layers.directory import ldif
+from components.layers.directory.config import PosixUser
 
 
 def _payload(data: dict[str, str], binary: dict[str, str]) -> int:
@@ -105,8 +105,8 @@ def test_grendel_host_fast_path_writes_what_json_dumps_writes() -> None:
     import json as json_module
 
     from components.config import load_config
-    from components.config.provisioning import Host
-    from components.renderers import grendel
+    from components.layers.provisioning import grendel
+    from components.layers.provisioning.config import Host
 
     from .helpers import config_values, raw_config
 

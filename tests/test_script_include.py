@@ -1,5 +1,5 @@
 """Shared shell code of the GPU prolog and epilog (scripts/slurm/lib/gpu-common.sh): sourced from the repository,
-inlined into the rendered ConfigMap scripts (components/renderers/script_include.py), refused clearly when it
+inlined into the rendered ConfigMap scripts (components/layers/slurm/script_include.py), refused clearly when it
 cannot be inlined."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 
 from components.config import load_config
 from components.config.files import missing_files
-from components.config.slurm import Script
-from components.layers.slurm import script_text
-from components.renderers.script_include import IncludeError, inline_includes
+from components.layers.slurm.config import Script
+from components.layers.slurm.objects import script_text
+from components.layers.slurm.script_include import IncludeError, inline_includes
 from offline.engine import RecordedStack
 
 from .helpers import REPO, config_values, raw_config, require_binaries

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from components.config import PlatformConfig, load_config
-from components.renderers.grendel import GrendelSecrets, render_grendel_toml, render_inventory
+from components.layers.provisioning.grendel import GrendelSecrets, render_grendel_toml, render_inventory
 from offline.engine import RecordedStack
 
 from .helpers import config_values, raw_config, run_stack_file, write_variant

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from components.config import PlatformConfig, load_config
-from components.renderers.grendel import render_join_script
-from components.renderers.storage import host_mount_commands
+from components.layers.provisioning.grendel import render_join_script
+from components.layers.storage.objects import host_mount_commands
 from offline.engine import RecordedStack
 
 from .daemons.common import write_script

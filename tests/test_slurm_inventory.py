@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from components.config import ConfigError, load_config
-from components.config.inventory import INVENTORY_ANNOTATION, Yaml12Dumper
-from offline.migrate import plan_migration
+from components.config.inventory import Yaml12Dumper
+from components.config.inventory_ref import INVENTORY_ANNOTATION
+from scripts.migrate_inventory import plan_migration
 
 from .helpers import REPO, config_values, raw_config, run_stack_file, write_variant
 

@@ -1,4 +1,4 @@
-"""Stack files are read with gopkg.in/yaml.v3's rules, as the Pulumi CLI reads them (offline/yamlv3.py)."""
+"""Stack files are read with gopkg.in/yaml.v3's rules, as the Pulumi CLI reads them (components/config/yamlv3.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from components.config.yamlv3 import Timestamp, go_json_float, resolve_plain
 from offline.stackfile import StackFileError, parse_stack_text, read_stack_file
-from offline.yamlv3 import Timestamp, go_json_float, resolve_plain
 
 # (plain scalar, value yaml.v3 resolves it to); resolve.go line numbers on the v3 branch.
 SCALARS = [

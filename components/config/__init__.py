@@ -1,14 +1,18 @@
 """Typed stack configuration (`hpcforge:*` keys of `Pulumi.<stack>.yaml`)."""
 
+from ..layers.certificates.config import TlsConfig
+from ..layers.database.config import DatabaseConfig
+from ..layers.directory.config import DirectoryConfig, PosixGroup, PosixUser
+from ..layers.gitops.config import GitOpsConfig
+from ..layers.network.config import NetworkConfig
+from ..layers.provisioning.config import ProvisioningConfig
+from ..layers.slurm.config import NodeSetConfig, PartitionConfig, SlurmConfig
+from ..layers.storage.config import Storage
 from .base import ConfigProblems, StrictModel
-from .identity import DatabaseConfig, DirectoryConfig, PosixGroup, PosixUser, Storage
 from .loader import ConfigError, load_config, load_config_from_pulumi, parse_config_values
-from .network import NetworkConfig
-from .platform_core import GitOpsConfig, KubernetesConfig, TlsConfig
+from .platform_core import KubernetesConfig
 from .pools import NodePool
-from .provisioning import ProvisioningConfig
 from .root import PlatformConfig
-from .slurm import NodeSetConfig, PartitionConfig, SlurmConfig
 
 __all__ = [
     "ConfigError",

@@ -65,7 +65,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\u0085]")
 _NUL = re.compile(r"\x00")
 
 
-def describe_value(value: Any) -> str:
+def describe_value(value: Any) -> str:  # noqa: PLR0911 (one return per kind of value described)
     """A value as the user wrote it in YAML, with its type in the user's words."""
     if value is None:
         return "null"

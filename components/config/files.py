@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..renderers.script_include import include_problem
+from ..layers.slurm.script_include import include_problem
 from .root import PlatformConfig
 
 

@@ -33,25 +33,16 @@ from typing import Any
 
 import yaml
 import yaml_rs
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
-from .base import StrictModel
+from ..layers.directory.config import PosixGroup, PosixUser
+from ..layers.provisioning.config import Host
 from .inventory_numbers import last_candidate_line, refuses_a_number, restore_core_strings
 from .inventory_scan import describe_syntax_error, find_tag_or_alias, may_have_tags, render_path
+from .yamlv3 import YamlProblem, load_document
 
 MAX_INVENTORY_BYTES = 64 * 1024 * 1024
 """Refuse inventory files larger than this (a 100,000-host inventory is about 15 MB)."""
-
-
-class InventoryRef(StrictModel):
-    """A data file of the repository holding an inventory."""
-
-    file: str = Field(min_length=1)
-    """Path of the YAML file, relative to the project directory (the one with `Pulumi.yaml`)."""
-    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    """Expected sha256 of the file (hex). When set, a file with another digest is refused; when not set, the digest is
-    computed at load time. Either way the digest is written as the `hpcforge.io/inventory-sha256` annotation on the
-    objects made from the file, so a change to the file is a change to the stack."""
 
 
 @dataclass(frozen=True)
@@ -71,15 +62,6 @@ KINDS = (
 )
 
 DEFAULT_FILES = {"provisioning": "hosts.yaml", "directory": "users.yaml", "slurm": "slurm.yaml"}
-
-
-INVENTORY_ANNOTATION = "hpcforge.io/inventory-sha256"
-"""Annotation with the sha256 of the inventory file an object was made from."""
-
-
-def digest_annotations(ref: InventoryRef | None) -> dict[str, str]:
-    """`{hpcforge.io/inventory-sha256: <hex>}` for objects made from an inventory file (empty without one)."""
-    return {INVENTORY_ANNOTATION: ref.sha256} if ref is not None and ref.sha256 else {}
 
 
 class InventoryError(Exception):
@@ -240,9 +222,8 @@ def parse_yaml_12(text: str, label: str) -> Any:
 
 
 def _locate_yaml_problem(text: str) -> str:
-    """`<path> (line N): ` of the first construct the stack-file reader (offline/yamlv3.py) also refuses
+    """`<path> (line N): ` of the first construct the stack-file reader (components/config/yamlv3.py) also refuses
     (a tag, a duplicate key, a date...), so that the message names the entry; empty when it finds none."""
-    from offline.yamlv3 import YamlProblem, load_document
 
     try:
         load_document(text)
@@ -268,7 +249,7 @@ def _migration_hint(section: str, keys: tuple[str, ...], stack: str) -> str:
     )
 
 
-def expand_inventories(
+def expand_inventories(  # noqa: PLR0912 (one branch per way an inventory reference is wrong, each naming its key)
     data: dict[str, Any], root: Path, stack: str = "STACK", core_strings: Collection[str] = ()
 ) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[str, str]]]:
     """Replace each `inventory` reference by the file's lists.
@@ -348,9 +329,6 @@ def build_items(data: dict[str, Any], sources: Mapping[tuple[str, str], tuple[st
     problem under its index, as before. Returns the files (as named in the config) where that first
     entry refused a number: it may be a string of the core schema (inventory_numbers.py).
     """
-    from .identity import PosixGroup, PosixUser
-    from .provisioning import Host
-
     models: dict[tuple[str, str], Any] = {
         ("provisioning", "hosts"): Host,
         ("directory", "groups"): PosixGroup,
@@ -395,24 +373,11 @@ def with_core_candidates(names: Collection[str], root: Path) -> set[str]:
     return found
 
 
-def source_path(parts: list[str | int], sources: Mapping[tuple[str, str], tuple[str, str]]) -> tuple[str, list[str | int]] | None:
-    """(file, path inside it) when `parts` points into an inventory file, else None."""
-    if len(parts) >= 2 and isinstance(parts[0], str) and isinstance(parts[1], str):
-        found = sources.get((parts[0], parts[1]))
-        if found is not None:
-            return found[0], [found[1], *parts[2:]]
-    return None
-
-
 __all__ = [
-    "INVENTORY_ANNOTATION",
     "InventoryError",
-    "InventoryRef",
     "Yaml12Dumper",
     "Yaml12Loader",
-    "digest_annotations",
     "expand_inventories",
     "read_yaml_file",
-    "source_path",
     "with_core_candidates",
 ]

@@ -55,6 +55,8 @@ import yaml
 import yaml_rs
 from pydantic import ValidationError
 
+from .inventory_ref import source_path
+
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # The core schema's number forms (YAML 1.2.2, 10.3.2), as in inventory._CORE_RESOLVERS.
@@ -174,7 +176,7 @@ def last_candidate_line(text: str) -> int:
     return 0 if last < 0 else text.count("\n", 0, last) + 1
 
 
-def restore_core_strings(text: str, document: Any) -> tuple[int, list[str]]:
+def restore_core_strings(text: str, document: Any) -> tuple[int, list[str]]:  # noqa: PLR0912 (one pass over the parser's events, one branch per event kind)
     """Put back as strings, in place, the plain scalars of `text` (keys included) that yaml-rs read as
     numbers in `document` and the core schema reads as strings.
 
@@ -256,8 +258,6 @@ def needs_core_reading(
     `resolve` turns a pydantic `loc` into the path as written (loader._resolve_loc). A number refused in
     a file may be a plain scalar that the core schema reads as a string.
     """
-    from .inventory import source_path
-
     files: set[str] = set()
     for error in exc.errors(include_url=False):
         if not _is_number(error.get("input")):

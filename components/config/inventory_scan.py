@@ -101,7 +101,7 @@ def find_tag_or_alias(text: str, label: str) -> str | None:
     """The message for the first tag other than the core ones, or the first alias, or None.
 
     The message names the file, the path of the entry in it and the line, like the stack-file
-    reader's (offline/yamlv3.py): `hosts.yaml: hosts[3].mac (line 5): the YAML tag !custom ...`.
+    reader's (components/config/yamlv3.py): `hosts.yaml: hosts[3].mac (line 5): the YAML tag !custom ...`.
     """
     stack: list[_Frame] = []
     try:

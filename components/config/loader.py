@@ -19,8 +19,9 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from .base import ConfigProblems, describe_value
-from .inventory import InventoryError, build_items, expand_inventories, source_path, with_core_candidates
+from .inventory import InventoryError, build_items, expand_inventories, with_core_candidates
 from .inventory_numbers import needs_core_reading
+from .inventory_ref import source_path
 from .inventory_scan import render_path
 from .root import PlatformConfig
 from .root_causes import fold_unknown_references
@@ -182,7 +183,7 @@ def _expand(error: ErrorDetails) -> Iterator[tuple[list[str | int], str]]:
     yield parts, _message(error, parts)
 
 
-def _message(error: ErrorDetails, parts: list[str | int]) -> str:
+def _message(error: ErrorDetails, parts: list[str | int]) -> str:  # noqa: PLR0911 (one return per pydantic error type, worded for users)
     kind = error["type"]
     value = error.get("input")
     if kind == "extra_forbidden":

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from ..layers.slurm.gpus import GpuSpec
 from .base import K8sName, LabelKey, LabelValue, Quantity, StrictModel
-from .slurm import GpuSpec
 
 
 class NodePool(StrictModel):

@@ -105,7 +105,7 @@ def _glob_regex(pattern: str, separator: str) -> re.Pattern[str] | None:
     return _COMPILED[key]
 
 
-def _compile_glob(pattern: str, separator: str) -> re.Pattern[str] | None:
+def _compile_glob(pattern: str, separator: str) -> re.Pattern[str] | None:  # noqa: PLR0912 (one branch per element of the glob syntax)
     sep = re.escape(separator) if separator else ""
     out: list[str] = []
     i = 0

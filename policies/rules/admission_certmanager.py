@@ -463,7 +463,7 @@ def _http01_gateway(gateway: Mapping[str, Any], path: str) -> list[FieldError]:
     return found
 
 
-def _solver(solver: Mapping[str, Any], path: str) -> list[FieldError]:
+def _solver(solver: Mapping[str, Any], path: str) -> list[FieldError]:  # noqa: PLR0912 (one branch per check of the upstream webhook, in its order)
     """issuer.go ValidateACMEIssuerChallengeSolverConfig (HTTP-01 in full, DNS-01 by provider count)."""
     found: list[FieldError] = []
     providers = 0

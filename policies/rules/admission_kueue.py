@@ -1,5 +1,5 @@
 """Kueue 0.19.2's admission of objects: its validating webhooks, as the kueue chart 0.19.2 registers
-them, and the CEL rules of its CRDs (which the schema tier does not evaluate, offline/schema.py), for
+them, and the CEL rules of its CRDs (which the schema tier does not evaluate, offline/schema/validate.py), for
 the fields hpcforge sets or could set from user config.
 
 Reproduced from kubernetes-sigs/kueue v0.19.2 (file: function):
@@ -273,7 +273,7 @@ VCLUSTERQUEUE = "webhook vclusterqueue.kb.io"
 VCOHORT = "webhook vcohort.kb.io"
 
 
-def resource_groups_refusals(
+def resource_groups_refusals(  # noqa: PLR0912 (one branch per check of the upstream webhook, in its order)
     groups: Any, has_parent: bool, *, cohort: bool, by: str, path: str = "spec.resourceGroups"
 ) -> list[Refusal]:
     """clusterqueue_webhook.go `validateResourceGroups` with `validateFlavorQuotas`: covered resources

@@ -168,7 +168,7 @@ def _parse_int_or_name(expr: str, names: Mapping[str, int]) -> int:
     return _must_parse_int(expr)
 
 
-def cron_range(expr: str, low: int, high: int, names: Mapping[str, int]) -> None:
+def cron_range(expr: str, low: int, high: int, names: Mapping[str, int]) -> None:  # noqa: PLR0912 (one branch per form of a cron field)
     """robfig/cron v3.0.1 parser.go `getRange` (it returns the bits; here only whether it errs)."""
     range_and_step = expr.split("/")
     low_and_high = range_and_step[0].split("-")
@@ -269,7 +269,7 @@ def _storage_size(storage: Mapping[str, Any]) -> tuple[int, int] | None:
     return quantity(storage.get("size")) if storage.get("size") is not None else None
 
 
-def validate_storage(obj: Mapping[str, Any]) -> list[Refusal]:
+def validate_storage(obj: Mapping[str, Any]) -> list[Refusal]:  # noqa: PLR0911 (one return per refusal of the upstream validation, in its order)
     """mariadb_webhook.go `validateStorage`: mariadb_types.go `Storage.Validate`."""
     spec, source = _spec(obj), "mariadb_types.go Storage.Validate (mariadb_webhook.go validateStorage)"
     storage = mapping(spec.get("storage"))

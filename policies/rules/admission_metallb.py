@@ -40,7 +40,7 @@ from .netpol import selector_matches
 
 GROUP = "metallb.io"
 NAMESPACE = "metallb-system"
-"""The controller's namespace in hpcforge's deployment (components/layers/network.py METALLB_NAMESPACE)."""
+"""The controller's namespace in hpcforge's deployment (components/layers/network/layer.py METALLB_NAMESPACE)."""
 
 WEBHOOKS: Mapping[str, str] = {
     "IPAddressPool": "ipaddresspoolvalidationwebhook.metallb.io",
@@ -396,7 +396,7 @@ _NATIVE_FORBIDDEN = (
 )
 
 
-def discard_frr_only(
+def discard_frr_only(  # noqa: PLR0912 (one branch per FRR-only field that upstream discards)
     peers: Sequence[Mapping[str, Any]], pools: Sequence[Mapping[str, Any]], bgp_advs: Sequence[Mapping[str, Any]]
 ) -> None:
     """validation.go DiscardFRROnly: no FRR-only peer field, no IPv6 pool advertised over BGP (BFD profiles and

@@ -242,7 +242,7 @@ APISERVER_REACHABILITY = StackRule(
     ReachabilityConfig,
     check_apiserver_reachability,
     "Allow ingress from the API server on the Service's target port: ingress_from_anywhere(name, Port(p)) in the "
-    "namespace's allows (components/k8s.py).",
+    "namespace's allows (components/k8s/resources.py).",
 )
 
 # --- slinky-webhook-admission ----------------------------------------------------------------------
@@ -294,8 +294,8 @@ SLINKY_WEBHOOK_ADMISSION = StackRule(
     "Every Slinky custom resource passes its CRD's CEL rules and slurm-operator 1.2.1's validating webhook.",
     SlinkyAdmissionConfig,
     check_slinky_webhook_admission,
-    "Fix the custom resource where components/layers/slurm.py builds it, and refuse the config value that led to it "
-    "in components/config/slurm.py (a validator naming the key).",
+    "Fix the custom resource where components/layers/slurm/layer.py builds it, and refuse the config value that led to it "
+    "in components/layers/slurm/config.py (a validator naming the key).",
 )
 
 # --- kueue-admission ------------------------------------------------------------------------------
@@ -325,7 +325,7 @@ KUEUE_ADMISSION = StackRule(
     "Every Kueue object, and every job Kueue's webhooks see, passes Kueue 0.19.2's webhooks and CRD rules.",
     KueueAdmissionConfig,
     check_kueue_admission,
-    "Change the config that set the refused field (components/config/batch.py validates what it can before "
+    "Change the config that set the refused field (components/layers/batch/config.py validates what it can before "
     "anything is registered), or the object's labels and annotations for a job.",
 )
 

@@ -10,7 +10,7 @@ components/versions.py, `slurm-operator` 1.2.1), each rule citing its file and f
 - api/v1beta1/{controller,accounting}_keys.go `ClusterName`, `AuthJwtRef`; token_keys.go `JwtRef`;
 - the CEL rules of the CRDs (`+kubebuilder:validation:XValidation` markers in api/v1beta1/*_types.go,
   `x-kubernetes-validations` in ../shared/crds/slurm-operator-1.2.1), which the API server checks
-  before it calls the webhook, and which the schema tier does not evaluate (offline/crd_schema.py).
+  before it calls the webhook, and which the schema tier does not evaluate (offline/schema/crd.py).
 
 What the webhook is told: the object as the API server has it, its CRD defaults applied (for an
 UPDATE, also the stored old object). Go semantics kept where they decide: absent values are Go zero

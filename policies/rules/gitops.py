@@ -403,7 +403,7 @@ def _prometheus_stack_claims_not_retained(resource: ResourceView) -> list[str]:
     return problems
 
 
-def check_stateful_resources_protected(resource: ResourceView, config: StatefulConfig) -> list[str]:
+def check_stateful_resources_protected(resource: ResourceView, config: StatefulConfig) -> list[str]:  # noqa: PLR0911 (one return per way a stateful resource is left unprotected)
     if resource.is_patch:
         return []
     if config.volume_claim_templates and (resource.type in HELM_CHART_TYPES or is_application(resource)):
@@ -510,7 +510,7 @@ KUBERNETES_LABELS = ResourceRule(
     "Every Kubernetes object hpcforge authors is labelled with app.kubernetes.io/managed-by and part-of.",
     LabelsConfig,
     check_kubernetes_labels,
-    "Build metadata with ctx.meta() (components/meta.py), which adds the recommended labels.",
+    "Build metadata with ctx.meta() (components/k8s/meta.py), which adds the recommended labels.",
 )
 
 # --- images-pinned --------------------------------------------------------------------------------
@@ -555,7 +555,7 @@ def _container_problems(ref: ContainerRef, config: ImagesConfig) -> list[str]:
     return [f"{ref.path}: image {image!r} {problem}. Pin a release tag or a digest."] if problem else []
 
 
-def _values_problems(source: HelmSource, config: ImagesConfig) -> list[str]:
+def _values_problems(source: HelmSource, config: ImagesConfig) -> list[str]:  # noqa: PLR0912 (one branch per form of image reference in chart values)
     problems: list[str] = []
     candidates = [(source.values_path, "", source.values), *walk(source.values, source.values_path)]
     for path, key, value in candidates:

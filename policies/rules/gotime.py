@@ -74,7 +74,7 @@ def _leading_digits(s: bytes) -> int:
     return count
 
 
-def parse_duration(text: str) -> int:
+def parse_duration(text: str) -> int:  # noqa: PLR0912, PLR0915 (a port of Go's time.ParseDuration, kept in its shape)
     """Go's `time.ParseDuration`: nanoseconds, or GoError with Go's message."""
     s = go_bytes(text)
     invalid = GoError("time: invalid duration " + quote(text))

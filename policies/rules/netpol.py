@@ -84,7 +84,7 @@ class Verdict:
 # --- label selectors ------------------------------------------------------------------------------
 
 
-def selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
+def selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:  # noqa: PLR0911 (one return per label selector operator)
     """metav1.LabelSelector semantics; `{}` matches everything."""
     body = mapping(selector)
     for key, value in mapping(body.get("matchLabels")).items():

@@ -271,7 +271,7 @@ def _workflow(obj: Mapping[str, Any], namespace: str) -> list[PodTemplate]:
     return found
 
 
-def pod_templates(obj: Mapping[str, Any]) -> list[PodTemplate]:
+def pod_templates(obj: Mapping[str, Any]) -> list[PodTemplate]:  # noqa: PLR0911 (one return per workload kind)
     """Every pod (template) that `obj` makes, nested objects (AppWrapper components) included."""
     kind, group = kind_of(obj), group_of(obj)
     spec = mapping(obj.get("spec"))

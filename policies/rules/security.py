@@ -62,7 +62,7 @@ def _literal(value: Any) -> bool:
     return value is not None and value != ""
 
 
-def check_secrets_not_plaintext(resource: ResourceView, config: SecretsConfig) -> list[str]:
+def check_secrets_not_plaintext(resource: ResourceView, config: SecretsConfig) -> list[str]:  # noqa: PLR0912 (one branch per place a secret value can be)
     problems: list[str] = []
     if resource.is_kind("", "Secret") and not any(s.matches(resource) for s in config.exempt):
         for field in ("data", "stringData"):
@@ -77,7 +77,7 @@ def check_secrets_not_plaintext(resource: ResourceView, config: SecretsConfig) -
                 if _literal(item):
                     problems.append(
                         f"{field}.{key} is a plaintext value, not a Pulumi secret: it is stored unencrypted in the "
-                        "state and shown in diffs. Wrap it in pulumi.Output.secret() (components/k8s.py secret() does)."
+                        "state and shown in diffs. Wrap it in pulumi.Output.secret() (components/k8s/resources.py secret() does)."
                     )
     credential = re.compile(config.credential_key_pattern)
     ignored = re.compile(config.ignored_key_pattern)
@@ -152,7 +152,7 @@ CONTAINER_RESOURCES = ResourceRule(
     "Every container has CPU and memory requests and a memory limit.",
     ResourcesConfig,
     check_container_resources,
-    "Set resources with container_resources(cpu, memory, memory_limit) from components/k8s.py.",
+    "Set resources with container_resources(cpu, memory, memory_limit) from components/k8s/resources.py.",
 )
 
 # --- privileged-allow-list ------------------------------------------------------------------------
@@ -329,7 +329,7 @@ NAMESPACE_POD_SECURITY = ResourceRule(
     "Every namespace hpcforge creates carries Pod Security Admission labels.",
     PodSecurityConfig,
     check_namespace_pod_security,
-    "Create namespaces with components/k8s.py Namespace, which sets enforce/audit/warn and their versions.",
+    "Create namespaces with components/k8s/resources.py Namespace, which sets enforce/audit/warn and their versions.",
 )
 
 # --- namespace-default-deny -----------------------------------------------------------------------
@@ -391,7 +391,7 @@ NAMESPACE_DEFAULT_DENY = StackRule(
     "Every namespace hpcforge creates has a default-deny NetworkPolicy.",
     DefaultDenyConfig,
     check_namespace_default_deny,
-    "Create namespaces with components/k8s.py Namespace (default-deny plus explicit allows).",
+    "Create namespaces with components/k8s/resources.py Namespace (default-deny plus explicit allows).",
 )
 
 # --- ingress-tls-cert-manager ---------------------------------------------------------------------
@@ -490,7 +490,7 @@ def _ingress_problems(ingress: ResourceView, certs: _Certs, config: IngressTlsCo
 _HOST_SNI = re.compile(r"HostSNI\(\s*`([^`]*)`")
 
 
-def _route_problems(route: ResourceView, certs: _Certs) -> list[str]:
+def _route_problems(route: ResourceView, certs: _Certs) -> list[str]:  # noqa: PLR0911 (one return per way a route lacks TLS)
     tls = route.spec.get("tls")
     if is_unknown(tls):
         return []
@@ -557,7 +557,7 @@ INGRESS_TLS = StackRule(
     "Every ingress route has TLS with a certificate from a cert-manager issuer.",
     IngressTlsConfig,
     check_ingress_tls,
-    "Annotate the Ingress with cert-manager.io/cluster-issuer (components/layers/certificates.py issuers), or give "
+    "Annotate the Ingress with cert-manager.io/cluster-issuer (components/layers/certificates/layer.py issuers), or give "
     "the IngressRoute a secretName issued by certificate() from the same module.",
 )
 

@@ -215,7 +215,7 @@ class RollingUpdateConfig(RuleConfig):
     )
 
 
-def check_nodeset_rolling_update(resource: ResourceView, config: RollingUpdateConfig) -> list[str]:
+def check_nodeset_rolling_update(resource: ResourceView, config: RollingUpdateConfig) -> list[str]:  # noqa: PLR0911 (one return per rule of the update strategy)
     if not is_slinky(resource, "NodeSet"):
         return []
     strategy = resource.spec.get("updateStrategy")
@@ -314,7 +314,7 @@ class LoginUpdateConfig(RuleConfig):
     )
 
 
-def check_loginset_update(resource: ResourceView, config: LoginUpdateConfig) -> list[str]:
+def check_loginset_update(resource: ResourceView, config: LoginUpdateConfig) -> list[str]:  # noqa: PLR0911 (one return per rule of the update strategy)
     if not is_slinky(resource, "LoginSet"):
         return []
     spec = resource.spec
@@ -443,7 +443,7 @@ ARGOCD_NODESET_CUSTOMIZATION = StackRule(
     "When Argo CD and Slinky NodeSets share a cluster, Argo CD knows that NodeSet spec.template.spec is a PodSpec.",
     CustomizationConfig,
     check_argocd_nodeset_customization,
-    "Keep NODESET_KNOWN_TYPE_FIELDS in the argo-cd values (components/layers/gitops.py).",
+    "Keep NODESET_KNOWN_TYPE_FIELDS in the argo-cd values (components/layers/gitops/layer.py).",
 )
 
 
@@ -523,7 +523,7 @@ NODESET_EXTRA_CONF = ResourceRule(
     "A NodeSet's extraConf is Key=Value items that Slinky 1.2.1 and its slurmd image pass on intact.",
     ExtraConfConfig,
     check_nodeset_extra_conf,
-    "Render extraConf from typed config (components/renderers/slurm_conf.py nodeset_extra_conf).",
+    "Render extraConf from typed config (components/layers/slurm/slurm_conf.py nodeset_extra_conf).",
 )
 
 
@@ -586,7 +586,7 @@ NODESET_POD_RESOURCES = ResourceRule(
     "A NodeSet's slurmd has CPU (= request) and memory limits, so Slurm schedules what the pod has.",
     PodResourcesConfig,
     check_nodeset_pod_resources,
-    "hpcforge sets limits from the nodeset's cpu/cpuLimit and memory/memoryLimit (components/layers/slurm.py).",
+    "hpcforge sets limits from the nodeset's cpu/cpuLimit and memory/memoryLimit (components/layers/slurm/layer.py).",
 )
 
 
@@ -642,7 +642,7 @@ NODESET_RDMA = ResourceRule(
     "A NodeSet's RDMA devices, network attachments and IPC_LOCK come together.",
     RdmaConfig,
     check_nodeset_rdma,
-    "Describe the pool's NICs in hpcforge:rdma: GPU nodesets on it get all three (components/layers/slurm.py).",
+    "Describe the pool's NICs in hpcforge:rdma: GPU nodesets on it get all three (components/layers/slurm/layer.py).",
 )
 
 

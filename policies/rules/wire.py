@@ -85,7 +85,7 @@ def _number(value: float, secret: bool) -> int | float:
     return SecretFloat(value) if secret else value
 
 
-def from_wire(value: Any, *, in_secret: bool = False, special: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+def from_wire(value: Any, *, in_secret: bool = False, special: Callable[[dict[str, Any]], Any] | None = None) -> Any:  # noqa: PLR0911 (one return per kind of wire value)
     """Turn a deserialized protobuf Struct value (Pulumi's wire form) into plain values with markers.
 
     Secret wrappers `{SIG_KEY: SECRET_SIG, "value": v}` disappear and every leaf below them is
@@ -124,7 +124,7 @@ def _plain_item(proxy: Any, key: Any, item: Any) -> Any:
     return to_plain(item)
 
 
-def to_plain(value: Any) -> Any:
+def to_plain(value: Any) -> Any:  # noqa: PLR0911 (one return per kind of wire value)
     """Copy any Mapping/Sequence tree (e.g. pulumi_policy's proxies) into dicts and lists, keeping markers.
 
     pulumi_policy's proxies are read through their `__target` (the wrapped dict or list), not item by

@@ -388,7 +388,7 @@ class SlurmCluster:
         env["PATH"] = env.get("PATH", "") + ":" + _SYSTEM_PATH
         return env
 
-    def render_conf(self) -> str:
+    def render_conf(self) -> str:  # noqa: PLR0912 (one branch per optional setting of the test cluster)
         """The complete slurm.conf text (also written by :meth:`start`)."""
         tmp = self.tmp_dir
         owned = {

@@ -175,7 +175,7 @@ def _to_int(value: str | None) -> int | None:
     return int(value) if value is not None and value.lstrip("-").isdigit() else None
 
 
-def lookup_with_sssd_settings(
+def lookup_with_sssd_settings(  # noqa: PLR0915 (sets a real sssd up and tears it down in one place)
     conf_text: str,
     server: DirectoryServer,
     *,

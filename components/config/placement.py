@@ -1,0 +1,43 @@
+"""Where each nodeset and login pool runs: the node-pool maps the Slurm layer takes (node selectors, tolerated
+taints, the pool of each nodeset), resolved once from the config rather than in the Platform that wires the layers."""
+
+from __future__ import annotations
+
+from .model import PlatformModel
+
+
+def node_selectors(config: PlatformModel) -> dict[str, dict[str, str]]:
+    """Each nodeset's node selector: its node pool's labels, then its own nodeSelector entries."""
+    selectors: dict[str, dict[str, str]] = {}
+    for nodeset in config.slurm.nodesets:
+        pool = config.node_pool(nodeset.pool) if nodeset.pool else None
+        selectors[nodeset.name] = {**(dict(pool.labels) if pool else {}), **nodeset.node_selector}
+    return selectors
+
+
+def nodeset_pools(config: PlatformModel) -> dict[str, str]:
+    """The node pool of each nodeset that names one."""
+    return {ns.name: ns.pool for ns in config.slurm.nodesets if ns.pool}
+
+
+def nodeset_pool_taints(config: PlatformModel) -> dict[str, tuple[str, ...]]:
+    """The taint keys of each nodeset's node pool, which its pods tolerate."""
+    return {ns.name: pool.taints for ns in config.slurm.nodesets if ns.pool and (pool := config.node_pool(ns.pool)) is not None}
+
+
+def login_node_selectors(config: PlatformModel) -> dict[str, dict[str, str]]:
+    """The node selector of each login pool that names a node pool: that pool's labels."""
+    return {
+        lg.name: dict(pool.labels)
+        for lg in config.slurm.login_sets()
+        if lg.node_pool and (pool := config.node_pool(lg.node_pool)) is not None
+    }
+
+
+def login_pool_taints(config: PlatformModel) -> dict[str, tuple[str, ...]]:
+    """The taint keys of each login pool's node pool, which its pods tolerate."""
+    return {
+        lg.name: pool.taints
+        for lg in config.slurm.login_sets()
+        if lg.node_pool and (pool := config.node_pool(lg.node_pool)) is not None
+    }

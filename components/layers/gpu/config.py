@@ -1,0 +1,147 @@
+"""GPU data plane settings (`hpcforge:gpu`): the thresholds of the GPU prolog/epilog health checks."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field
+
+from ...config.base import K8sName, StrictModel
+from ..storage.config import AbsolutePath
+
+
+def _plain_path(value: str) -> str:
+    # The value goes into a shell assignment in the scripts: keep it to characters that need no quoting.
+    if not value or any(not (ch.isalnum() or ch in "._/-") for ch in value):
+        raise ValueError(f"{value!r} is not a plain command name or path (letters, digits, '.', '_', '/', '-')")
+    return value
+
+
+def _image_ref(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+:[A-Za-z0-9._-]+", value):
+        raise ValueError(f"{value!r} is not a pinned image reference (registry/path:tag)")
+    return value
+
+
+class GpuHealthConfig(StrictModel):
+    """Thresholds of `scripts/slurm/prolog/10-gpu-check.sh` and `scripts/slurm/epilog/10-gpu-check.sh`.
+
+    The Slurm layer writes them into the scripts' settings block when it puts them into the prolog
+    and epilog ConfigMaps; a failing check drains the node with the GPU and the reason."""
+
+    max_volatile_uncorrected_ecc: int = Field(default=0, ge=0, le=1_000_000)
+    """Prolog: volatile uncorrectable ECC errors a GPU may have (`ecc.errors.uncorrected.volatile.total`); 0 to
+    1,000,000."""
+    fail_on_pending_row_remap: bool = True
+    """Prolog: drain when a row remapping is pending (`remapped_rows.pending`; the GPU needs a reset)."""
+    fail_on_row_remap_failure: bool = True
+    """Prolog: drain when a row remapping failed (`remapped_rows.failure`; the GPU needs replacing)."""
+    fail_on_pending_page_retirement: bool = True
+    """Prolog: drain when a page retirement is pending (`retired_pages.pending`; not reported on H100)."""
+    dcgm_diag_level: int = Field(default=0, ge=0, le=3)
+    """Prolog: run `dcgmi diag -r <level>` on the job's GPUs where `dcgmi` is installed (0: never; level 1 takes
+    seconds, 2 about a minute, 3 many minutes). The Slinky slurmd images install no DCGM, so in slurmd pods it is
+    skipped (the prolog says so on stderr); it acts on bare-metal hosts with DCGM."""
+    timeout_seconds: int = Field(default=60, ge=5, le=900)
+    """Time limit of each `nvidia-smi` / `dcgmi` call; a GPU that does not answer in time drains the node."""
+    epilog_max_memory_used_mib: int = Field(default=1024, ge=0, le=1_048_576)
+    """Epilog: GPU memory (MiB) that may still be in use after a job without draining the node; 0 to 1048576
+    (1 TiB, more than any GPU has)."""
+    epilog_settle_seconds: int = Field(default=10, ge=0, le=300)
+    """Epilog: how long to wait for the job's GPU processes to exit before draining."""
+    drain: bool = True
+    """Drain the node (`scontrol update State=DRAIN Reason=...`) with the failing GPU and reason, not only Slurm's
+    generic "Prolog error"."""
+    nvidia_smi: Annotated[str, AfterValidator(_plain_path)] = "nvidia-smi"
+    """The `nvidia-smi` command the checks run (a name on PATH or an absolute path)."""
+
+
+# --- NVIDIA GPU Operator -------------------------------------------------------------------------------------------
+
+MigStrategy = Literal["none", "single", "mixed"]
+
+
+class GpuDriverConfig(StrictModel):
+    """The NVIDIA kernel driver on GPU nodes."""
+
+    managed: bool = False
+    """`false`: the driver is preinstalled in the hosts' images (Grendel boot images); `true`: the GPU Operator installs
+    it as a container on each GPU node."""
+    version: Annotated[str, AfterValidator(_plain_path)] | None = None
+    """Driver version the operator installs (`managed: true`): a tag of nvcr.io/nvidia/driver; default: the one pinned
+    in components/versions.py (the chart's default, 595.91.07)."""
+
+
+class GpuOperatorConfig(StrictModel):
+    """The NVIDIA GPU Operator (chart gpu-operator, pinned in components/versions.py): what it runs on GPU nodes."""
+
+    enabled: bool | None = None
+    """Deploy the operator; default (null): whenever a node pool or a Slurm nodeset has GPUs."""
+    driver: GpuDriverConfig = Field(default_factory=GpuDriverConfig)
+    """The kernel driver: preinstalled (default) or managed by the operator."""
+    toolkit: bool = True
+    """Run the NVIDIA Container Toolkit (configures containerd for GPU containers)."""
+    device_plugin: bool = True
+    """Run the device plugin that offers `nvidia.com/gpu` (required while nodesets request GPUs)."""
+    gpu_feature_discovery: bool = True
+    """Run GPU Feature Discovery (node labels such as nvidia.com/gpu.product)."""
+    dcgm: bool = True
+    """Run the standalone DCGM host engine (what `dcgmi diag` in the prolog and dcgm-exporter talk to)."""
+    dcgm_exporter: bool = True
+    """Run dcgm-exporter (GPU metrics on port 9400 for the observability layer to scrape)."""
+    mig_strategy: MigStrategy = "none"
+    """How MIG devices are offered: `none` (no MIG), `single` (as nvidia.com/gpu) or `mixed` (as
+    nvidia.com/mig-<profile>)."""
+    mig_profiles: dict[K8sName, dict[str, int]] = Field(default_factory=dict)
+    """MIG layout per node pool: pool name -> {profile: devices per GPU}, e.g. `{gpu-a100: {1g.10gb: 7}}`. The MIG
+    manager applies it to nodes labelled `nvidia.com/mig.config=hpcforge-<pool>`."""
+    time_slicing_replicas: int = Field(default=0, ge=0, le=64)
+    """Time-slicing: share each GPU between this many pods (0: off, the default; Slurm GPUs are never shared)."""
+    hpc_job_mapping: bool = True
+    """Label GPU metrics with the Slurm job using the GPU (dcgm-exporter's `hpc_job` label): the GPU prolog writes the
+    job id to a file named after each of its GPUs in `hpcJobMappingDir` on the node, the epilog removes it, and
+    dcgm-exporter reads the directory (its HPC job mapping). Whole GPUs only: with a MIG strategy nothing is written."""
+    # An absolute path that also goes into the scripts' settings (no quoting needed).
+    hpc_job_mapping_dir: Annotated[AbsolutePath, AfterValidator(_plain_path)] = "/var/lib/dcgm-exporter/job-mapping"
+    """Host directory of the job mapping files (dcgm-exporter's default); mounted into GPU slurmd pods and
+    dcgm-exporter."""
+
+    @property
+    def job_mapping_dir(self) -> str | None:
+        """`hpc_job_mapping_dir` where the operator's dcgm-exporter reads it and the prolog can write it (see
+        `hpc_job_mapping`), else None."""
+        if self.dcgm_exporter and self.hpc_job_mapping and self.mig_strategy == "none":
+            return self.hpc_job_mapping_dir
+        return None
+
+
+class GpuEvidenceConfig(StrictModel):
+    """GPU deployment evidence (with `hpcforge:evidence.enabled`): an NCCL all-reduce across GPU nodes through Slurm,
+    and an RDMA device check, both run from a login node."""
+
+    enabled: bool = True
+    """Run the GPU checks when evidence is on and a partition has GPU nodes."""
+    partition: str | None = None
+    """Partition of the checks (default: the first partition whose nodesets all have GPUs)."""
+    nodes: int = Field(default=2, ge=2, le=64)
+    """GPU nodes the all-reduce spans."""
+    min_bus_bandwidth: float = Field(default=50.0, gt=0, le=100_000)
+    """Floor of the all-reduce's average bus bandwidth in GB/s (nccl-tests' "Avg bus bandwidth"); below it the
+    check fails the update. Above 0, at most 100000."""
+    message_size: str = Field(default="1G", pattern=r"^[0-9]+[KMG]?$")
+    """Message size of the all-reduce (nccl-tests `-b`/`-e`)."""
+    container_image: Annotated[str, AfterValidator(_image_ref)] | None = None
+    """Image with nccl-tests that srun starts through Pyxis (`--container-image`); default: the one pinned in
+    components/versions.py. Needs `hpcforge:slurm.pyxis` (on by default where nodesets have GPUs)."""
+
+
+class GpuConfig(StrictModel):
+    """The GPU data plane."""
+
+    health: GpuHealthConfig = Field(default_factory=GpuHealthConfig)
+    """GPU health checks in the Slurm prolog and epilog."""
+    operator: GpuOperatorConfig = Field(default_factory=GpuOperatorConfig)
+    """The NVIDIA GPU Operator: driver, container toolkit, device plugin, feature discovery, DCGM, MIG."""
+    evidence: GpuEvidenceConfig = Field(default_factory=GpuEvidenceConfig)
+    """NCCL all-reduce and RDMA device checks after `pulumi up`."""

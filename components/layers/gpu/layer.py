@@ -1,0 +1,216 @@
+"""GPU layer: the NVIDIA GPU Operator (chart gpu-operator v26.7.0) on the GPU nodes, from `hpcforge:gpu.operator`.
+
+It runs the device plugin that offers the `nvidia.com/gpu` (or `nvidia.com/mig-<profile>`) resources that GPU
+NodeSets request, GPU Feature Discovery, the container toolkit, DCGM and dcgm-exporter, the MIG manager, and the
+driver when the hosts do not bring one.
+
+Chart hooks (helm.v4.Chart drops them; see docs/layers/gpu.md):
+- `operator.upgradeCRD` renders a pre-upgrade Job that re-applies the CRDs. It is switched off: in `pulumi`
+  delivery helm.v4.Chart renders the chart's `crds/` as ordinary resources, so a chart bump updates the CRDs
+  through Pulumi's own diff; in `argocd` delivery Argo CD applies `crds/` the same way.
+- `templates/cleanup_gpucluster.yaml` is an unconditional pre-delete hook that deletes GPUCluster objects before an
+  uninstall. hpcforge creates no GPUCluster (`gpuCluster` stays off), so nothing is left for it to clean up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import yaml
+
+from ...charts import ChartDeployer, ChartUse
+from ...context import DeployContext
+from ...k8s.resources import Namespace, Port, container_resources, egress_to_apiserver, ingress_from_anywhere
+from ...versions import Charts, ImagePin, Images
+from .config import GpuOperatorConfig
+from .dcgm_metrics import METRICS_CONFIG_MAP, dcgm_metrics_csv
+
+NAMESPACE = "gpu-operator"
+DCGM_EXPORTER_PORT = 9400
+MIG_CONFIG_MAP = "hpcforge-mig-parted-config"
+DEVICE_PLUGIN_CONFIG_MAP = "hpcforge-device-plugin-config"
+
+CHARTS = (ChartUse("gpu-operator", Charts.GPU_OPERATOR, NAMESPACE),)
+
+
+def _image(pin: ImagePin) -> dict[str, str]:
+    """The chart's `repository` / `image` / `version` triple of a pinned image."""
+    repository, _, image = pin.repository.rpartition("/")
+    return {"repository": repository, "image": image, "version": pin.tag}
+
+
+def _operator_image() -> dict[str, str]:
+    # operator/validator/nodeStatusExporter `version` is only a comment in the chart's values.yaml (default: the chart's
+    # appVersion); it is set explicitly so that the pin is visible to the images-pinned policy
+    # (offline/charts/values.py COMMENTED_VALUES lets the schema tier accept it).
+    return _image(Images.GPU_OPERATOR)
+
+
+def mig_config_name(pool: str) -> str:
+    """The MIG manager configuration of a pool: nodes labelled `nvidia.com/mig.config=<this>` get its layout."""
+    return f"hpcforge-{pool}"
+
+
+def mig_parted_config(config: GpuOperatorConfig) -> str:
+    """The MIG manager's `config.yaml` (mig-parted format): `all-disabled` plus one layout per configured pool."""
+    configs: dict[str, Any] = {"all-disabled": [{"devices": "all", "mig-enabled": False}]}
+    for pool, layout in sorted(config.mig_profiles.items()):
+        configs[mig_config_name(pool)] = [{"devices": "all", "mig-enabled": True, "mig-devices": dict(layout)}]
+    return yaml.safe_dump({"version": "v1", "mig-configs": configs}, sort_keys=False)
+
+
+def device_plugin_config(config: GpuOperatorConfig) -> str:
+    """The device plugin's configuration: the MIG strategy and, when asked for, time-slicing of every GPU."""
+    document: dict[str, Any] = {"version": "v1", "flags": {"migStrategy": config.mig_strategy}}
+    if config.time_slicing_replicas > 1:
+        document["sharing"] = {
+            "timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": config.time_slicing_replicas}]}
+        }
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+# The chart's default tolerations (values.yaml `daemonsets.tolerations`, `node-feature-discovery.worker.tolerations`):
+# a list set in values replaces them, so hpcforge's lists start from these.
+_OPERAND_TOLERATIONS: tuple[dict[str, str], ...] = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+_NFD_WORKER_TOLERATIONS: tuple[dict[str, str], ...] = (
+    {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+)
+
+
+def _tolerating(defaults: Sequence[dict[str, str]], taints: Sequence[str]) -> list[dict[str, str]]:
+    """`defaults` plus a NoSchedule toleration of each taint key they do not cover."""
+    covered = {t["key"] for t in defaults if t.get("operator") == "Exists"}
+    extra = [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in sorted(set(taints) - covered)]
+    return [dict(t) for t in defaults] + extra
+
+
+def gpu_operator_values(
+    config: GpuOperatorConfig, *, site_scrapes_dcgm: bool = False, gpu_pool_taints: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Helm values of the gpu-operator chart (pure: tested directly and checked against the chart's values.yaml).
+
+    `site_scrapes_dcgm`: the observability layer scrapes dcgm-exporter with its own PodMonitor; the operator's
+    ServiceMonitor (the chart's default `dcgmExporter.serviceMonitor.enabled: true`; the operator creates
+    `nvidia-dcgm-exporter` where the CRD exists, gpu-operator v26.7.0 controllers/object_controls.go, and the site's
+    Prometheus selects every ServiceMonitor) is then switched off, or every GPU series would be scraped twice and every
+    GPU alert fire twice.
+
+    `gpu_pool_taints`: taint keys of the GPU node pools. The operands (driver, toolkit, device plugin, DCGM...: the
+    ClusterPolicy's `daemonsets.tolerations`) and Node Feature Discovery's worker, whose labels decide where the
+    operator puts them, must tolerate them, or the device plugin never runs where the GPUs are; the chart tolerates only
+    `nvidia.com/gpu`."""
+    driver_pin = (
+        Images.GPU_DRIVER if config.driver.version is None else ImagePin(Images.GPU_DRIVER.repository, config.driver.version)
+    )
+    values: dict[str, Any] = {
+        "operator": {
+            **_operator_image(),
+            # Both are Helm hooks that helm.v4.Chart drops (module docstring).
+            "upgradeCRD": False,
+            "cleanupCRD": False,
+            "resources": container_resources("200m", "128Mi", "512Mi"),
+        },
+        "validator": _operator_image(),
+        "nodeStatusExporter": _operator_image(),
+        "driver": {
+            "enabled": config.driver.managed,
+            **_image(driver_pin),
+            "manager": _image(Images.DRIVER_MANAGER),
+        },
+        "toolkit": {"enabled": config.toolkit, **_image(Images.CONTAINER_TOOLKIT)},
+        "devicePlugin": {
+            "enabled": config.device_plugin,
+            **_image(Images.DEVICE_PLUGIN),
+            "config": {
+                "create": True,
+                "name": DEVICE_PLUGIN_CONFIG_MAP,
+                "default": "hpcforge",
+                "data": {"hpcforge": device_plugin_config(config)},
+            },
+        },
+        "gfd": {"enabled": config.gpu_feature_discovery, **_image(Images.DEVICE_PLUGIN)},
+        "dcgm": {"enabled": config.dcgm, **_image(Images.DCGM)},
+        "dcgmExporter": {
+            "enabled": config.dcgm_exporter,
+            **_image(Images.DCGM_EXPORTER),
+            # hpcforge's metric list: the image default leaves out what the GPU alerts watch (dcgm_metrics.py).
+            "config": {"name": METRICS_CONFIG_MAP, "create": True, "data": dcgm_metrics_csv()},
+            "serviceMonitor": {"enabled": not site_scrapes_dcgm},
+            # The operator mounts the host directory into dcgm-exporter and sets DCGM_HPC_JOB_MAPPING_DIR
+            # (gpu-operator v26.7.0 controllers/object_controls.go); the GPU prolog writes it (config/gpu.py).
+            **(
+                {"hpcJobMapping": {"enabled": True, "directory": config.job_mapping_dir}}
+                if config.job_mapping_dir is not None
+                else {}
+            ),
+        },
+        "mig": {"strategy": config.mig_strategy if config.mig_strategy != "none" else "single"},
+        "migManager": {
+            "enabled": config.mig_strategy != "none",
+            **_image(Images.MIG_MANAGER),
+            "config": {
+                "default": "all-disabled",
+                "create": bool(config.mig_profiles),
+                "name": MIG_CONFIG_MAP if config.mig_profiles else "",
+                "data": {"config.yaml": mig_parted_config(config)} if config.mig_profiles else {},
+            },
+        },
+        "daemonsets": {
+            "labels": {"app.kubernetes.io/part-of": "hpcforge"},
+            "tolerations": _tolerating(_OPERAND_TOLERATIONS, gpu_pool_taints),
+        },
+        "node-feature-discovery": {"worker": {"tolerations": _tolerating(_NFD_WORKER_TOLERATIONS, gpu_pool_taints)}},
+    }
+    return values
+
+
+@dataclass(frozen=True)
+class GpuOperatorArgs:
+    ctx: DeployContext
+    config: GpuOperatorConfig
+    charts: ChartDeployer
+    depends_on: Sequence[pulumi.Resource] = ()
+    site_scrapes_dcgm: bool = False
+    """The observability layer scrapes dcgm-exporter (gpu_operator_values)."""
+    gpu_pool_taints: Sequence[str] = ()
+    """Taint keys of the GPU node pools (gpu_operator_values)."""
+
+
+class GpuOperator(pulumi.ComponentResource):
+    namespace: str
+    ready: list[pulumi.Resource]
+
+    def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("hpcforge:gpu:GpuOperator", name, None, opts)
+        namespace = Namespace(
+            args.ctx,
+            NAMESPACE,
+            component="gpu-operator",
+            parent=self,
+            # The driver, toolkit, device plugin and DCGM DaemonSets use host paths, host PID and privileges.
+            pod_security="privileged",
+            allows=[
+                egress_to_apiserver(),
+                ingress_from_anywhere("allow-ingress-dcgm-exporter", Port(DCGM_EXPORTER_PORT)),
+            ],
+            depends_on=list(args.depends_on),
+        )
+        chart = args.charts.deploy(
+            "gpu-operator",
+            Charts.GPU_OPERATOR,
+            NAMESPACE,
+            gpu_operator_values(args.config, site_scrapes_dcgm=args.site_scrapes_dcgm, gpu_pool_taints=args.gpu_pool_taints),
+            parent=self,
+            depends_on=namespace.ready,
+            component="gpu-operator",
+        )
+        self.namespace = NAMESPACE
+        self.ready = [chart]
+        self.register_outputs({"namespace": NAMESPACE, "migStrategy": args.config.mig_strategy})
+
+
+__all__ = ["CHARTS", "GpuOperator", "GpuOperatorArgs", "gpu_operator_values", "mig_parted_config"]

@@ -1,0 +1,460 @@
+"""Bare-metal provisioning (Grendel) configuration: network, boot images and the host inventory."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from functools import cached_property
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+
+from ...config.base import (
+    DnsName,
+    GoDuration,
+    Hostname,
+    InterfaceName,
+    IPv4,
+    IPv4Interface,
+    IPv4Network,
+    K8sName,
+    KernelCmdline,
+    PathOrUrl,
+    ProblemCollector,
+    StrictModel,
+    ipv4_int,
+)
+from ...config.inventory_ref import InventoryRef
+from ...config.root_causes import dhcp_range_message, fold_into, fold_network
+from ..directory.config import validate_ssh_public_key
+from ..storage.config import Storage
+
+_MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+_UNICAST_MAC = re.compile(r"[0-9a-f][02468ace](:[0-9a-f]{2}){5}")
+
+
+def _mac(value: Any) -> str:
+    if type(value) is str and _UNICAST_MAC.fullmatch(value):
+        return value  # fast path: canonical and unicast (inventories hold 200,000 of them)
+    text = str(value).strip().lower().replace("-", ":")
+    if not _MAC.match(text):
+        raise ValueError(f"{value!r} is not a MAC address (six hex pairs, e.g. 0c:c4:7a:00:00:01)")
+    if int(text[:2], 16) & 1:
+        raise ValueError(f"{value!r} is a multicast MAC address, not a NIC's")
+    return text
+
+
+Mac = Annotated[str, BeforeValidator(_mac)]
+
+
+def _feature(value: Any) -> str:
+    text = str(value)
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", text):
+        raise ValueError(f"{value!r} is not a Slurm node feature (letters and digits, starting with a letter)")
+    return text
+
+
+def _gres(value: Any) -> str:
+    text = str(value)
+    if not re.fullmatch(r"[a-z_]+(:[a-z0-9_]+)?(:[0-9]+)?", text):
+        raise ValueError(f"{value!r} is not a GRES entry (name[:type][:count], e.g. gpu:a100:4)")
+    return text
+
+
+class BootImage(StrictModel):
+    name: K8sName
+    """Image name; hosts and `defaultImage` refer to it."""
+    kernel: PathOrUrl
+    """URL or path (under Grendel's repo_dir) of the kernel (no spaces)."""
+    initrd: tuple[PathOrUrl, ...] = ()
+    """URLs or paths (under Grendel's repo_dir) of the initrds (no spaces)."""
+    liveimg: PathOrUrl | None = None
+    """URL or path (under Grendel's repo_dir) of the root filesystem image (no spaces)."""
+    cmdline: KernelCmdline = ""
+    """Kernel command line: printable ASCII on one line, at most 2047 characters; Grendel expands Go templates
+    such as `{{ $.nic.MAC }}` (balanced braces)."""
+    joins_slurm: bool = True
+    """Compute hosts booting this image start slurmd as a dynamic node (the post-boot script)."""
+
+
+class Bmc(StrictModel):
+    mac: Mac
+    """MAC address of the BMC."""
+    ip: IPv4
+    """Address of the BMC on the provisioning network (DNS name `<host>-bmc`)."""
+
+
+class Host(StrictModel):
+    name: Hostname
+    """Host name; DNS records `<name>.<domain>` (site DNS and Grendel) are made from it."""
+    mac: Mac
+    """MAC address of the boot NIC."""
+    ip: IPv4
+    """Address on the provisioning network (the prefix comes from `provisioning.subnet`)."""
+    image: K8sName | None = None
+    """Boot image (default: `provisioning.defaultImage`)."""
+    nodeset: str | None = None
+    """Slurm nodeset this host joins as a bare-metal dynamic node (its features and GRES)."""
+    provision: bool = True
+    """Whether Grendel provisions (network-boots) the host."""
+    bmc: Bmc | None = None
+    """The host's BMC: an inventory interface and a DNS record (hpcforge configures no BMC credentials)."""
+    vlan: int | None = Field(default=None, ge=1, le=4094)
+    """VLAN id of the boot interface."""
+    mtu: int | None = Field(default=None, ge=576, le=9216)
+    """MTU of the boot interface."""
+    tags: tuple[str, ...] = ()
+    """Grendel tags (hosts in a nodeset also get `nodeset:<name>`)."""
+    ifname: InterfaceName | Literal[""] = ""
+    """Interface name of the boot NIC in Grendel's inventory: a Linux interface name (empty: not set)."""
+    features: tuple[Annotated[str, BeforeValidator(_feature)], ...] = ()
+    """Slurm node features of this host on top of its nodeset's (e.g. `bigmem`); partitions can select by them."""
+    gres: tuple[Annotated[str, BeforeValidator(_gres)], ...] = ()
+    """GRES of this host, replacing its nodeset's when given (e.g. `gpu:a100:4` for a host with fewer GPUs)."""
+    switch: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+    """Leaf switch (rack) of the host in `slurm.topology`; also a Grendel tag `switch:<name>`."""
+    block: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+    """Block of the host in `slurm.topology.blocks`; also a Grendel tag `block:<name>`."""
+
+
+class DhcpRange(StrictModel):
+    start: IPv4
+    """First address of the dynamic range."""
+    end: IPv4
+    """Last address of the dynamic range."""
+
+
+class Dhcp(StrictModel):
+    lease_time: GoDuration = "24h"
+    """DHCP lease time."""
+    dns_servers: tuple[IPv4, ...] = ()
+    """Default: Grendel's own address (it answers DNS for the inventory)."""
+    domain_search: tuple[DnsName, ...] = ()
+    """Default: the site domain."""
+    mtu: int = Field(default=1500, ge=576, le=9216)
+    """MTU handed out by DHCP."""
+    range: DhcpRange | None = None
+    """Dynamic range handed to unknown machines (discovery); inventory addresses must be outside it."""
+
+
+class ProvisioningSubnet(StrictModel):
+    """A further provisioning network, routed to Grendel's (its router relays DHCP to Grendel)."""
+
+    subnet: IPv4Network
+    """The network (CIDR); its hosts' addresses lie in it."""
+    gateway: IPv4
+    """Default gateway handed to its hosts (Grendel picks a host's subnet by its address)."""
+    range: DhcpRange | None = None
+    """Addresses kept for machines Grendel does not know yet (discovery); inventory addresses must be outside it.
+    Grendel itself hands out only inventory addresses."""
+    mtu: int | None = Field(default=None, ge=576, le=9216)
+    """MTU handed out on this subnet (default: `dhcp.mtu`)."""
+
+
+class BmcNetwork(StrictModel):
+    """The network of the hosts' BMCs, when it is not the provisioning network."""
+
+    subnet: IPv4Network
+    """The BMC network (CIDR); every `hosts[].bmc.ip` lies in it."""
+    gateway: IPv4
+    """Default gateway of the BMC network (handed to BMCs that boot by DHCP)."""
+
+
+class GrendelApi(StrictModel):
+    expose: bool = False
+    """Publish Grendel's HTTP provisioning endpoint (port 80: iPXE scripts, kernels, images, join
+    scripts) through Traefik with TLS from the internal CA. Grendel's REST API stays on its Unix
+    socket inside the pod (`kubectl exec deploy/grendel -- grendel ...`)."""
+    hostname: DnsName | None = None
+    """Host name of that Ingress (required when `expose` is true)."""
+
+    @model_validator(mode="after")
+    def _hostname_when_exposed(self) -> GrendelApi:
+        if self.expose and self.hostname is None:
+            raise ValueError("hostname is required when expose is true")
+        return self
+
+
+class ProvisioningConfig(StrictModel):
+    enabled: bool = True
+    """Deploy Grendel (false keeps the settings but deploys nothing)."""
+    namespace: K8sName = "provisioning"
+    """Namespace of Grendel; the attachment must be in it. No other layer's or site app's namespace."""
+    attachment: K8sName
+    """Name of the IPVLAN network attachment (hpcforge:network.attachments) on the provisioning network."""
+    node: DnsName
+    """Kubernetes node (kubernetes.io/hostname) that has the provisioning NIC: a lowercase DNS name."""
+    address: IPv4Interface
+    """Grendel's static address on the provisioning network, with prefix (e.g. 10.10.2.2/24)."""
+    subnet: IPv4Network
+    """The provisioning network (CIDR); host addresses, the gateway and the DHCP range lie in it."""
+    gateway: IPv4
+    """Default gateway handed out by DHCP."""
+    dhcp: Dhcp = Field(default_factory=Dhcp)
+    """DHCP settings of Grendel."""
+    subnets: tuple[ProvisioningSubnet, ...] = ()
+    """Further provisioning networks (other racks or rooms), each with its own gateway and discovery range;
+    each becomes a `[dhcp] subnets` entry of grendel.toml."""
+    bmc_network: BmcNetwork | None = None
+    """The BMCs' own network (null: BMCs are on the provisioning networks)."""
+    storage: Storage = Field(default_factory=lambda: Storage(size="50Gi"))
+    """Volume of Grendel's database and boot images (`/var/lib/grendel`)."""
+    api: GrendelApi = Field(default_factory=GrendelApi)
+    """Publishing Grendel's HTTP endpoint through Traefik."""
+    admin_ssh_public_keys: tuple[str, ...] = ()
+    """OpenSSH public keys for Grendel's `admin_ssh_pubkeys`."""
+    images: tuple[BootImage, ...] = Field(min_length=1)
+    """Boot images: kernel, initrds, root image and kernel command line."""
+    default_image: K8sName | None = None
+    """Image of hosts that name none."""
+    inventory: InventoryRef | None = None
+    """The bare-metal inventory: a YAML file with one key, `hosts` (a list of hosts, each with the keys below under
+    `hosts[]`), e.g. `{file: inventory/prod/hosts.yaml}`. Hosts are not accepted inline in the stack config."""
+    hosts: tuple[Host, ...] = ()
+    """The hosts of `inventory.file` (the loader fills this from the file; the stack config may not set it)."""
+
+    @field_validator("admin_ssh_public_keys")
+    @classmethod
+    def _keys(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(validate_ssh_public_key(key) for key in value)
+
+    @property
+    def prefix_length(self) -> int:
+        return int(self.subnet.rsplit("/", 1)[1])
+
+    @property
+    def grendel_ip(self) -> str:
+        return str(ipaddress.IPv4Interface(self.address).ip)
+
+    def networks(self) -> list[tuple[ipaddress.IPv4Network, str]]:
+        """(network, gateway) of every provisioning network, the main one first."""
+        return [
+            (ipaddress.IPv4Network(self.subnet), self.gateway),
+            *((ipaddress.IPv4Network(extra.subnet), extra.gateway) for extra in self.subnets),
+        ]
+
+    def prefix_of(self, ip: str, *, bmc: bool = False) -> int:
+        """Prefix length of the network an inventory address is on."""
+        address = ipaddress.IPv4Address(ip)
+        if bmc and self.bmc_network is not None:
+            return ipaddress.IPv4Network(self.bmc_network.subnet).prefixlen
+        for network, _ in self.networks():
+            if address in network:
+                return network.prefixlen
+        return self.prefix_length
+
+    @cached_property
+    def _images_by_name(self) -> dict[str, BootImage]:
+        return {image.name: image for image in self.images}
+
+    def image(self, name: str) -> BootImage | None:
+        return self._images_by_name.get(name)
+
+    def image_of(self, host: Host) -> str | None:
+        return host.image or self.default_image
+
+    def joins_slurm(self, host: Host) -> bool:
+        """Whether `host` boots an image that starts slurmd as a dynamic node of its nodeset."""
+        image = self.image(self.image_of(host) or "")
+        return host.nodeset is not None and image is not None and image.joins_slurm
+
+    @model_validator(mode="after")
+    def _inventory(self) -> ProvisioningConfig:  # noqa: PLR0912, PLR0915 (one pass over the host inventory, one branch per rule, each naming its key)
+        # One pass over the inventory with dictionaries: a 10,000-host site validates in milliseconds.
+        problems = ProblemCollector()
+        subnet = ipaddress.IPv4Network(self.subnet)
+        if ipaddress.IPv4Interface(self.address).network != subnet:
+            problems.add(["address"], f"{self.address} is not in the provisioning subnet {self.subnet}")
+        gateway = ipaddress.IPv4Address(self.gateway)
+        if gateway not in subnet:
+            problems.add(["gateway"], f"{self.gateway} is not in the provisioning subnet {self.subnet}")
+        # Networks as (first, last, dynamic range or None, name); hosts on the provisioning networks,
+        # BMCs on the BMC network when there is one.
+        host_nets: list[tuple[int, int, tuple[int, int, str] | None, str]] = []
+        ranges: list[tuple[list[str | int], ipaddress.IPv4Network, DhcpRange | None]] = [
+            (["dhcp", "range"], subnet, self.dhcp.range)
+        ]
+        for index, extra in enumerate(self.subnets):
+            network = ipaddress.IPv4Network(extra.subnet)
+            if ipaddress.IPv4Address(extra.gateway) not in network:
+                problems.add(["subnets", index, "gateway"], f"{extra.gateway} is not in subnet {extra.subnet}")
+            for other_index, (other, _) in enumerate(self.networks()[: index + 1]):
+                if network.overlaps(other):
+                    other_name = "the provisioning subnet" if other_index == 0 else f"subnets[{other_index - 1}]"
+                    problems.add(["subnets", index, "subnet"], f"{extra.subnet} overlaps {other_name} {other}")
+            ranges.append((["subnets", index, "range"], network, extra.range))
+        for path, network, dhcp_range in ranges:
+            dyn: tuple[int, int, str] | None = None
+            if dhcp_range is not None:
+                first, last = ipaddress.IPv4Address(dhcp_range.start), ipaddress.IPv4Address(dhcp_range.end)
+                if last < first:
+                    problems.add(path, f"the range ends ({last}) before it starts ({first})")
+                for end_name, address in (("start", first), ("end", last)):
+                    if address not in network:
+                        what = "the provisioning subnet" if path[0] == "dhcp" else "subnet"
+                        problems.add([*path, end_name], f"{address} is not in {what} {network}")
+                dyn = (int(first), int(last), f"{first}-{last}")
+            host_nets.append((int(network.network_address), int(network.broadcast_address), dyn, str(network)))
+        bmc_nets = host_nets
+        if self.bmc_network is not None:
+            bmc_net = ipaddress.IPv4Network(self.bmc_network.subnet)
+            if ipaddress.IPv4Address(self.bmc_network.gateway) not in bmc_net:
+                problems.add(["bmcNetwork", "gateway"], f"{self.bmc_network.gateway} is not in the BMC network {bmc_net}")
+            for network, _ in self.networks():
+                if bmc_net.overlaps(network):
+                    problems.add(["bmcNetwork", "subnet"], f"{bmc_net} overlaps the provisioning network {network}")
+            bmc_nets = [(int(bmc_net.network_address), int(bmc_net.broadcast_address), None, str(bmc_net))]
+        image_names = [image.name for image in self.images]
+        for index, image in enumerate(self.images):
+            if image.name in image_names[:index]:
+                problems.add(["images", index, "name"], f"duplicate image name {image.name!r}")
+        known_images = ", ".join(image_names)
+        known_image_set = set(image_names)
+        if self.default_image is not None and self.default_image not in image_names:
+            problems.add(["defaultImage"], f"unknown image {self.default_image!r} (known: {known_images})")
+
+        # Owners are kept as (host name, what) and formatted only for a message: 100,000 hosts.
+        def owner_text(owner: tuple[str | None, str]) -> str:
+            return owner[1] if owner[0] is None else f"host {owner[0]!r}{owner[1]}"
+
+        names: dict[str, int] = {}
+        macs: dict[str, tuple[str | None, str]] = {}
+        ips: dict[str, tuple[str | None, str]] = {str(gateway): (None, "the gateway"), self.grendel_ip: (None, "Grendel itself")}
+        for extra_index, extra in enumerate(self.subnets):
+            ips.setdefault(extra.gateway, (None, f"the gateway of subnets[{extra_index}]"))
+        if self.bmc_network is not None:
+            ips.setdefault(self.bmc_network.gateway, (None, "the BMC network's gateway"))
+        inside: dict[int, int] = {}  # id of a network tuple -> addresses of hosts found in it
+        for index, host in enumerate(self.hosts):
+            name = host.name
+            if name in names:
+                problems.add(["hosts", index, "name"], f"host {name!r}: duplicate host name (also hosts[{names[name]}])")
+            else:
+                names[name] = index
+            bmc = host.bmc
+            interfaces: tuple[tuple[str, str, str, str, str], ...] = (("mac", host.mac, "ip", host.ip, ""),)
+            if bmc is not None:
+                interfaces += (("bmc.mac", bmc.mac, "bmc.ip", bmc.ip, " (BMC)"),)
+                if bmc.mac == host.mac:
+                    problems.add(["hosts", index, "bmc", "mac"], f"host {name!r}: the BMC has the same MAC as the host NIC")
+                if bmc.ip == host.ip:
+                    problems.add(["hosts", index, "bmc", "ip"], f"host {name!r}: the BMC has the same IP as the host NIC")
+            for mac_key, mac, ip_key, ip_text, what in interfaces:
+                owner = (name, what)
+                seen = macs.setdefault(mac, owner)
+                if seen != owner:
+                    problems.add(
+                        ["hosts", index, *mac_key.split(".")], f"host {name!r}: MAC {mac} is already used by {owner_text(seen)}"
+                    )
+                ip = ipv4_int(ip_text)
+                nets = bmc_nets if what else host_nets
+                net = next((n for n in nets if n[0] < ip < n[1]), None)
+                if net is not None:
+                    inside[id(net)] = inside.get(id(net), 0) + 1
+                if net is None:
+                    kind = "the BMC network" if what and self.bmc_network is not None else "the provisioning subnet"
+                    if len(nets) > 1:
+                        kind = "the provisioning subnets"
+                    problems.add(
+                        ["hosts", index, *ip_key.split(".")],
+                        f"host {name!r}: IP {ip_text} is outside {kind} {', '.join(n[3] for n in nets)}",
+                    )
+                elif net[2] is not None and net[2][0] <= ip <= net[2][1]:
+                    problems.add(
+                        ["hosts", index, *ip_key.split(".")],
+                        f"host {name!r}: IP {ip_text} is inside the DHCP dynamic range {net[2][2]}",
+                    )
+                seen = ips.setdefault(ip_text, owner)
+                if seen != owner:
+                    problems.add(
+                        ["hosts", index, *ip_key.split(".")], f"host {name!r}: IP {ip_text} is already used by {owner_text(seen)}"
+                    )
+            image_name = host.image or self.default_image
+            if image_name is None:
+                problems.add(["hosts", index, "image"], f"host {name!r}: no image and no provisioning.defaultImage")
+            elif image_name not in known_image_set and host.image is not None:
+                # A host without its own image whose default is unknown: reported once, at defaultImage.
+                problems.add(["hosts", index, "image"], f"host {name!r}: unknown image {image_name!r} (known: {known_images})")
+        _fold_dhcp_ranges(problems, ranges)
+        # Hosts without an image and no default: one missing key (defaultImage), reported once there.
+        no_image = "no image and no provisioning.defaultImage"
+        problems.rewrite(
+            lambda found: fold_into(
+                found,
+                ["defaultImage"],
+                lambda where, message: where[:1] == ("hosts",) and message.endswith(no_image),
+                lambda picked: (
+                    f"not set, and {len(picked)} hosts name no image of their own "
+                    f"({', '.join(f'hosts[{path[1]}]' for path, _ in picked[:3])}{', ...' if len(picked) > 3 else ''}): "
+                    f"set it to one of {known_images}, or give each host an image"
+                ),
+            )
+        )
+        # A subnet that holds none of its addresses is the one mistake behind all of them: reported once.
+        host_ips: set[tuple[str | int, ...]] = {("ip",)} if self.bmc_network is not None else {("ip",), ("bmc", "ip")}
+        main_inside = inside.get(id(host_nets[0]), 0) + (gateway in subnet) + (ipaddress.IPv4Interface(self.address).ip in subnet)
+        main_keys: set[tuple[str | int, ...]] = {("address",), ("gateway",), ("dhcp", "range", "start"), ("dhcp", "range", "end")}
+        _fold_network(problems, ("subnet",), subnet, gateway, main_inside, main_keys, host_ips, "the provisioning subnet")
+        for index, extra in enumerate(self.subnets):
+            network, extra_gateway = ipaddress.IPv4Network(extra.subnet), ipaddress.IPv4Address(extra.gateway)
+            own: set[tuple[str | int, ...]] = {("subnets", index, "gateway"), ("subnets", index, "range", "start")}
+            own.add(("subnets", index, "range", "end"))
+            extra_inside = inside.get(id(host_nets[index + 1]), 0) + (extra_gateway in network)
+            _fold_network(problems, ("subnets", index, "subnet"), network, extra_gateway, extra_inside, own, host_ips, "subnet")
+        if self.bmc_network is not None:
+            bmc_subnet = ipaddress.IPv4Network(self.bmc_network.subnet)
+            bmc_gateway = ipaddress.IPv4Address(self.bmc_network.gateway)
+            bmc_inside = inside.get(id(bmc_nets[0]), 0) + (bmc_gateway in bmc_subnet)
+            bmc_keys: set[tuple[str | int, ...]] = {("bmcNetwork", "gateway")}
+            bmc_ips: set[tuple[str | int, ...]] = {("bmc", "ip")}
+            _fold_network(
+                problems, ("bmcNetwork", "subnet"), bmc_subnet, bmc_gateway, bmc_inside, bmc_keys, bmc_ips, "the BMC network"
+            )
+        problems.raise_if_any()
+        return self
+
+
+def _fold_dhcp_ranges(
+    problems: ProblemCollector, ranges: list[tuple[list[str | int], ipaddress.IPv4Network, DhcpRange | None]]
+) -> None:
+    """A DHCP range over many hosts' addresses is one mistake (the range): reported once, at the range."""
+    for path, _, dhcp_range in ranges:
+        if dhcp_range is None:
+            continue
+        span = f"{dhcp_range.start}-{dhcp_range.end}"
+        inside_range = f"is inside the DHCP dynamic range {span}"
+
+        def consequence(where: tuple[str | int, ...], message: str, inside_range: str = inside_range) -> bool:
+            return where[:1] == ("hosts",) and inside_range in message
+
+        def describe(picked: list[tuple[tuple[str | int, ...], str]], span: str = span) -> str:
+            return dhcp_range_message(span, picked)
+
+        def change(
+            found: list[tuple[tuple[str | int, ...], str]], path: list[str | int] = path
+        ) -> list[tuple[tuple[str | int, ...], str]]:
+            return fold_into(found, path, consequence, describe)
+
+        problems.rewrite(change)
+
+
+def _fold_network(
+    problems: ProblemCollector,
+    key: tuple[str | int, ...],
+    subnet: ipaddress.IPv4Network,
+    gateway: ipaddress.IPv4Address,
+    inside: int,
+    own_keys: set[tuple[str | int, ...]],
+    ip_keys: set[tuple[str | int, ...]],
+    what: str,
+) -> None:
+    """A subnet that holds none of its addresses is reported once, at the subnet (root_causes.fold_network)."""
+
+    def consequence(path: tuple[str | int, ...], message: str) -> bool:
+        if path in own_keys:
+            return f"is not in {what} {subnet}" in message
+        return path[:1] == ("hosts",) and path[2:] in ip_keys and "is outside " in message and str(subnet) in message
+
+    guess = ipaddress.IPv4Network(f"{gateway}/{subnet.prefixlen}", strict=False)
+    hint = f"the gateway {gateway} is in {guess}: is that the network you meant?"
+    problems.rewrite(lambda found: fold_network(found, key, subnet, consequence, inside, hint, what))

@@ -1,0 +1,271 @@
+"""Grendel renderers (pure): grendel.toml, the host inventory and boot images (Grendel's JSON
+formats), and the join script that makes a bare-metal host a Slurm dynamic node."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import tomli_w
+
+from ...k8s.addresses import PORT_RANGE_SYSCTL
+from ..slurm.config import SlurmConfig
+from ..slurm.slurm_conf import SLURMCTLD_PORT, bare_metal_slurmd_argv, conf_text, host_parameters, shell_command
+from .config import BootImage, Host, ProvisioningConfig
+
+REPO_DIR = "/var/lib/grendel"
+JOIN_DIR = "hpcforge"
+"""Folder under Grendel's repo (served at http://<grendel>/repo/hpcforge/) holding join scripts."""
+API_SOCKET = "/var/run/grendel/grendel-api.socket"
+NODESET_TAG_PREFIX = "nodeset:"
+
+
+@dataclass(frozen=True)
+class GrendelSecrets:
+    api_secret: str
+    root_password_hash: str
+
+
+def render_grendel_toml(config: ProvisioningConfig, domain: str, secrets: GrendelSecrets) -> str:
+    """grendel.toml: every section Grendel reads; holds secrets, so it only goes into a Secret."""
+    ip = config.grendel_ip
+    dns_servers = list(config.dhcp.dns_servers) or [ip]
+    domain_search = list(config.dhcp.domain_search) or [domain]
+    document: dict[str, Any] = {
+        "dbpath": f"{REPO_DIR}/grendel.db",
+        "loggers": {"cli": "on", "tftp": "on", "dhcp": "on", "dns": "on", "provision": "on", "api": "on", "pxe": "on"},
+        "admin_ssh_pubkeys": list(config.admin_ssh_public_keys),
+        "provision": {
+            # The HTTP endpoint (iPXE scripts, kernels, images, join scripts) also serves the
+            # cluster-side Service when exposed, so it listens on every address of the pod.
+            "listen": "0.0.0.0:80",
+            "token_ttl": 3600,
+            "root_password": secrets.root_password_hash,
+            "default_image": config.default_image or "",
+            "repo_dir": REPO_DIR,
+        },
+        "dhcp": {
+            # DHCP answers broadcasts: it listens on every address of the pod.
+            "listen": "0.0.0.0:67",
+            "lease_time": config.dhcp.lease_time,
+            "dns_servers": dns_servers,
+            "domain_search": domain_search,
+            "mtu": config.dhcp.mtu,
+            "proxy_only": False,
+            "router_octet4": 0,
+            "gateway": config.gateway,
+            "subnets": dhcp_subnets(config, dns_servers, domain_search),
+        },
+        "dns": {"listen": f"{ip}:53", "ttl": 86400},
+        "tftp": {"listen": f"{ip}:69"},
+        "pxe": {"listen": f"{ip}:4011"},
+        "api": {"secret": secrets.api_secret, "socket_path": API_SOCKET},
+        "client": {"api_endpoint": API_SOCKET, "insecure": False},
+        "bmc": {"user": "", "password": ""},
+        "discovery": {"user": "", "password": "", "domain": domain},
+    }
+    return tomli_w.dumps(document)
+
+
+def dhcp_subnets(config: ProvisioningConfig, dns_servers: list[str], domain_search: list[str]) -> list[dict[str, Any]]:
+    """grendel.toml `[dhcp] subnets`: one per network, keyed by its gateway with the prefix length.
+
+    Grendel picks the entry whose gateway prefix contains a host's address and hands out that gateway,
+    DNS, search domains and MTU (grendel internal/config/config.go, pkg/model/nic.go).
+    """
+    entries = [(config.gateway, config.prefix_length, config.dhcp.mtu)]
+    entries += [(extra.gateway, int(extra.subnet.rsplit("/", 1)[1]), extra.mtu or config.dhcp.mtu) for extra in config.subnets]
+    if config.bmc_network is not None:
+        entries.append((config.bmc_network.gateway, int(config.bmc_network.subnet.rsplit("/", 1)[1]), config.dhcp.mtu))
+    return [
+        {"gateway": f"{gateway}/{prefix}", "dns": ",".join(dns_servers), "domainSearch": ",".join(domain_search), "mtu": str(mtu)}
+        for gateway, prefix, mtu in entries
+    ]
+
+
+def join_image_name(image: str, nodeset: str) -> str:
+    return f"{image}--{nodeset}"
+
+
+def join_script_name(nodeset: str) -> str:
+    return f"join-{nodeset}.sh"
+
+
+def _interface(
+    mac: str, ip: str, prefix: int, fqdn: str, *, bmc: bool, vlan: int | None, mtu: int | None, ifname: str
+) -> dict[str, Any]:
+    nic: dict[str, Any] = {
+        "ifname": ifname,
+        "mac": mac,
+        "ip": f"{ip}/{prefix}",
+        "fqdn": fqdn,
+        "bmc": bmc,
+        "vlan": str(vlan) if vlan is not None else "",
+    }
+    if mtu is not None:
+        nic["mtu"] = mtu
+    return nic
+
+
+def host_record(
+    host: Host,
+    config: ProvisioningConfig,
+    domain: str,
+    boot_image: str,
+    prefix: int | None = None,
+    bmc_prefix: int | None = None,
+) -> dict[str, Any]:
+    """A host in Grendel's format. Without `prefix`, each address gets the prefix of its network; a given
+    `prefix` also serves the BMC unless `bmc_prefix` is given (as in `_host_json`)."""
+    if prefix is None:
+        prefix = config.prefix_of(host.ip)
+        if host.bmc is not None and bmc_prefix is None:
+            bmc_prefix = config.prefix_of(host.bmc.ip, bmc=True)
+    if bmc_prefix is None:
+        bmc_prefix = prefix
+    interfaces = [
+        _interface(
+            host.mac, host.ip, prefix, f"{host.name}.{domain}", bmc=False, vlan=host.vlan, mtu=host.mtu, ifname=host.ifname
+        )
+    ]
+    if host.bmc is not None:
+        interfaces.append(
+            _interface(
+                host.bmc.mac, host.bmc.ip, bmc_prefix, f"{host.name}-bmc.{domain}", bmc=True, vlan=None, mtu=None, ifname=""
+            )
+        )
+    tags = list(host.tags) + ([f"{NODESET_TAG_PREFIX}{host.nodeset}"] if host.nodeset else [])
+    tags += [f"{kind}:{value}" for kind, value in (("switch", host.switch), ("block", host.block)) if value]
+    return {"name": host.name, "provision": host.provision, "boot_image": boot_image, "tags": tags, "interfaces": interfaces}
+
+
+def render_inventory(config: ProvisioningConfig, domain: str, join_base_url: str | None) -> tuple[str, str]:
+    """(hosts.json, images.json) in Grendel's formats.
+
+    Hosts that join Slurm boot a per-nodeset variant of their image whose kernel command line
+    carries `hpcforge.join=<url of the nodeset's join script>`; the image's `hpcforge-join`
+    service fetches and runs it after boot.
+    """
+    images = {image.name: image for image in config.images}
+    image_records: dict[str, dict[str, Any]] = {}
+    hosts: list[str] = []
+    for image in config.images:
+        image_records[image.name] = _image_record(image, image.name, None)
+    prefix = config.prefix_length
+    # One network (the common case): one prefix; several, or BMCs apart: each address's own network.
+    single = not config.subnets and config.bmc_network is None
+    default_image = config.default_image or ""
+    for host in config.hosts:
+        base = images[host.image or default_image]
+        boot = base.name
+        # `base.joins_slurm and host.nodeset` is ProvisioningConfig.joins_slurm(host), without its lookups.
+        if join_base_url is not None and host.nodeset is not None and base.joins_slurm:
+            boot = join_image_name(base.name, host.nodeset)
+            if boot not in image_records:
+                image_records[boot] = _image_record(base, boot, f"{join_base_url}/{join_script_name(host.nodeset)}")
+        if single:
+            hosts.append(_host_json(host, domain, boot, prefix))
+        else:
+            bmc_prefix = config.prefix_of(host.bmc.ip, bmc=True) if host.bmc is not None else None
+            hosts.append(_host_json(host, domain, boot, config.prefix_of(host.ip), bmc_prefix))
+    return "[" + ",".join(hosts) + "]", json.dumps(list(image_records.values()), indent=1)
+
+
+_dump = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _host_json(host: Host, domain: str, boot_image: str, prefix: int, bmc_prefix: int | None = None) -> str:
+    """`json.dumps(host_record(...), separators=(",", ":"))`, written directly (a test compares them):
+    100,000 hosts without building 300,000 dicts. Host names, MACs, IPs and the domain are
+    validated to characters JSON writes as they are; the free-form values go through the encoder."""
+    tags = [*host.tags, f"{NODESET_TAG_PREFIX}{host.nodeset}"] if host.nodeset else host.tags
+    ifname = _dump(host.ifname) if host.ifname else '""'
+    vlan = host.vlan if host.vlan is not None else ""
+    mtu = f',"mtu":{host.mtu}}}' if host.mtu is not None else "}"
+    if host.switch is not None or host.block is not None:
+        tags = [*tags, *(f"{kind}:{value}" for kind, value in (("switch", host.switch), ("block", host.block)) if value)]
+    nic = (
+        f'{{"ifname":{ifname},"mac":"{host.mac}","ip":"{host.ip}/{prefix}",'
+        f'"fqdn":"{host.name}.{domain}","bmc":false,"vlan":"{vlan}"{mtu}'
+    )
+    if host.bmc is not None:
+        nic += (
+            f',{{"ifname":"","mac":"{host.bmc.mac}","ip":"{host.bmc.ip}/{prefix if bmc_prefix is None else bmc_prefix}",'
+            f'"fqdn":"{host.name}-bmc.{domain}","bmc":true,"vlan":""}}'
+        )
+    provision = "true" if host.provision else "false"
+    return (
+        f'{{"name":"{host.name}","provision":{provision},"boot_image":{_dump(boot_image)},'
+        f'"tags":{_dump(list(tags))},"interfaces":[{nic}]}}'
+    )
+
+
+def _image_record(image: BootImage, name: str, join_url: str | None) -> dict[str, Any]:
+    cmdline = image.cmdline
+    if join_url is not None:
+        cmdline = f"{cmdline} hpcforge.join={join_url}".strip()
+    return {
+        "name": name,
+        "kernel": image.kernel,
+        "initrd": list(image.initrd),
+        "liveimg": image.liveimg or "",
+        "cmdline": cmdline,
+    }
+
+
+def render_join_script(
+    slurm: SlurmConfig,
+    nodeset: str,
+    controller_address: str,
+    port: int = SLURMCTLD_PORT,
+    hosts: Sequence[Host] = (),
+    mounts: Sequence[str] = (),
+) -> str:
+    """The script a bare-metal host of `nodeset` runs after boot: slurmd as a configless dynamic node.
+
+    Hosts of `hosts` with their own features or GRES get their own `--conf`, chosen by the short host
+    name (which is also the Slurm node name of a dynamic node).
+    """
+    spec = slurm.nodeset(nodeset)
+    if spec is None:
+        raise ValueError(f"unknown nodeset {nodeset!r}")
+    argv = bare_metal_slurmd_argv(spec, f"{controller_address}:{port}")
+    job_first, job_last = slurm.controller.job_port_range
+    header = (
+        "#!/bin/sh\n"
+        f"# hpcforge: join Slurm cluster {slurm.cluster_name!r} as a dynamic node of nodeset {nodeset!r}.\n"
+        "# slurmd fetches slurm.conf from the controller (configless) and registers with the nodeset's\n"
+        "# features and GRES. The Slurm auth key (/etc/slurm/slurm.key, auth/slurm) must be on the host.\n"
+        "set -eu\n"
+        "# Ephemeral ports in hpcforge:slurm.controller.jobPortRange, as in the compute pods: the ports the jobs'\n"
+        "# ranks listen on (MPI/PMIx wire-up, NCCL bootstrap) are the ones the Slurm namespace opens to this host.\n"
+        f"sysctl -w {PORT_RANGE_SYSCTL}='{job_first} {job_last}' >/dev/null\n"
+    )
+    if mounts:
+        header += "# Shared trees (hpcforge:storage.nfsExports), mounted as on the login and compute pods.\n"
+        header += "".join(f"{line}\n" for line in mounts)
+    default_conf = argv[argv.index("--conf") + 1]
+    own = [
+        (host.name, conf)
+        for host in hosts
+        # A host with neither features nor GRES of its own has exactly the nodeset's parameters.
+        if host.nodeset == nodeset
+        and (host.features or host.gres)
+        and (conf := conf_text(host_parameters(spec, host))) != default_conf
+    ]
+    if not own:
+        return header + f'exec {shell_command(argv)} "$@"\n'
+    cases = "".join(f"  {host}) conf={shlex.quote(conf)} ;;\n" for host, conf in own)
+    before = shell_command(argv[: argv.index("--conf")])
+    return (
+        header
+        + "# Hosts with their own features or GRES (hpcforge:provisioning.hosts[].features/gres).\n"
+        + f"conf={shlex.quote(default_conf)}\n"
+        + 'case "$(hostname -s)" in\n'
+        + cases
+        + "esac\n"
+        + f'exec {before} --conf "$conf" "$@"\n'
+    )

@@ -1,0 +1,174 @@
+"""Slurm accounting as code, deployed: the desired state in ConfigMaps (chunked, components/k8s/chunks.py),
+the script in another, and the Job that reconciles
+slurmdbd with it (scripts/slurm/sacct_sync.py, run with `sacctmgr` in the Slinky login image).
+
+The Job's pod sees Slurm the way the operator's own pods do: the operator's `<controller>-config`
+ConfigMap (slurm.conf, whose `AccountingStorageHost` is the Accounting's service) and the slurm.key
+Secret, projected into /etc/slurm with mode 0600 (slurm-operator 1.2.1,
+internal/builder/controllerbuilder/controller_app.go `controllerVolumes`; auth/slurm, as
+internal/builder/common/const.go sets). It runs as root: slurmdbd lets root administer accounts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ...context import DeployContext
+from ...k8s.chunks import Assembly, chunked_file
+from ...k8s.resources import config_map, container_resources
+from ...versions import Images
+
+SYNC_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "slurm" / "sacct_sync.py"
+CONFIG_MAP = "slurm-accounts"
+DESIRED_KEY = "accounts.json"
+SCRIPT_KEY = "sacct_sync.py"
+MOUNT = "/etc/hpcforge/accounts"
+DESIRED_MAPS = "slurm-accounts-desired"
+"""The desired state's ConfigMaps (`-00`, `-01` ...): plain, or gzip parts once it outgrows one map."""
+DESIRED_DIR = "/etc/hpcforge/desired"
+
+
+def sync_command(check: bool = False) -> list[str]:
+    """The reconciler's command line in the Job (and, with `check`, in the drift workflow)."""
+    return ["python3", f"{MOUNT}/{SCRIPT_KEY}", "--desired", f"{DESIRED_DIR}/{DESIRED_KEY}", *(["--check"] if check else [])]
+
+
+def digest(desired: str, script: str) -> str:
+    return hashlib.sha256((desired + "\0" + script).encode()).hexdigest()[:10]
+
+
+def accounts_job_spec(
+    *, controller: str, slurm_key_secret: str, labels: dict[str, str], assembly: Assembly | None = None
+) -> dict[str, Any]:
+    """The reconciler Job's spec (pure: tested directly). `assembly` puts the desired state, shipped in
+    chunks, back together in DESIRED_DIR before the reconciler starts."""
+    spec = _job_spec(controller=controller, slurm_key_secret=slurm_key_secret, labels=labels)
+    if assembly is not None:
+        pod = spec["template"]["spec"]
+        pod["initContainers"] = [assembly.container]
+        pod["volumes"] += assembly.volumes
+        pod["containers"][0]["volumeMounts"] += assembly.mounts
+    return spec
+
+
+def _job_spec(*, controller: str, slurm_key_secret: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "backoffLimit": 6,
+        # No ttlSecondsAfterFinished: a Job that deleted itself would show as drift (see the directory's Job).
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {
+                "restartPolicy": "OnFailure",
+                "automountServiceAccountToken": False,
+                "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                "containers": [
+                    {
+                        "name": "sacct-sync",
+                        # python3 in the login image: SlinkyProject/containers (snapshot 05efda0, 2026-06-25),
+                        # schedmd/slurm/26.05/ubuntu26.04/Dockerfile line 108 installs `supervisor` in the `base`
+                        # stage that `login` builds on (lines 115, 283, 344); Debian/Ubuntu's supervisor package
+                        # Depends on python3:any, and `sssd` (line 362) on python3-sss. No line installs python3 by
+                        # name: a rebuilt image without supervisor would break this Job.
+                        "image": Images.LOGIN.ref,
+                        "command": sync_command(),
+                        "resources": container_resources("50m", "64Mi", "256Mi"),
+                        "securityContext": {
+                            "allowPrivilegeEscalation": False,
+                            "capabilities": {"drop": ["ALL"]},
+                            "readOnlyRootFilesystem": True,
+                        },
+                        "volumeMounts": [
+                            {"name": "slurm-etc", "mountPath": "/etc/slurm", "readOnly": True},
+                            {"name": "accounts", "mountPath": MOUNT, "readOnly": True},
+                        ],
+                    }
+                ],
+                "volumes": [
+                    {
+                        "name": "slurm-etc",
+                        "projected": {
+                            "defaultMode": 0o600,
+                            "sources": [
+                                {
+                                    "configMap": {
+                                        "name": f"{controller}-config",
+                                        "items": [{"key": "slurm.conf", "path": "slurm.conf"}],
+                                    }
+                                },
+                                {"secret": {"name": slurm_key_secret, "items": [{"key": "slurm.key", "path": "slurm.key"}]}},
+                            ],
+                        },
+                    },
+                    {"name": "accounts", "configMap": {"name": CONFIG_MAP}},
+                ],
+            },
+        },
+    }
+
+
+def deploy_accounts(
+    ctx: DeployContext,
+    parent: pulumi.Resource,
+    *,
+    namespace: str,
+    controller: str,
+    slurm_key_secret: str,
+    desired: str,
+    depends_on: Sequence[pulumi.Resource],
+    annotations: Mapping[str, str] | None = None,
+) -> list[pulumi.Resource]:
+    """The ConfigMap with the desired state and the script, and the Job named after their content:
+    a changed desired state (or script) replaces the Job, so it runs again; an unchanged one is left alone.
+    `annotations` (the Slurm inventory file's digest, when the accounts come from one) go on all of them."""
+    script = SYNC_SCRIPT.read_text()
+    data = config_map(
+        ctx,
+        CONFIG_MAP,
+        namespace,
+        {SCRIPT_KEY: script},
+        component="slurm-accounts",
+        parent=parent,
+        app=controller,
+        depends_on=depends_on,
+        annotations=annotations,
+    )
+    # One entry per user: a site with tens of thousands of users outgrows a ConfigMap's 1 MiB.
+    desired_maps, assembly = chunked_file(
+        ctx,
+        parent,
+        namespace,
+        DESIRED_MAPS,
+        {DESIRED_KEY: desired},
+        component="slurm-accounts",
+        app=controller,
+        target_dir=DESIRED_DIR,
+        depends_on=depends_on,
+        annotations=annotations,
+    )
+    job = k8s.batch.v1.Job(
+        f"{namespace}/slurm-accounts-sync",
+        metadata=ctx.meta(
+            f"slurm-accounts-sync-{digest(desired, script)}",
+            "slurm-accounts",
+            namespace,
+            app=controller,
+            annotations=dict(annotations or {}) or None,
+        ),
+        spec=accounts_job_spec(
+            controller=controller,
+            slurm_key_secret=slurm_key_secret,
+            labels=ctx.labels(controller, "slurm-accounts"),
+            assembly=assembly,
+        ),
+        opts=ctx.opts(parent, depends_on=[data, *desired_maps, *depends_on], delete_before_replace=True),
+    )
+    return [data, *desired_maps, job]
+
+
+__all__ = ["CONFIG_MAP", "DESIRED_KEY", "DESIRED_MAPS", "accounts_job_spec", "deploy_accounts", "digest", "sync_command"]

@@ -1,0 +1,158 @@
+"""The Slurm controller's config (`hpcforge:slurm.controller`): scheduling, priorities, timeouts, its service and
+the typed slurm.conf settings the Controller custom resource carries."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from ...config.base import (
+    IPv4,
+    K8sName,
+    ProblemCollector,
+    Quantity,
+    StrictModel,
+)
+from ..storage.config import Storage
+from .partitions import Preemption
+from .slurm_types import SlurmOption, SlurmTime, SlurmValue, config_key
+
+# slurm.conf(5), Slurm 22.05: the PriorityWeight* values are 32-bit unsigned integers
+# (`uint32_t priority_weight_*` in slurm_conf_t); 0xfffffffe and 0xffffffff are NO_VAL and INFINITE
+# in slurm/slurm.h, so the largest weight a site can mean is 4294967293.
+SLURM_UINT32_MAX = 2**32 - 3
+# slurm.conf(5): "may not exceed 65533" (InactiveLimit, KillWait, SlurmctldTimeout, SlurmdTimeout, ...),
+# the largest uint16_t below Slurm's 16-bit NO_VAL16/INFINITE16.
+SLURM_UINT16_MAX = 65533
+
+
+AccountingEnforce = Literal["associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys"]
+
+
+class Scheduler(StrictModel):
+    type: Literal["sched/backfill", "sched/builtin"] = "sched/backfill"
+    """`SchedulerType`."""
+    parameters: tuple[SlurmOption, ...] = ("bf_continue", "bf_interval=30", "bf_max_job_test=1000", "bf_window=10080")
+    """`SchedulerParameters`, one item per entry (joined with commas); each item is letters, digits and
+    `_ . : = / + -` only."""
+
+
+class Select(StrictModel):
+    type: Literal["select/cons_tres", "select/linear"] = "select/cons_tres"
+    """`SelectType`."""
+    parameters: tuple[SlurmOption, ...] = ("CR_Core_Memory",)
+    """`SelectTypeParameters`, one item per entry (joined with commas; same form as the scheduler's)."""
+
+
+class PriorityWeights(StrictModel):
+    """Multifactor priority weights: integers from 0 to 4294967293 (32-bit, slurm.conf(5))."""
+
+    age: int = Field(default=1000, ge=0, le=SLURM_UINT32_MAX)
+    """`PriorityWeightAge`."""
+    fairshare: int = Field(default=10000, ge=0, le=SLURM_UINT32_MAX)
+    """`PriorityWeightFairshare`."""
+    job_size: int = Field(default=0, ge=0, le=SLURM_UINT32_MAX)
+    """`PriorityWeightJobSize`."""
+    partition: int = Field(default=1000, ge=0, le=SLURM_UINT32_MAX)
+    """`PriorityWeightPartition`."""
+    qos: int = Field(default=5000, ge=0, le=SLURM_UINT32_MAX)
+    """`PriorityWeightQOS`."""
+
+
+class Priority(StrictModel):
+    type: Literal["priority/multifactor", "priority/basic"] = "priority/multifactor"
+    """`PriorityType`; the decay, age and weight settings are written only with `priority/multifactor`."""
+    decay_half_life: SlurmTime = "7-0"
+    """`PriorityDecayHalfLife`."""
+    max_age: SlurmTime = "7-0"
+    """`PriorityMaxAge`."""
+    weights: PriorityWeights = Field(default_factory=PriorityWeights)
+    """The multifactor weights (`PriorityWeight*`)."""
+
+
+class Timeouts(StrictModel):
+    slurmctld: int = Field(default=120, ge=10, le=3600)
+    """`SlurmctldTimeout` in seconds."""
+    slurmd: int = Field(default=300, ge=10, le=3600)
+    """`SlurmdTimeout` in seconds."""
+    message: int = Field(default=10, ge=1, le=100)
+    """`MessageTimeout` in seconds."""
+    kill_wait: int = Field(default=30, ge=0, le=600)
+    """`KillWait` in seconds."""
+    inactive_limit: int = Field(default=0, ge=0, le=SLURM_UINT16_MAX)
+    """`InactiveLimit` in seconds, 0 to 65533 (0: unlimited; slurm.conf(5): "may not exceed 65533 seconds")."""
+    min_job_age: int = Field(default=300, ge=2, le=SLURM_UINT32_MAX)
+    """`MinJobAge` in seconds (2 to 4294967293)."""
+    unkillable_step: int = Field(default=120, ge=10, le=600)
+    """`UnkillableStepTimeout` in seconds."""
+
+
+class ControllerService(StrictModel):
+    """A LoadBalancer address for slurmctld, for nodes outside Kubernetes (bare-metal dynamic nodes)."""
+
+    pool: K8sName
+    """MetalLB pool of slurmctld's LoadBalancer address."""
+    address: IPv4 | None = None
+    """Fixed address inside that pool; required when bare-metal hosts join Slurm (their join scripts name it)."""
+
+
+class ControllerConfig(StrictModel):
+    storage: Storage = Field(default_factory=lambda: Storage(size="4Gi"))
+    """Volume of slurmctld's save state (job queue, node states). Read at the first deploy only: the operator makes it
+    the volume claim template of slurmctld's StatefulSet, which it never updates afterwards (a later change is
+    accepted and has no effect)."""
+    service: ControllerService | None = None
+    """Expose slurmctld (6817) on a MetalLB address; required when bare-metal hosts join Slurm."""
+    return_to_service: int = Field(default=2, ge=0, le=2)
+    """ReturnToService: 2 lets a node that was DOWN only for not responding return on registration."""
+    cpu: Quantity = "1"
+    """CPU request of slurmctld."""
+    memory: Quantity = "2Gi"
+    """Memory request and limit of slurmctld."""
+    scheduler: Scheduler = Field(default_factory=Scheduler)
+    """Scheduler plugin and its parameters."""
+    select: Select = Field(default_factory=Select)
+    """Resource selection plugin and its parameters."""
+    priority: Priority = Field(default_factory=Priority)
+    """Job priority plugin and its weights."""
+    accounting_enforce: tuple[AccountingEnforce, ...] = ("associations", "limits", "qos", "safe")
+    """`AccountingStorageEnforce` (written only when accounting is enabled)."""
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    """Daemon and job timeouts."""
+    srun_port_range: tuple[int, int] = (60001, 63000)
+    """`SrunPortRange` (first, last): the ports srun listens on for its job steps; the Slurm namespace admits them
+    from bare-metal hosts, and pods may reach them on bare-metal hosts."""
+    job_port_range: tuple[int, int] = (32768, 59999)
+    """Ports (first, last) of the jobs' own TCP traffic between ranks (MPI/PMIx out-of-band wire-up, NCCL
+    bootstrap and socket transport, torchrun's rendezvous): the ephemeral port range
+    (`net.ipv4.ip_local_port_range`) of the compute pods and, through their join script, of the bare-metal hosts,
+    so every port a rank listens on without asking for one is in it; the Slurm namespace opens exactly this range
+    between the compute pods and the bare-metal hosts. A job that picks a fixed port (e.g. `MASTER_PORT`) must pick
+    it in this range. Must not overlap `srunPortRange`."""
+    preemption: Preemption = Field(default_factory=Preemption)
+    """Preemption between partitions or QOS (`PreemptType`, `PreemptMode`)."""
+    extra_parameters: dict[Annotated[str, AfterValidator(config_key)], SlurmValue] = Field(default_factory=dict)
+    """Further slurm.conf parameters (name -> value) that have no typed setting yet: names are letters and
+    digits, values one word (no spaces, `#`, quotes or backslashes)."""
+
+    @field_validator("srun_port_range", "job_port_range")
+    @classmethod
+    def _port_range(cls, value: tuple[int, int]) -> tuple[int, int]:
+        first, last = value
+        if not 1024 < first <= last <= 65535:
+            raise ValueError(f"{first}-{last} is not a port range above 1024 (first <= last <= 65535)")
+        return value
+
+    @model_validator(mode="after")
+    def _job_ports_apart_from_srun(self) -> ControllerConfig:
+        (job_first, job_last), (srun_first, srun_last) = self.job_port_range, self.srun_port_range
+        if job_first <= srun_last and srun_first <= job_last:
+            problems = ProblemCollector()
+            problems.add(
+                ["jobPortRange"],
+                f"{job_first}-{job_last} overlaps srunPortRange {srun_first}-{srun_last}: srun inside a job would"
+                " compete with the ranks for its ports",
+            )
+            problems.raise_if_any()
+        return self

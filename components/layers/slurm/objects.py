@@ -1,0 +1,319 @@
+"""The Slurm layer's objects as plain data (pure: tested directly, no Pulumi): the specs of the Controller,
+Accounting, LoginSet, NodeSet and RestApi custom resources, the config files and the scripts they reference.
+layer.py registers them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...config.base import quantity_value
+from ...k8s.addresses import PORT_RANGE_SYSCTL, metallb_service_annotations
+from ...k8s.resources import (
+    container_resources,
+)
+from ...versions import Images
+from ..provisioning.config import Host
+from ..rdma.layer import NETWORKS_ANNOTATION
+from ..storage.config import NfsExport
+from ..storage.objects import container_mounts, pod_volumes
+from .config import LoginConfig, NodeSetConfig, Script, SlurmConfig
+from .enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK
+from .script_include import inline_includes
+from .script_settings import apply_settings
+from .site import topology_files
+from .slurm_conf import cgroup_conf, controller_extra_conf, gres_conf, mebibytes, nodeset_extra_conf
+from .sssd import SSSD_CA_DIR
+
+OPERATOR_NAMESPACE = "slinky"
+CONTROLLER = "slurm"
+SLURM_KEY_SECRET = "slurm-auth-slurm"
+JWT_KEY_SECRET = "slurm-auth-jwt"
+SSSD_SECRET = "slurm-sssd-conf"
+DB_PASSWORD_SECRET = "slurm-db-password"
+CA_TRUST_SECRET = "slurm-ldap-ca"
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+NODESET_KIND = "NodeSet"
+SLINKY_API = "slinky.slurm.net/v1beta1"
+
+
+def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
+    if script.inline is not None:
+        return script.inline
+    assert script.file is not None
+    path = (root / script.file).resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"script {script.name!r}: {script.file} does not exist in the project")
+    # The operator mounts each script alone: shared code it sources from the repository goes into its text.
+    return inline_includes(path.read_text(), path, root)
+
+
+ENROOT_CONFIG_MAP = "slurm-enroot-conf"
+JOB_MAPPING_VOLUME = "gpu-job-mapping"
+
+
+def nodeset_spec(
+    nodeset: NodeSetConfig,
+    *,
+    node_selector: dict[str, str],
+    pool_taints: Sequence[str] = (),
+    controller: str = CONTROLLER,
+    fabrics: Mapping[str, str] | None = None,
+    namespace: str = "slurm",
+    exports: Sequence[NfsExport] = (),
+    job_ports: tuple[int, int] | None = None,
+    pyxis: bool = False,
+    job_mapping_dir: str | None = None,
+) -> dict[str, Any]:
+    """The NodeSet spec of one configured nodeset (pure: tested directly).
+
+    `job_ports`: the pods' ephemeral port range (controller.jobPortRange), so that what the jobs' ranks listen on
+    is in the range the NetworkPolicies open towards bare-metal hosts. The operator strategic-merges
+    `template.spec` into the pod it builds (v1.2.1 internal/builder/workerbuilder/worker_app.go `Merge:
+    template.PodSpec`, common/pod_template.go), so the pod-level sysctl reaches the pod; it is one of Kubernetes'
+    safe sysctls (allowed by every Pod Security level and by the kubelet without --allowed-unsafe-sysctls).
+    `pyxis`: a GPU nodeset runs the slurmd image with Pyxis and enroot (`srun --container-image`).
+
+    `job_mapping_dir`: host directory where the GPU prolog records each job's GPUs for dcgm-exporter
+    (config/gpu.py `gpu_job_mapping_dir`); a GPU nodeset's slurmd mounts it from the host (hostPath,
+    DirectoryOrCreate, as the GPU Operator mounts it into dcgm-exporter), where the prolog writes it.
+
+    `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).
+    `fabrics`: RDMA fabrics the pool's nodes reach (name -> device-plugin resource): the pods request the resource,
+    attach the fabric's NetworkAttachmentDefinition (in `namespace`) and get IPC_LOCK to pin memory for RDMA.
+    """
+    # CPU and memory limits: the slurmd image turns them into CoreSpecCount/MemSpecLimit (host minus pod), so Slurm
+    # schedules what the pod has. Reservations for slurmd itself lower what the image is told the pod has (POD_CPUS,
+    # POD_MEMORY: the operator's env, overridden by name through the container merge).
+    cpu_limit = nodeset.cpu_limit or nodeset.cpu
+    memory_limit = nodeset.memory_limit or nodeset.memory
+    limits: dict[str, Any] = {"cpu": cpu_limit, "memory": memory_limit}
+    requests: dict[str, Any] = {"cpu": nodeset.cpu, "memory": nodeset.memory}
+    if nodeset.gpus is not None:
+        limits[nodeset.gpus.resource] = nodeset.gpus.count
+        requests[nodeset.gpus.resource] = nodeset.gpus.count
+    fabrics = dict(fabrics or {})
+    for resource in fabrics.values():
+        limits[resource] = 1
+        requests[resource] = 1
+    env: list[dict[str, str]] = []
+    if nodeset.reserved_cpus:
+        cpus = math.ceil(quantity_value(cpu_limit)) - nodeset.reserved_cpus
+        env.append({"name": "POD_CPUS", "value": str(cpus)})
+    if nodeset.reserved_memory is not None:
+        env.append({"name": "POD_MEMORY", "value": str(mebibytes(memory_limit) - mebibytes(nodeset.reserved_memory))})
+    pod_spec: dict[str, Any] = {}
+    if node_selector:
+        pod_spec["nodeSelector"] = dict(node_selector)
+    tolerations = [t.model_dump(exclude_none=True) for t in nodeset.tolerations]
+    tolerated = {t["key"] for t in tolerations}
+    tolerations += [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints if key not in tolerated]
+    if tolerations:
+        pod_spec["tolerations"] = tolerations
+    if exports:
+        pod_spec["volumes"] = pod_volumes(exports)
+    if job_ports is not None:
+        pod_spec["securityContext"] = {"sysctls": [{"name": PORT_RANGE_SYSCTL, "value": f"{job_ports[0]} {job_ports[1]}"}]}
+    mounts = container_mounts(exports)
+    if pyxis and nodeset.gpus is not None:
+        pod_spec.setdefault("volumes", []).append({"name": "enroot-conf", "configMap": {"name": ENROOT_CONFIG_MAP}})
+        mounts.append(
+            {
+                "name": "enroot-conf",
+                "mountPath": f"{ENROOT_DROPIN_DIR}/{ENROOT_DROPIN}",
+                "subPath": ENROOT_DROPIN,
+                "readOnly": True,
+            }
+        )
+    if job_mapping_dir is not None and nodeset.gpus is not None:
+        pod_spec.setdefault("volumes", []).append(
+            {"name": JOB_MAPPING_VOLUME, "hostPath": {"path": job_mapping_dir, "type": "DirectoryOrCreate"}}
+        )
+        mounts.append({"name": JOB_MAPPING_VOLUME, "mountPath": job_mapping_dir})
+    spec: dict[str, Any] = {
+        "controllerRef": {"name": controller},
+        "replicas": nodeset.replicas,
+        "scalingMode": nodeset.scaling_mode,
+        "slurmd": {
+            "image": (Images.SLURMD_PYXIS if pyxis and nodeset.gpus is not None else Images.SLURMD).ref,
+            "resources": {"requests": requests, "limits": limits},
+            **({"env": env} if env else {}),
+            # RDMA registers (pins) memory: IPC_LOCK, on top of what the operator gives slurmd.
+            **({"securityContext": {"capabilities": {"add": ["IPC_LOCK"]}}} if fabrics else {}),
+            **({"volumeMounts": mounts} if mounts else {}),
+        },
+        "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
+        # Partitions are declared on the Controller (they may span several NodeSets).
+        "partition": {"enabled": False},
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": nodeset.max_unavailable}},
+        "workloadDisruptionProtection": nodeset.workload_disruption_protection,
+        "template": {"spec": pod_spec},
+    }
+    if fabrics:
+        networks = ",".join(f"{namespace}/{fabric}" for fabric in fabrics)
+        spec["template"]["metadata"] = {"annotations": {NETWORKS_ANNOTATION: networks}}
+    extra = nodeset_extra_conf(nodeset)
+    if extra:
+        spec["extraConf"] = extra
+    return spec
+
+
+def login_spec(
+    login: LoginConfig,
+    *,
+    node_selector: dict[str, str] | None = None,
+    pool_taints: Sequence[str] = (),
+    exports: Sequence[NfsExport] = (),
+    pyxis: bool = False,
+) -> dict[str, Any]:
+    """The LoginSet spec of one login pool (pure: tested directly). `pyxis`: the login image with Pyxis, whose SPANK
+    plugin gives srun its `--container-image` options (srun refuses options no loaded plugin registered)."""
+    resources = container_resources(login.cpu, login.memory, login.memory_limit)
+    if login.gpus is not None:
+        resources["limits"][login.gpus.resource] = login.gpus.count
+        resources["requests"][login.gpus.resource] = login.gpus.count
+    pod_spec: dict[str, Any] = {
+        "volumes": [
+            {
+                "name": "hpcforge-ca",
+                "secret": {"secretName": CA_TRUST_SECRET, "items": [{"key": "ca.crt", "path": "ca.crt"}]},
+            },
+            *pod_volumes(exports),
+        ]
+    }
+    if node_selector:
+        pod_spec["nodeSelector"] = dict(node_selector)
+    if pool_taints:
+        pod_spec["tolerations"] = [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints]
+    spec: dict[str, Any] = {
+        "controllerRef": {"name": CONTROLLER},
+        "replicas": login.replicas,
+        "sssdConfRef": {"name": SSSD_SECRET, "key": "sssd.conf"},
+        "login": {
+            "image": (Images.LOGIN_PYXIS if pyxis else Images.LOGIN).ref,
+            "resources": resources,
+            "volumeMounts": [
+                {"name": "hpcforge-ca", "mountPath": SSSD_CA_DIR, "readOnly": True},
+                *container_mounts(exports),
+            ],
+        },
+        "initconf": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
+        # Login pods hold users' sessions: surge a new pod before an old one goes.
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": login.max_unavailable, "maxSurge": 1}},
+        "extraSshdConfig": "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys\nAuthorizedKeysCommandUser nobody\n",
+        "service": {
+            "metadata": {"annotations": metallb_service_annotations(login.pool, login.address)},
+            "spec": {"type": "LoadBalancer"},
+        },
+        "template": {"spec": pod_spec},
+    }
+    if login.root_ssh_authorized_keys:
+        spec["rootSshAuthorizedKeys"] = "\n".join(login.root_ssh_authorized_keys) + "\n"
+    return spec
+
+
+def key_refs() -> dict[str, Any]:
+    """The references to the auth/slurm and JWT keys that the Controller and the Accounting share."""
+    return {
+        "slurmKeyRef": {"name": SLURM_KEY_SECRET, "key": "slurm.key"},
+        "jwtKeyRef": {"name": JWT_KEY_SECRET, "key": "jwt.key"},
+    }
+
+
+def config_files(cfg: SlurmConfig, hosts: Sequence[Host] = ()) -> dict[str, str]:
+    """The files of the `slurm-config-extra` ConfigMap, which the Controller lists in `configFileRefs`: cgroup.conf,
+    gres.conf where nodesets have GRES, topology files, plugstack.conf with Pyxis."""
+    files = {"cgroup.conf": cgroup_conf(cfg)}
+    gres = gres_conf(cfg)
+    if gres is not None:
+        files["gres.conf"] = gres
+    files.update(topology_files(cfg, hosts))
+    if cfg.pyxis_enabled:
+        files["plugstack.conf"] = PYXIS_PLUGSTACK
+    return files
+
+
+def script_files(scripts: Sequence[Script], settings: Mapping[str, str]) -> dict[str, str]:
+    """The data of a prolog or epilog scripts ConfigMap: each script's text with its settings block filled in."""
+    return {s.name: apply_settings(script_text(s), settings) for s in scripts}
+
+
+def controller_spec(
+    cfg: SlurmConfig,
+    *,
+    storage_class: str | None,
+    rdma: bool = False,
+    metrics: bool = False,
+    prolog: bool = False,
+    epilog: bool = False,
+) -> dict[str, Any]:
+    """The Controller spec (pure: tested directly). `storage_class`: of the state volume (None: the cluster
+    default); `rdma`: fabrics exist (controller_extra_conf); `metrics`: slurmctld's OpenMetrics endpoints and the
+    operator's ServiceMonitor; `prolog`/`epilog`: the scripts ConfigMaps exist."""
+    accounting = cfg.accounting.enabled
+    spec: dict[str, Any] = {
+        "clusterName": cfg.cluster_name,
+        **key_refs(),
+        "extraConf": controller_extra_conf(cfg, accounting=accounting, rdma=rdma),
+        "configFileRefs": [{"name": "slurm-config-extra"}],
+        "slurmctld": {
+            "image": Images.SLURMCTLD.ref,
+            "resources": container_resources(cfg.controller.cpu, cfg.controller.memory),
+        },
+        "reconfigure": {"image": Images.SLURMCTLD.ref, "resources": container_resources("10m", "32Mi", "128Mi")},
+        "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
+        "persistence": {
+            "enabled": True,
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": cfg.controller.storage.size}},
+            **({"storageClassName": storage_class} if storage_class else {}),
+        },
+    }
+    if metrics:
+        # The operator sets MetricsType=metrics/openmetrics and makes a ServiceMonitor for
+        # /metrics/{jobs,nodes,partitions,scheduler} on the controller service.
+        spec["metrics"] = {"enabled": True, "serviceMonitor": {"enabled": True}}
+    if prolog:
+        spec["prologScriptRefs"] = [{"name": "slurm-prolog-scripts"}]
+    if epilog:
+        spec["epilogScriptRefs"] = [{"name": "slurm-epilog-scripts"}]
+    if accounting:
+        spec["accountingRef"] = {"name": CONTROLLER}
+    if cfg.controller.service is not None:
+        spec["service"] = {
+            "metadata": {"annotations": metallb_service_annotations(cfg.controller.service.pool, cfg.controller.service.address)},
+            "spec": {"type": "LoadBalancer"},
+        }
+    return spec
+
+
+def accounting_spec(cfg: SlurmConfig, *, host: str, port: int, database: str, user: str) -> dict[str, Any]:
+    """The Accounting spec: slurmdbd on the database layer's endpoint (its password in DB_PASSWORD_SECRET)."""
+    return {
+        **key_refs(),
+        "slurmdbd": {
+            "image": Images.SLURMDBD.ref,
+            "resources": container_resources(cfg.accounting.cpu, cfg.accounting.memory),
+        },
+        "storageConfig": {
+            "host": host,
+            "port": port,
+            "database": database,
+            "username": user,
+            "passwordKeyRef": {"name": DB_PASSWORD_SECRET, "key": "password"},
+        },
+    }
+
+
+def restapi_spec(cfg: SlurmConfig) -> dict[str, Any]:
+    """The RestApi spec: slurmrestd in front of the Controller."""
+    return {
+        "controllerRef": {"name": CONTROLLER},
+        "replicas": cfg.restapi.replicas,
+        "slurmrestd": {
+            "image": Images.SLURMRESTD.ref,
+            "resources": container_resources("100m", "128Mi", "512Mi"),
+        },
+    }

@@ -1,0 +1,130 @@
+"""The import graph of the project (issue 29): no import circle, components/ never imports offline/,
+and no offline module takes another's private name.
+
+Every import counts, also those under `if TYPE_CHECKING:` and inside functions: a circle that only
+typing or a late import breaks is still a circle for the reader.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("components", "offline", "policies")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (REPO / package).rglob("*.py"):
+            if path.parent.name.startswith(".") or "-" in path.relative_to(REPO).parts[1]:
+                continue  # policy packs' own __main__.py (policies/<pack>/) are run as scripts
+            found[_module_name(path)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> Iterator[tuple[str, list[str]]]:
+    """(imported project module, names taken from it) for every import statement of the module."""
+    is_package = path.name == "__init__.py"
+    package = name.split(".") if is_package else name.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in MODULES:
+                    yield alias.name, []
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            names = [alias.name for alias in node.names]
+            submodules = [f"{target}.{n}" for n in names if f"{target}.{n}" in MODULES]
+            yield from ((sub, []) for sub in submodules)
+            taken = [n for n in names if f"{target}.{n}" not in MODULES]
+            if target in MODULES and taken:  # `from . import sub` takes the submodule, not the package's names
+                yield target, taken
+
+
+GRAPH = {name: {target for target, _ in _imports(name, path) if target != name} for name, path in MODULES.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_graph_reads_the_project() -> None:
+    # The graph this file checks is the real one: the layer that wires every other is seen importing them.
+    assert "components.layers.slurm.layer" in GRAPH["components.platform"]
+    assert "components.config.root" in GRAPH["components.config.loader"]
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle() -> None:
+    assert _circles(GRAPH) == []
+
+
+@pytest.mark.parametrize("package", ["components", "policies"])
+def test_the_program_and_the_rules_never_import_the_runner(package: str) -> None:
+    arrows = sorted(f"{name} -> {target}" for name, targets in GRAPH.items() if name.startswith(package) for target in targets)
+    assert [arrow for arrow in arrows if " -> offline" in arrow] == []
+
+
+def test_offline_modules_take_no_private_name_of_another() -> None:
+    taken = sorted(
+        f"{name} takes {target}.{n}"
+        for name, path in MODULES.items()
+        if name.startswith("offline")
+        for target, names in _imports(name, path)
+        if target.startswith("offline")
+        for n in names
+        if n.startswith("_")
+    )
+    assert taken == []
