@@ -645,9 +645,26 @@ def apply_defaults(value: Any, node: Mapping[str, Any]) -> Any:
     return value
 
 
-def evaluate(compiled: CrdRules, document: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[str]:
+def _contains(value: Any, unknown: Callable[[Any], bool]) -> bool:
+    if unknown(value):
+        return True
+    if isinstance(value, Mapping):
+        return any(_contains(v, unknown) for v in value.values())
+    if isinstance(value, list):
+        return any(_contains(v, unknown) for v in value)
+    return False
+
+
+def evaluate(
+    compiled: CrdRules,
+    document: Mapping[str, Any],
+    old: Mapping[str, Any] | None = None,
+    unknown: Callable[[Any], bool] | None = None,
+) -> list[str]:
     """The refusals of `document` by the rules of its CRD version (`compile_rules`), as the API server words
-    them; `old` is the object as stored, for an update. Both are defaulted first (`apply_defaults`)."""
+    them; `old` is the object as stored, for an update. Both are defaulted first (`apply_defaults`). With
+    `unknown` (a test for a value not known yet, `pulumi preview`), a rule whose `self` or `oldSelf` holds one
+    is not judged."""
     messages: list[str] = []
     document = apply_defaults(document, compiled.schema)
     root_old: Any = MISSING if old is None else apply_defaults(old, compiled.schema)
@@ -662,6 +679,8 @@ def evaluate(compiled: CrdRules, document: Mapping[str, Any], old: Mapping[str, 
                 continue
             if not rule.transition and previous is not MISSING and previous == value:
                 continue  # ratcheting: an unchanged value is not judged again
+            if unknown is not None and (_contains(value, unknown) or (rule.transition and _contains(previous, unknown))):
+                continue
             data = _bindings(rule, value, previous)
             result = rule.program.eval(data=data)
             where = _format_path(path, rule.field_path)
@@ -670,3 +689,28 @@ def evaluate(compiled: CrdRules, document: Mapping[str, Any], old: Mapping[str, 
             elif result.value() is not True:
                 messages.append(_field_error(where, rule.node, _message(rule, data), rule.reason))
     return messages
+
+
+def applicable(compiled: CrdRules, document: Mapping[str, Any]) -> list[tuple[Rule, str]]:
+    """(rule, path) of every value of `document` (defaulted) that a rule judges on a create (transition rules
+    left out unless `optionalOldSelf`)."""
+    defaulted = apply_defaults(document, compiled.schema)
+    return [
+        (rule, _format_path(path))
+        for rule in compiled.rules
+        if not rule.transition or rule.optional_old_self
+        for path, value, _ in _values(defaulted, MISSING, compiled.schema, rule.data_path, ())
+        if value is not None
+    ]
+
+
+def transition_applicable(compiled: CrdRules, document: Mapping[str, Any]) -> list[tuple[Rule, str]]:
+    """(rule, path) of every value of `document` a transition rule judges on an update to itself."""
+    defaulted = apply_defaults(document, compiled.schema)
+    return [
+        (rule, _format_path(path))
+        for rule in compiled.rules
+        if rule.transition
+        for path, value, _ in _values(defaulted, defaulted, compiled.schema, rule.data_path, ())
+        if value is not None
+    ]
