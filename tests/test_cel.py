@@ -446,7 +446,7 @@ def test_optional_old_self_runs_on_create_and_ratcheting_skips_unchanged_values(
 
 
 def test_formats_become_cel_types() -> None:
-    node = {"type": "string", "format": "duration"}
+    node: dict[str, Any] = {"type": "string", "format": "duration"}
     compiled = cel.compile_rules(_schema({"rule": "self >= duration('1m')", "message": "short"}, node))
     assert cel.evaluate(compiled, {"spec": "90s"}) == []
     assert cel.evaluate(compiled, {"spec": "30s"}) == ['spec: Invalid value: "string": short']
