@@ -25,9 +25,13 @@ from offline.crd_schema import CrdIndex, count_cel_rules, load_crd_index
 from offline.engine import RecordedStack
 from offline.kube_schema import GroupVersionKind
 from offline.render import render_documents
+from policies.rules import admission_kueue as kueue
+from policies.rules import admission_slinky as slinky
 
 from .helpers import require_shared
 from .test_admission_kueue import INTEGRATION_CLUSTER_QUEUES, lq, rf
+from .test_admission_slinky import CEL_CASES as SLINKY_CEL_CASES
+from .test_admission_slinky import controller, nodeset, with_spec
 
 pytestmark = pytest.mark.schema
 
@@ -495,3 +499,86 @@ def test_admission_judges_updates_and_honours_replace_on_changes() -> None:
     [replaced] = cel_admission.cel_verdicts([lq("bar")], [lq("foo")], shared, {key: ["spec.clusterQueue"]})
     assert not replaced.update and replaced.refusals == ()  # Pulumi deletes and creates it: no update to judge
     assert cel_admission.report_lines([verdict])[1] == "  REFUSED LocalQueue core/queue-test (kueue.x-k8s.io/v1beta2, update)"
+
+
+# --- the hand-written ports against the generic path -------------------------------------------------------
+# policies/rules/admission_slinky.py `crd_rule_errors` and the `CRD_RULE` refusals of admission_kueue.py stay:
+# the policy packs run them under `pulumi preview`/`up` (deploy.yml), where neither ../shared/crds nor the CEL
+# runtime is (the packs need stdlib + pyyaml only). Each case their tests hold goes through the generic path
+# too, and the two must agree, so a moved pin that changes a rule fails here, naming the rule.
+
+
+def _generic_pairs(found: list[str]) -> set[tuple[str, str]]:
+    """(path, detail) of generic refusals `path: Invalid value: "type": detail`."""
+    pairs = set()
+    for message in found:
+        path, _, rest = message.partition(": Invalid value: ")
+        pairs.add((path, rest.split(": ", 1)[1]))
+    return pairs
+
+
+def _port_pairs(found: list[kueue.Refusal]) -> set[tuple[str, str]]:
+    return {(r.field, r.detail) for r in found if r.by == kueue.CRD_RULE}
+
+
+KUEUE_CREATES: list[tuple[str, Obj]] = [
+    *((name, queue) for name, queue, _ in INTEGRATION_CLUSTER_QUEUES),
+    ("rf empty", rf()),
+    ("rf taint", rf({"foo": "bar"}, [{"key": "spot", "value": "true", "effect": "NoSchedule"}])),
+    ("rf bad taint effect", rf({"foo": "bar"}, [{"key": "foo", "value": "bar", "effect": "Invalid"}])),
+    ("rf topology without labels", {**rf({}), "spec": {"topologyName": "default", "nodeLabels": {}}}),
+    *(
+        (f"rf toleration {i}", rf(tolerations=[toleration]))
+        for i, toleration in enumerate(
+            [
+                {"operator": "Equal", "value": "v", "effect": "NoSchedule"},
+                {"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5},
+                {"key": "k", "operator": "In", "effect": "NoSchedule"},
+                {"key": "k", "operator": "Exists", "value": "v", "effect": "NoSchedule"},
+                {"key": "k", "operator": "Exists", "effect": "Sometimes"},
+                {"key": "k", "operator": "Exists"},
+            ]
+        )
+    ),
+]
+
+
+@pytest.mark.parametrize("name, obj", KUEUE_CREATES, ids=[c[0] for c in KUEUE_CREATES])
+def test_kueue_port_agrees_with_the_crd(index: CrdIndex, name: str, obj: Obj) -> None:
+    port = kueue.cluster_queue_refusals(obj) if obj["kind"] == "ClusterQueue" else kueue.resource_flavor_refusals(obj)
+    assert _port_pairs(port) == _generic_pairs(refusals(index, obj))
+
+
+def test_kueue_port_updates_agree_with_the_crd(index: CrdIndex) -> None:
+    old, moved = rf({"pool": "a"}), rf({"pool": "b"})
+    old["spec"]["topologyName"] = moved["spec"]["topologyName"] = "default"
+    renamed = copy.deepcopy(old)
+    renamed["spec"]["topologyName"] = "other"
+    tolerated = copy.deepcopy(old)
+    tolerated["spec"]["tolerations"] = [{"key": "k", "operator": "Exists"}]
+    for before, after in [(old, moved), (old, renamed), (old, tolerated), (rf({"pool": "a"}), rf({"pool": "b"}))]:
+        port = kueue.resource_flavor_update_refusals(before, after)
+        assert _port_pairs(port) == _generic_pairs(refusals(index, after, before)), after
+    for before, after in [(lq("foo"), lq("bar")), (lq("foo"), lq("foo"))]:
+        assert _port_pairs(kueue.local_queue_update_refusals(before, after)) == _generic_pairs(refusals(index, after, before))
+
+
+@pytest.mark.parametrize("obj, message", SLINKY_CEL_CASES, ids=[f"{c[0]['kind']}-{i}" for i, c in enumerate(SLINKY_CEL_CASES)])
+def test_slinky_port_agrees_with_the_crd(index: CrdIndex, obj: Obj, message: str) -> None:
+    generic = refusals(index, obj)
+    if obj["kind"] == "NodeSet":
+        # `has(self.scheduledUpdate.startTime)` without a scheduledUpdate is an evaluation error ("no such key")
+        # in Kubernetes, not the rule's message: both refuse, the port words it as the message.
+        [error] = generic
+        assert error.startswith('spec.updateStrategy: Invalid value: "object": ') and "evaluating rule" in error
+        assert slinky.crd_rule_errors(obj) != []
+    else:
+        assert slinky.crd_rule_errors(obj) == generic and any(g.endswith(message) for g in generic)
+
+
+def test_slinky_port_admits_what_the_crd_admits(index: CrdIndex) -> None:
+    scheduled = with_spec(
+        nodeset("n", "c"), "updateStrategy", {"type": "ScheduledUpdate", "scheduledUpdate": {"startTime": "2026-12-01T00:00:00Z"}}
+    )
+    for obj in (scheduled, {**controller("c"), "spec": {"external": True, "externalConfig": {"host": "h"}}}):
+        assert slinky.crd_rule_errors(obj) == refusals(index, obj) == []
