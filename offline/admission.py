@@ -254,6 +254,10 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
         f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
         "Slinky slurm-operator 1.2.1, Kueue 0.19.2, cert-manager, MetalLB and mariadb-operator webhooks):\n"
     )
+    # The CRDs' CEL rules first: the summary stays the last line.
+    replace_paths = {object_key(r.inputs): r.replace_on_changes for r in stack.resources if r.is_kubernetes_object}
+    verdicts = cel_verdicts(objects, previous, replace_on_changes=replace_paths)
+    print("\n".join([*cel_report_lines(verdicts), ""]))
     print("\n".join(report.lines()))
     hints = sorted(
         {
@@ -265,9 +269,6 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
     )
     for hint in hints:
         print(f"Set by {hint}: fixed after the first deploy (docs/layers/database.md, backups.md).")
-    replace_paths = {object_key(r.inputs): r.replace_on_changes for r in stack.resources if r.is_kubernetes_object}
-    verdicts = cel_verdicts(objects, previous, replace_on_changes=replace_paths)
-    print("\n".join(["", *cel_report_lines(verdicts)]))
     return 1 if report.refused or any(v.refusals for v in verdicts) else 0
 
 

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import collections
 import copy
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +31,7 @@ from offline.render import render_documents
 from policies.rules import admission_kueue as kueue
 from policies.rules import admission_slinky as slinky
 
-from .helpers import require_shared
+from .helpers import REPO, require_shared, write_variant
 from .test_admission_kueue import INTEGRATION_CLUSTER_QUEUES, lq, rf
 from .test_admission_slinky import CEL_CASES as SLINKY_CEL_CASES
 from .test_admission_slinky import controller, nodeset, with_spec
@@ -582,3 +585,29 @@ def test_slinky_port_admits_what_the_crd_admits(index: CrdIndex) -> None:
     )
     for obj in (scheduled, {**controller("c"), "spec": {"external": True, "externalConfig": {"host": "h"}}}):
         assert slinky.crd_rule_errors(obj) == refusals(index, obj) == []
+
+
+def test_offline_admission_judges_custom_resources_as_updates_of_the_previous_stack_file(tmp_path: Path) -> None:
+    """`offline admission --previous-config`: every custom resource both stack files declare is an update; a team
+    moved to another ClusterQueue changes its LocalQueue's immutable `spec.clusterQueue` (a transition rule),
+    which hpcforge's `replaceOnChanges` turns into a replacement, so nothing is refused."""
+
+    def move(values: dict[str, Any]) -> None:
+        values["hpcforge:batch"]["teams"][0]["clusterQueue"] = "inference"
+
+    command = [
+        sys.executable,
+        "-m",
+        "offline",
+        "admission",
+        "--stack",
+        "prod",
+        "--config",
+        str(write_variant(tmp_path, "prod", move)),
+    ]
+    command += ["--previous-config", str(REPO / "Pulumi.prod.yaml")]
+    result = subprocess.run(command, check=False, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("CRD validation rules")]
+    judged = int(line.split(": ")[1].split()[0])
+    assert judged > 0 and f"({judged - 1} as updates), 0 refused" in line  # the moved LocalQueue: a create
