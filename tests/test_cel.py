@@ -611,3 +611,76 @@ def test_offline_admission_judges_custom_resources_as_updates_of_the_previous_st
     [line] = [line for line in result.stdout.splitlines() if line.startswith("CRD validation rules")]
     judged = int(line.split(": ")[1].split()[0])
     assert judged > 0 and f"({judged - 1} as updates), 0 refused" in line  # the moved LocalQueue: a create
+
+
+# The doc-comment examples of the Kubernetes libraries offline/cel.py adds (k8s.io/apiserver v0.33.9
+# pkg/cel/library/lists.go, regex.go, quantity.go, ip.go, cidr.go, semver.go) and cel-go ext/sets.go.
+LIBRARY_EXAMPLES = [
+    ("[1, 2, 3].isSorted()", True),
+    ("['a', 'c', 'b'].isSorted()", False),
+    ("[1, 2, 3].sum()", 6),
+    ("[1, 2, 3].min()", 1),
+    ("[1, 2, 3].max()", 3),
+    ("[1, 2, 2, 3].indexOf(2)", 1),
+    ("[1, 2, 2, 3].lastIndexOf(2)", 2),
+    ("[1, 2, 3].indexOf(4)", -1),
+    ("'abc 123'.find('[0-9]+')", "123"),
+    ("'abc 123'.find('xyz')", ""),
+    ("'123 abc 456'.findAll('[0-9]+')", ["123", "456"]),
+    ("'123 abc 456'.findAll('[0-9]+', 1)", ["123"]),
+    ("isQuantity('1.3G')", True),
+    ("isQuantity('1.3Gi')", True),
+    ("isQuantity('1,3G')", False),
+    ("isQuantity('10000k')", True),
+    ("isQuantity('200K')", False),
+    ("isQuantity('Three')", False),
+    ("isIP('127.0.0.1')", True),
+    ("isIP('::1')", True),
+    ("isIP('127.0.0.256')", False),
+    ("isIP('127.0.0.1/24')", False),
+    ("isCIDR('192.168.0.0/16')", True),
+    ("isCIDR('::1/128')", True),
+    ("isCIDR('192.168.0.0/33')", False),
+    ("isCIDR('192.168.0.0')", False),
+    ("isSemver('1.0.0')", True),
+    ("isSemver('1.0.0-alpha+001')", True),
+    ("isSemver('v1.0')", False),
+    ("sets.contains([1, 2, 3], [2, 3])", True),
+    ("sets.contains([1, 2], [3])", False),
+    ("sets.equivalent([1, 2], [2, 1, 1])", True),
+    ("sets.intersects([1], [2])", False),
+]
+
+
+@pytest.mark.parametrize("expression, expected", LIBRARY_EXAMPLES)
+def test_kubernetes_library_examples(expression: str, expected: Any) -> None:
+    result = cel.environment("dyn").compile(expression).eval(data={"self": None})
+    assert result.plain_value() == expected
+
+
+def test_empty_list_min_is_an_error() -> None:
+    result = cel.environment("dyn").compile("[].min() == 1").eval(data={"self": None})
+    assert result.type() == cel.cel.Type.ERROR
+
+
+def test_metallb_bgp_peer_connect_time(index: CrdIndex) -> None:
+    """metallb v0.16.1 api/v1beta2/bgppeer_types.go `ConnectTime`: 1s to 65535s, whole seconds
+    (`duration(self).getMilliseconds() % 1000`: cel-go gives the total milliseconds, cel-cpp the
+    millisecond part; the remainder by 1000 is the same for the durations the first rule admits)."""
+
+    def peer(connect: str) -> Obj:
+        spec = {"myASN": 64500, "peerASN": 64501, "peerAddress": "10.0.0.1", "connectTime": connect}
+        return {"apiVersion": "metallb.io/v1beta2", "kind": "BGPPeer", "metadata": {"name": "p", "namespace": "m"}, "spec": spec}
+
+    assert refusals(index, peer("5s")) == []
+    assert refusals(index, peer("1m")) == []
+    assert refusals(index, peer("1500ms")) == [
+        'spec.connectTime: Invalid value: "string": connect time should contain a whole number of seconds'
+    ]
+    assert refusals(index, peer("500ms")) == [
+        'spec.connectTime: Invalid value: "string": connect time should be between 1 seconds to 65535',
+        'spec.connectTime: Invalid value: "string": connect time should contain a whole number of seconds',
+    ]
+    assert refusals(index, peer("20h")) == [
+        'spec.connectTime: Invalid value: "string": connect time should be between 1 seconds to 65535'
+    ]
