@@ -645,6 +645,25 @@ def apply_defaults(value: Any, node: Mapping[str, Any]) -> Any:
     return value
 
 
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, Mapping),
+    "array": lambda v: isinstance(v, list),
+}
+
+
+def _type_matches(value: Any, node: Mapping[str, Any]) -> bool:
+    """Whether `value` has the JSON type its schema declares (a mismatch is the schema check's error; the rule
+    is not run on it)."""
+    if node.get("x-kubernetes-int-or-string"):
+        return isinstance(value, int | str) and not isinstance(value, bool)
+    check = _JSON_TYPES.get(str(node.get("type")))
+    return check is None or check(value)
+
+
 def _contains(value: Any, unknown: Callable[[Any], bool]) -> bool:
     if unknown(value):
         return True
@@ -673,7 +692,7 @@ def evaluate(
             messages.append(f"{rule.where}: rule does not compile: {rule.compile_error} (rule: {rule.rule})")
             continue
         for path, value, previous in _values(document, root_old, compiled.schema, rule.data_path, ()):
-            if value is None:
+            if value is None or not _type_matches(value, rule.node):
                 continue
             if rule.transition and previous is MISSING and not rule.optional_old_self:
                 continue

@@ -29,6 +29,7 @@ import jsonschema
 from referencing import Registry, Resource
 
 from . import cel
+from .engine import UNKNOWN_TEXT
 from .kube_schema import (
     SECRET,
     Document,
@@ -408,6 +409,11 @@ def validate_known_type_fields(document: Mapping[str, Any], kubernetes_version: 
     return messages
 
 
+def _not_known(value: Any) -> bool:
+    """A value the renderer hides or does not know yet: a CEL rule that reads it is not run."""
+    return value in (SECRET, UNKNOWN_TEXT)
+
+
 def validate_custom_resource(
     document: Mapping[str, Any],
     index: CrdIndex,
@@ -437,7 +443,7 @@ def validate_custom_resource(
         messages.append(f"metadata.namespace: must not be set ({gvk.kind} is cluster-scoped)")
     for error in _leaf_errors(crd.validator.iter_errors(dict(document))):
         messages.extend(_describe(error))
-    messages += cel.evaluate(crd.compiled_rules, document, previous)
+    messages += cel.evaluate(crd.compiled_rules, document, previous, unknown=_not_known)
     if kubernetes_version is not None:
         messages += validate_known_type_fields(document, kubernetes_version)
         messages += _validate_embedded_objects(crd, document, index, kubernetes_version)
