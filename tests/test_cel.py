@@ -684,3 +684,13 @@ def test_metallb_bgp_peer_connect_time(index: CrdIndex) -> None:
     assert refusals(index, peer("20h")) == [
         'spec.connectTime: Invalid value: "string": connect time should be between 1 seconds to 65535'
     ]
+
+
+def test_values_the_schema_refuses_or_that_are_not_known_are_not_judged() -> None:
+    node = {"type": "integer"}
+    compiled = cel.compile_rules(_schema({"rule": "self > 1", "message": "small"}, node))
+    assert cel.evaluate(compiled, {"spec": "x"}) == []  # a type error: the schema check reports it
+    assert cel.evaluate(compiled, {"spec": 0}) == ['spec: Invalid value: "integer": small']
+    text = cel.compile_rules(_schema({"rule": "self.startsWith('/')", "message": "slash"}, {"type": "string"}))
+    assert cel.evaluate(text, {"spec": "<unknown>"}, unknown=lambda v: v == "<unknown>") == []
+    assert cel.evaluate(text, {"spec": "<unknown>"}) == ['spec: Invalid value: "string": slash']
