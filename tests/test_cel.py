@@ -694,3 +694,17 @@ def test_values_the_schema_refuses_or_that_are_not_known_are_not_judged() -> Non
     text = cel.compile_rules(_schema({"rule": "self.startsWith('/')", "message": "slash"}, {"type": "string"}))
     assert cel.evaluate(text, {"spec": "<unknown>"}, unknown=lambda v: v == "<unknown>") == []
     assert cel.evaluate(text, {"spec": "<unknown>"}) == ['spec: Invalid value: "string": slash']
+
+
+def test_the_root_rule_sees_metadata_name(index: CrdIndex) -> None:
+    """gpu-operator v26.7.0 GPUCluster: a singleton named `gpu-cluster` (a rule on the root object)."""
+
+    def cluster(name: str) -> Obj:
+        return {"apiVersion": "nvidia.com/v1alpha1", "kind": "GPUCluster", "metadata": {"name": name, "labels": {"a": "b"}}}
+
+    crd = index.get(GroupVersionKind.of(cluster("x")))
+    assert crd is not None
+    assert refusals(index, cluster("gpu-cluster")) == []
+    assert refusals(index, cluster("other")) == [
+        "<nil>: Invalid value: \"object\": GPUCluster is a singleton, metadata.name must be 'gpu-cluster'"
+    ]
