@@ -12,7 +12,9 @@ the cert-manager and MetalLB webhooks' answer per object (MetalLB's BGP backend 
 metallb chart values), and per mariadb-operator object its validating webhook's verdict. With
 `--previous-config FILE` (the stack file deployed before, e.g. `git show origin/main:Pulumi.prod.yaml`),
 the mariadb-operator objects both declare are judged as updates: a changed immutable field is refused
-there, before `pulumi up` is (the other families are judged as created either way).
+there, before `pulumi up` is (the other families are judged as created either way). Last, every custom
+resource against its CRD's CEL rules (offline/cel_admission.py): as an update of the object the previous
+stack file declares, where there is one (transition rules run there only).
 Exit status 1 when anything is refused, 2 when the previous stack file is invalid.
 """
 
@@ -43,6 +45,8 @@ from policies.rules.admission_slinky import WebhookScope, webhook_scope
 from policies.rules.podtemplates import display, group_of, kind_of, namespace_of
 from policies.rules.sources import chart_basename
 
+from .cel_admission import cel_verdicts, object_key
+from .cel_admission import report_lines as cel_report_lines
 from .charts.render import RenderReport
 from .engine import ProgramConfigError, RecordedStack, run_program
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file
@@ -251,6 +255,10 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
         f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
         "Slinky slurm-operator 1.2.1, Kueue 0.19.2, cert-manager, MetalLB and mariadb-operator webhooks):\n"
     )
+    # The CRDs' CEL rules first: the summary stays the last line.
+    replace_paths = {object_key(r.inputs): r.replace_on_changes for r in stack.resources if r.is_kubernetes_object}
+    verdicts = cel_verdicts(objects, previous, replace_on_changes=replace_paths)
+    print("\n".join([*cel_report_lines(verdicts), ""]))
     print("\n".join(report.lines()))
     hints = sorted(
         {
@@ -262,7 +270,7 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
     )
     for hint in hints:
         print(f"Set by {hint}: fixed after the first deploy (docs/layers/database.md, backups.md).")
-    return 1 if report.refused else 0
+    return 1 if report.refused or any(v.refusals for v in verdicts) else 0
 
 
 CONFIG_KEYS = {

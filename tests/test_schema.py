@@ -453,7 +453,7 @@ def test_numeric_bounds_formats_patterns_and_list_types() -> None:
             "count": {"type": "integer", "format": "int32"},
             "interval": {"type": "string", "format": "duration"},
         },
-        "x-kubernetes-validations": [{"rule": "self.port > 1"}],
+        "x-kubernetes-validations": [{"rule": "self.port >= 1"}],
     }
     good = {
         "port": 1,
@@ -476,6 +476,8 @@ def test_numeric_bounds_formats_patterns_and_list_types() -> None:
     errors = check(spec, bad)
     for field in ("port", "when", "name", "tags[1]", "ports[1]", "count", "interval"):
         assert any(e.startswith(f"spec.{field}:") for e in errors), (field, errors)
+    # The CEL rule is evaluated too (offline/schema/cel.py), without a message: k8s's "failed rule: <rule>".
+    assert 'spec: Invalid value: "object": failed rule: self.port >= 1' in errors
     assert crd_version({"type": "object", "properties": {"spec": spec}}).cel_rules == 1
 
 

@@ -4,8 +4,8 @@ The CRD is found under `shared/crds/<project>-<version>/<Kind>.yaml` (or, for a 
 for, one the program declares itself). The structural schema is translated to JSON Schema 2020-12 with
 the Kubernetes extensions honoured (`x-kubernetes-int-or-string`, `x-kubernetes-preserve-unknown-fields`,
 `x-kubernetes-embedded-resource`, `nullable`, list types) and unknown fields rejected wherever the
-schema does not preserve them. CEL rules (`x-kubernetes-validations`) are not evaluated; they are
-counted (`SchemaReport.cel_rules_skipped`). Beyond what the API server checks, so that a typo cannot
+schema does not preserve them. CEL rules (`x-kubernetes-validations`) are evaluated from the CRD by
+offline/schema/cel.py (a refusal is reported like a schema error: path and message). Beyond what the API server checks, so that a typo cannot
 hide where the CRD is schemaless: fields that hold a Kubernetes type (the Slinky CRDs' pod templates
 and containers, `KNOWN_TYPE_FIELDS`) are checked against that built-in type, and embedded objects
 (`x-kubernetes-embedded-resource`, e.g. an AppWrapper's Job) as the object they are. Part of the
@@ -28,6 +28,8 @@ from typing import Any
 import jsonschema
 from referencing import Registry, Resource
 
+from ..engine import UNKNOWN_TEXT
+from . import cel
 from .kube import (
     SECRET,
     Document,
@@ -170,7 +172,7 @@ def structural_to_json_schema(node: Mapping[str, Any], *, value_validation: bool
     * `x-kubernetes-embedded-resource` declares (and requires) `apiVersion` and `kind`, allows `metadata`.
     * `exclusiveMinimum: true` (OpenAPI 3.0) becomes the 2020-12 numeric form; Go-only regexes are dropped.
     * A required field that has a `default` is not required (the API server defaults before validating).
-    * Descriptions, defaults and CEL rules are dropped (the latter are counted by `count_cel_rules`).
+    * Descriptions, defaults and CEL rules are dropped (the latter are evaluated by offline/schema/cel.py).
     """
     out: dict[str, Any] = {}
     for key, value in node.items():
@@ -248,6 +250,11 @@ class CrdVersion:
     @functools.cached_property
     def cel_rules(self) -> int:
         return count_cel_rules(self.openapi_schema)
+
+    @functools.cached_property
+    def compiled_rules(self) -> cel.CrdRules:
+        """Its CEL rules, compiled (offline/schema/cel.py)."""
+        return cel.compile_rules(self.openapi_schema)
 
     @functools.cached_property
     def validator(self) -> jsonschema.protocols.Validator:
@@ -402,11 +409,22 @@ def validate_known_type_fields(document: Mapping[str, Any], kubernetes_version: 
     return messages
 
 
-def validate_custom_resource(document: Mapping[str, Any], index: CrdIndex, kubernetes_version: str | None = None) -> list[str]:
-    """Errors of a custom resource against its CRD's schema (unknown fields are errors).
+def _not_known(value: Any) -> bool:
+    """A value the renderer hides or does not know yet: a CEL rule that reads it is not run."""
+    return value in (SECRET, UNKNOWN_TEXT)
+
+
+def validate_custom_resource(
+    document: Mapping[str, Any],
+    index: CrdIndex,
+    kubernetes_version: str | None = None,
+    previous: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Errors of a custom resource against its CRD's schema (unknown fields are errors) and CEL rules.
 
     With `kubernetes_version`, schemaless fields that hold a Kubernetes type (`KNOWN_TYPE_FIELDS`) are
-    checked against that type too.
+    checked against that type too. With `previous` (the object as deployed), it is judged as an update:
+    the CRD's transition rules run and unchanged values are ratcheted (offline/schema/cel.py).
     """
     gvk = GroupVersionKind.of(document)
     crd = index.get(gvk)
@@ -425,6 +443,7 @@ def validate_custom_resource(document: Mapping[str, Any], index: CrdIndex, kuber
         messages.append(f"metadata.namespace: must not be set ({gvk.kind} is cluster-scoped)")
     for error in leaf_errors(crd.validator.iter_errors(dict(document))):
         messages.extend(describe_error(error))
+    messages += cel.evaluate(crd.compiled_rules, document, previous, unknown=_not_known)
     if kubernetes_version is not None:
         messages += validate_known_type_fields(document, kubernetes_version)
         messages += _validate_embedded_objects(crd, document, index, kubernetes_version)

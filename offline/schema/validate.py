@@ -10,8 +10,8 @@ Three checks, all offline and all reading upstream data at run time (nothing is 
   declares itself). The structural schema is translated to JSON Schema 2020-12 with the Kubernetes
   extensions honoured (`x-kubernetes-int-or-string`, `x-kubernetes-preserve-unknown-fields`,
   `x-kubernetes-embedded-resource`, `nullable`, list types) and unknown fields rejected wherever the
-  schema does not preserve them. CEL rules (`x-kubernetes-validations`) are not evaluated; they are
-  counted (`SchemaReport.cel_rules_skipped`). Beyond what the API server checks, so that a typo cannot
+  schema does not preserve them. CEL rules (`x-kubernetes-validations`) are evaluated from the CRD
+  (offline/schema/cel.py; `SchemaReport.cel_rules`), transition rules where a previous object is given. Beyond what the API server checks, so that a typo cannot
   hide where the CRD is schemaless: fields that hold a Kubernetes type (the Slinky CRDs' pod templates
   and containers, `KNOWN_TYPE_FIELDS`) are checked against that built-in type, and embedded objects
   (`x-kubernetes-embedded-resource`, e.g. an AppWrapper's Job) as the object they are.
@@ -85,8 +85,10 @@ class SchemaReport:
     """Documents of the offline renderer itself (HelmChart, ManifestFile): no Kubernetes schema applies."""
     crd_sources: dict[str, str] = field(default_factory=dict)
     """`group/version Kind` -> where its CRD came from, for every custom resource validated."""
+    cel_rules: int = 0
+    """CEL rules in the CRD versions used, each evaluated on every value it applies to (offline/schema/cel.py)."""
     cel_rules_skipped: int = 0
-    """CEL rules in the CRD versions used, which this tier does not evaluate."""
+    """CEL rules in the CRD versions used that do not compile (each also reported as an error)."""
     runtime_crds: dict[str, str] = field(default_factory=dict)
     """`group/version Kind` -> why it was not validated here (`RUNTIME_CRDS`), for every such kind declared."""
 
@@ -123,7 +125,8 @@ def check_documents(documents: Iterable[Document], kubernetes_version: str, shar
             report.charts += 1
             messages += validate_helm_release(release, shared_dir)
         report.errors += [f"{path}: {m}" for m in messages]
-    report.cel_rules_skipped = sum(crd.cel_rules for crd in used.values())
+    report.cel_rules = sum(crd.cel_rules for crd in used.values())
+    report.cel_rules_skipped = sum(1 for crd in used.values() for rule in crd.compiled_rules.rules if rule.compile_error)
     return report
 
 
