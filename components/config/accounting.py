@@ -316,7 +316,8 @@ def _resolve_associations(accounts: SlurmAccountsConfig, directory: DirectoryCon
 
 
 def check_accounts(config: PlatformConfig, problems: ProblemCollector) -> None:
-    """Cross-layer checks: users and groups against the directory, partitions' QOS against `slurm.accounts.qos`."""
+    """Cross-layer checks: users and groups against the directory, partitions' QOS against `slurm.accounts.qos`,
+    partitions' `allowAccounts` against `slurm.accounts.accounts`."""
     slurm = config.slurm
     accounts = slurm.accounts
     for index, partition in enumerate(slurm.partitions):
@@ -334,6 +335,18 @@ def check_accounts(config: PlatformConfig, problems: ProblemCollector) -> None:
             )
     if accounts is None:
         return
+    # A partition's AllowAccounts names Slurm accounts; the reconcile prunes every account not declared, so an
+    # undeclared one would be an empty promise (and declared accounts left out are refused at submit with
+    # EnforcePartLimits=ALL).
+    declared = {a.name for a in accounts.accounts} | {ROOT_ACCOUNT}
+    for index, partition in enumerate(slurm.partitions):
+        for a_index, name in enumerate(partition.allow_accounts):
+            if name not in declared:
+                problems.add(
+                    ["slurm", "partitions", index, "allowAccounts", a_index],
+                    f"partition {partition.name!r}: account {name!r} is not declared in slurm.accounts.accounts"
+                    f" (declared: {_known(declared)})",
+                )
     base = ["slurm", "accounts"]
     if not slurm.accounting.enabled:
         problems.add(base, "Slurm accounts need slurmdbd: set slurm.accounting.enabled to true or remove slurm.accounts")

@@ -1,0 +1,203 @@
+"""Day 2 as an operator lives it (issue 27, items 5 to 14): what the docs tell an operator to do holds.
+
+Each test fails on the code before the fix it names; the items' numbers are the issue's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.config import ConfigError, load_config
+from components.config.slurm import TYPED_CONTROLLER_PARAMETERS
+from components.renderers.slurm_conf import controller_extra_conf, controller_parameters
+from offline.check import check_recorded_stack
+from offline.cli import policy_config_for
+from offline.engine import RecordedStack
+from offline.policy_driver import PackSpec
+from offline.stackfile import read_stack_file
+
+from .helpers import REPO, config_values, inline_inventories, outline_inventories, raw_config, run_stack_file, write_variant
+
+Edit = Callable[[dict[str, Any]], None]
+PACKS = ("gitops-drift", "security", "slurm-contract")
+
+
+def _messages(stack: str, edit: Edit, tmp_path: Path) -> list[str]:
+    values = inline_inventories(config_values(stack))
+    edit(values)
+    outline_inventories(values, tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        load_config(raw_config(values))
+    return caught.value.messages
+
+
+def _load(stack: str, edit: Edit, tmp_path: Path) -> Any:
+    values = inline_inventories(config_values(stack))
+    edit(values)
+    outline_inventories(values, tmp_path)
+    return load_config(raw_config(values))
+
+
+def _check(path: Path, stack: RecordedStack, config: Path | None = None) -> list[Any]:
+    """The three packs over the Analyzer protocol with `config`, by default the policy config the stack file's
+    environmentKind picks (`offline policy-config`, what `make check STACK_FILE=path` passes): the diagnostics."""
+    config = config or REPO / policy_config_for(path)
+    specs = [PackSpec(REPO / "policies" / pack, config) for pack in PACKS]
+    result = check_recorded_stack(stack, specs, read_stack_file(path, name=stack.stack))
+    assert not result.errors, result.errors
+    return list(result.diagnostics)
+
+
+def _is(obj: dict[str, Any], kind: str, name: str) -> bool:
+    return obj.get("kind") == kind and obj.get("metadata", {}).get("name") == name
+
+
+# --- item 7: partitions' AllowAccounts against the declared accounts; EnforcePartLimits -------------------------
+
+
+def test_allow_accounts_must_name_declared_accounts(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        partition = next(p for p in values["hpcforge:slurm"]["partitions"] if p["name"] == "h100")
+        partition["allowAccounts"] = ["llm", "admin"]  # prod's h100 partition before the fix
+
+    [message] = [m for m in _messages("prod", edit, tmp_path) if "allowAccounts" in m]
+    assert message.startswith("hpcforge:slurm.partitions[2].allowAccounts[1]: partition 'h100': account 'admin' is not")
+    assert "(declared: climate, genomics, llm, ops, root, science)" in message
+
+
+def test_prod_h100_partition_allows_the_accounts_of_its_groups() -> None:
+    config = load_config(raw_config(config_values("prod")))
+    h100 = next(p for p in config.slurm.partitions if p.name == "h100")
+    assert h100.allow_accounts == ("llm", "ops")
+    # every group allowed in the partition has an account allowed there (hpc-admins' account is ops)
+    accounts = config.slurm.accounts
+    assert accounts is not None
+    for group in h100.allow_groups:
+        assert any(group in a.groups and a.name in h100.allow_accounts for a in accounts.accounts), group
+
+
+def test_enforce_part_limits_all_is_rendered_so_a_job_of_an_account_not_allowed_is_refused_at_submit() -> None:
+    # slurm.conf(5) of 26.05, EnforcePartLimits: "ALL: Jobs which exceed ... any of its configured limits will be
+    # rejected at submission time"; the limits considered include AllowAccounts and AllowGroups; NO is the default
+    # ("A job that exceeds the limits on all requested partitions will remain queued").
+    for stack in ("dev", "prod"):
+        config = load_config(raw_config(config_values(stack)))
+        text = controller_extra_conf(config.slurm, accounting=config.slurm.accounting.enabled)
+        assert "\nEnforcePartLimits=ALL\n" in text, stack
+
+
+# --- item 11: extraParameters may not repeat a typed setting -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "setting"),
+    [
+        ("PreemptType", "slurm.controller.preemption.type"),
+        ("preemptmode", "slurm.controller.preemption.mode"),  # slurm.conf names are case-insensitive
+        ("EnforcePartLimits", "slurm.controller.enforcePartLimits"),
+        ("ProctrackType", "hpcforge always writes proctrack/cgroup"),
+    ],
+)
+def test_extra_parameters_refuse_a_typed_setting(key: str, setting: str, tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:slurm"]["controller"]["extraParameters"] = {key: "x", "MaxJobCount": "20000"}
+
+    [message] = _messages("prod", edit, tmp_path)
+    assert message.startswith(f"hpcforge:slurm.controller.extraParameters.{key}: ")
+    assert "typed setting" in message and setting in message
+
+
+def test_every_parameter_hpcforge_writes_is_known_as_typed() -> None:
+    # The list the check uses covers every name controller_parameters() can write (RDMA and GPUs included: prod).
+    config = load_config(raw_config(config_values("prod")))
+    names = [name for name, _ in controller_parameters(config.slurm, accounting=True, rdma=True)]
+    assert names and set(names) <= set(TYPED_CONTROLLER_PARAMETERS)
+    assert len(names) == len(set(names))  # nothing written twice
+
+
+# --- item 10: the GPU Operator may be off when only bare-metal hosts have GPUs --------------------------------------
+
+
+def _services_only(values: dict[str, Any]) -> None:
+    """Every GPU nodeset joined by bare-metal hosts only (replicas 0, GPUs autodetected), no GPU login pods."""
+    slurm = values["hpcforge:slurm"]
+    for nodeset in slurm["nodesets"]:
+        if nodeset.get("gpus"):
+            nodeset.update(replicas=0)
+            nodeset.pop("pool", None)
+            nodeset["gpus"] = {"type": nodeset["gpus"]["type"], "count": nodeset["gpus"]["count"], "autodetect": "nvidia"}
+    for login in slurm.get("extraLogins", []):
+        login.pop("gpus", None)
+        login.pop("nodePool", None)
+    values.setdefault("hpcforge:gpu", {}).setdefault("operator", {})["enabled"] = False
+
+
+def test_gpu_operator_can_be_off_when_every_gpu_nodeset_is_bare_metal(tmp_path: Path) -> None:
+    config = _load("prod", _services_only, tmp_path)
+    assert config.slurm.has_gpus and config.gpu.operator.enabled is False
+    path = write_variant(tmp_path, "prod", _services_only, name="services")
+    stack = run_stack_file(path, "services")
+    assert not [r for r in stack.resources if "gpu-operator" in r.name], "the GPU Operator is deployed anyway"
+    assert any(_is(o.inputs, "NodeSet", "gpu-h100") for o in stack.kubernetes_objects())
+
+
+def test_gpu_operator_off_is_still_refused_for_gpu_pods(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        _services_only(values)
+        next(n for n in values["hpcforge:slurm"]["nodesets"] if n["name"] == "gpu-a100")["replicas"] = 2
+
+    [message] = [m for m in _messages("prod", edit, tmp_path) if "gpu.operator.enabled" in m]
+    assert message.startswith("hpcforge:gpu.operator.enabled: nodeset 'gpu-a100' request GPUs in pods")
+
+
+# --- items 8 and 9: the policy config follows what hpcforge generates and the environment's kind --------------------
+
+
+def _rename_gpu_nodeset(old: str, new: str) -> Edit:
+    def edit(values: dict[str, Any]) -> None:
+        slurm = values["hpcforge:slurm"]
+        for nodeset in slurm["nodesets"]:
+            if nodeset["name"] == old:
+                nodeset["name"] = new
+        for partition in slurm["partitions"]:
+            partition["nodesets"] = [new if n == old else n for n in partition.get("nodesets", [])]
+
+    return edit
+
+
+@pytest.mark.parametrize("policy_config", ["prod.json", "dev.json"])
+def test_a_gpu_nodeset_named_dgx_passes_the_privilege_allow_list(policy_config: str, tmp_path: Path) -> None:
+    # prod's GPU nodeset gpu-h100 (RDMA fabrics: IPC_LOCK; the GPU job mapping: hostPath) renamed; dev declares no GPU
+    # nodeset, so dev's policy config is checked on the same stack.
+    path = write_variant(tmp_path, "prod", _rename_gpu_nodeset("gpu-h100", "dgx"), name="prod")
+    stack = run_stack_file(path, "prod")
+    dgx = next(o.inputs for o in stack.kubernetes_objects() if _is(o.inputs, "NodeSet", "dgx"))
+    template = dgx["spec"]["template"]["spec"]
+    assert any("hostPath" in v for v in template.get("volumes", []))  # what the allowance is for is there
+    assert dgx["spec"]["slurmd"]["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
+    found = [d for d in _check(path, stack, REPO / "policies/config" / policy_config) if d.policy == "privileged-allow-list"]
+    assert found == [], [d.message for d in found]
+
+
+def test_dev_and_prod_allow_the_same_privileges() -> None:
+    import json
+
+    dev = json.loads((REPO / "policies/config/dev.json").read_text())["privileged-allow-list"]["allowList"]
+    prod = json.loads((REPO / "policies/config/prod.json").read_text())["privileged-allow-list"]["allowList"]
+    assert dev == prod
+    assert not [e for e in prod if e["kind"] == "NodeSet" and e["name"] != "*"], "NodeSets allowed by name"
+
+
+def test_a_production_environment_not_named_prod_passes_the_prod_policies(tmp_path: Path) -> None:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:environment"] = "pod1"
+
+    path = write_variant(tmp_path, "prod", edit, name="pod1")
+    assert policy_config_for(path) == "policies/config/prod.json"  # the kind picks it
+    stack = run_stack_file(path, "pod1")
+    mandatory = [d for d in _check(path, stack) if d.level == "mandatory"]
+    assert mandatory == [], [f"{d.policy}: {d.message}" for d in mandatory[:5]]
