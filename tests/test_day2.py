@@ -201,3 +201,43 @@ def test_a_production_environment_not_named_prod_passes_the_prod_policies(tmp_pa
     stack = run_stack_file(path, "pod1")
     mandatory = [d for d in _check(path, stack) if d.level == "mandatory"]
     assert mandatory == [], [f"{d.policy}: {d.message}" for d in mandatory[:5]]
+
+
+# --- item 12: the migration hint for a stack file given with --config ------------------------------------------------
+
+
+def test_migration_hint_with_config_names_the_file_and_migrates_beside_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+    import shlex
+
+    import yaml
+
+    from offline.cli import main
+
+    directory = tmp_path / "site"
+    directory.mkdir()
+    stack_file = directory / "Pulumi.lab.yaml"
+    stack_file.write_text(yaml.safe_dump({"config": inline_inventories(config_values("dev"))}, sort_keys=False))
+    assert main(["preview", "--stack", "lab", "--config", str(stack_file)]) == 2
+    errors = capsys.readouterr().err
+    commands = set(re.findall(r"`(python -m offline migrate-inventory [^`]*)`", errors))
+    assert commands == {f"python -m offline migrate-inventory --stack lab --config {stack_file}"}, errors
+    assert f"it writes {directory}/inventory/lab/hosts.yaml" in errors
+    # The command the hint names, run as written: it writes beside the stack file, and the stack then loads.
+    argv = shlex.split(commands.pop())[3:]
+    assert main(argv) == 0
+    assert (directory / "inventory/lab/hosts.yaml").is_file() and (directory / "inventory/lab/users.yaml").is_file()
+    assert not (REPO / "inventory" / "lab").exists()
+    assert f"file: {directory}/inventory/lab/hosts.yaml" in stack_file.read_text()
+    capsys.readouterr()
+    assert main(["preview", "--stack", "lab", "--config", str(stack_file)]) == 0
+
+
+def test_migration_hint_without_config_is_unchanged() -> None:
+    from offline.cli import stack_file_hints
+
+    messages = ["x: move provisioning.hosts with `python -m offline migrate-inventory --stack prod` (it writes ...)"]
+    assert stack_file_hints(messages, "prod", None) == messages
+    assert stack_file_hints(messages, "prod", REPO / "Pulumi.prod.yaml") == messages
