@@ -241,3 +241,85 @@ def test_migration_hint_without_config_is_unchanged() -> None:
     messages = ["x: move provisioning.hosts with `python -m offline migrate-inventory --stack prod` (it writes ...)"]
     assert stack_file_hints(messages, "prod", None) == messages
     assert stack_file_hints(messages, "prod", REPO / "Pulumi.prod.yaml") == messages
+
+
+# --- item 13: one owner per object ---------------------------------------------------------------------------------
+
+NAD_CRD = "network-attachment-definitions.k8s.cni.cncf.io"
+
+
+def _crd(name: str, version: str = "v1") -> dict[str, Any]:
+    return {"apiVersion": f"apiextensions.k8s.io/{version}", "kind": "CustomResourceDefinition", "metadata": {"name": name}}
+
+
+def test_duplicate_owners_finds_an_object_applied_twice() -> None:
+    from offline.owners import duplicate_owners
+
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "a"}}
+    owned = [
+        ("pulumi (CustomResourceDefinition x)", _crd(NAD_CRD)),
+        ("Argo CD Application argocd/network-operator", _crd(NAD_CRD, "v1beta1")),  # same object at another version
+        ("helm.v4.Chart a", service),
+        ("helm.v4.Chart b", service),
+        ("helm.v4.Chart c", {**service, "metadata": {"name": "web", "namespace": "b"}}),  # another namespace
+        ("pulumi (ConfigMap y)", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web", "namespace": "a"}}),
+    ]
+    assert duplicate_owners(owned) == [  # sorted by API group, kind, namespace, name
+        "Service a/web is applied by 2 owners: helm.v4.Chart a; helm.v4.Chart b",
+        f"CustomResourceDefinition.apiextensions.k8s.io {NAD_CRD} is applied by 2 owners: pulumi (CustomResourceDefinition"
+        " x); Argo CD Application argocd/network-operator",
+    ]
+    assert duplicate_owners(owned[2:3] + owned[4:]) == []
+
+
+def _prod(delivery: str, tmp_path: Path) -> RecordedStack:
+    def edit(values: dict[str, Any]) -> None:
+        values["hpcforge:delivery"] = delivery
+
+    return run_stack_file(write_variant(tmp_path, "prod", edit, name="prod"), "prod")
+
+
+def _by_name(stack: RecordedStack, type_suffix: str, name: str) -> Any:
+    return next(r for r in stack.resources if r.type.endswith(type_suffix) and r.name == name)
+
+
+@pytest.mark.parametrize("delivery", ["argocd", "pulumi"])
+def test_the_network_operator_chart_alone_owns_the_attachment_crd(delivery: str, tmp_path: Path) -> None:
+    # network-operator 26.4.1 ships deployment/network-operator/crds/k8s.cni.cncf.io_networkattachmentdefinitions_crd.yaml:
+    # with hpcforge:rdma (prod) the chart applies it, so hpcforge does not declare it too.
+    stack = _prod(delivery, tmp_path)
+    crds = [r for r in stack.kubernetes_objects() if _is(r.inputs, "CustomResourceDefinition", NAD_CRD)]
+    assert crds == []
+    chart = next(
+        r
+        for r in stack.resources
+        if (r.is_chart and r.name == "network-operator")
+        or (r.name == "argocd/network-operator" and r.inputs.get("kind") == "Application")
+    )
+    attachments = [r for r in stack.kubernetes_objects() if r.inputs.get("kind") == "NetworkAttachmentDefinition"]
+    provisioning = [r for r in attachments if r.inputs["metadata"]["namespace"] == "provisioning"]
+    assert provisioning, "prod has an IPVLAN attachment for Grendel"
+    for attachment in provisioning:
+        assert chart.urn in attachment.depends_on, attachment.name
+
+
+def test_without_rdma_hpcforge_declares_the_attachment_crd(dev_stack: RecordedStack) -> None:
+    assert [r for r in dev_stack.kubernetes_objects() if _is(r.inputs, "CustomResourceDefinition", NAD_CRD)]
+    assert not [r for r in dev_stack.resources if "network-operator" in r.name]
+
+
+# --- item 14: the Network Operator's NodeFeatureRule waits for NFD's CRD from the GPU Operator's chart ---------------
+
+
+@pytest.mark.parametrize("delivery", ["argocd", "pulumi"])
+def test_the_network_operator_chart_waits_for_the_gpu_operator_chart(delivery: str, tmp_path: Path) -> None:
+    # network-operator 26.4.1 templates/nodefeaturerules.yaml renders a nfd.k8s-sigs.io NodeFeatureRule; with the GPU
+    # Operator on, hpcforge switches the network operator's own NFD off and the gpu-operator chart's NFD subchart
+    # installs the CRD (tests/test_day2_charts.py renders both). In argocd delivery each Application waits until Argo CD
+    # has synced it and it is Healthy (pulumi.com/waitFor), so depending on it orders the syncs.
+    stack = _prod(delivery, tmp_path)
+    names = ("network-operator", "gpu-operator") if delivery == "pulumi" else ("argocd/network-operator", "argocd/gpu-operator")
+    network, gpu = (
+        next(r for r in stack.resources if r.name == n and (r.is_chart or r.inputs.get("kind") == "Application")) for n in names
+    )
+    assert gpu.urn in network.depends_on
