@@ -323,3 +323,192 @@ def test_the_network_operator_chart_waits_for_the_gpu_operator_chart(delivery: s
         next(r for r in stack.resources if r.name == n and (r.is_chart or r.inputs.get("kind") == "Application")) for n in names
     )
     assert gpu.urn in network.depends_on
+
+
+# --- items 5 and 6: what an operator does by hand holds (docs/operations.md) ---------------------------------------
+
+OPERATIONS = REPO / "docs" / "operations.md"
+MUTATING = r"\b(scale|apply|delete|patch|edit|label|taint|annotate|cordon|drain|rollout restart)\b"
+# What slurm-operator makes of the Controller, Accounting, LoginSet and RestApi: it copies their pod template and
+# replicas back over the live object (internal/utils/objectutils/patch.go SyncObject at v1.2.1).
+OPERATOR_MADE = ("deployment/login", "statefulset/slurm-controller", "slurm-accounting", "slurm-restapi")
+
+
+def _doc_commands() -> list[tuple[int, str, bool]]:
+    """(line, command, in a fenced block) of every `kubectl` command of docs/operations.md that changes an object."""
+    import re
+
+    found: list[tuple[int, str, bool]] = []
+    fenced = listing = False
+    for number, line in enumerate(OPERATIONS.read_text().splitlines(), 1):
+        if line.startswith("## "):
+            listing = line == "## What undoes a hand action"  # the list of them, not an action
+        if listing:
+            continue
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            continue
+        candidates = [line] if fenced else re.findall(r"`([^`]*)`", line)
+        for text in candidates:
+            for command in re.findall(r"kubectl\b[^`|;&]*", text):
+                if re.search(MUTATING, command) and " exec " not in command and " logs " not in command:
+                    found.append((number, command.strip(), fenced))
+    return found
+
+
+def _objects(stack: RecordedStack, kind: str) -> list[dict[str, Any]]:
+    return [r.inputs for r in stack.kubernetes_objects() if r.inputs.get("kind") == kind]
+
+
+def _check_nodes(stacks: list[RecordedStack], commands: list[tuple[int, str, bool]]) -> None:
+    # hpcforge only patches Nodes (the topology annotation, server-side apply of its own fields): never the pool
+    # labels or taints that the guide sets by hand, nor spec (cordon).
+    for stack in stacks:
+        for resource in stack.kubernetes_objects():
+            if resource.inputs.get("kind") == "Node":
+                assert resource.type == "kubernetes:core/v1:NodePatch"
+                assert "spec" not in resource.inputs
+                assert "hpcforge.io/pool" not in (resource.inputs["metadata"].get("labels") or {})
+
+
+def _check_operator_scale(stacks: list[RecordedStack], commands: list[tuple[int, str, bool]]) -> None:
+    from components.layers.slurm import OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE
+
+    prod = next(s for s in stacks if s.stack == "prod")
+    [app] = [a for a in _objects(prod, "Application") if a["metadata"]["name"] == "slurm-operator"]
+    assert {
+        "group": "apps",
+        "kind": "Deployment",
+        "name": OPERATOR_DEPLOYMENT,
+        "namespace": OPERATOR_NAMESPACE,
+        "jsonPointers": ["/spec/replicas"],
+    } in app["spec"]["ignoreDifferences"]
+    assert "RespectIgnoreDifferences=true" in app["spec"]["syncPolicy"]["syncOptions"]
+    assert app["spec"]["syncPolicy"]["automated"] == {"prune": True, "selfHeal": True}
+    for _, command, _ in commands:
+        assert f"-n {OPERATOR_NAMESPACE} scale deployment {OPERATOR_DEPLOYMENT} " in f"{command} "
+
+
+def _check_accounting_scale(stacks: list[RecordedStack], commands: list[tuple[int, str, bool]]) -> None:
+    for stack in stacks:
+        assert not [o for o in _objects(stack, "StatefulSet") if o["metadata"]["name"] == "slurm-accounting"]
+    # the runbook stops the operator before it scales the StatefulSet down, and starts it after scaling it up
+    operator = [n for n, command, fenced in _doc_commands() if fenced and "scale deployment slurm-operator" in command]
+    accounting = [n for n, _, _ in commands]
+    assert operator and min(operator) < min(accounting) and max(accounting) < max(operator)
+
+
+def _check_restore_pod(stacks: list[RecordedStack], commands: list[tuple[int, str, bool]]) -> None:
+    import re
+
+    for stack in stacks:
+        assert not [r for r in stack.kubernetes_objects() if r.inputs.get("metadata", {}).get("name") == "hpcforge-restore"]
+    manifests = re.findall(r"kind: Pod\n\s*metadata: (\{[^\n]*\})", OPERATIONS.read_text())
+    assert len(manifests) == 3  # the three restores' pods
+    assert manifests and all("hpcforge-restore" in m and "app.kubernetes.io/instance" not in m for m in manifests)
+
+
+def _check_restored_secrets(stacks: list[RecordedStack], commands: list[tuple[int, str, bool]]) -> None:
+    for stack in stacks:
+        for secret in _objects(stack, "Secret"):
+            meta = secret["metadata"]
+            assert (meta.get("namespace"), meta["name"]) != ("cert-manager", "hpcforge-ca")
+            assert "sealedsecrets.bitnami.com/sealed-secrets-key" not in (meta.get("labels") or {})
+        certificates = [c for c in _objects(stack, "Certificate") if c["spec"].get("secretName") == "hpcforge-ca"]
+        assert certificates, "cert-manager makes the CA Secret from a Certificate"
+
+
+def _check_restart(stacks: list[RecordedStack], commands: list[tuple[int, str, bool]]) -> None:
+    for _, command, _ in commands:
+        assert not any(made in command for made in OPERATOR_MADE), command
+
+
+def _check_operator_restart(stacks: list[RecordedStack], commands: list[tuple[int, str, bool]]) -> None:
+    lines = OPERATIONS.read_text().splitlines()
+    for number, command, fenced in commands:
+        assert not fenced, f"line {number}: {command}: the operator undoes it"
+        assert "does not work" in lines[number - 1] or "do not" in lines[number - 1], f"line {number}: {command}"
+
+
+def _check_pod_delete(stacks: list[RecordedStack], commands: list[tuple[int, str, bool]]) -> None:
+    for _, command, _ in commands:
+        assert "hpcforge-restore" not in command
+
+
+def _check_refresh(stacks: list[RecordedStack], commands: list[tuple[int, str, bool]]) -> None:
+    import yaml
+
+    assert yaml.safe_load((REPO / "Pulumi.yaml").read_text())["options"]["refresh"] == "always"
+    workflow = yaml.safe_load((REPO / ".github/workflows/deploy.yml").read_text())
+    ups = [
+        step
+        for job in workflow["jobs"].values()
+        for step in job["steps"]
+        if str(step.get("uses", "")).startswith("pulumi/actions") and step["with"]["command"] == "up"
+    ]
+    assert ups and all(step["with"].get("refresh") is True for step in ups)
+
+
+# (pattern of the command, check): every changing kubectl command of the page matches exactly one.
+HAND_ACTIONS: list[tuple[str, Callable[[list[RecordedStack], list[tuple[int, str, bool]]], None]]] = [
+    (r"kubectl (label|taint) node|kubectl (cordon|drain)\b", _check_nodes),
+    (r"scale deployment slurm-operator", _check_operator_scale),
+    (r"scale statefulset slurm-accounting", _check_accounting_scale),
+    (r"kubectl -n \w+ apply -f - <<'EOF'|delete pod hpcforge-restore", _check_restore_pod),
+    (r"^kubectl apply -f -$|kubectl apply` of the restored", _check_restored_secrets),
+    (r"rollout restart (deployment sealed-secrets-controller|deploy,statefulset|statefulset/dirsrv)$", _check_restart),
+    (r"rollout restart.*(" + "|".join(OPERATOR_MADE) + ")", _check_operator_restart),
+    (r"delete pod( <pod>| <login pod>)?$", _check_pod_delete),
+    (r"kubectl edit$|delete \$\(kubectl -n slurm get jobs", _check_refresh),
+]
+
+
+def test_every_hand_action_of_the_operations_guide_is_listed_and_holds(
+    dev_stack: RecordedStack, prod_stack: RecordedStack
+) -> None:
+    import re
+
+    commands = _doc_commands()
+    assert len(commands) >= 20
+    matched: dict[int, list[tuple[int, str, bool]]] = {i: [] for i in range(len(HAND_ACTIONS))}
+    for number, command, fenced in commands:
+        rows = [i for i, (pattern, _) in enumerate(HAND_ACTIONS) if re.search(pattern, command)]
+        assert len(rows) == 1, f"docs/operations.md line {number}: {command!r} matches rows {rows} of HAND_ACTIONS"
+        matched[rows[0]].append((number, command, fenced))
+    for index, (pattern, check) in enumerate(HAND_ACTIONS):
+        assert matched[index], f"no command of the page matches {pattern!r}"
+        check([dev_stack, prod_stack], matched[index])
+    # the page says so, row by row
+    section = OPERATIONS.read_text().split("## What undoes a hand action", 1)[1].split("\n## ", 1)[0]
+    for needle in ("scale deployment slurm-operator", "rollout restart", "options.refresh: always", "RespectIgnoreDifferences"):
+        assert needle in section
+
+
+def test_the_rerun_job_block_deletes_the_accounts_job_and_updates_with_a_refresh(
+    prod_stack: RecordedStack, tmp_path: Path
+) -> None:
+    import os
+    import re
+    import subprocess
+
+    block = OPERATIONS.read_text().split("<!-- day2: rerun-job -->", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    [job] = [o for o in _objects(prod_stack, "Job") if o["metadata"]["name"].startswith("slurm-accounts-sync-")]
+    assert "ttlSecondsAfterFinished" not in job["spec"]  # a refresh would otherwise re-create it on every update
+    [resource] = [r for r in prod_stack.kubernetes_objects() if r.inputs is job]
+    assert not resource.ignore_changes and not resource.retain_on_delete
+    # The block's commands against stand-ins that record what they are asked.
+    log = tmp_path / "log"
+    names = ["job.batch/dirsrv-bootstrap-1", f"job.batch/{job['metadata']['name']}"]
+    (tmp_path / "kubectl").write_text(
+        '#!/bin/sh\necho "kubectl $*" >> "$LOG"\n'
+        f"case \"$*\" in *'get jobs -o name'*) printf '%s\\n' {' '.join(names)};; esac\n"
+    )
+    (tmp_path / "pulumi").write_text('#!/bin/sh\necho "pulumi $*" >> "$LOG"\n')
+    for tool in ("kubectl", "pulumi"):
+        (tmp_path / tool).chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "LOG": str(log)}
+    subprocess.run(["bash", "-euo", "pipefail", "-c", block], check=True, env=env)
+    calls = log.read_text().splitlines()
+    assert calls[-2:] == [f"kubectl -n slurm delete job.batch/{job['metadata']['name']}", "pulumi up --refresh"]
+    assert re.search(r"pulumi up --refresh", block)
+    _check_refresh([], [])

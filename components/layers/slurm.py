@@ -61,6 +61,16 @@ from .slurm_site import shared_tree_claims, site_objects, topology_files
 from .slurm_traffic import slurm_bare_metal_allows
 
 OPERATOR_NAMESPACE = "slinky"
+OPERATOR_DEPLOYMENT = "slurm-operator"  # the chart's operator Deployment (release name slurm-operator)
+OPERATOR_REPLICAS_IGNORED = {
+    "group": "apps",
+    "kind": "Deployment",
+    "name": OPERATOR_DEPLOYMENT,
+    "namespace": OPERATOR_NAMESPACE,
+    "jsonPointers": ["/spec/replicas"],
+}
+"""The slurm-operator Application's `ignoreDifferences`: the operator's replicas, which the restore runbook sets to 0
+while slurmdbd's database is replaced (with `RespectIgnoreDifferences=true`, components/charts.py)."""
 CONTROLLER = "slurm"
 SLURM_KEY_SECRET = "slurm-auth-slurm"
 JWT_KEY_SECRET = "slurm-auth-jwt"
@@ -352,6 +362,9 @@ class Slurm(pulumi.ComponentResource):
             },
             parent=self,
             depends_on=[crds],
+            # Runbooks stop the operator (`kubectl scale deployment slurm-operator --replicas=0`, docs/operations.md):
+            # Argo CD must neither undo it (selfHeal) nor reset it at a later sync.
+            ignore_differences=[OPERATOR_REPLICAS_IGNORED],
         )
         ready_ns = slurm_ns.ready
 
