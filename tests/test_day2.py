@@ -151,7 +151,7 @@ def test_gpu_operator_off_is_still_refused_for_gpu_pods(tmp_path: Path) -> None:
         next(n for n in values["hpcforge:slurm"]["nodesets"] if n["name"] == "gpu-a100")["replicas"] = 2
 
     [message] = [m for m in _messages("prod", edit, tmp_path) if "gpu.operator.enabled" in m]
-    assert message.startswith("hpcforge:gpu.operator.enabled: nodeset 'gpu-a100' request GPUs in pods")
+    assert message.startswith("hpcforge:gpu.operator.enabled: nodesets request GPUs in pods (nodeset 'gpu-a100')")
 
 
 # --- items 8 and 9: the policy config follows what hpcforge generates and the environment's kind --------------------

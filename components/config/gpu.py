@@ -187,8 +187,8 @@ def check_gpu_data_plane(config: PlatformConfig, problems: ProblemCollector) -> 
     if gpu_pods and not enabled:
         problems.add(
             [*where, "enabled"],
-            f"{', '.join(gpu_pods)} request GPUs in pods, which nothing offers without the GPU Operator's device plugin"
-            " (only nodesets that bare-metal hosts alone join, replicas: 0, run without it)",
+            f"nodesets request GPUs in pods ({', '.join(gpu_pods)}), which nothing offers without the GPU Operator's"
+            " device plugin (only nodesets that bare-metal hosts alone join, replicas: 0, run without it)",
         )
     for pool_name, layout in operator.mig_profiles.items():
         pool = config.node_pool(pool_name)
