@@ -83,6 +83,7 @@ def _host_path(name: str, path: str, **extra: Any) -> dict[str, Any]:
 def multus_objects(ctx: DeployContext, parent: pulumi.Resource, *, crd: bool = True) -> list[pulumi.Resource]:
     """Multus' objects; `crd`: with its NetworkAttachmentDefinition CRD (False when a chart of the stack ships it:
     one owner per object)."""
+
     def meta(name: str, namespace: str | None = NAMESPACE) -> dict[str, Any]:
         return ctx.meta(name, "cni", namespace, app=APP, extra_labels={"app.kubernetes.io/version": "4.3.0"})
 
