@@ -17,7 +17,7 @@ versions of its group.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TextIO
 
 from .charts import RenderReport
 from .engine import RecordedStack
@@ -73,3 +73,13 @@ def duplicate_owners(owned: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str
         for key, found in sorted(owners.items())
         if len(found) > 1
     ]
+
+
+def print_owners(stack: RecordedStack, report: RenderReport, out: TextIO) -> int:
+    """`offline check --render-charts`: every object two owners apply, after the policy summary. Returns how many."""
+    duplicated = duplicate_owners(stack_owners(stack, report))
+    print("\nOwners (hpcforge's objects and every rendered chart's, offline/owners.py):", file=out)
+    for message in duplicated:
+        print(f"  TWICE {message}", file=out)
+    print(f"Owners summary: {len(duplicated)} object(s) applied by more than one owner", file=out)
+    return len(duplicated)

@@ -512,3 +512,22 @@ def test_the_rerun_job_block_deletes_the_accounts_job_and_updates_with_a_refresh
     assert calls[-2:] == [f"kubectl -n slurm delete job.batch/{job['metadata']['name']}", "pulumi up --refresh"]
     assert re.search(r"pulumi up --refresh", block)
     _check_refresh([], [])
+
+
+def test_check_with_rendered_charts_prints_and_fails_on_two_owners(prod_stack: RecordedStack) -> None:
+    import io
+
+    from components.versions import Charts
+    from offline.charts import ChartRelease, RenderedChart, RenderReport
+    from offline.owners import print_owners
+
+    declared = next(r.inputs for r in prod_stack.kubernetes_objects() if r.inputs.get("kind") == "ConfigMap")
+    release = ChartRelease("network-operator", Charts.NETWORK_OPERATOR, "nvidia-network-operator", {}, "argocd", "urn:x")
+    clean = RenderReport([RenderedChart(release, objects=[], crds=[_crd("x.example.org")])], [])
+    out = io.StringIO()
+    assert print_owners(prod_stack, clean, out) == 0
+    assert "Owners summary: 0 object(s)" in out.getvalue()
+    twice = RenderReport([RenderedChart(release, objects=[declared], crds=[])], [])
+    out = io.StringIO()
+    assert print_owners(prod_stack, twice, out) == 1
+    assert "Argo CD Application argocd/network-operator" in out.getvalue() and "TWICE ConfigMap " in out.getvalue()
