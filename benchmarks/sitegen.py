@@ -168,6 +168,8 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
         slurm["accounts"]["accounts"] = [{"name": "science"}] + [
             {"name": f"proj{i:04d}", "parent": "science", "groups": [f"proj{i:04d}"]} for i in range(projects)
         ]
+        for partition in slurm["partitions"]:  # account limits name prod's accounts, which are gone
+            partition.pop("allowAccounts", None)
     return config
 
 

@@ -79,6 +79,8 @@ def application_spec(
     }
     if ignore_differences:
         spec["ignoreDifferences"] = [dict(entry) for entry in ignore_differences]
+        # Without it a sync (a chart bump, a self-heal of another field) applies the ignored fields again.
+        spec["syncPolicy"]["syncOptions"].append("RespectIgnoreDifferences=true")
     return spec
 
 

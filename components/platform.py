@@ -148,6 +148,7 @@ class Platform(pulumi.ComponentResource):
         charts = by_pulumi.with_argocd(git.ready)
 
         directory_host = f"ldap.{cfg.domain}" if cfg.directory.expose else None
+        rdma = cfg.rdma if cfg.rdma is not None and cfg.rdma.enabled else None
         net = Network(
             "network",
             NetworkArgs(
@@ -157,6 +158,8 @@ class Platform(pulumi.ComponentResource):
                 dns_records=dns_records(cfg),
                 inventory_annotations=digest_annotations(cfg.provisioning.inventory if cfg.provisioning else None),
                 tcp_entrypoints=[TcpEntryPoint(directory.LDAPS_ENTRYPOINT, 8636, 636)] if directory_host else [],
+                # The Network Operator's chart ships the NetworkAttachmentDefinition CRD in its crds/: it owns it then.
+                attachment_crd_chart="network-operator" if rdma is not None else None,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -229,7 +232,6 @@ class Platform(pulumi.ComponentResource):
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
-        rdma = cfg.rdma if cfg.rdma is not None and cfg.rdma.enabled else None
         nics: NetworkOperator | None = None
         if rdma is not None:
             nics = NetworkOperator(
@@ -243,9 +245,13 @@ class Platform(pulumi.ComponentResource):
                     pool_taints={pool.name: pool.taints for pool in cfg.node_pools},
                     attachment_namespace=cfg.slurm.namespace,
                     depends_on=net.ready,
+                    # Its NodeFeatureRule needs NFD's CRDs, which the GPU Operator's chart installs then.
+                    nfd_crds=gpus.ready if gpus is not None else [],
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
+            # The attachments' CRD comes with the Network Operator's chart (Network's attachment_crd_chart).
+            net.add_attachments([nics.chart])
         hpc = Slurm(
             "slurm",
             SlurmArgs(

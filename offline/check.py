@@ -103,6 +103,7 @@ def run_check(args: argparse.Namespace) -> int:  # noqa: PLR0912 (the command's 
             file=sys.stderr,
         )
     report: RenderReport | None = None
+    declared = recorded  # what the program declares, before the charts' objects join it as the engine sees them
     if render_charts_first:
         from .charts.cli import render_charts, report_chart_error
         from .charts.objects import engine_view
@@ -125,5 +126,10 @@ def run_check(args: argparse.Namespace) -> int:  # noqa: PLR0912 (the command's 
         refused = print_argocd_admission(recorded, report, sys.stdout)
         refused += print_argocd_webhooks(recorded, report, sys.stdout)
         if refused and exit_code == EXIT_OK:
+            exit_code = EXIT_POLICY
+    if report is not None:
+        from .owners import print_owners
+
+        if print_owners(declared, report, sys.stdout) and exit_code == EXIT_OK:
             exit_code = EXIT_POLICY
     return exit_code

@@ -136,6 +136,33 @@ def policy_config_for(path: Path) -> str:
     return POLICY_CONFIGS[kind]
 
 
+def stack_file_hints(messages: list[str], stack: str, config: Path | None) -> list[str]:
+    """The program's messages, with its `migrate-inventory` hints made true for a stack file given with `--config`.
+
+    The program knows the stack's name, not the file it was read from: its hint names `Pulumi.<stack>.yaml` of the
+    project and the inventory files there. For another stack file, the command needs `--config FILE`, and the
+    inventory goes beside that file (scripts/migrate_inventory.py `inventory_prefix`)."""
+    if config is None or config.resolve() == stack_path(stack).resolve():
+        return messages
+    from components.config.inventory import KINDS, migration_hint
+    from scripts.migrate_inventory import inventory_prefix
+
+    hints = [
+        (
+            migration_hint(kind.section, kind.keys, stack),
+            migration_hint(kind.section, kind.keys, stack, stack_file=str(config), inventory_dir=inventory_prefix(config)),
+        )
+        for kind in KINDS
+    ]
+    result = []
+    for message in messages:
+        rewritten = message
+        for old, new in hints:
+            rewritten = rewritten.replace(old, new)
+        result.append(rewritten)
+    return result
+
+
 def _migrate(args: argparse.Namespace) -> int:
     from scripts.migrate_inventory import MigrationError, migrate_inventory
 
@@ -217,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911, PLR0912 (one b
         return EXIT_CONFIG
     except ProgramConfigError as error:
         print("error: invalid hpcforge configuration:", file=sys.stderr)
-        for message in error.messages:
+        for message in stack_file_hints(error.messages, args.stack, getattr(args, "config", None)):
             print(f"  {message}", file=sys.stderr)
         return EXIT_CONFIG
 

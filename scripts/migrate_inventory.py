@@ -90,9 +90,26 @@ def _dump(document: dict[str, Any]) -> str:
     return text
 
 
-def plan_migration(stack: str, stack_text: str, *, slurm: bool = False) -> Migration:  # noqa: PLR0912 (one branch per key moved and per refusal)
+def inventory_prefix(stack_file: Path, root: Path = PROJECT_ROOT) -> str:
+    """Where the inventory of `stack_file` goes, as the stack file names it: beside the stack file. Inventory files
+    are read relative to the project (`root`), so "" for a stack file in the project's directory, its directory
+    relative to the project when inside it, else its absolute directory."""
+    directory = stack_file.resolve().parent
+    project = root.resolve()
+    if directory == project:
+        return ""
+    if directory.is_relative_to(project):
+        return f"{directory.relative_to(project).as_posix()}/"
+    return f"{directory.as_posix()}/"
+
+
+def plan_migration(  # noqa: PLR0912 (one branch per key moved and per refusal)
+    stack: str, stack_text: str, *, slurm: bool = False, prefix: str = "", stack_file_name: str | None = None
+) -> Migration:
     """The new stack file and inventory files; MigrationError if the stack file cannot be edited safely.
-    `slurm`: also move `slurm.topology` and `slurm.accounts` (otherwise they stay inline)."""
+    `slurm`: also move `slurm.topology` and `slurm.accounts` (otherwise they stay inline). `prefix`: the directory the
+    inventory files go to, as the stack file names them (`inventory_prefix`); `stack_file_name`: the stack file's
+    name, for the files' header (default `Pulumi.<stack>.yaml`)."""
     try:
         document = yaml.load(stack_text, Loader=Yaml12Loader) or {}
     except yaml.YAMLError as error:
@@ -122,9 +139,10 @@ def plan_migration(stack: str, stack_text: str, *, slurm: bool = False) -> Migra
                 ranges.append(key_range)
         if _contains_secure(values):
             raise MigrationError(f"hpcforge:{kind.section}: holds encrypted values; inventories may not hold secrets")
-        name = f"inventory/{stack}/{DEFAULT_FILES[kind.section]}"
+        name = f"{prefix}inventory/{stack}/{DEFAULT_FILES[kind.section]}"
         header = (
-            f"# {' and '.join(kind.keys)} of stack {stack}, named by hpcforge:{kind.section}.inventory in Pulumi.{stack}.yaml\n"
+            f"# {' and '.join(kind.keys)} of stack {stack}, named by hpcforge:{kind.section}.inventory in"
+            f" {stack_file_name or f'Pulumi.{stack}.yaml'}\n"
         )
         files[name] = header + _dump({key: values[key] for key in kind.keys if key in values})
         first = min(r[0] for r in ranges)
@@ -158,13 +176,14 @@ def _contains_secure(value: Any) -> bool:
 
 
 def migrate_inventory(stack: str, stack_file: Path | None = None, root: Path = PROJECT_ROOT, *, slurm: bool = False) -> Migration:
-    """Write the inventory files under `root` and rewrite the stack file; refuses to overwrite files."""
+    """Write the inventory files beside the stack file (named relative to `root`, the project, when inside it) and
+    rewrite the stack file; refuses to overwrite files."""
     path = stack_file or root / f"Pulumi.{stack}.yaml"
     try:
         text = path.read_text()
     except FileNotFoundError:
         raise MigrationError(f"{path}: no such stack file") from None
-    migration = plan_migration(stack, text, slurm=slurm)
+    migration = plan_migration(stack, text, slurm=slurm, prefix=inventory_prefix(path, root), stack_file_name=path.name)
     for name in migration.files:
         if (root / name).exists():
             raise MigrationError(f"{name} already exists; not overwriting it")

@@ -352,11 +352,16 @@ def test_argocd_ignore_differences_scoped() -> None:
     rule = gitops.ARGOCD_IGNORE_DIFFERENCES_SCOPED
     source = {"repoURL": "https://x", "chart": "c", "targetRevision": "1.0.0"}
     scoped = [{"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]
-    assert rule(application(source, ignoreDifferences=scoped)) == []
-    assert rule(application(source, ignoreDifferences=[{"kind": "Secret", "jqPathExpressions": [".data.x"]}])) == []
-    whole_kind = rule(application(source, ignoreDifferences=[{"group": "apps", "kind": "Deployment"}]))
+    respect = {"automated": {"prune": True, "selfHeal": True}, "syncOptions": ["RespectIgnoreDifferences=true"]}
+    assert rule(application(source, respect, ignoreDifferences=scoped)) == []
+    secret = [{"kind": "Secret", "jqPathExpressions": [".data.x"]}]
+    assert rule(application(source, respect, ignoreDifferences=secret)) == []
+    whole_kind = rule(application(source, respect, ignoreDifferences=[{"group": "apps", "kind": "Deployment"}]))
     assert len(whole_kind) == 1 and "apps/Deployment" in whole_kind[0]
-    assert rule(application(source, ignoreDifferences=[{"kind": "Secret", "jsonPointers": ["/"]}]))
+    assert rule(application(source, respect, ignoreDifferences=[{"kind": "Secret", "jsonPointers": ["/"]}]))
+    # Without RespectIgnoreDifferences=true the next sync applies the ignored fields again (issue 27 item 5).
+    [unrespected] = rule(application(source, ignoreDifferences=scoped))
+    assert "RespectIgnoreDifferences=true" in unrespected
     cm_key = "resource.customizations.ignoreDifferences.apps_Deployment"
     assert rule(argocd_chart({cm_key: "jsonPointers:\n- /spec/replicas\n"})) == []
     assert rule(argocd_chart({cm_key: "managedFieldsManagers:\n- kube-controller-manager\n"}))

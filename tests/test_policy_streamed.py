@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,13 @@ from .test_policy_protocol import PACKS, root_app_on_a_branch
 pytestmark = pytest.mark.policy_protocol
 
 
+def _variant(config: dict[str, Any]) -> None:
+    """What both policy configs flag: the root app on a branch (prod's mandatory git-revisions-pinned) and a NodeSet
+    without disruption protection (nodeset-disruption-protection: advisory in dev, mandatory in prod)."""
+    root_app_on_a_branch(config)
+    config["hpcforge:slurm"]["nodesets"][0]["workloadDisruptionProtection"] = False
+
+
 def _packs(config: str) -> list[PackSpec]:
     return [PackSpec(REPO / "policies" / name, REPO / "policies" / "config" / f"{config}.json") for name in PACKS]
 
@@ -31,7 +39,7 @@ def _packs(config: str) -> list[PackSpec]:
     ("variant", "config", "exit_code"), [(False, "prod", EXIT_OK), (True, "prod", EXIT_POLICY), (True, "dev", EXIT_OK)]
 )
 def test_streamed_check_answers_as_check_stack(tmp_path: Path, preview: bool, variant: bool, config: str, exit_code: int) -> None:
-    path = write_variant(tmp_path, "prod", root_app_on_a_branch) if variant else REPO / "Pulumi.prod.yaml"
+    path = write_variant(tmp_path, "prod", _variant) if variant else REPO / "Pulumi.prod.yaml"
     stack_file = read_stack_file(path, name="prod")
     specs = _packs(config)
     streamed = StreamedCheck(stack_file, specs)

@@ -239,12 +239,20 @@ def _locate_yaml_problem(text: str) -> str:
 # --- expanding the references ------------------------------------------------------------------------
 
 
-def _migration_hint(section: str, keys: tuple[str, ...], stack: str) -> str:
+def migration_hint(
+    section: str, keys: tuple[str, ...], stack: str, *, stack_file: str | None = None, inventory_dir: str = ""
+) -> str:
+    """How to move an inline inventory out: the `migrate-inventory` command for this stack file and the file it writes.
+
+    `stack_file`: the stack file when it is not `Pulumi.<stack>.yaml` of the project (given with `--config`);
+    `inventory_dir`: where the inventory goes, as the stack file will name it (`scripts/migrate_inventory.py`
+    `inventory_prefix`: beside the stack file), "" for the project."""
     what = " and ".join(f"{section}.{key}" for key in keys)
-    file = f"inventory/{stack}/{DEFAULT_FILES[section]}"
+    file = f"{inventory_dir}inventory/{stack}/{DEFAULT_FILES[section]}"
+    config = f" --config {stack_file}" if stack_file else ""
     return (
         f"inline inventories are not read from the stack config any more: move {what} to a file with "
-        f"`python -m offline migrate-inventory --stack {stack}` (it writes {file} and replaces the keys by "
+        f"`python -m offline migrate-inventory --stack {stack}{config}` (it writes {file} and replaces the keys by "
         f"`inventory: {{file: {file}}}`), or do it by hand"
     )
 
@@ -270,7 +278,7 @@ def expand_inventories(  # noqa: PLR0912 (one branch per way an inventory refere
         inline = tuple(key for key in kind.keys if key in section)
         if inline and not kind.inline_allowed:
             for key in inline:
-                problems.append(f"hpcforge:{kind.section}.{key}: {_migration_hint(kind.section, kind.keys, stack)}")
+                problems.append(f"hpcforge:{kind.section}.{key}: {migration_hint(kind.section, kind.keys, stack)}")
             continue
         ref = section.get("inventory")
         if ref is None:

@@ -303,12 +303,16 @@ def render_stack(
     *,
     pins: Iterable[ChartPin] | None = None,
     extra_api_versions: Iterable[str] = (),
+    only: Iterable[str] | None = None,
 ) -> RenderReport:
     """Render every chart release of `stack`; errors (render failures, dropped hooks) are collected.
 
     `extra_api_versions`: what the cluster serves beyond its built-in APIs and the stack's CRDs
-    (`hpcforge:kubernetes.extraApiVersions`)."""
+    (`hpcforge:kubernetes.extraApiVersions`). `only`: render just these releases (by release name)."""
     releases = chart_releases(stack, pins)
+    if only is not None:
+        wanted = set(only)
+        releases = [release for release in releases if release.release in wanted]
     errors: list[str] = []
     located: list[tuple[ChartRelease, Path]] = []
     for release in releases:

@@ -232,7 +232,8 @@ def _argocd_cm_sources(resource: ResourceView) -> list[tuple[str, Mapping[str, A
 def check_argocd_ignore_differences_scoped(resource: ResourceView, config: IgnoreDifferencesConfig) -> list[str]:
     problems: list[str] = []
     if is_application(resource):
-        for index, entry in enumerate(items(resource.spec.get("ignoreDifferences"))):
+        entries = items(resource.spec.get("ignoreDifferences"))
+        for index, entry in enumerate(entries):
             body = mapping(entry)
             problem = _entry_problem(body, config)
             if problem:
@@ -241,6 +242,14 @@ def check_argocd_ignore_differences_scoped(resource: ResourceView, config: Ignor
                     f"spec.ignoreDifferences[{index}] ({what}) {problem}: drift there would never be repaired. "
                     "Scope it with jsonPointers or jqPathExpressions."
                 )
+        options = items(get(resource.spec, "syncPolicy", "syncOptions"))
+        if entries and not is_unknown(options) and "RespectIgnoreDifferences=true" not in options:
+            # Argo CD's sync options: ignoreDifferences only affect the diff; without RespectIgnoreDifferences=true a
+            # sync (any later one) applies the ignored fields from the desired state again.
+            problems.append(
+                "spec.ignoreDifferences is set but spec.syncPolicy.syncOptions lacks RespectIgnoreDifferences=true: "
+                "the next sync would apply the ignored fields again."
+            )
     import yaml
 
     for path, data in _argocd_cm_sources(resource):

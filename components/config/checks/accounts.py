@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...layers.slurm.accounts import known_names, resolve_associations
+from ...layers.slurm.accounts import ROOT_ACCOUNT, known_names, resolve_associations
 from ..base import ProblemCollector
 
 if TYPE_CHECKING:
@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 
 def check_accounts(config: PlatformModel, problems: ProblemCollector) -> None:  # noqa: PLR0912 (one branch per cross-reference checked, each with its own message)
-    """Cross-layer checks: users and groups against the directory, partitions' QOS against `slurm.accounts.qos`."""
+    """Cross-layer checks: users and groups against the directory, partitions' QOS against `slurm.accounts.qos`,
+    partitions' `allowAccounts` against `slurm.accounts.accounts`."""
     slurm = config.slurm
     accounts = slurm.accounts
     for index, partition in enumerate(slurm.partitions):
@@ -30,6 +31,18 @@ def check_accounts(config: PlatformModel, problems: ProblemCollector) -> None:  
             )
     if accounts is None:
         return
+    # A partition's AllowAccounts names Slurm accounts; the reconcile prunes every account not declared, so an
+    # undeclared one would be an empty promise (and declared accounts left out are refused at submit with
+    # EnforcePartLimits=ALL).
+    declared = {a.name for a in accounts.accounts} | {ROOT_ACCOUNT}
+    for index, partition in enumerate(slurm.partitions):
+        for a_index, name in enumerate(partition.allow_accounts):
+            if name not in declared:
+                problems.add(
+                    ["slurm", "partitions", index, "allowAccounts", a_index],
+                    f"partition {partition.name!r}: account {name!r} is not declared in slurm.accounts.accounts"
+                    f" (declared: {known_names(declared)})",
+                )
     base = ["slurm", "accounts"]
     if not slurm.accounting.enabled:
         problems.add(base, "Slurm accounts need slurmdbd: set slurm.accounting.enabled to true or remove slurm.accounts")

@@ -41,8 +41,16 @@ def check_gpu_data_plane(config: PlatformModel, problems: ProblemCollector) -> N
     where: list[str | int] = ["gpu", "operator"]
     if config.slurm.has_gpus and enabled and not operator.device_plugin:
         problems.add([*where, "devicePlugin"], "nodesets request GPUs: the device plugin must run to offer them")
-    if config.slurm.has_gpus and not enabled:
-        problems.add([*where, "enabled"], "nodesets request GPUs, which nothing offers without the GPU Operator's device plugin")
+    # Only pods need the device plugin: a GPU nodeset that only bare-metal hosts join (`replicas: 0`) runs slurmd on
+    # the hosts, with the driver of their boot image, so a services-only cluster may leave the operator off.
+    gpu_pods = [f"nodeset {ns.name!r}" for ns in config.slurm.nodesets if ns.gpus is not None and ns.has_pods]
+    gpu_pods += [f"login set {login.name!r}" for login in config.slurm.login_sets() if login.gpus is not None]
+    if gpu_pods and not enabled:
+        problems.add(
+            [*where, "enabled"],
+            f"nodesets request GPUs in pods ({', '.join(gpu_pods)}), which nothing offers without the GPU Operator's"
+            " device plugin (only nodesets that bare-metal hosts alone join, replicas: 0, run without it)",
+        )
     for pool_name, layout in operator.mig_profiles.items():
         pool = config.node_pool(pool_name)
         if pool is None or pool.gpus_per_node is None:

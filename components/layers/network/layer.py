@@ -62,6 +62,10 @@ class NetworkArgs:
     tcp_entrypoints: Sequence[TcpEntryPoint] = ()
     inventory_annotations: Mapping[str, str] = field(default_factory=dict)
     """Annotations naming the inventory file that the extra DNS records come from (its sha256)."""
+    attachment_crd_chart: str | None = None
+    """The chart release of the stack that ships the NetworkAttachmentDefinition CRD in its `crds/` (the Network
+    Operator's, with `hpcforge:rdma`), or None: then Multus' objects here declare it. One owner per object
+    (offline/owners.py): with a chart owning it, the attachments wait for that chart (`add_attachments`)."""
 
 
 class Network(pulumi.ComponentResource):
@@ -81,8 +85,11 @@ class Network(pulumi.ComponentResource):
 
         metallb = self._metallb(ctx, cfg, args.charts)
         traefik = self._traefik(ctx, cfg, args.charts, metallb, args.tcp_entrypoints)
-        multus = self._multus(ctx)
-        self.attachments = {att.name: self._attachment(ctx, att, multus) for att in cfg.attachments}
+        multus = self._multus(ctx, crd=args.attachment_crd_chart is None)
+        self._ctx, self._cfg, self._multus_objects = ctx, cfg, multus
+        self.attachments = {}
+        if args.attachment_crd_chart is None:
+            self.attachments = {att.name: self._attachment(ctx, att, multus) for att in cfg.attachments}
         dns: list[pulumi.Resource] = []
         if cfg.dns.enabled:
             dns = self._site_dns(ctx, cfg, metallb, args.dns_records, args.inventory_annotations)
@@ -91,7 +98,7 @@ class Network(pulumi.ComponentResource):
             {
                 "ingressAddress": self.ingress_address,
                 "dnsAddress": cfg.dns.address,
-                "attachments": sorted(self.attachments),
+                "attachments": sorted(att.name for att in cfg.attachments),
             }
         )
 
@@ -239,11 +246,19 @@ class Network(pulumi.ComponentResource):
 
     # --- Multus (thick plugin) ---------------------------------------------------------------
 
-    def _multus(self, ctx: DeployContext) -> list[pulumi.Resource]:
+    def _multus(self, ctx: DeployContext, *, crd: bool) -> list[pulumi.Resource]:
         """The upstream thick daemonset (v4.3.0) as typed objects: no maintained chart exists."""
         from .multus import multus_objects
 
-        return multus_objects(ctx, self)
+        return multus_objects(ctx, self, crd=crd)
+
+    def add_attachments(self, crd_ready: Sequence[pulumi.Resource]) -> None:
+        """The attachments, once `crd_ready` (the chart of `attachment_crd_chart`) has installed their CRD; they join
+        `ready`. Only with `attachment_crd_chart`: otherwise the constructor made them."""
+        assert not self.attachments, "attachments already created"
+        depends_on = [*self._multus_objects, *crd_ready]
+        self.attachments = {att.name: self._attachment(self._ctx, att, depends_on) for att in self._cfg.attachments}
+        self.ready = [*self.ready, *self.attachments.values()]
 
     def _attachment(
         self, ctx: DeployContext, att: NetworkAttachment, multus: Sequence[pulumi.Resource]

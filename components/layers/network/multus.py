@@ -80,16 +80,24 @@ def _host_path(name: str, path: str, **extra: Any) -> dict[str, Any]:
     return {"name": name, "hostPath": {"path": path, **extra}}
 
 
-def multus_objects(ctx: DeployContext, parent: pulumi.Resource) -> list[pulumi.Resource]:
+def multus_objects(ctx: DeployContext, parent: pulumi.Resource, *, crd: bool = True) -> list[pulumi.Resource]:
+    """Multus' objects; `crd`: with its NetworkAttachmentDefinition CRD (False when a chart of the stack ships it:
+    one owner per object)."""
+
     def meta(name: str, namespace: str | None = NAMESPACE) -> dict[str, Any]:
         return ctx.meta(name, "cni", namespace, app=APP, extra_labels={"app.kubernetes.io/version": "4.3.0"})
 
-    crd = k8s.apiextensions.v1.CustomResourceDefinition(
-        "network-attachment-definitions.k8s.cni.cncf.io",
-        metadata=meta("network-attachment-definitions.k8s.cni.cncf.io", None),
-        spec=_nad_crd_spec(),
-        opts=ctx.opts(parent),
+    definition = (
+        k8s.apiextensions.v1.CustomResourceDefinition(
+            "network-attachment-definitions.k8s.cni.cncf.io",
+            metadata=meta("network-attachment-definitions.k8s.cni.cncf.io", None),
+            spec=_nad_crd_spec(),
+            opts=ctx.opts(parent),
+        )
+        if crd
+        else None
     )
+    crds: list[pulumi.Resource] = [definition] if definition is not None else []
     role = k8s.rbac.v1.ClusterRole(
         "multus",
         metadata=meta("multus", None),
@@ -197,6 +205,6 @@ def multus_objects(ctx: DeployContext, parent: pulumi.Resource) -> list[pulumi.R
                 },
             },
         },
-        opts=ctx.opts(parent, depends_on=[crd, binding, daemon_config]),
+        opts=ctx.opts(parent, depends_on=[*crds, binding, daemon_config]),
     )
-    return [crd, role, account, binding, daemon_config, daemonset]
+    return [*crds, role, account, binding, daemon_config, daemonset]

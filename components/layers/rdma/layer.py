@@ -214,10 +214,16 @@ class NetworkOperatorArgs:
     attachment_namespace: str = "slurm"
     """Where the SR-IOV operator creates the fabrics' NetworkAttachmentDefinitions (the Slurm namespace)."""
     depends_on: Sequence[pulumi.Resource] = ()
+    nfd_crds: Sequence[pulumi.Resource] = ()
+    """What installs Node Feature Discovery's CRDs when `deploy_nfd` is False (the GPU Operator's chart, whose NFD
+    subchart runs): the chart's NodeFeatureRule (`templates/nodefeaturerules.yaml`) needs them, so the chart waits
+    for it (an Application: until Argo CD has synced it and it is Healthy)."""
 
 
 class NetworkOperator(pulumi.ComponentResource):
     ready: list[pulumi.Resource]
+    chart: pulumi.Resource
+    """The chart (helm.v4.Chart or Argo CD Application): what installs its CRDs, the NetworkAttachmentDefinition's too."""
 
     def __init__(self, name: str, args: NetworkOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:rdma:NetworkOperator", name, None, opts)
@@ -238,9 +244,10 @@ class NetworkOperator(pulumi.ComponentResource):
             NAMESPACE,
             network_operator_values(nfd=args.deploy_nfd, sriov=any(f.mode == "sriov" for f in args.config.fabrics)),
             parent=self,
-            depends_on=namespace.ready,
+            depends_on=[*namespace.ready, *args.nfd_crds],
             component="network-operator",
         )
+        self.chart = chart
         nv_ipam = [f for f in args.config.fabrics if f.ipam == "nv-ipam"]
         policy = k8s.apiextensions.CustomResource(
             NIC_CLUSTER_POLICY,

@@ -29,6 +29,43 @@ SLURM_UINT16_MAX = 65533
 
 AccountingEnforce = Literal["associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys"]
 
+# Every slurm.conf parameter `controller_parameters()` (components/layers/slurm/slurm_conf.py) may write, and the
+# setting that decides it: `extraParameters` may not repeat one (Slurm would take one of the two values silently).
+TYPED_CONTROLLER_PARAMETERS: dict[str, str] = {
+    "SchedulerType": "slurm.controller.scheduler.type",
+    "SchedulerParameters": "slurm.controller.scheduler.parameters",
+    "SelectType": "slurm.controller.select.type",
+    "SelectTypeParameters": "slurm.controller.select.parameters",
+    "PriorityType": "slurm.controller.priority.type",
+    "PriorityDecayHalfLife": "slurm.controller.priority.decayHalfLife",
+    "PriorityMaxAge": "slurm.controller.priority.maxAge",
+    "PriorityWeightAge": "slurm.controller.priority.weights.age",
+    "PriorityWeightFairshare": "slurm.controller.priority.weights.fairshare",
+    "PriorityWeightJobSize": "slurm.controller.priority.weights.jobSize",
+    "PriorityWeightPartition": "slurm.controller.priority.weights.partition",
+    "PriorityWeightQOS": "slurm.controller.priority.weights.qos",
+    "PreemptType": "slurm.controller.preemption.type",
+    "PreemptMode": "slurm.controller.preemption.mode (and .gang)",
+    "AccountingStorageEnforce": "slurm.controller.accountingEnforce",
+    "EnforcePartLimits": "slurm.controller.enforcePartLimits",
+    "GresTypes": "slurm.nodesets[].gpus (written when a nodeset has GPUs)",
+    "AccountingStorageTRES": "slurm.nodesets[].gpus (written when a nodeset has GPUs and accounting is on)",
+    "ProctrackType": "none: hpcforge always writes proctrack/cgroup",
+    "TaskPlugin": "none: hpcforge always writes task/cgroup,task/affinity",
+    "JobAcctGatherType": "none: hpcforge always writes jobacct_gather/cgroup",
+    "PrologFlags": "none: hpcforge always writes Contain",
+    "ReturnToService": "slurm.controller.returnToService",
+    "SlurmctldTimeout": "slurm.controller.timeouts.slurmctld",
+    "SlurmdTimeout": "slurm.controller.timeouts.slurmd",
+    "MessageTimeout": "slurm.controller.timeouts.message",
+    "KillWait": "slurm.controller.timeouts.killWait",
+    "InactiveLimit": "slurm.controller.timeouts.inactiveLimit",
+    "MinJobAge": "slurm.controller.timeouts.minJobAge",
+    "UnkillableStepTimeout": "slurm.controller.timeouts.unkillableStep",
+    "SrunPortRange": "slurm.controller.srunPortRange",
+    "PropagateResourceLimitsExcept": "hpcforge:rdma (written when RDMA fabrics are declared)",
+}
+
 
 class Scheduler(StrictModel):
     type: Literal["sched/backfill", "sched/builtin"] = "sched/backfill"
@@ -118,6 +155,10 @@ class ControllerConfig(StrictModel):
     """Job priority plugin and its weights."""
     accounting_enforce: tuple[AccountingEnforce, ...] = ("associations", "limits", "qos", "safe")
     """`AccountingStorageEnforce` (written only when accounting is enabled)."""
+    enforce_part_limits: Literal["ALL", "ANY", "NO"] = "ALL"
+    """`EnforcePartLimits`: `ALL` refuses at submit a job that breaks a limit of a partition it asks for (MaxTime,
+    MaxNodes, AllowAccounts, AllowGroups, ...: slurm.conf(5) of 26.05); `NO` (Slurm's default) accepts it and leaves
+    it pending forever."""
     timeouts: Timeouts = Field(default_factory=Timeouts)
     """Daemon and job timeouts."""
     srun_port_range: tuple[int, int] = (60001, 63000)
@@ -143,6 +184,21 @@ class ControllerConfig(StrictModel):
         if not 1024 < first <= last <= 65535:
             raise ValueError(f"{first}-{last} is not a port range above 1024 (first <= last <= 65535)")
         return value
+
+    @model_validator(mode="after")
+    def _extra_not_typed(self) -> ControllerConfig:
+        problems = ProblemCollector()
+        typed = {name.lower(): name for name in TYPED_CONTROLLER_PARAMETERS}
+        for key in self.extra_parameters:
+            name = typed.get(key.lower())  # slurm.conf parameter names are case-insensitive
+            if name is not None:
+                problems.add(
+                    ["extraParameters", key],
+                    f"{name} is a typed setting that hpcforge writes itself (set by {TYPED_CONTROLLER_PARAMETERS[name]}):"
+                    " remove it from extraParameters",
+                )
+        problems.raise_if_any()
+        return self
 
     @model_validator(mode="after")
     def _job_ports_apart_from_srun(self) -> ControllerConfig:

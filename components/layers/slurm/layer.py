@@ -45,6 +45,7 @@ from .objects import (
     JWT_KEY_SECRET,
     NODESET_KIND,
     OPERATOR_NAMESPACE,
+    OPERATOR_REPLICAS_IGNORED,
     SLINKY_API,
     SLURM_KEY_SECRET,
     SSSD_SECRET,
@@ -169,6 +170,9 @@ class Slurm(pulumi.ComponentResource):
             },
             parent=self,
             depends_on=[crds],
+            # Runbooks stop the operator (`kubectl scale deployment slurm-operator --replicas=0`, docs/operations.md):
+            # Argo CD must neither undo it (selfHeal) nor reset it at a later sync.
+            ignore_differences=[OPERATOR_REPLICAS_IGNORED],
         )
         ready_ns = slurm_ns.ready
         scope = Scope(ctx, self, ns, "slurm", app=CONTROLLER, depends_on=ready_ns)

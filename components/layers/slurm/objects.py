@@ -28,6 +28,16 @@ from .slurm_conf import cgroup_conf, controller_extra_conf, gres_conf, mebibytes
 from .sssd import SSSD_CA_DIR
 
 OPERATOR_NAMESPACE = "slinky"
+OPERATOR_DEPLOYMENT = "slurm-operator"  # the chart's operator Deployment (release name slurm-operator)
+OPERATOR_REPLICAS_IGNORED = {
+    "group": "apps",
+    "kind": "Deployment",
+    "name": OPERATOR_DEPLOYMENT,
+    "namespace": OPERATOR_NAMESPACE,
+    "jsonPointers": ["/spec/replicas"],
+}
+"""The slurm-operator Application's `ignoreDifferences`: the operator's replicas, which the restore runbook sets to 0
+while slurmdbd's database is replaced (with `RespectIgnoreDifferences=true`, components/charts.py)."""
 CONTROLLER = "slurm"
 SLURM_KEY_SECRET = "slurm-auth-slurm"
 JWT_KEY_SECRET = "slurm-auth-jwt"

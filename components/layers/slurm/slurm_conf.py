@@ -117,6 +117,9 @@ def controller_parameters(slurm: SlurmConfig, *, accounting: bool, rdma: bool = 
         params.append(("PreemptMode", ctl.preemption.slurm_mode()))
     if accounting and ctl.accounting_enforce:
         params.append(("AccountingStorageEnforce", ",".join(ctl.accounting_enforce)))
+    # slurm.conf(5) of 26.05, EnforcePartLimits: with ALL a job that breaks a partition limit (AllowAccounts,
+    # AllowGroups, MaxTime, MaxNodes, ...) is refused at submit; with NO (the default) it stays queued forever.
+    params.append(("EnforcePartLimits", ctl.enforce_part_limits))
     if slurm.has_gpus:
         params.append(("GresTypes", "gpu"))
         if accounting:
