@@ -112,6 +112,11 @@ class Manifests:
         return [value for value in vars(cls).values() if isinstance(value, ManifestPin)]
 
 
+KUBERNETES_VERSION = "1.33"
+"""The Kubernetes minor version hpcforge targets unless a stack says otherwise (`hpcforge:kubernetes.version`'s default,
+which also sets every namespace's Pod Security `enforce-version`); policies/admission/pss.py reproduces Pod Security
+Admission at this version, and a test fails when this moves without it (tests/test_admission_pins.py)."""
+
 SLINKY_TAG = "26.05-ubuntu26.04"
 
 SLURMD_IMAGE_HAS_NVML = False

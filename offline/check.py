@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from policies.rules.admission import application_lines
+from policies.admission.report import application_lines
 from policies.rules.podtemplates import display
 
 from .admission import argocd_chart_verdicts, argocd_chart_webhook_verdicts

@@ -1,4 +1,4 @@
-"""mariadb-operator 26.6.0's validating webhooks (policies/rules/admission_mariadb.py) against what hpcforge generates.
+"""mariadb-operator 26.6.0's validating webhooks (policies/admission/mariadb.py) against what hpcforge generates.
 
 - every k8s.mariadb.com object of dev and prod passes the CREATE rules, and an unchanged second apply (with what the
   API server and the operator wrote into the stored object) passes the UPDATE rules;
@@ -24,7 +24,7 @@ import yaml
 
 from components.config import ConfigError, load_config
 from offline.engine import RecordedStack
-from policies.rules import admission_mariadb as m
+from policies.admission import mariadb as m
 from policies.rules import gotime
 
 from .helpers import (

@@ -1,4 +1,4 @@
-"""Pod Security Standards checks (policies/rules/admission_pss.py).
+"""Pod Security Standards checks (policies/admission/pss.py).
 
 The failing cases and their expected ForbiddenReason/ForbiddenDetail are upstream's own table tests,
 k8s.io/pod-security-admission v0.33.9 `policy/check_<id>_test.go`, transcribed from Go structs into
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from policies.rules import admission_pss as pss
+from policies.admission import pss
 
 
 def c(name: str, sc: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:

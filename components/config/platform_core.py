@@ -7,13 +7,14 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ..versions import KUBERNETES_VERSION
 from .base import DnsName, GoDuration, K8sName, ProblemCollector, StrictModel, duplicates
 
 
 class KubernetesConfig(StrictModel):
     """The cluster hpcforge deploys into."""
 
-    version: str = "1.33"
+    version: str = KUBERNETES_VERSION
     """Kubernetes minor version the objects are validated against (`1.33`)."""
     storage_class: DnsName | None = None
     """Storage class for every volume hpcforge claims, a lowercase DNS name (null: the cluster's default class). The
