@@ -778,6 +778,30 @@ def test_pod_security_admission() -> None:
     assert rule(stack(namespace, unknown)) == []
 
 
+def test_pod_security_admission_names_a_kubernetes_version_it_does_not_reproduce() -> None:
+    """hpcforge:kubernetes.version sets the enforce-version labels: above 1.33 (what policies/admission/pss.py
+    reproduces) the rule reports the gap once, for the stack, naming the config key; at 1.33 it does not."""
+    rule = admission_rules.POD_SECURITY_ADMISSION
+    restricted = {
+        "allowPrivilegeEscalation": False,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    newer = k8s("Namespace", "ops", labels={**RESTRICTED_NS, "pod-security.kubernetes.io/enforce-version": "v1.34"})
+    [gap] = rule(stack(newer, _deployment(restricted)))
+    assert gap.urn is None
+    assert gap.message.startswith("Pod Security of Kubernetes 1.34 is not reproduced: namespace ops enforces v1.34")
+    assert "hostProbesAndHostLifecycle" in gap.message and "hpcforge:kubernetes.version" in gap.message
+    # Its pods are still judged (as 1.33 judges them).
+    assert len(rule(stack(newer, _deployment(None)))) == 2
+    latest = k8s("Namespace", "ops", labels={k: v for k, v in RESTRICTED_NS.items() if not k.endswith("-version")})
+    on_1_35 = rule.config.from_config({"kubernetesVersion": "1.35"})
+    assert "Kubernetes 1.35 is not reproduced" in rule(stack(latest, _deployment(restricted)), on_1_35)[0].message
+    namespace = k8s("Namespace", "ops", labels=RESTRICTED_NS)
+    assert rule(stack(namespace, _deployment(restricted)), on_1_35) == []  # v1.33 evaluates as 1.33 anywhere
+
+
 def test_argocd_appproject_admission() -> None:
     rule = admission_rules.ARGOCD_APPPROJECT_ADMISSION
     project = k8s(
