@@ -7,6 +7,7 @@ allowed values those files and `test/fixtures_<id>.go` use."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -495,3 +496,22 @@ def test_the_report_refuses_a_namespace_enforcing_a_version_newer_than_the_repro
     # A cluster of 1.35 evaluates `latest` as 1.35; a privileged namespace runs no check at any version.
     assert admission_report([restricted_namespace(), pod(good)], cluster_version=(1, 35)).pod_security_gaps
     assert not admission_report([restricted_namespace("v1.35", "privileged"), pod(good)]).pod_security_gaps
+
+
+def test_dev_on_a_newer_kubernetes_is_reported_as_a_gap_by_offline_admission(tmp_path: Path) -> None:
+    """hpcforge:kubernetes.version 1.35: every namespace hpcforge labels enforces v1.35, which `python -m offline
+    admission` reports as not reproduced (and refuses: exit 1), naming the namespaces that enforce baseline or
+restricted (dev's privileged ones run no check at any version)."""
+    from offline.admission import recorded_objects
+    from policies.admission.report import admission_report
+
+    from .helpers import run_stack_file, write_variant
+
+    def newer(values: dict[str, Any]) -> None:
+        values["hpcforge:kubernetes"]["version"] = "1.35"
+
+    found = recorded_objects(run_stack_file(write_variant(tmp_path, "dev", newer), "dev"))
+    report = admission_report(found.objects, found.synced)
+    [gap] = report.pod_security_gaps
+    assert gap.version == (1, 35) and {"database", "directory"} <= set(gap.namespaces)
+    assert report.refused and "hostProbesAndHostLifecycle" in gap.message
