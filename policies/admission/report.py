@@ -1,19 +1,19 @@
 """Admission as the cluster and Argo CD decide it, over a whole set of plain object dicts:
 
-- Pod Security: every pod template (admission/pss) against its namespace's enforce level/version;
-- Argo CD: every Application against its AppProject, with the objects it would sync (admission/argocd);
+- Pod Security: every pod template (pss.py) against its namespace's enforce level/version;
+- Argo CD: every Application against its AppProject, with the objects it would sync (argocd.py);
 - reachability: every Service the API server calls, through the NetworkPolicies (netpol);
 - Slinky: every slurm-operator custom resource, created as it is, against the operator's webhook and its
-  CRDs' CEL rules (admission/slinky);
+  CRDs' CEL rules (slinky.py);
 - Kueue: every Kueue object and every job Kueue's webhooks see, against Kueue 0.19.2's webhooks and
-  CRD rules (admission/kueue);
+  CRD rules (kueue.py);
 - operator webhooks: every cert-manager Certificate/Issuer/ClusterIssuer and MetalLB IPAddressPool,
   L2Advertisement, BGPAdvertisement, BGPPeer and Community, as the operators' validating webhooks answer
-  it (admission/certmanager, admission/metallb).
+  it (certmanager.py, metallb.py).
 - mariadb-operator: every mariadb-operator object as its validating webhook judges it, on create or, given the
-  objects deployed before, on update (admission/mariadb).
+  objects deployed before, on update (mariadb.py).
 
-Pure functions; the security pack's rules (policies/admission/rules.py) and the offline report
+Pure functions; the security pack's rules (rules.py) and the offline report
 (`python -m offline admission`) both use them.
 """
 

@@ -1,4 +1,4 @@
-"""Security rules: admission as the cluster and Argo CD decide it (see policies/admission/report.py).
+"""Security rules: admission as the cluster and Argo CD decide it (see report.py).
 
 - pod-security-admission (stack): every pod template (workloads, and the operator CRs that become
   pods: Slinky NodeSet/LoginSet/Controller/Accounting/RestApi, MariaDB, AppWrapper components) passes
@@ -12,18 +12,18 @@
   NetworkPolicies.
 - slinky-webhook-admission (stack): every Slinky custom resource passes its CRD's CEL rules and, where
   the slurm-operator chart's values run it, the operator's validating webhook, as slurm-operator 1.2.1
-  decides them when the resource is created (admission/slinky).
+  decides them when the resource is created (slinky.py).
 - kueue-admission (stack): every Kueue object (ClusterQueue, Cohort, ResourceFlavor) and every job
   Kueue's webhooks see (Jobs, CronJobs' Jobs, Pods, Deployments, StatefulSets, AppWrappers) passes
   Kueue 0.19.2's validating webhooks and CRD rules; for a job Kueue will manage, so does the
-  Workload it builds from the job's pod templates (admission/kueue).
+  Workload it builds from the job's pod templates (kueue.py).
 - operator-webhook-admission (stack): every cert-manager Certificate, Issuer and ClusterIssuer and every
   MetalLB IPAddressPool, L2Advertisement, BGPAdvertisement, BGPPeer and Community passes the operator's
-  validating webhook, as cert-manager v1.21.1 and MetalLB v0.16.1 decide it (admission/certmanager,
-  admission/metallb).
+  validating webhook, as cert-manager v1.21.1 and MetalLB v0.16.1 decide it (certmanager.py,
+  metallb.py).
 - mariadb-operator-admission (stack): every mariadb-operator object (MariaDB, Database, User, Grant,
   Backup) passes the operator's validating webhook on create, as mariadb-operator 26.6.0 decides it
-  (policies/admission/mariadb.py).
+  (mariadb.py).
 
 They judge every object the engine sends: hpcforge's own and charts' rendered objects alike. Each is one
 `admission_rule`: the stack's objects (`stack_objects`, also what `python -m offline admission` judges), a judge that
