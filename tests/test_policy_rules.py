@@ -1028,6 +1028,7 @@ def test_rules_are_stdlib_and_pyyaml_only() -> None:
         "contextvars",
         "dataclasses",
         "fnmatch",
+        "functools",
         "importlib",
         "ipaddress",
         "math",

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from ..rules.access import glob
@@ -53,14 +54,29 @@ C = TypeVar("C", bound=RuleConfig)
 
 @dataclass(frozen=True)
 class StackObjects:
+    stack: StackView
     objects: list[Mapping[str, Any]]
     """Whole objects as plain dicts (patches are partial and left out, except Namespace patches, whose labels
     count)."""
     origin: dict[int, ResourceView]
     """The resource each object came from, by the object's id."""
-    synced: dict[str, list[Mapping[str, Any]]]
-    """Per Argo CD Application (`namespace/name`), the objects its sync would apply: the resources whose parent is
-    the Application or a component under it."""
+
+    @cached_property
+    def synced(self) -> dict[str, list[Mapping[str, Any]]]:
+        """Per Argo CD Application (`namespace/name`), the objects its sync would apply: the resources whose parent
+        is the Application or a component under it (computed once, when a rule asks)."""
+        apps = {r.urn: r for r in self.stack.objects("argoproj.io", "Application") if r.urn}
+        parents = {r.urn: r.parent for r in self.stack.resources if r.urn}
+        synced: dict[str, list[Mapping[str, Any]]] = {}
+        for resource in self.stack.objects():
+            parent = resource.parent
+            seen: set[str] = set()
+            while parent and parent not in apps and parent not in seen:
+                seen.add(parent)
+                parent = parents.get(parent, "")
+            if parent in apps:
+                synced.setdefault(report.application_key(apps[parent].props), []).append(resource.props)
+        return synced
 
     def violation(self, obj: Mapping[str, Any] | None, message: str) -> Violation:
         """`message` reported at the resource `obj` came from (no URN for any other object)."""
@@ -78,18 +94,7 @@ def stack_objects(stack: StackView) -> StackObjects:
             continue
         objects.append(resource.props)
         origin[id(resource.props)] = resource
-    apps = {r.urn: r for r in stack.objects("argoproj.io", "Application") if r.urn}
-    parents = {r.urn: r.parent for r in stack.resources if r.urn}
-    synced: dict[str, list[Mapping[str, Any]]] = {}
-    for resource in stack.objects():
-        parent = resource.parent
-        seen: set[str] = set()
-        while parent and parent not in apps and parent not in seen:
-            seen.add(parent)
-            parent = parents.get(parent, "")
-        if parent in apps:
-            synced.setdefault(report.application_key(apps[parent].props), []).append(resource.props)
-    return StackObjects(objects, origin, synced)
+    return StackObjects(stack, objects, origin)
 
 
 def has_unknown(value: Any) -> bool:
