@@ -515,3 +515,6 @@ def test_dev_on_a_newer_kubernetes_is_reported_as_a_gap_by_offline_admission(tmp
     [gap] = report.pod_security_gaps
     assert gap.version == (1, 35) and {"database", "directory"} <= set(gap.namespaces)
     assert report.refused and "hostProbesAndHostLifecycle" in gap.message
+    assert gap.message.endswith(
+        "or keep hpcforge:kubernetes.version (which sets hpcforge's enforce-version labels) at 1.33 or below"
+    )

@@ -169,14 +169,8 @@ class PodSecurityAdmissionConfig(RuleConfig):
 
 def judge_pod_security(stack: StackView, found: StackObjects, config: PodSecurityAdmissionConfig) -> Iterator[Finding]:
     verdicts = report.pod_security_verdicts(found.objects, _version(config.kubernetes_version))
-    reproduced = pss.REPRODUCES.version
     for gap in report.pod_security_gaps(verdicts):
-        yield Finding(
-            None,
-            f"{gap.message}. Bring policies/admission/pss.py (and its REPRODUCES) to Kubernetes "
-            f"{gap.version[0]}.{gap.version[1]}, or keep hpcforge:kubernetes.version (which sets the enforce-version "
-            f"labels) and this rule's kubernetesVersion at {reproduced} or below.",
-        )
+        yield Finding(None, f"{gap.message} (and this rule's kubernetesVersion, the cluster's version, with it).")
     for verdict in verdicts:
         if verdict.admitted:
             continue
