@@ -28,8 +28,9 @@ from typing import Any, TextIO
 
 import yaml
 
-from policies.rules.access import get, mapping, text
-from policies.rules.admission import (
+from policies.admission.argocd import is_namespaced
+from policies.admission.metallb import bgp_type_from_values
+from policies.admission.report import (
     ApplicationVerdict,
     WebhookVerdict,
     admission_report,
@@ -38,12 +39,13 @@ from policies.rules.admission import (
     appproject_verdicts,
     webhook_verdicts,
 )
-from policies.rules.admission_argocd import is_namespaced
-from policies.rules.admission_metallb import bgp_type_from_values
-from policies.rules.admission_slinky import CHART as SLINKY_CHART
-from policies.rules.admission_slinky import WebhookScope, webhook_scope
+from policies.admission.rules import StackObjects, stack_objects
+from policies.admission.slinky import CHART as SLINKY_CHART
+from policies.admission.slinky import WebhookScope, webhook_scope
+from policies.rules.access import get, mapping, text
 from policies.rules.podtemplates import display, group_of, kind_of, namespace_of
 from policies.rules.sources import chart_basename
+from policies.rules.view import ResourceView, StackView
 
 from .cel_admission import cel_verdicts, object_key
 from .cel_admission import report_lines as cel_report_lines
@@ -64,29 +66,12 @@ def argocd_runs(document: Mapping[str, Any]) -> bool:
     return not events or bool(events - ARGOCD_IGNORED_HOOKS)
 
 
-def stack_objects(stack: RecordedStack) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """Whole objects (patches left out, except Namespace patches: their labels count) and, per
-    Application (`namespace/name`), the objects registered under it."""
-    by_urn = {r.urn: r for r in stack.resources}
-    objects: list[dict[str, Any]] = []
-    apps: dict[str, str] = {}
-    for resource in stack.resources:
-        if not resource.is_kubernetes_object:
-            continue
-        if resource.type.endswith("Patch") and not resource.type.endswith("NamespacePatch"):
-            continue
-        objects.append(resource.inputs)
-        if resource.inputs.get("kind") == "Application" and group_of(resource.inputs) == "argoproj.io":
-            apps[resource.urn] = application_key(resource.inputs)
-    synced: dict[str, list[dict[str, Any]]] = {}
-    for resource in stack.resources:
-        parent, seen = resource.parent, set()
-        while parent and parent not in apps and parent not in seen and parent in by_urn:
-            seen.add(parent)
-            parent = by_urn[parent].parent
-        if parent in apps and resource.is_kubernetes_object:
-            synced.setdefault(apps[parent], []).append(resource.inputs)
-    return objects, synced
+def recorded_objects(stack: RecordedStack) -> StackObjects:
+    """policies/admission/rules.py `stack_objects` (what the security pack's admission rules judge) over the
+    recorded resources, with their plain inputs: the whole objects, and per Application the objects under it."""
+    return stack_objects(
+        StackView(tuple(ResourceView(r.type, r.name, r.urn, r.inputs, parent=r.parent) for r in stack.resources))
+    )
 
 
 @dataclass(frozen=True)
@@ -186,7 +171,8 @@ def argocd_chart_verdicts(stack: RecordedStack, report: RenderReport) -> list[Ap
     its sync: its children in the program and its chart's rendered objects (`argocd_synced_charts`).
     The packs never see these objects (Argo CD applies them, not Pulumi), so `offline check
     --render-charts` reports them from here."""
-    objects, synced = stack_objects(stack)
+    found = recorded_objects(stack)
+    objects, synced = found.objects, found.synced
     charts = argocd_synced_charts(stack, report)
     for key, documents in charts.items():
         synced.setdefault(key, []).extend(documents)
@@ -197,7 +183,7 @@ def argocd_chart_webhook_verdicts(stack: RecordedStack, report: RenderReport) ->
     """The cert-manager and MetalLB webhooks' answer to every rendered object an Argo CD Application syncs (a
     refusal fails its sync), judged with the stack's own objects (MetalLB judges a set). The packs never see
     these objects, so `offline check --render-charts` reports them from here."""
-    objects, _ = stack_objects(stack)
+    objects = recorded_objects(stack).objects
     synced = [o for documents in argocd_synced_charts(stack, report).values() for o in documents]
     ours = {id(o) for o in synced}
     verdicts = webhook_verdicts([*objects, *synced], metallb_bgp_type=metallb_bgp_type(stack))
@@ -230,7 +216,8 @@ def slinky_scope(stack: RecordedStack) -> WebhookScope:
 
 def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequence[tuple[str, dict[str, Any]]] = ()) -> int:
     """The report for `stack`, plus `--objects DIR` and `rendered` (charts rendered in process)."""
-    objects, synced = stack_objects(stack)
+    recorded = recorded_objects(stack)
+    objects, synced = recorded.objects, recorded.synced
     files = [*read_objects(args.objects)] if getattr(args, "objects", None) else []
     files += rendered_objects(rendered)
     if files:
@@ -239,7 +226,7 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
         for key, documents in found.items():
             synced.setdefault(key, []).extend(documents)
         objects = [*objects, *applied]
-    previous: list[dict[str, Any]] = []
+    previous: Sequence[Mapping[str, Any]] = ()
     if getattr(args, "previous_config", None):
         try:
             deployed = run_program(read_stack_file(args.previous_config, name=stack.stack), PROJECT_ROOT, preview=stack.preview)
@@ -247,7 +234,7 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
             messages = getattr(error, "messages", None) or [str(error)]
             print(f"error: --previous-config {args.previous_config}:", *messages, sep="\n  ")
             return 2
-        previous, _ = stack_objects(deployed)
+        previous = recorded_objects(deployed).objects
     report = admission_report(
         objects, synced, slinky_scope=slinky_scope(stack), metallb_bgp_type=metallb_bgp_type(stack), previous=previous
     )

@@ -1,4 +1,4 @@
-"""Argo CD AppProject rules (policies/rules/admission_argocd.py).
+"""Argo CD AppProject rules (policies/admission/argocd.py).
 
 The tables are argo-cd v3.4.4's own tests, pkg/apis/application/v1alpha1/types_test.go
 (TestAppProject_IsSourcePermitted, TestAppProject_IsNegatedSourcePermitted,
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from policies.rules.admission_argocd import (
+from policies.admission.argocd import (
     Destination,
     check_application,
     check_application_sync,

@@ -1,4 +1,4 @@
-"""cert-manager's validating webhook (policies/rules/admission_certmanager.py) against cert-manager v1.21.1's
+"""cert-manager's validating webhook (policies/admission/certmanager.py) against cert-manager v1.21.1's
 own table tests, transcribed from Go structs into the JSON the API server sends (same names, values and
 expected field errors):
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from policies.rules import admission_certmanager as cm
+from policies.admission import certmanager as cm
 from policies.rules import apimachinery
 
 VALID_ISSUER_REF = {"name": "name", "kind": "ClusterIssuer"}

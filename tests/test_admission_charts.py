@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from offline.charts.render import RenderReport
-from policies.rules.admission import appproject_verdicts, pod_security_verdicts, reachability_verdicts
+from policies.admission.report import appproject_verdicts, pod_security_verdicts, reachability_verdicts
 
 from .test_charts import default_render, default_stack  # noqa: F401  (module fixtures)
 

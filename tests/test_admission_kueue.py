@@ -1,4 +1,4 @@
-"""Kueue 0.19.2's admission (policies/rules/admission_kueue.py): each rule against the cases upstream's
+"""Kueue 0.19.2's admission (policies/admission/kueue.py): each rule against the cases upstream's
 own tests list, then every Kueue object and job of dev and prod.
 
 The cases are kubernetes-sigs/kueue v0.19.2's tests, transcribed from Go builders into dicts (same
@@ -32,11 +32,11 @@ import yaml
 
 from components.config import PlatformConfig, load_config
 from components.layers.batch.layer import TEAM_NAMESPACES, cluster_queue_spec, kueue_manager_config, resource_flavor_spec
-from offline.admission import stack_objects
+from offline.admission import recorded_objects
 from offline.charts.render import builtin_api_versions, chart_releases, render_release
 from offline.engine import ProgramConfigError, RecordedResource, RecordedStack
 from offline.schema.crd import load_crd_index, validate_custom_resource
-from policies.rules import admission_kueue as kueue
+from policies.admission import kueue
 from policies.rules.netpol import selector_matches
 from policies.rules.podtemplates import kind_of, name_of, namespace_of, pod_templates
 
@@ -713,11 +713,11 @@ def test_priority_class_and_gates_on_update() -> None:
 
 def test_dev_and_prod_kueue_objects_and_jobs_are_admitted(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:
     for stack in (dev_stack, prod_stack):
-        objects, _ = stack_objects(stack)
+        objects = recorded_objects(stack).objects
         # As deployed, and as the chart's default webhook scope would judge every job hpcforge makes.
         for selector in (None, kueue.default_namespace_selector()):
             assert [v.message for v in kueue.kueue_verdicts(objects, selector) if not v.admitted] == []
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     everywhere = kueue.kueue_verdicts(objects, kueue.default_namespace_selector())
     kinds = {kind_of(v.obj) for v in everywhere}
     assert {"ClusterQueue", "Cohort", "ResourceFlavor", "AppWrapper", "Deployment", "StatefulSet", "Job", "CronJob"} <= kinds
@@ -738,7 +738,7 @@ def test_kueues_job_webhooks_see_only_the_team_namespaces(prod_stack: RecordedSt
     """Kueue's job webhooks (failurePolicy Fail) are called for the team namespaces only: the chart's
     default scope, every namespace but kube-system and kueue-system, put every pod of the cluster and
     every Deployment, StatefulSet and Job `pulumi up` creates or updates behind the one Kueue controller."""
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     selector = kueue.deployed_namespace_selector(objects)
     assert selector == TEAM_NAMESPACES
     labels = kueue.namespace_labels(objects)
@@ -805,7 +805,7 @@ def test_the_rules_bite_on_prods_objects(prod_stack: RecordedStack) -> None:
     """prod's own objects, each broken the way the config could break it, are refused."""
     import copy
 
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     inference = copy.deepcopy(next(o for o in objects if kind_of(o) == "ClusterQueue" and name_of(o) == "inference"))
     del inference["spec"]["cohortName"]
     assert kueue.answer(kueue.cluster_queue_refusals(inference)) == "Invalid"
@@ -925,7 +925,7 @@ def day_two(before: RecordedStack, after: RecordedStack) -> tuple[dict[str, str]
     """The step of every Kueue object and job both runs declare, and what Kueue refuses among the
     in-place updates (jobs taken as running: not suspended)."""
     old = {r.urn: r for r in before.resources if r.is_kubernetes_object}
-    objects, _ = stack_objects(after)
+    objects = recorded_objects(after).objects
     teams = kueue.default_queue_namespaces(objects)
     steps: dict[str, str] = {}
     refused: list[str] = []

@@ -1,4 +1,4 @@
-"""mariadb-operator 26.6.0's validating webhooks (policies/rules/admission_mariadb.py) against what hpcforge generates.
+"""mariadb-operator 26.6.0's validating webhooks (policies/admission/mariadb.py) against what hpcforge generates.
 
 - every k8s.mariadb.com object of dev and prod passes the CREATE rules, and an unchanged second apply (with what the
   API server and the operator wrote into the stored object) passes the UPDATE rules;
@@ -24,7 +24,7 @@ import yaml
 
 from components.config import ConfigError, load_config
 from offline.engine import RecordedStack
-from policies.rules import admission_mariadb as m
+from policies.admission import mariadb as m
 from policies.rules import gotime
 
 from .helpers import (
@@ -281,6 +281,27 @@ def test_mariadb_create_table(entry: str, spec: dict[str, Any], refused: bool) -
     assert bool(m.validate_create(obj("MariaDB", spec))) is refused
 
 
+HA_METHODS = [
+    ("replication", {"replication": {"enabled": True, "primary": {"podIndex": 0}}}),
+    ("galera", {"galera": {"enabled": True, "sst": "mariabackup", "replicaThreads": 1}}),
+]
+
+
+@pytest.mark.parametrize(("method", "ha"), HA_METHODS, ids=[h[0] for h in HA_METHODS])
+def test_ephemeral_storage_is_refused_for_an_ha_mariadb(method: str, ha: dict[str, Any]) -> None:
+    """mariadb-operator v26.6.0 api/v1alpha1/mariadb_types.go `Storage.Validate`: `ephemeral: true` with HA
+    (`IsHAEnabled`: replication or Galera) is refused first ("ephemeral storage is only compatible with non HA
+    MariaDBs"), before the size rules; without HA it is admitted (upstream's table has no HA entry for it)."""
+    refusals = m.validate_create(obj("MariaDB", {**ha, "replicas": 3, "storage": {"ephemeral": True}}))
+    assert [(r.path, r.detail) for r in refusals] == [
+        ("spec.storage", "ephemeral storage is only compatible with non HA MariaDBs")
+    ]
+    with_size = m.validate_create(obj("MariaDB", {**ha, "replicas": 3, "storage": {"ephemeral": True, **SIZE}}))
+    assert [r.detail for r in with_size] == ["ephemeral storage is only compatible with non HA MariaDBs"]
+    assert m.validate_create(obj("MariaDB", {**ha, "replicas": 3, "storage": {"ephemeral": False, **SIZE}})) == []
+    assert m.validate_create(obj("MariaDB", {"storage": {"ephemeral": True}})) == []
+
+
 def updated(kind: str, base: dict[str, Any], patch: Callable[[dict[str, Any]], None]) -> list[m.Refusal]:
     """Upstream's update tables: the object created (the API server's defaults applied, no controller running in
     envtest), then patched with a merge patch."""
@@ -448,6 +469,23 @@ BACKUP_CREATE = [
 @pytest.mark.parametrize(("entry", "spec", "refused"), BACKUP_CREATE, ids=[e[0] for e in BACKUP_CREATE])
 def test_backup_create_table(entry: str, spec: dict[str, Any], refused: bool) -> None:
     assert bool(m.validate_create(obj("Backup", {**BACKUP_COMMON, **spec}))) is refused
+
+
+OTHER_COMPRESSIONS = ["xz", "zstd", "lz4", "snappy", "deflate", "brotli", "lzma", "zip", "gz", "bz2", "Gzip", "NONE"]
+
+
+def test_backup_compression_is_one_of_the_three_upstream_accepts() -> None:
+    """mariadb-operator v26.6.0 api/v1alpha1/base_types.go `CompressAlgorithm.Validate`: "" (unset), none, bzip2 and
+    gzip; anything else is refused with its message. The list is the pinned Backup CRD's `spec.compression` enum."""
+    enum = schemas()["Backup"]["properties"]["spec"]["properties"]["compression"]["enum"]
+    assert list(m.COMPRESSIONS) == enum == ["none", "bzip2", "gzip"]
+    for algorithm in ["", *enum]:
+        assert m.validate_create(obj("Backup", {**BACKUP_COMMON, "compression": algorithm, "storage": S3})) == [], algorithm
+    for algorithm in OTHER_COMPRESSIONS:
+        [refusal] = m.validate_create(obj("Backup", {**BACKUP_COMMON, "compression": algorithm, "storage": S3}))
+        assert refusal.detail == (
+            f"invalid Backup: invalid Compression: invalid compression: {algorithm}, supported algorithms: [none|bzip2|gzip]"
+        )
 
 
 BACKUP_BASE = {**BACKUP_COMMON, "maxRetention": "12h0m0s", "compression": "none", "storage": S3, "stagingStorage": STAGING}

@@ -1,4 +1,4 @@
-"""MetalLB's validating webhooks (policies/rules/admission_metallb.py) against MetalLB v0.16.1's own table tests,
+"""MetalLB's validating webhooks (policies/admission/metallb.py) against MetalLB v0.16.1's own table tests,
 transcribed from Go structs into the JSON objects the API server sends (same names and values):
 
 - internal/config/config_test.go `TestParse` (`For(crs, DontValidate)`; `want: nil` means the parse must
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from policies.rules import admission_metallb as mlb
+from policies.admission import metallb as mlb
 
 
 def pool(name: str, *addresses: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -606,7 +606,7 @@ def test_go_standard_library_agrees(tmp_path: Any) -> None:
     """gotime.py, parse_cidr and the IP checks against Go's own functions (Debian's golang-go)."""
     import subprocess
 
-    from policies.rules import admission_certmanager as cm
+    from policies.admission import certmanager as cm
     from policies.rules.gotime import GoError, format_duration, parse_duration
 
     from .helpers import go_program

@@ -24,9 +24,9 @@ import pytest
 import yaml
 
 from components.charts import IN_CLUSTER
-from offline.admission import metallb_bgp_type, stack_objects
+from offline.admission import metallb_bgp_type, recorded_objects
 from offline.engine import RecordedStack
-from policies.rules.admission import (
+from policies.admission.report import (
     admission_report,
     appproject_verdicts,
     pod_security_verdicts,
@@ -49,8 +49,8 @@ def flipped(stack: str, tmp_path: Path) -> RecordedStack:
 
 
 def assert_all_admitted(stack: RecordedStack) -> None:
-    objects, synced = stack_objects(stack)
-    report = admission_report(objects, synced, metallb_bgp_type=metallb_bgp_type(stack))
+    found = recorded_objects(stack)
+    report = admission_report(found.objects, found.synced, metallb_bgp_type=metallb_bgp_type(stack))
     assert report.pods, "no pod template found: the walk is broken"
     assert report.webhooks, "no cert-manager or MetalLB object found: the walk is broken"
     assert [v.message for v in report.rejected_pods] == []
@@ -75,13 +75,13 @@ def test_other_delivery_mode_passes_admission(stack: str, tmp_path: Path) -> Non
 
 
 def test_operator_custom_resources_are_judged(prod_stack: RecordedStack) -> None:
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     kinds = {kind_of(v.template.owner) for v in pod_security_verdicts(objects)}
     assert {"NodeSet", "LoginSet", "Controller", "Accounting", "RestApi", "MariaDB", "AppWrapper"} <= kinds
 
 
 def test_privileged_nodeset_in_a_restricted_namespace_is_rejected(prod_stack: RecordedStack) -> None:
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     objects = copy.deepcopy(objects)
     for obj in objects:
         if kind_of(obj) == "Namespace" and name_of(obj) == "slurm":
@@ -135,7 +135,7 @@ KUEUE_CHART_OBJECTS: list[dict[str, Any]] = [
 
 
 def test_kueue_visibility_apiservice_reachable_through_hpcforges_policies(prod_stack: RecordedStack) -> None:
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     [verdict] = reachability_verdicts([*objects, *KUEUE_CHART_OBJECTS])
     assert verdict.reachable is True, verdict.reasons
     without = [o for o in objects if not (kind_of(o) == "NetworkPolicy" and name_of(o) == "allow-ingress-visibility")]
@@ -174,7 +174,7 @@ def chart_writes_lane(stack: RecordedStack) -> bool:
 
 
 def test_argo_workflows_sync_is_permitted(prod_stack: RecordedStack) -> None:
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     lane = LANE_OBJECTS if chart_writes_lane(prod_stack) else []
     verdicts = appproject_verdicts(objects, {"argocd/argo-workflows": lane})
     assert all(v.permitted for v in verdicts), [v.refusals for v in verdicts if not v.permitted]
@@ -184,7 +184,7 @@ def test_argo_workflows_sync_is_permitted(prod_stack: RecordedStack) -> None:
 
 
 def test_chart_objects_outside_the_projects_destinations_refuse_the_sync(prod_stack: RecordedStack) -> None:
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     app = _application(objects, "argo-workflows")
     project = next(o for o in objects if kind_of(o) == "AppProject" and name_of(o) == "hpcforge-platform")
     narrowed = copy.deepcopy(project)
@@ -273,7 +273,7 @@ def chart_workloads(stack: RecordedStack, chart: str, *, ours: bool = True) -> l
 
 @pytest.mark.parametrize("chart", sorted(CHART_WORKLOADS))
 def test_chart_workloads_pass_restricted_with_hpcforges_values(prod_stack: RecordedStack, chart: str) -> None:
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     namespace = CHART_NAMESPACE[chart]
     assert any(kind_of(o) == "Namespace" and name_of(o) == namespace for o in objects)
     verdicts = [
@@ -424,7 +424,7 @@ def test_rendered_files_are_attributed_to_their_application(tmp_path: Path) -> N
 def test_slurm_accounting_reaches_mariadb_through_hpcforges_policies(prod_stack: RecordedStack) -> None:
     from policies.rules.netpol import Cluster, Pod, connection_allowed, workload_pod
 
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     cluster = Cluster.of(objects)
     slurmdbd = workload_pod(objects, "Accounting", "slurm", "slurm")
     mariadb = workload_pod(objects, "MariaDB", "database", "mariadb")
@@ -438,13 +438,13 @@ def test_slurm_accounting_reaches_mariadb_through_hpcforges_policies(prod_stack:
 #
 # The charts enable them with hpcforge's values (tests/test_charts_tier.py renders their
 # ValidatingWebhookConfigurations); here every cert-manager and MetalLB object of dev and prod is held against
-# the webhooks' rules (policies/rules/admission_certmanager.py, admission_metallb.py), and each config or
+# the webhooks' rules (policies/admission/certmanager.py, policies/admission/metallb.py), and each config or
 # renderer fix that keeps user config from producing a refused object is shown biting.
 
 
 def webhook_report(stack: RecordedStack) -> dict[str, str | None]:
     """`Kind namespace/name` -> the webhook's refusal (None: admitted), for every judged object."""
-    objects, _ = stack_objects(stack)
+    objects = recorded_objects(stack).objects
     return {display(v.obj): v.refusal for v in webhook_verdicts(objects, metallb_bgp_type=metallb_bgp_type(stack))}
 
 
@@ -485,7 +485,7 @@ def test_prod_in_bgp_mode_passes_the_frr_k8s_webhooks(tmp_path: Path) -> None:
 
 
 def test_the_webhooks_bite_on_prods_own_objects(prod_stack: RecordedStack) -> None:
-    objects, _ = stack_objects(prod_stack)
+    objects = recorded_objects(prod_stack).objects
     objects = copy.deepcopy(objects)
     for obj in objects:
         if kind_of(obj) == "IPAddressPool" and name_of(obj) == "login":
@@ -529,7 +529,7 @@ def test_a_first_dns_name_over_64_bytes_is_not_the_common_name(
     stack = run_stack_file(write_variant(tmp_path, "prod", edit), "prod")
     report = webhook_report(stack)
     assert certificate in report and report[certificate] is None, report.get(certificate)
-    objects, _ = stack_objects(stack)
+    objects = recorded_objects(stack).objects
     [spec] = [o["spec"] for o in objects if display(o) == certificate]
     assert "commonName" not in spec and spec["dnsNames"][0] == key and len(key.encode()) > 64
 
@@ -541,7 +541,7 @@ def test_a_single_pool_address_reaches_metallb_as_a_cidr(tmp_path: Path) -> None
     stack = run_stack_file(write_variant(tmp_path, "prod", edit), "prod")
     report = webhook_report(stack)
     assert {k: v for k, v in report.items() if v} == {}
-    objects, _ = stack_objects(stack)
+    objects = recorded_objects(stack).objects
     [login] = [o for o in objects if kind_of(o) == "IPAddressPool" and name_of(o) == "login"]
     assert login["spec"]["addresses"] == ["10.10.0.150-10.10.0.153", "10.10.0.160/32"]
 

@@ -1,4 +1,4 @@
-"""Pod Security Standards checks (policies/rules/admission_pss.py).
+"""Pod Security Standards checks (policies/admission/pss.py).
 
 The failing cases and their expected ForbiddenReason/ForbiddenDetail are upstream's own table tests,
 k8s.io/pod-security-admission v0.33.9 `policy/check_<id>_test.go`, transcribed from Go structs into
@@ -7,11 +7,12 @@ allowed values those files and `test/fixtures_<id>.go` use."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from policies.rules import admission_pss as pss
+from policies.admission import pss
 
 
 def c(name: str, sc: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
@@ -383,3 +384,137 @@ def test_namespace_policy_from_labels() -> None:
     assert (policy.level, policy.version) == ("restricted", (1, 30))
     assert pss.NamespacePolicy.from_labels({}).level == "privileged"
     assert pss.NamespacePolicy.from_labels({"pod-security.kubernetes.io/enforce": "baseline"}).version == (1, 33)
+
+
+# --- versions: the gates below the reproduced version, and the gap above it ---------------------------------------
+
+WINDOWS_EXEMPT = [
+    ("allowPrivilegeEscalation", pss.check_allowPrivilegeEscalation),
+    ("seccompProfile_restricted", pss.check_seccompProfile_restricted),
+    ("capabilities_restricted", pss.check_capabilities_restricted),
+]
+
+
+@pytest.mark.parametrize(("check_id", "check"), WINDOWS_EXEMPT, ids=[w[0] for w in WINDOWS_EXEMPT])
+def test_windows_pods_are_exempt_from_1_25_on(check_id: str, check: Any) -> None:
+    """v0.33.9 policy/check_<id>.go: the VersionedCheck that exempts a pod with `spec.os.name: windows` has
+    MinimumVersion 1.25 ("Starting 1.25, windows pods would be exempted from this check"); the cases are upstream's
+    check_<id>_test.go `..._1_25` tables ("windows pod, admit without checking ...", "linux pod, reject if
+    security context is not set"). Below 1.25 the earlier VersionedCheck, with no exemption, refuses the same pod."""
+    windows = {"os": {"name": "windows"}, "containers": [c("a")]}
+    linux = {"os": {"name": "linux"}, "containers": [c("a")]}
+    assert check({}, windows, (1, 25)).allowed
+    assert check({}, windows, (1, 26)).allowed
+    assert not check({}, windows, (1, 24)).allowed
+    assert not check({}, linux, (1, 25)).allowed
+    level = [f.check for f in pss.evaluate_pod({}, windows, "restricted", (1, 25))]
+    assert check_id not in level and check_id in [f.check for f in pss.evaluate_pod({}, windows, "restricted", (1, 24))]
+
+
+def sysctl(name: str) -> dict[str, Any]:
+    return {"securityContext": {"sysctls": [{"name": name}]}, "containers": [c("a")]}
+
+
+GATES = [
+    # (what, check, spec, first version that changes the answer, allowed from then on): each MinimumVersion in
+    # k8s.io/pod-security-admission v0.33.9 policy/check_<id>.go
+    ("sysctls 1.27: ip_local_reserved_ports", pss.check_sysctls, sysctl("net.ipv4.ip_local_reserved_ports"), (1, 27), True),
+    ("sysctls 1.29: tcp_keepalive_time", pss.check_sysctls, sysctl("net.ipv4.tcp_keepalive_time"), (1, 29), True),
+    ("sysctls 1.32: tcp_wmem", pss.check_sysctls, sysctl("net.ipv4.tcp_wmem"), (1, 32), True),
+    ("seLinuxOptions 1.31: container_engine_t", pss.check_seLinuxOptions, {"containers": [c("a", {"seLinuxOptions": {"type": "container_engine_t"}})]}, (1, 31), True),
+    ("runAsUser 1.23", pss.check_runAsUser, {"containers": [c("a", {"runAsUser": 0})]}, (1, 23), False),
+    ("capabilities_restricted 1.22", pss.check_capabilities_restricted, {"containers": [c("a")]}, (1, 22), False),
+    ("seccompProfile_restricted 1.19", pss.check_seccompProfile_restricted, {"containers": [c("a")]}, (1, 19), False),
+    ("allowPrivilegeEscalation 1.8", pss.check_allowPrivilegeEscalation, {"containers": [c("a")]}, (1, 8), False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("what", "check", "spec", "gate", "allowed"), GATES, ids=[g[0] for g in GATES])
+def test_version_gated_checks_change_at_their_upstream_version(
+    what: str, check: Any, spec: dict[str, Any], gate: pss.Version, allowed: bool
+) -> None:
+    before = (gate[0], gate[1] - 1)
+    assert check({}, spec, gate).allowed is allowed
+    assert check({}, spec, pss.KUBERNETES_VERSION).allowed is allowed
+    assert check({}, spec, before).allowed is not allowed
+
+
+def restricted_namespace(version: str | None = None, level: str = "restricted") -> dict[str, Any]:
+    labels = {"pod-security.kubernetes.io/enforce": level}
+    if version is not None:
+        labels["pod-security.kubernetes.io/enforce-version"] = version
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps", "labels": labels}}
+
+
+def pod(spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "apps"}, "spec": spec}
+
+
+RESTRICTED_POD = {**sysctl("net.ipv4.ip_local_reserved_ports"), "containers": [c("a", RESTRICTED_CONTEXT)]}
+
+
+def test_an_older_cluster_evaluates_latest_and_newer_labels_at_its_own_version() -> None:
+    """A 1.26 cluster (the oldest hpcforge:kubernetes.version takes): `latest`, and a label newer than the cluster,
+    evaluate as 1.26 (api.go: a version newer than the server's is latest), so the sysctl that 1.27 made safe is
+    refused there and admitted on 1.27."""
+    from policies.admission.report import pod_security_verdicts
+
+    for label in (None, "v1.33"):
+        [old] = pod_security_verdicts([restricted_namespace(label), pod(RESTRICTED_POD)], (1, 26))
+        assert [f.check for f in old.failures] == ["sysctls"]
+        [new] = pod_security_verdicts([restricted_namespace(label), pod(RESTRICTED_POD)], (1, 27))
+        assert new.admitted
+    [latest] = pod_security_verdicts([restricted_namespace(), pod(RESTRICTED_POD)], (1, 26))
+    assert latest.message.startswith('violates PodSecurity "restricted:latest": forbidden sysctls')
+
+
+def test_versions_up_to_the_reproduced_one_have_no_gap_and_newer_ones_name_it() -> None:
+    """What upstream changed after v0.33.9 (v0.34.0 check_hostProbesAndhostLifecycle.go; v0.35.0
+    check_procMount_restricted.go and the hostUsers relaxations; v0.37.0-alpha.2 check_sysctls.go)."""
+    for version in [(1, 26), (1, 32), pss.KUBERNETES_VERSION]:
+        assert pss.unreproduced(version) is None
+    at_34 = pss.unreproduced((1, 34)) or ""
+    assert "hostProbesAndHostLifecycle" in at_34 and "procMount_restricted" not in at_34
+    assert "Kubernetes 1.33" in at_34 and "not 1.34" in at_34
+    at_35 = pss.unreproduced((1, 35)) or ""
+    assert "hostProbesAndHostLifecycle" in at_35 and "procMount_restricted" in at_35 and "tcp_notsent_lowat" not in at_35
+    at_39 = pss.unreproduced((1, 39)) or ""
+    assert "tcp_notsent_lowat" in at_39 and "after 1.37: not read" in at_39
+
+
+def test_the_report_refuses_a_namespace_enforcing_a_version_newer_than_the_reproduction() -> None:
+    from policies.admission.report import admission_report
+
+    good = {"containers": [c("a", RESTRICTED_CONTEXT)]}
+    assert not admission_report([restricted_namespace("v1.33"), pod(good)]).refused
+    report = admission_report([restricted_namespace("v1.35"), pod(good)])
+    [gap] = report.pod_security_gaps
+    assert (gap.version, gap.namespaces) == ((1, 35), ("apps",)) and report.refused
+    assert any(
+        line.startswith("  GAP  Pod Security of Kubernetes 1.35 is not reproduced: namespace apps") for line in report.lines()
+    )
+    # A cluster of 1.35 evaluates `latest` as 1.35; a privileged namespace runs no check at any version.
+    assert admission_report([restricted_namespace(), pod(good)], cluster_version=(1, 35)).pod_security_gaps
+    assert not admission_report([restricted_namespace("v1.35", "privileged"), pod(good)]).pod_security_gaps
+
+
+def test_dev_on_a_newer_kubernetes_is_reported_as_a_gap_by_offline_admission(tmp_path: Path) -> None:
+    """hpcforge:kubernetes.version 1.35: every namespace hpcforge labels enforces v1.35, which `python -m offline
+    admission` reports as not reproduced (and refuses: exit 1), naming the namespaces that enforce baseline or
+    restricted (dev's privileged ones run no check at any version)."""
+    from offline.admission import recorded_objects
+    from policies.admission.report import admission_report
+
+    from .helpers import run_stack_file, write_variant
+
+    def newer(values: dict[str, Any]) -> None:
+        values["hpcforge:kubernetes"]["version"] = "1.35"
+
+    found = recorded_objects(run_stack_file(write_variant(tmp_path, "dev", newer), "dev"))
+    report = admission_report(found.objects, found.synced)
+    [gap] = report.pod_security_gaps
+    assert gap.version == (1, 35) and {"database", "directory"} <= set(gap.namespaces)
+    assert report.refused and "hostProbesAndHostLifecycle" in gap.message
+    assert gap.message.endswith(
+        "or keep hpcforge:kubernetes.version (which sets hpcforge's enforce-version labels) at 1.33 or below"
+    )

@@ -1,4 +1,4 @@
-"""Slinky slurm-operator 1.2.1's admission rules (policies/rules/admission_slinky.py) against what hpcforge sends.
+"""Slinky slurm-operator 1.2.1's admission rules (policies/admission/slinky.py) against what hpcforge sends.
 
 - Every Slinky custom resource of dev and prod, in both delivery modes, passes the webhook and the CRDs' CEL rules as
   created, without a warning; the webhook runs in hpcforge's deployment (the chart's values).
@@ -27,9 +27,9 @@ import yaml
 from components.config import ConfigError, load_config
 from components.layers.slurm.config import NodeSetConfig
 from components.layers.slurm.objects import nodeset_spec
-from offline.admission import slinky_scope, stack_objects
+from offline.admission import recorded_objects, slinky_scope
 from offline.engine import ProgramConfigError, RecordedStack
-from policies.rules import admission_slinky as slinky
+from policies.admission import slinky
 from policies.rules import apimachinery, gotime
 from policies.rules.podtemplates import kind_of, name_of
 
@@ -40,7 +40,7 @@ Obj = dict[str, Any]
 
 
 def slinky_objects(stack: RecordedStack) -> list[Mapping[str, Any]]:
-    objects, _ = stack_objects(stack)
+    objects = recorded_objects(stack).objects
     return objects
 
 

@@ -29,8 +29,7 @@ from offline.render import render_documents
 from offline.schema import cel
 from offline.schema.crd import CrdIndex, count_cel_rules, load_crd_index
 from offline.schema.kube import GroupVersionKind
-from policies.rules import admission_kueue as kueue
-from policies.rules import admission_slinky as slinky
+from policies.admission import kueue, slinky
 
 from .helpers import REPO, require_shared, write_variant
 from .test_admission_kueue import INTEGRATION_CLUSTER_QUEUES, lq, rf
@@ -506,7 +505,7 @@ def test_admission_judges_updates_and_honours_replace_on_changes() -> None:
 
 
 # --- the hand-written ports against the generic path -------------------------------------------------------
-# policies/rules/admission_slinky.py `crd_rule_errors` and the `CRD_RULE` refusals of admission_kueue.py stay:
+# policies/admission/slinky.py `crd_rule_errors` and the `CRD_RULE` refusals of admission_kueue.py stay:
 # the policy packs run them under `pulumi preview`/`up` (deploy.yml), where neither ../shared/crds nor the CEL
 # runtime is (the packs need stdlib + pyyaml only). Each case their tests hold goes through the generic path
 # too, and the two must agree, so a moved pin that changes a rule fails here, naming the rule.

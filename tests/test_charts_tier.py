@@ -23,14 +23,14 @@ from typing import Any
 import pytest
 import yaml
 
-from offline.admission import metallb_bgp_type, stack_objects
+from offline.admission import metallb_bgp_type, recorded_objects
 from offline.charts.objects import chart_documents
 from offline.charts.render import RenderReport, hook_errors, render_stack
 from offline.charts.source import ChartSource
 from offline.engine import RecordedStack
 from offline.schema import validate as schema
-from policies.rules.admission import webhook_verdicts
-from policies.rules.admission_metallb import WEBHOOKS, controller_bgp_type
+from policies.admission.metallb import WEBHOOKS, controller_bgp_type
+from policies.admission.report import webhook_verdicts
 from policies.rules.podtemplates import display
 
 from .helpers import REPO, require_charts, require_shared, run_stack, run_stack_file, write_variant
@@ -388,7 +388,7 @@ def _webhook_configuration(report: RenderReport, release: str, name: str) -> dic
 def test_operator_webhooks_are_enabled_and_admit_every_object(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
     """With hpcforge's values both charts render their validating webhooks (failurePolicy Fail, so a refusal
     stops `pulumi up` or the sync), and every cert-manager and MetalLB object, hpcforge's and the charts', passes
-    them (policies/rules/admission_certmanager.py, admission_metallb.py)."""
+    them (policies/admission/certmanager.py, policies/admission/metallb.py)."""
     name, stack, report = rendered
     cert_manager = _webhook_configuration(report, "cert-manager", "cert-manager-webhook")
     [hook] = cert_manager["webhooks"]
@@ -406,7 +406,7 @@ def test_operator_webhooks_are_enabled_and_admit_every_object(rendered: tuple[st
     [controller] = [o for o in _objects(report, "metallb") if o["kind"] == "Deployment"]
     assert "--webhook-mode=enabled" in controller["spec"]["template"]["spec"]["containers"][0]["args"]
 
-    objects, _ = stack_objects(stack)
+    objects = recorded_objects(stack).objects
     rendered_objects = [o for c in report.charts for o in c.installed]
     assert controller_bgp_type(rendered_objects) == metallb_bgp_type(stack)  # the chart's env, as reproduced from values
     verdicts = webhook_verdicts([*objects, *rendered_objects])
@@ -436,6 +436,6 @@ def test_metallb_controller_backend_follows_the_advertisement_mode(charts_dir: P
     report = render_stack(stack, ChartSource(charts_from=charts_dir), KUBERNETES)
     metallb = [o for c in report.charts if c.release.release == "metallb" for o in c.installed]
     assert controller_bgp_type(metallb) == "frr-k8s"
-    objects, _ = stack_objects(stack)
+    objects = recorded_objects(stack).objects
     verdicts = [v for v in webhook_verdicts([*objects, *metallb]) if v.obj["kind"] in ("BGPPeer", "BGPAdvertisement")]
     assert len(verdicts) == 3 and all(v.admitted for v in verdicts)

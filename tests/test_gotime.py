@@ -1,5 +1,5 @@
-"""Go's time.ParseDuration as policies/rules/gotime.py reproduces it (the one copy admission_slinky and
-admission_mariadb share): Go's own src/time/time_test.go tables (`parseDurationTests`, `parseDurationErrorTests`,
+"""Go's time.ParseDuration as policies/rules/gotime.py reproduces it (the one copy admission/slinky and
+admission/mariadb share): Go's own src/time/time_test.go tables (`parseDurationTests`, `parseDurationErrorTests`,
 go1.19.8), then Go itself (Debian's golang-go) on the same inputs and more, value and error message alike."""
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from components.layers.backups.layer import (
 )
 from components.layers.backups.objects import S3_SECRET, dump_argv
 from components.versions import Images
-from policies.rules import admission_pss as pss
+from policies.admission import pss
 
 from .helpers import require_binaries, skip_or_fail
 from .runbook import DOC, FIRST, Cluster, S3Server, ScaleHook, blocks, heredoc, steps

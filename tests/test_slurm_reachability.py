@@ -14,7 +14,7 @@ from components.config.loader import ConfigError
 from components.layers.provisioning.grendel import render_join_script
 from components.layers.slurm.traffic import slurm_bare_metal_allows
 from offline.engine import RecordedStack
-from policies.rules.admission_pss import check_sysctls
+from policies.admission.pss import check_sysctls
 from policies.rules.netpol import Cluster, Endpoint, Host, Pod, connection_allowed, workload_pod
 
 from .helpers import config_values, raw_config

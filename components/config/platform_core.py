@@ -7,14 +7,17 @@ from typing import Literal
 
 from pydantic import field_validator
 
+from ..versions import KUBERNETES_VERSION
 from .base import DnsName, StrictModel
 
 
 class KubernetesConfig(StrictModel):
     """The cluster hpcforge deploys into."""
 
-    version: str = "1.33"
-    """Kubernetes minor version the objects are validated against (`1.33`)."""
+    version: str = KUBERNETES_VERSION
+    """Kubernetes minor version the objects are validated against (`1.33`); it also sets every namespace's Pod Security
+    `enforce-version`. Pod Security is reproduced for 1.33 and below: above it, the pod-security-admission policy and
+    `offline admission` report which upstream changes are not reproduced."""
     storage_class: DnsName | None = None
     """Storage class for every volume hpcforge claims, a lowercase DNS name (null: the cluster's default class). The
     MariaDB volume's class is fixed after the first deploy: while `database.storage.storageClass` is null, changing this

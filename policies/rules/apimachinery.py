@@ -1,7 +1,7 @@
 """k8s.io/apimachinery behaviour the admission reproductions share, each once: a resource quantity's value
-(admission_slinky, admission_mariadb, admission_kueue), the DNS-1123 subdomain check (admission_slinky,
-admission_kueue, admission_certmanager) and an aggregate error's message (admission_slinky,
-admission_certmanager).
+(admission/slinky, admission/mariadb, admission/kueue), the DNS-1123 subdomain check (admission/slinky,
+admission/kueue, admission/certmanager) and an aggregate error's message (admission/slinky,
+admission/certmanager).
 
 - pkg/api/resource (v0.36.2; quantity.go and suffix.go unchanged since v0.33 in what is reproduced):
   `ParseQuantity` (`parseQuantityString`, `suffixHandler.interpret`) decides what is a quantity, and its

@@ -3,7 +3,7 @@
 Both slurm-operator (a NodeSet's `scheduledUpdate.duration`, a `metav1.Duration`) and mariadb-operator (a
 Backup's `maxRetention`) read a duration string through Go's `time.ParseDuration`; its value and its error
 message are what their webhooks and the API server answer. One reproduction serves them all
-(admission_slinky, admission_mariadb, admission_certmanager, admission_metallb).
+(admission/slinky, admission/mariadb, admission/certmanager, admission/metallb).
 
 cert-manager and MetalLB read theirs the same way and print durations with `Duration.String()` in their
 messages (`2160h0m0s`, `5m0s`): `format_duration` (src/time/time.go).

@@ -10,7 +10,7 @@ down and every route is TLS from cert-manager.
 - ingress-tls-cert-manager (stack): every Ingress, Traefik IngressRoute(TCP) and chart ingress has TLS
   whose certificate comes from a cert-manager issuer.
 - pod-security-admission, argocd-appproject-admission, apiserver-reachability (stack): admission as the
-  API server and Argo CD decide it (policies/rules/admission_rules.py).
+  API server and Argo CD decide it (policies/admission/rules.py).
 """
 
 from __future__ import annotations
@@ -561,8 +561,8 @@ INGRESS_TLS = StackRule(
     "the IngressRoute a secretName issued by certificate() from the same module.",
 )
 
-# The admission family (policies/rules/admission_rules.py) belongs to this pack.
-from .admission_rules import RULES as ADMISSION_RULES  # noqa: E402
+# The admission family (policies/admission/rules.py) belongs to this pack.
+from ..admission.rules import RULES as ADMISSION_RULES  # noqa: E402
 
 RULES = (
     SECRETS_NOT_PLAINTEXT,

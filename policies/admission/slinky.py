@@ -39,11 +39,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .access import get, items, mapping, text
-from .apimachinery import aggregate_message, compare, is_dns1123_subdomain, quantity
-from .gotime import GoError, parse_duration
-from .podtemplates import display, group_of, kind_of, name_of, namespace_of
-from .wire import is_unknown
+from ..rules.access import get, items, mapping, text
+from ..rules.apimachinery import aggregate_message, compare, is_dns1123_subdomain, quantity
+from ..rules.gotime import GoError, parse_duration
+from ..rules.podtemplates import display, group_of, kind_of, name_of, namespace_of
+from ..rules.wire import is_unknown
+from .pins import Pin
+
+REPRODUCES = Pin(
+    "slurm-operator",
+    "1.2.1",
+    ("Charts.SLURM_OPERATOR", "Charts.SLURM_OPERATOR_CRDS"),
+    "SlinkyProject/slurm-operator v1.2.1",
+)
+"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""
+
 
 SLINKY_GROUP = "slinky.slurm.net"
 CHART = "slurm-operator"

@@ -34,9 +34,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .access import get, items, mapping, text
-from .gotime import SECOND, GoError, format_duration, go_quote, parse_duration
-from .netpol import selector_matches
+from ..rules.access import get, items, mapping, text
+from ..rules.gotime import SECOND, GoError, format_duration, go_quote, parse_duration
+from ..rules.netpol import selector_matches
+from .pins import Pin
+
+REPRODUCES = Pin("metallb", "v0.16.1", ("Charts.METALLB",), "metallb/metallb v0.16.1")
+"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""
+
 
 GROUP = "metallb.io"
 NAMESPACE = "metallb-system"

@@ -16,6 +16,17 @@ capabilities_restricted overrides capabilities_baseline, seccompProfile_restrict
 seccompProfile_baseline). The `UserNamespacesPodSecurityStandards` feature gate, which relaxes
 procMount/runAsNonRoot/runAsUser for `hostUsers: false` pods, is alpha and off by default in 1.33
 (policy/helpers.go `relaxPolicyForUserNamespacePod`): it is a parameter here, off by default.
+
+Cluster versions. hpcforge accepts Kubernetes 1.26 to 1.39 (`hpcforge:kubernetes.version`, which also sets every
+namespace's `enforce-version` label). Below 1.33 the checks run at the version evaluated, with upstream's version
+gates (`MinimumVersion` in each policy/check_<id>.go at v0.33.9): seccompProfile fields from 1.19, capabilities_restricted
+from 1.22, runAsUser from 1.23, the Windows exemptions (pod `spec.os.name: windows`) of allowPrivilegeEscalation,
+seccompProfile_restricted and capabilities_restricted from 1.25, sysctl sets of 1.27, 1.29 and 1.32, seLinuxOptions'
+container_engine_t from 1.31. The older API servers' own libraries (v0.26 to v0.32) differ from v0.33.9 at those
+versions only in fields their API does not have (appArmorProfile before 1.30, `image` volumes before 1.31), in the
+alpha user-namespace relaxation (off by default) and in the AppArmor check's message wording. Above 1.33 (`unreproduced`, `CHANGED_AFTER`) upstream changed checks that are
+not reproduced here: pods judged at such a version are judged as 1.33 judges them, and the gap is reported
+(admission/rules.py pod-security-admission, admission/report.py).
 """
 
 from __future__ import annotations
@@ -25,15 +36,67 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .access import get, items, mapping, text
+from ..rules.access import get, items, mapping, text
+from .pins import Pin
 
-KUBERNETES_VERSION = (1, 33)
-LEVELS = ("privileged", "baseline", "restricted")
-LABEL_PREFIX = "pod-security.kubernetes.io/"
+REPRODUCES = Pin("kubernetes", "1.33", ("KUBERNETES_VERSION",), "kubernetes/pod-security-admission v0.33.9")
+"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""
 
 Meta = Mapping[str, Any]
 Spec = Mapping[str, Any]
 Version = tuple[int, int]
+
+
+def minor_version(text_version: str) -> Version:
+    """`1.33` or `v1.33` as (1, 33)."""
+    major, minor = text_version.removeprefix("v").split(".")[:2]
+    return (int(major), int(minor))
+
+
+KUBERNETES_VERSION: Version = minor_version(REPRODUCES.version)
+LEVELS = ("privileged", "baseline", "restricted")
+LABEL_PREFIX = "pod-security.kubernetes.io/"
+
+# --- beyond the reproduced version ----------------------------------------------------------------------------------
+
+CHANGED_AFTER: tuple[tuple[Version, str], ...] = (
+    (
+        (1, 34),
+        "baseline check hostProbesAndHostLifecycle refuses a `host` in probes' and lifecycle handlers' httpGet and "
+        "tcpSocket (v0.34.0 policy/check_hostProbesAndhostLifecycle.go)",
+    ),
+    (
+        (1, 35),
+        "pods with hostUsers: false are relaxed for runAsNonRoot, runAsUser and baseline procMount, and restricted "
+        "gains procMount_restricted (v0.35.0 policy/check_runAsNonRoot.go, check_runAsUser.go, "
+        "check_procMount_baseline.go, check_procMount_restricted.go)",
+    ),
+    (
+        (1, 37),
+        "sysctls net.ipv4.tcp_slow_start_after_idle and net.ipv4.tcp_notsent_lowat become safe (v0.37.0-alpha.2 "
+        "policy/check_sysctls.go, not released when read)",
+    ),
+)
+"""What k8s.io/pod-security-admission changed after the reproduced version, per Kubernetes version that evaluates it
+(read at v0.34.0, v0.35.0, v0.36.2 and v0.37.0-alpha.2; v0.36 changed no check)."""
+READ_UP_TO: Version = (1, 37)
+"""The newest version whose changes CHANGED_AFTER lists (beyond it nothing is known here)."""
+
+
+def unreproduced(version: Version) -> str | None:
+    """Why Pod Security at Kubernetes `version` is not what this module reproduces (None: it is, `version` is the
+    reproduced one or older, whose version-gated checks are reproduced at the versions upstream gates them)."""
+    if version <= KUBERNETES_VERSION:
+        return None
+    changes = [f"{major}.{minor}: {what}" for (major, minor), what in CHANGED_AFTER if (major, minor) <= version]
+    if version > READ_UP_TO:
+        changes.append(f"after {READ_UP_TO[0]}.{READ_UP_TO[1]}: not read")
+    reproduced = f"{KUBERNETES_VERSION[0]}.{KUBERNETES_VERSION[1]}"
+    return (
+        f"policies/admission/pss.py reproduces Pod Security as Kubernetes {reproduced} evaluates it "
+        f"({REPRODUCES.source}), not {version[0]}.{version[1]}, which differs: "
+        + ("; ".join(changes) if changes else "nothing known")
+    )
 
 
 @dataclass(frozen=True)
@@ -670,7 +733,11 @@ class NamespacePolicy:
 
     level: str
     version: Version
+    """The version it is evaluated at: the label's, no newer than the cluster's."""
     version_label: str
+    named: Version = KUBERNETES_VERSION
+    """The version the label names (the cluster's for `latest` or no label): above KUBERNETES_VERSION, what this
+    module reproduces is not what the namespace will get (`unreproduced`)."""
 
     @classmethod
     def from_labels(
@@ -683,7 +750,7 @@ class NamespacePolicy:
         level = level if level in LEVELS else "privileged"
         raw = labels.get(f"{LABEL_PREFIX}{mode}-version")
         match = _VERSION_LABEL.match(raw) if isinstance(raw, str) else None
-        version = (1, int(match.group(1))) if match else cluster_version
-        version = min(version, cluster_version)  # a newer version than the cluster's evaluates as latest
+        named = (1, int(match.group(1))) if match else cluster_version
+        version = min(named, cluster_version)  # a newer version than the cluster's evaluates as latest
         label = f"v{version[0]}.{version[1]}" if match else "latest"
-        return cls(str(level), version, label)
+        return cls(str(level), version, label, named)

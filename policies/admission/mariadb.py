@@ -46,9 +46,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .access import get, items, mapping
-from .apimachinery import compare, quantity
-from .gotime import HOUR, GoError, format_duration, go_quote, parse_duration
+from ..rules.access import get, items, mapping
+from ..rules.apimachinery import compare, quantity
+from ..rules.gotime import HOUR, GoError, format_duration, go_quote, parse_duration
+from .pins import Pin
+
+REPRODUCES = Pin(
+    "mariadb-operator",
+    "26.6.0",
+    ("Charts.MARIADB_OPERATOR", "Charts.MARIADB_OPERATOR_CRDS"),
+    "mariadb-operator/mariadb-operator v26.6.0",
+)
+"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""
+
 
 GROUP = "k8s.mariadb.com"
 KINDS = ("MariaDB", "Database", "User", "Grant", "Backup")
@@ -374,6 +384,11 @@ def validate_require(obj: Mapping[str, Any]) -> list[Refusal]:
     return [Refusal("User", "spec.require", detail, "user_webhook.go validateRequire (TLSRequirements.Validate)")]
 
 
+COMPRESSIONS = ("none", "bzip2", "gzip")
+"""base_types.go `CompressAlgorithm.Validate`: the algorithms a Backup may name besides "" (CompressNone, CompressBzip2,
+CompressGzip, in the order its message lists them; the Backup CRD's `spec.compression` enum)."""
+
+
 def validate_backup(obj: Mapping[str, Any]) -> list[Refusal]:
     """backup_webhook.go `validateBackup`: backup_types.go `Backup.Validate` ("invalid Backup: ...")."""
     spec, source = _spec(obj), "backup_types.go Backup.Validate (backup_webhook.go validateBackup)"
@@ -391,8 +406,8 @@ def validate_backup(obj: Mapping[str, Any]) -> list[Refusal]:
     if sum(storage.get(key) is not None for key in ("s3", "persistentVolumeClaim", "volume")) != 1:
         return refuse("invalid Storage: exactly one storage type should be provided", "base_types.go BackupStorage.Validate")
     compression = spec.get("compression") or ""
-    if compression not in ("", "none", "bzip2", "gzip"):
-        detail = f"invalid Compression: invalid compression: {compression}, supported algorithms: [none|bzip2|gzip]"
+    if compression not in ("", *COMPRESSIONS):
+        detail = f"invalid Compression: invalid compression: {compression}, supported algorithms: [{'|'.join(COMPRESSIONS)}]"
         return refuse(detail, "base_types.go CompressAlgorithm.Validate")
     if storage.get("s3") is None and spec.get("stagingStorage") is not None:
         return refuse("'spec.stagingStorage' may only be specified when 'spec.storage.s3' is set")

@@ -59,10 +59,15 @@ from typing import Any
 
 import yaml
 
-from .access import get, items, mapping, text
-from .apimachinery import compare, is_dns1123_subdomain, quantity
-from .netpol import selector_matches
-from .podtemplates import PodTemplate, display, group_of, kind_of, name_of, namespace_of, pod_templates
+from ..rules.access import get, items, mapping, text
+from ..rules.apimachinery import compare, is_dns1123_subdomain, quantity
+from ..rules.netpol import selector_matches
+from ..rules.podtemplates import PodTemplate, display, group_of, kind_of, name_of, namespace_of, pod_templates
+from .pins import Pin
+
+REPRODUCES = Pin("kueue", "0.19.2", ("Charts.KUEUE", "Images.KUEUE"), "kubernetes-sigs/kueue v0.19.2")
+"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""
+
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_NAMESPACE = "kueue-system"

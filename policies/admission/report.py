@@ -1,19 +1,19 @@
 """Admission as the cluster and Argo CD decide it, over a whole set of plain object dicts:
 
-- Pod Security: every pod template (admission_pss) against its namespace's enforce level/version;
-- Argo CD: every Application against its AppProject, with the objects it would sync (admission_argocd);
+- Pod Security: every pod template (pss.py) against its namespace's enforce level/version;
+- Argo CD: every Application against its AppProject, with the objects it would sync (argocd.py);
 - reachability: every Service the API server calls, through the NetworkPolicies (netpol);
 - Slinky: every slurm-operator custom resource, created as it is, against the operator's webhook and its
-  CRDs' CEL rules (admission_slinky);
+  CRDs' CEL rules (slinky.py);
 - Kueue: every Kueue object and every job Kueue's webhooks see, against Kueue 0.19.2's webhooks and
-  CRD rules (admission_kueue);
+  CRD rules (kueue.py);
 - operator webhooks: every cert-manager Certificate/Issuer/ClusterIssuer and MetalLB IPAddressPool,
   L2Advertisement, BGPAdvertisement, BGPPeer and Community, as the operators' validating webhooks answer
-  it (admission_certmanager, admission_metallb).
+  it (certmanager.py, metallb.py).
 - mariadb-operator: every mariadb-operator object as its validating webhook judges it, on create or, given the
-  objects deployed before, on update (admission_mariadb).
+  objects deployed before, on update (mariadb.py).
 
-Pure functions; the security pack's rules (admission_rules.py) and the offline report
+Pure functions; the security pack's rules (rules.py) and the offline report
 (`python -m offline admission`) both use them.
 """
 
@@ -23,17 +23,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import admission_argocd as argocd
-from . import admission_certmanager as certmanager
-from . import admission_kueue as kueue
-from . import admission_mariadb as mariadb
-from . import admission_metallb as metallb
-from . import admission_pss as pss
-from . import admission_slinky as slinky
-from .access import get, items, mapping, text
-from .admission_slinky import Verdict as SlinkyVerdict
-from .netpol import API_SERVER, CallVerdict, Host, judge_api_server_calls
-from .podtemplates import PodTemplate, display, group_of, kind_of, name_of, namespace_of, pod_templates
+from ..rules.access import get, items, mapping, text
+from ..rules.netpol import API_SERVER, CallVerdict, Host, judge_api_server_calls
+from ..rules.podtemplates import PodTemplate, display, group_of, kind_of, name_of, namespace_of, pod_templates
+from . import argocd, certmanager, kueue, mariadb, metallb, pss, slinky
+from .slinky import Verdict as SlinkyVerdict
 
 ARGOCD_NAMESPACE = "argocd"
 ARGO_GROUP = "argoproj.io"
@@ -126,6 +120,38 @@ def pod_security_verdicts(
                 warnings = pss.evaluate_pod(meta, spec, warn.level, warn.version)
             verdicts.append(PodVerdict(template, policy, tuple(failures), warn, tuple(warnings)))
     return verdicts
+
+
+@dataclass(frozen=True)
+class PodSecurityGap:
+    """Namespaces whose pods Kubernetes evaluates at a version newer than the reproduced one (pss.unreproduced)."""
+
+    version: pss.Version
+    namespaces: tuple[str, ...]
+    reason: str
+
+    @property
+    def message(self) -> str:
+        label = f"v{self.version[0]}.{self.version[1]}"
+        reproduced = f"{pss.KUBERNETES_VERSION[0]}.{pss.KUBERNETES_VERSION[1]}"
+        return (
+            f"Pod Security of Kubernetes {self.version[0]}.{self.version[1]} is not reproduced: namespace"
+            f"{'s' if len(self.namespaces) > 1 else ''} {', '.join(self.namespaces)} enforce{'' if len(self.namespaces) > 1 else 's'} "
+            f"{label} (its enforce-version label, or `latest` on a cluster of that version), and their pods were judged as "
+            f"{reproduced} judges them: {self.reason}. Bring policies/admission/pss.py (and its REPRODUCES) to "
+            f"Kubernetes {self.version[0]}.{self.version[1]}, or keep hpcforge:kubernetes.version (which sets "
+            f"hpcforge's enforce-version labels) at {reproduced} or below"
+        )
+
+
+def pod_security_gaps(verdicts: Sequence[PodVerdict]) -> list[PodSecurityGap]:
+    """One gap per Kubernetes version above the reproduced one that a namespace of `verdicts` enforces (at baseline
+    or restricted: privileged runs no check at any version)."""
+    found: dict[pss.Version, set[str]] = {}
+    for verdict in verdicts:
+        if verdict.policy.level != "privileged" and pss.unreproduced(verdict.policy.named) is not None:
+            found.setdefault(verdict.policy.named, set()).add(verdict.template.namespace)
+    return [PodSecurityGap(v, tuple(sorted(found[v])), pss.unreproduced(v) or "") for v in sorted(found)]
 
 
 # --- Argo CD --------------------------------------------------------------------------------------
@@ -257,7 +283,7 @@ def webhook_verdicts(
 
     MetalLB's BGP backend (which peer rules apply): the MetalLB controller's METALLB_BGP_TYPE when its
     Deployment is among the objects (charts rendered), else `metallb_bgp_type` (hpcforge's chart values,
-    `admission_metallb.bgp_type_from_values`), else the chart's default (`frr-k8s`). `nodes`: the labels of
+    `metallb.bgp_type_from_values`), else the chart's default (`frr-k8s`). `nodes`: the labels of
     the cluster's nodes, when known (none: every pair of peers may share a node, as the webhook assumes)."""
     labels = namespace_labels(objects)
     bgp_type = metallb.controller_bgp_type(objects) or metallb_bgp_type or metallb.bgp_type_from_values({})
@@ -281,7 +307,7 @@ class MariadbVerdict:
     update: bool
     """Judged as an update of the same object among the previous ones (else as a create)."""
     unjudged: tuple[str, ...] = ()
-    """What of the object the reproduction does not judge (`admission_mariadb.unmodelled`)."""
+    """What of the object the reproduction does not judge (`mariadb.unmodelled`)."""
 
     @property
     def admitted(self) -> bool:
@@ -323,6 +349,8 @@ class Report:
     kueue_verdicts: list[kueue.Verdict] = field(default_factory=list)
     mariadb: list[MariadbVerdict] = field(default_factory=list)
     """mariadb-operator's verdicts (`mariadb_verdicts`)."""
+    pod_security_gaps: list[PodSecurityGap] = field(default_factory=list)
+    """Pod Security versions the namespaces enforce that are not reproduced (`pod_security_gaps`)."""
 
     @property
     def rejected_pods(self) -> list[PodVerdict]:
@@ -361,6 +389,7 @@ class Report:
         """Anything refused or unreachable, in any family (what `offline admission` exits 1 on)."""
         return bool(
             self.rejected_pods
+            or self.pod_security_gaps
             or self.refused_applications
             or self.unreachable
             or self.refused_slinky
@@ -377,6 +406,7 @@ class Report:
             if pod.admitted and pod.warnings and pod.warn_policy is not None:
                 level = f"{pod.warn_policy.level}:{pod.warn_policy.version_label}"
                 out.append(f"         warn ({level}): " + ", ".join(str(w) for w in pod.warnings))
+        out += [f"  GAP  {gap.message}" for gap in self.pod_security_gaps]
         out.append("Argo CD AppProjects (per Application, and each object it would sync):")
         for app in self.applications:
             out += application_lines(app)
@@ -386,18 +416,22 @@ class Report:
             target = f"Service {call.call.namespace}/{call.call.service}:{call.call.port}"
             out.append(f"  {mark} {display(call.call.caller)} {call.call.where} -> {target}")
             out += [f"         {reason}" for reason in call.reasons]
-        out.append("Slinky slurm-operator 1.2.1 (per custom resource as created: CRD CEL rules, then the webhook):")
+        out.append(
+            f"Slinky slurm-operator {slinky.REPRODUCES.version} (per custom resource as created: CRD CEL rules, then the webhook):"
+        )
         out += [slinky.verdict_line(verdict) for verdict in self.slinky]
-        out.append("Kueue 0.19.2 (webhooks and CRD rules; per Kueue object, and per job its webhooks see):")
+        out.append(f"Kueue {kueue.REPRODUCES.version} (webhooks and CRD rules; per Kueue object, and per job its webhooks see):")
         for verdict in self.kueue_verdicts:
             out.append(f"  {'ok  ' if verdict.admitted else 'DENY'} {verdict.message}")
-        out.append("Operator webhooks (cert-manager v1.21.1, MetalLB v0.16.1):")
+        out.append(f"Operator webhooks (cert-manager {certmanager.REPRODUCES.version}, MetalLB {metallb.REPRODUCES.version}):")
         for hook in self.webhooks:
             mark = "ok  " if hook.admitted else "DENY"
             out.append(f"  {mark} {display(hook.obj)} ({hook.webhook})")
             if hook.refusal:
                 out.append(f"         {hook.refusal}")
-        out.append("mariadb-operator webhooks (per k8s.mariadb.com object, as mariadb-operator 26.6.0 judges it):")
+        out.append(
+            f"mariadb-operator webhooks (per k8s.mariadb.com object, as mariadb-operator {mariadb.REPRODUCES.version} judges it):"
+        )
         for judged in self.mariadb:
             mark = "ok  " if judged.admitted else "DENY"
             action = "update" if judged.update else "create"
@@ -413,6 +447,7 @@ class Report:
             f"{len(self.refused_by_kueue)} of {len(self.kueue_verdicts)} Kueue objects and jobs refused, "
             f"{len(self.refused_by_webhooks)} of {len(self.webhooks)} cert-manager and MetalLB objects refused by their webhooks, "
             f"{len(self.refused_mariadb)} of {len(self.mariadb)} mariadb-operator objects refused."
+            + (f" {len(self.pod_security_gaps)} Pod Security versions not reproduced." if self.pod_security_gaps else "")
         )
         return out
 
@@ -427,12 +462,14 @@ def admission_report(
 ) -> Report:
     """`slinky_scope`: where slurm-operator's webhook runs (the stack's chart values; default the chart's);
     `metallb_bgp_type`: MetalLB's BGP backend (`webhook_verdicts`); `previous`: the objects deployed before (their mariadb-operator objects make those of `objects` updates)."""
+    pods = pod_security_verdicts(objects, cluster_version)
     return Report(
-        pod_security_verdicts(objects, cluster_version),
+        pods,
         appproject_verdicts(objects, synced),
         reachability_verdicts(objects),
         slinky_verdicts(objects, slinky_scope),
         webhook_verdicts(objects, metallb_bgp_type=metallb_bgp_type),
         kueue.kueue_verdicts(objects),
         mariadb_verdicts(objects, previous),
+        pod_security_gaps(pods),
     )

@@ -36,9 +36,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .access import get, items, mapping, text
-from .apimachinery import aggregate_message, is_dns1123_subdomain
-from .gotime import HOUR, MINUTE, GoError, format_duration, go_quote, parse_duration
+from ..rules.access import get, items, mapping, text
+from ..rules.apimachinery import aggregate_message, is_dns1123_subdomain
+from ..rules.gotime import HOUR, MINUTE, GoError, format_duration, go_quote, parse_duration
+from .pins import Pin
+
+REPRODUCES = Pin("cert-manager", "v1.21.1", ("Charts.CERT_MANAGER",), "cert-manager/cert-manager v1.21.1")
+"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""
+
 
 GROUP = "cert-manager.io"
 WEBHOOK = "webhook.cert-manager.io"

@@ -1,0 +1,81 @@
+"""The upstream release each reproduction was written against, tied to the pin in components/versions.py.
+
+Every reproduction module of this package declares `REPRODUCES = Pin(...)`: the software, the version its code was
+read at (a literal, changed only by whoever checks the reproduction against a new release), the upstream source it
+was read from, and where components/versions.py pins that software (`Charts.KUEUE`, `Images.KUEUE`,
+`KUBERNETES_VERSION`, ...). `moved` compares the two: when a pin in versions.py moves and the module's declared
+version does not, the reproduction no longer describes what is deployed, and tests/test_admission_pins.py fails
+naming the module.
+
+The policies read nothing outside the standard library (the packs run with the repository only on sys.path for
+`policies`), so the versions module is passed in rather than imported here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+REPRODUCTIONS = ("argocd", "certmanager", "kueue", "mariadb", "metallb", "pss", "slinky")
+"""The modules of this package that reproduce an upstream's admission, each declaring `REPRODUCES`."""
+
+
+@dataclass(frozen=True)
+class Pin:
+    software: str
+    version: str
+    """The version the reproduction was written against, as upstream tags it (a leading `v` is ignored)."""
+    pinned: tuple[str, ...]
+    """Where components/versions.py pins it: `Charts.X` (a ChartPin's version), `Images.X` (an ImagePin's tag) or a
+    module constant holding the version."""
+    source: str
+    """What was read: the upstream repository and tag."""
+
+    def __str__(self) -> str:
+        return f"{self.software} {self.version}"
+
+
+def _bare(version: str) -> str:
+    return version.removeprefix("v")
+
+
+def pinned_version(versions: ModuleType | Any, where: str) -> str:
+    """The version `where` (`Charts.KUEUE`, `KUBERNETES_VERSION`, ...) holds in the versions module `versions`."""
+    value: Any = versions
+    for part in where.split("."):
+        value = getattr(value, part)
+    for attribute in ("version", "tag"):
+        if isinstance(getattr(value, attribute, None), str):
+            return str(getattr(value, attribute))
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"{where} in {getattr(versions, '__name__', versions)} is not a version pin: {value!r}")
+
+
+def moved(module: str, pin: Pin, versions: ModuleType | Any) -> list[str]:
+    """One message per place in `versions` that pins `pin.software` at another version than the reproduction in
+    `module` was written against (empty: in step)."""
+    found: list[str] = []
+    for where in pin.pinned:
+        version = pinned_version(versions, where)
+        if _bare(version) != _bare(pin.version):
+            found.append(
+                f"{module} reproduces {pin} ({pin.source}), but components/versions.py pins {where} at {version}: "
+                f"check the reproduction against {pin.software} {version} upstream, then update its REPRODUCES"
+            )
+    return found
+
+
+def reproduction(name: str) -> ModuleType:
+    return importlib.import_module(f"{__package__}.{name}")
+
+
+def out_of_step(versions: ModuleType | Any) -> list[str]:
+    """Every reproduction of this package whose pin moved in `versions` without it (`moved`)."""
+    return [
+        message
+        for name in REPRODUCTIONS
+        for message in moved(reproduction(name).__name__, reproduction(name).REPRODUCES, versions)
+    ]
