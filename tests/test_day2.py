@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from components.config import ConfigError, load_config
-from components.layers.slurm.config import TYPED_CONTROLLER_PARAMETERS
+from components.layers.slurm.controller import TYPED_CONTROLLER_PARAMETERS
 from components.layers.slurm.slurm_conf import controller_extra_conf, controller_parameters
 from offline.check import check_recorded_stack
 from offline.cli import policy_config_for
