@@ -1,4 +1,4 @@
-"""`python -m offline admission`: what the API server and Argo CD would admit, object by object.
+"""`./hpcforge admission`: what the API server and Argo CD would admit, object by object.
 
 Runs the program under the mock engine, takes every Kubernetes object it declares (plus, with
 `--objects DIR`, the YAML documents under DIR, e.g. charts rendered by `offline render
@@ -45,6 +45,7 @@ from policies.rules.sources import chart_basename
 from .charts import RenderReport
 from .engine import ProgramConfigError, RecordedStack, run_program
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file
+from .summary import plural
 
 RELEASE_LABELS = ("app.kubernetes.io/instance", "release")
 # Helm hooks Argo CD ignores (argo-cd v3.4.4 docs/user-guide/helm.md "Helm Hooks": "Unsupported hooks
@@ -250,6 +251,8 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
         f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
         "Slinky slurm-operator 1.2.1, Kueue 0.19.2, cert-manager, MetalLB and mariadb-operator webhooks):\n"
     )
+    for line in unchecked_notes(stack, args, bool(rendered)):
+        print(line)
     print("\n".join(report.lines()))
     hints = sorted(
         {
@@ -262,6 +265,28 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
     for hint in hints:
         print(f"Set by {hint}: fixed after the first deploy (docs/layers/database.md, backups.md).")
     return 1 if report.refused else 0
+
+
+def unchecked_notes(stack: RecordedStack, args: argparse.Namespace, rendered: bool) -> list[str]:
+    """What this run did not judge, and the option that adds it (printed before the verdicts)."""
+    notes = []
+    charts = sorted({r.name for r in stack.resources if r.is_chart})
+    if charts and not rendered and not getattr(args, "objects", None):
+        notes.append(
+            f"Not checked: the objects inside {plural(len(charts), 'Helm chart')} ({', '.join(charts)}): the mock engine "
+            "does not render charts. Add --render-charts (docs/charts.md) or --objects DIR (rendered charts)."
+        )
+    argocd = [r for r in stack.resources if r.is_kubernetes_object and r.inputs.get("kind") == "Application"]
+    if argocd and not rendered and not getattr(args, "objects", None):
+        notes.append(
+            f"Not checked: what {plural(len(argocd), 'Argo CD Application')} would sync from their charts, for the same reason."
+        )
+    if not getattr(args, "previous_config", None):
+        notes.append(
+            "Not checked: changes to fields operators make immutable (mariadb-operator objects are judged as creates); "
+            "add --previous-config FILE (the stack file deployed before)."
+        )
+    return [*notes, ""] if notes else []
 
 
 CONFIG_KEYS = {

@@ -1,6 +1,6 @@
-"""`python -m offline check`: run CrossGuard policy packs against a stack, exactly as the engine does.
+"""`./hpcforge check`: run CrossGuard policy packs against a stack, exactly as the engine does.
 
-    python -m offline check --stack prod [--config FILE] \\
+    ./hpcforge check --stack prod [--config FILE] \\
         --policy-pack policies/gitops-drift --policy-pack-config policies/config/prod.json ...
 
 The program runs under the mock engine (offline/engine.py); the packs are driven over the Analyzer
@@ -63,6 +63,7 @@ from .policy_driver import (
 from .policy_stream import StreamAnswer
 from .recording import cache_dir, reuse_or_run
 from .stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
+from .summary import plural
 
 EXIT_OK = 0
 EXIT_POLICY = 1
@@ -123,8 +124,8 @@ def print_report(result: CheckResult, stack: RecordedStack, out: TextIO) -> None
                 print(f"          {line}", file=out)
     counts = {level: len(result.select(level=level)) for level in ("mandatory", "advisory")}
     print(
-        f"\nPolicy summary: {len(result.packs)} pack(s), {result.analyzed} resources analyzed: "
-        f"{counts['mandatory']} mandatory, {counts['advisory']} advisory violation(s)",
+        f"\nPolicy summary: {plural(len(result.packs), 'pack')}, {plural(result.analyzed, 'resource')} analyzed: "
+        f"{counts['mandatory']} mandatory, {plural(counts['advisory'], 'advisory violation')}",
         file=out,
     )
 
@@ -413,7 +414,7 @@ def run_check(args: argparse.Namespace) -> int:
             return report_chart_error(error)
         assert report is not None
         recorded = engine_view(recorded, report)
-    print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")
+    print(f"Previewing update ({recorded.stack}) offline, with {plural(len(specs), 'policy pack')}:\n")
     try:
         result = streamed.finish(recorded) if streamed is not None else None
         exit_code = (result or check_stack(recorded, stack_file, specs)).exit_code
@@ -439,7 +440,7 @@ def print_argocd_admission(stack: RecordedStack, report: RenderReport, out: Text
     for verdict in verdicts:
         print("\n".join(application_lines(verdict)), file=out)
     refused = sum(1 for v in verdicts if not v.permitted)
-    print(f"Argo CD summary: {refused} of {len(verdicts)} Applications refused", file=out)
+    print(f"Argo CD summary: {refused} of {plural(len(verdicts), 'Application')} refused", file=out)
     return refused
 
 
@@ -455,5 +456,5 @@ def print_argocd_webhooks(stack: RecordedStack, report: RenderReport, out: TextI
         if verdict.refusal:
             print(f"         {verdict.refusal}", file=out)
     refused = sum(1 for v in verdicts if not v.admitted)
-    print(f"Operator webhook summary: {refused} of {len(verdicts)} objects refused", file=out)
+    print(f"Operator webhook summary: {refused} of {plural(len(verdicts), 'object')} refused", file=out)
     return refused

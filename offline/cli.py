@@ -1,12 +1,12 @@
 """Command line of the offline runner.
 
-    python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
-    python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
-    python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ... [--no-reuse]
-    python -m offline admission --stack prod [--config FILE] [--preview] [--objects DIR] [--previous-config FILE] [--render-charts ...]
-    python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
-    python -m offline migrate-inventory --stack prod [--config FILE] [--slurm]
-    python -m offline urns    [--stack dev --stack prod] [--update]
+    ./hpcforge preview --stack dev [--config FILE] [--preview] [--json OUT.json]
+    ./hpcforge render  --stack prod [--config FILE] [--preview] --out DIR
+    ./hpcforge check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ... [--no-reuse]
+    ./hpcforge admission --stack prod [--config FILE] [--preview] [--objects DIR] [--previous-config FILE] [--render-charts ...]
+    ./hpcforge policy-config --config FILE   (the policy configuration for the stack's environmentKind)
+    ./hpcforge migrate-inventory --stack prod [--config FILE] [--slurm]
+    ./hpcforge urns    [--stack dev --stack prod] [--update]
     (render and check: [--render-charts [--charts-from DIR] [--pull-charts]], see docs/charts.md)
 
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
@@ -36,6 +36,10 @@ from .engine import ProgramConfigError, RecordedStack, run_program
 from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
+from .summary import layer_summary, plural
+
+COMMAND = "./hpcforge"
+"""How the tool is invoked everywhere (the script at the repository root runs `.venv/bin/python -m offline`)."""
 
 EXIT_OK = 0
 EXIT_POLICY = 1
@@ -56,15 +60,16 @@ def _add_preview_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m offline", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     preview = commands.add_parser("preview", help="print the resource tree, like `pulumi preview`")
     _add_stack_arguments(preview)
     _add_preview_argument(preview)
     preview.add_argument("--json", type=Path, help="also write every recorded resource to this JSON file")
+    preview.add_argument(
+        "--tree", action="store_true", help="print every resource as a tree, like `pulumi preview` (default: counts per layer)"
+    )
 
     render = commands.add_parser("render", help="write every Kubernetes object and chart as YAML")
     _add_stack_arguments(render)
@@ -76,7 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_stack_arguments(check)
     _add_preview_argument(check)
     check.add_argument(
-        "--policy-pack", action="append", type=Path, default=[], required=True, help="policy pack directory (repeatable)"
+        "--policy-pack",
+        action="append",
+        type=Path,
+        default=[],
+        help="policy pack directory (repeatable; default: the three packs of policies/ with the policy configuration "
+        "of the stack's hpcforge:environmentKind, as `make check` runs them)",
     )
     check.add_argument(
         "--policy-pack-config",
@@ -121,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     urns.add_argument("--update", action="store_true", help="rewrite the snapshots (say why in the commit message)")
     return parser
 
+
+DEFAULT_PACKS = ("policies/gitops-drift", "policies/security", "policies/slurm-contract")
 
 POLICY_CONFIGS = {"production": "policies/config/prod.json", "development": "policies/config/dev.json"}
 """Policy configuration per environment kind: mandatory for production, advisory for development."""
@@ -187,10 +199,10 @@ def _summary(stack: RecordedStack) -> str:
     kinds = Counter(
         "chart" if r.is_chart else "kubernetes object" if r.is_kubernetes_object else "other" for r in stack.resources
     )
+    others = plural(kinds["other"] + 1, "component, provider or generated secret", "components, providers and generated secrets")
     return (
         f"Resources:\n    + {total} to create\n"
-        f"      ({kinds['kubernetes object']} Kubernetes objects, {kinds['chart']} Helm charts, "
-        f"{kinds['other'] + 1} components, providers and generated secrets)"
+        f"      ({plural(kinds['kubernetes object'], 'Kubernetes object')}, {plural(kinds['chart'], 'Helm chart')}, {others})"
     )
 
 
@@ -205,6 +217,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             from .check import run_check
 
+            if not args.policy_pack:
+                if args.policy_pack_config:
+                    print("error: --policy-pack-config needs the --policy-pack it configures", file=sys.stderr)
+                    return EXIT_CONFIG
+                policy = policy_config_for(args.config or stack_path(args.stack))
+                args.policy_pack = [PROJECT_ROOT / pack for pack in DEFAULT_PACKS]
+                args.policy_pack_config = [PROJECT_ROOT / policy] * len(DEFAULT_PACKS)
+                print(f"policy packs: {', '.join(DEFAULT_PACKS)} with {policy} (hpcforge:environmentKind)", file=sys.stderr)
             return run_check(args)
         if args.command == "urns":
             return run_urns(args)
@@ -224,7 +244,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "preview":
         mode = " with unknown outputs (--preview)" if stack.preview else ""
         print(f"Previewing update ({stack.stack}) offline, under Pulumi's mock engine{mode}:\n")
-        print(resource_tree(stack))
+        if args.tree:
+            print(resource_tree(stack))
+        else:
+            print(f"Resources per layer (`{COMMAND} preview --stack {stack.stack} --tree` lists each one):")
+            print(layer_summary(stack))
         print()
         print(_summary(stack))
         if args.json:
@@ -240,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                     indent=2,
                 )
             )
-            print(f"\nwrote {len(stack.resources)} resources to {args.json}")
+            print(f"\nwrote {plural(len(stack.resources), 'resource')} to {args.json}", file=sys.stderr)
         return EXIT_OK
 
     if args.command == "admission":
@@ -258,6 +282,6 @@ def main(argv: list[str] | None = None) -> int:
         except ChartRenderError as error:
             return report_chart_error(error)
         paths = write_render(stack, args.out, chart_documents(report) if report else [])
-        print(f"wrote {len(paths)} files to {args.out}")
+        print(f"wrote {plural(len(paths), 'file')} to {args.out}")
         return EXIT_OK
     return EXIT_CONFIG

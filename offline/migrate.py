@@ -1,4 +1,4 @@
-"""`python -m offline migrate-inventory --stack STACK`: move inline inventories into files.
+"""`./hpcforge migrate-inventory --stack STACK`: move inline inventories into files.
 
 Hosts (`hpcforge:provisioning.hosts`) and directory users and groups (`hpcforge:directory.users`,
 `.groups`) used to live in the stack config. This writes them to `inventory/STACK/hosts.yaml` and

@@ -1,6 +1,6 @@
 """A recorded program run kept by `offline render` for `offline check`, reused only for the same inputs.
 
-`python -m offline render` then `python -m offline check` would run the program twice with the same
+`./hpcforge render` then `./hpcforge check` would run the program twice with the same
 inputs. `render` stores what it recorded under `.offline/recordings/`; `check` reuses it only when a
 content key proves the run would be the same:
 

@@ -769,7 +769,7 @@ def test_pull_request_checks_the_charts_rendered_like_the_engine() -> None:
     cache = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache@"))
     assert cache["with"]["path"] == "${{ env.HPCFORGE_CHARTS_CACHE }}"
     assert charts["env"]["HPCFORGE_CHARTS_CACHE"].startswith("${{ github.workspace }}")
-    check = next(str(s["run"]) for s in steps if "-m offline check" in str(s.get("run", "")))
+    check = next(str(s["run"]) for s in steps if "hpcforge check" in str(s.get("run", "")))
     assert "--render-charts --pull-charts" in check and '--stack "$STACK"' in check
     arguments = re.findall(r"--(policy-pack(?:-config)?) (\S+)", check)
     assert [value for flag, value in arguments if flag == "policy-pack"] == POLICY_PACKS
@@ -807,7 +807,7 @@ def test_pull_requests_from_forks_are_checked_offline() -> None:
     assert offline["strategy"]["matrix"]["stack"] == STACKS
     assert not any("secrets." in json.dumps(value) for value in (offline, jobs["test"]))
     runs = [str(s.get("run", "")) for s in offline["steps"]]
-    check = next(run for run in runs if "-m offline check" in run)
+    check = next(run for run in runs if "hpcforge check" in run)
     arguments = re.findall(r"--(policy-pack(?:-config)?) (\S+)", check)
     assert arguments == [
         (flag, value)
@@ -816,7 +816,7 @@ def test_pull_requests_from_forks_are_checked_offline() -> None:
     ]
     assert '--stack "$STACK"' in check and offline["env"]["STACK"] == "${{ matrix.stack }}"
     assert "--preview" in check  # as the preview job's `pulumi preview` sees the program
-    render = next(run for run in runs if "-m offline render" in run)
+    render = next(run for run in runs if "hpcforge render" in run)
     assert '--out "out/$STACK"' in render
     upload = next(s for s in offline["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
     assert upload["with"]["path"] == "out/${{ matrix.stack }}" and upload["with"]["if-no-files-found"] == "error"

@@ -263,7 +263,7 @@ def _migration_hint(section: str, keys: tuple[str, ...], stack: str) -> str:
     file = f"inventory/{stack}/{DEFAULT_FILES[section]}"
     return (
         f"inline inventories are not read from the stack config any more: move {what} to a file with "
-        f"`python -m offline migrate-inventory --stack {stack}` (it writes {file} and replaces the keys by "
+        f"`./hpcforge migrate-inventory --stack {stack}` (it writes {file} and replaces the keys by "
         f"`inventory: {{file: {file}}}`), or do it by hand"
     )
 
