@@ -322,6 +322,7 @@ class SlurmCluster:
         gres_conf: str | None = None,
         cgroup_conf: str | None = None,
         topology_conf: str | None = None,
+        topology_yaml: str | None = None,
         configless: bool = False,
         dynamic: bool = False,
         max_node_count: int | None = None,
@@ -361,6 +362,7 @@ class SlurmCluster:
         self.gres_conf = gres_conf
         self.cgroup_conf = cgroup_conf
         self.topology_conf = topology_conf
+        self.topology_yaml = topology_yaml
         self.max_node_count = max_node_count if max_node_count is not None else len(self._node_lines) + 8
         self.allow_override = {key.lower() for key in allow_override}
         #: extra_conf lines the harness commented out because it must own those keys
@@ -483,6 +485,24 @@ class SlurmCluster:
         lines += partitions
         return "\n".join(lines) + "\n"
 
+    def node_environment(self) -> dict[str, str]:
+        """What a Slinky slurmd image gives a Prolog/Epilog script and this host does not.
+
+        slurmd runs Prolog=/Epilog= scripts with an environment of its own (SLURM_* variables and
+        SLURM_CONF, no PATH: checked on 26.05.3).  In the images, ``scontrol`` is in /usr/bin and slurmd
+        serves the sack socket at /run/slurm/sack.socket; here Slurm lives in the 26.05.3 prefix and each
+        cluster has its own sackd.  A script that calls Slurm's clients needs these two variables (see
+        :meth:`node_script`).
+        """
+        return {"PATH": ":".join(part for part in (slurm_path(), _SYSTEM_PATH) if part), **self.auth.env()}
+
+    def node_script(self, name: str, text: str) -> Path:
+        """An executable script under ``<tmp>/scripts``: ``text`` as given, with :meth:`node_environment`
+        exported right after its ``#!`` line (the node image's part, not the script's)."""
+        shebang, _, body = text.partition("\n") if text.startswith("#!") else ("#!/bin/sh", "", text)
+        exports = "".join(f"export {key}={shlex.quote(value)}\n" for key, value in self.node_environment().items())
+        return write_script(self.scripts_dir / name, f"{shebang}\n# [test harness] the slurmd image's environment\n{exports}{body}")
+
     def write_script(self, name: str, text: str) -> Path:
         """An executable script under ``<tmp>/scripts`` (for Prolog=/Epilog= lines and the like)."""
         return write_script(self.scripts_dir / name, text)
@@ -499,6 +519,8 @@ class SlurmCluster:
             write_file(self.tmp_dir / "cgroup.conf", self.cgroup_conf)
         if self.topology_conf is not None:
             write_file(self.tmp_dir / "topology.conf", self.topology_conf)
+        if self.topology_yaml is not None:
+            write_file(self.tmp_dir / "topology.yaml", self.topology_yaml)
 
     # ----------------------------------------------------------------------------------------------
     # lifecycle
