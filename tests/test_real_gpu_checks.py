@@ -43,7 +43,7 @@ def _install(stack: RecordedStack, tmp_path: Path, fixture: str) -> tuple[str, s
     dev.mkdir()
     (dev / "nvidia0").touch()
     paths = []
-    for configmap, name in (("slurm-prolog-scripts", "prolog.sh"), ("slurm-epilog-scripts", "epilog.sh")):
+    for configmap in ("slurm-prolog-scripts", "slurm-epilog-scripts"):
         text = _configmap_script(stack, configmap, "10-gpu-check.sh")
         # What the layer rendered, with the one setting a test must own: where nvidia-smi is.
         assert ': "${GPU_CHECK_NVIDIA_SMI:=nvidia-smi}"' in text

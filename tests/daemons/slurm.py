@@ -501,7 +501,9 @@ class SlurmCluster:
         exported right after its ``#!`` line (the node image's part, not the script's)."""
         shebang, _, body = text.partition("\n") if text.startswith("#!") else ("#!/bin/sh", "", text)
         exports = "".join(f"export {key}={shlex.quote(value)}\n" for key, value in self.node_environment().items())
-        return write_script(self.scripts_dir / name, f"{shebang}\n# [test harness] the slurmd image's environment\n{exports}{body}")
+        return write_script(
+            self.scripts_dir / name, f"{shebang}\n# [test harness] the slurmd image's environment\n{exports}{body}"
+        )
 
     def write_script(self, name: str, text: str) -> Path:
         """An executable script under ``<tmp>/scripts`` (for Prolog=/Epilog= lines and the like)."""
