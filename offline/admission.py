@@ -19,6 +19,7 @@ Exit status 1 when anything is refused, 2 when the previous stack file is invali
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -241,7 +242,7 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
             deployed = run_program(read_stack_file(args.previous_config, name=stack.stack), PROJECT_ROOT, preview=stack.preview)
         except (StackFileError, ProgramConfigError) as error:
             messages = getattr(error, "messages", None) or [str(error)]
-            print(f"error: --previous-config {args.previous_config}:", *messages, sep="\n  ")
+            print(f"error: --previous-config {args.previous_config}:", *messages, sep="\n  ", file=sys.stderr)
             return 2
         previous, _ = stack_objects(deployed)
     report = admission_report(
