@@ -7,6 +7,7 @@
     ./hpcforge policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     ./hpcforge migrate-inventory --stack prod [--config FILE] [--slurm]
     ./hpcforge urns    [--stack dev --stack prod] [--update]
+    ./hpcforge live-impact --nodes HOSTLIST (--squeue FILE --sinfo FILE | --slurmrestd URL) [--format markdown]
     (render and check: [--render-charts [--charts-from DIR] [--pull-charts]], see docs/charts.md)
 
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
@@ -126,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--slurm", action="store_true", help="also move hpcforge:slurm.topology and .accounts into inventory/<stack>/slurm.yaml"
     )
 
+    from .live_cli import add_live_impact_parser
+
+    add_live_impact_parser(commands)
+
     urns = commands.add_parser("urns", help="compare the stacks' URNs with tests/urns/<stack>.txt (offline/urns.py)")
     urns.add_argument("--stack", action="append", default=[], help="stack name (repeatable; default: dev and prod)")
     urns.add_argument("--update", action="store_true", help="rewrite the snapshots (say why in the commit message)")
@@ -228,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_check(args)
         if args.command == "urns":
             return run_urns(args)
+        if args.command == "live-impact":
+            from .live_cli import run_live_impact
+
+            return run_live_impact(args)
         stack = load_stack(args)
     except StackFileError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -167,7 +167,18 @@ def test_slurmrestd_gives_the_same_jobs_at_risk(cluster: SlurmCluster, captured:
     # request's token ("Rejecting thread config token", auth_slurm.c): the harness's sackd variables stay out.
     env = {key: value for key, value in cluster.env().items() if not key.startswith("SLURM_SACK_")}
     rest = ManagedProcess(
-        [str(prefix / "sbin" / "slurmrestd"), "-a", "rest_auth/jwt", "-s", "openapi/slurmctld", "-u", "65534", "-g", "65534", f"127.0.0.1:{port}"],
+        [
+            str(prefix / "sbin" / "slurmrestd"),
+            "-a",
+            "rest_auth/jwt",
+            "-s",
+            "openapi/slurmctld",
+            "-u",
+            "65534",
+            "-g",
+            "65534",
+            f"127.0.0.1:{port}",
+        ],
         name="slurmrestd",
         log_path=cluster.log_dir / "slurmrestd.log",
         env={**env, "SLURM_JWT": "daemon"},
