@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -189,7 +190,7 @@ TOKEN = "token-for-the-test"
 class _FakeSlurmrestd(BaseHTTPRequestHandler):
     """Answers as the captured slurmrestd did: /jobs and /nodes with the right token, 511 + errors without."""
 
-    seen: list[dict[str, str]] = []
+    seen: ClassVar[list[dict[str, str]]] = []
 
     def do_GET(self) -> None:
         _FakeSlurmrestd.seen.append({"path": self.path, **{k.lower(): v for k, v in self.headers.items()}})
