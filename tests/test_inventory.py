@@ -89,8 +89,7 @@ def test_inline_inventory_is_refused_before_any_resource(tmp_path: Path) -> None
         run_stack_file(path, "dev")
     assert raised.value.registered == 0
     assert any(
-        "`./hpcforge migrate-inventory --stack dev` (it writes inventory/dev/hosts.yaml" in m
-        for m in raised.value.messages
+        "`./hpcforge migrate-inventory --stack dev` (it writes inventory/dev/hosts.yaml" in m for m in raised.value.messages
     )
 
 
