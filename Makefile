@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install preview render check test lint docs docs-check bench-quick bench fuzz clean
+.PHONY: install preview render check test test-fast lint docs docs-check bench-quick bench fuzz clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-nca.txt
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ check: $(STAMP)
 test: $(STAMP)
 	@rc=0; $(PY) -m pytest || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+## The edit-test loop: every test but the slow tiers, the tests that run a whole stack and measured slow
+## modules (the `slow` marker, set in tests/conftest.py). CI runs `make test`, all of them.
+test-fast: $(STAMP)
+	@rc=0; $(PY) -m pytest -m "not slow" -q || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test-fast: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -24,6 +24,27 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[ENV_DIR] = folder
 
 
+SLOW_TIERS = ("program", "schema", "real_daemon", "policy_protocol", "charts")
+"""Tiers that `make test-fast` leaves out (README, "Test tiers")."""
+STACK_FIXTURES = {"dev_stack", "prod_stack", "any_stack", "dev_preview_stack", "prod_preview_stack"}
+"""Fixtures that run the program for a whole stack (10-30 s each on a loaded 2-core machine)."""
+SLOW_MODULES: dict[str, str] = {}
+"""Modules whose tests each take seconds for another reason (measured with --durations), and the reason."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `slow` what the fast tier (`make test-fast`: `-m "not slow"`) leaves out: the slow tiers, tests that
+    run a whole stack, and SLOW_MODULES. The full suite (`make test`, CI) runs everything, marked or not."""
+    for item in items:
+        module = item.path.name
+        if (
+            any(item.get_closest_marker(tier) for tier in SLOW_TIERS)
+            or STACK_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            or module in SLOW_MODULES
+        ):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     from offline.recording import ENV_DIR
 
