@@ -45,8 +45,11 @@ SLOW_CALLS = (
 )
 """Calls that run the program for a stack, start a process or generate many cases: a test whose code, a helper of
 its module it calls, or a fixture it uses contains one is slow."""
-SLOW_MODULES: dict[str, str] = {}
-"""Modules whose tests each take seconds for another reason (measured with --durations), and the reason."""
+SLOW_TESTS: dict[str, str] = {
+    "test_the_pinned_nic_cluster_policy_crd_has_no_whereabouts_option": "reads every pinned CRD (22 s under load)",
+    "test_other_delivery_mode_custom_resources_are_admitted": "runs the program for a stack (through a helper)",
+}
+"""Tests that take seconds for a reason SLOW_CALLS does not see (measured with --durations), and the reason."""
 
 
 def _sources(function: object, module: object, depth: int = 2, seen: set[int] | None = None) -> Iterator[str]:
@@ -68,7 +71,7 @@ def _sources(function: object, module: object, depth: int = 2, seen: set[int] | 
 
 
 def _is_slow(item: pytest.Item) -> bool:
-    if any(item.get_closest_marker(tier) for tier in SLOW_TIERS) or item.path.name in SLOW_MODULES:
+    if any(item.get_closest_marker(tier) for tier in SLOW_TIERS) or getattr(item, "originalname", item.name) in SLOW_TESTS:
         return True
     names = set(getattr(item, "fixturenames", ()))
     if STACK_FIXTURES & names:
@@ -87,7 +90,7 @@ def _is_slow(item: pytest.Item) -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark `slow` what the fast tier (`make test-fast`: `-m "not slow"`) leaves out: the slow tiers, tests that
-    run a whole stack or a process (SLOW_CALLS) and SLOW_MODULES. `make test` (and CI) runs everything."""
+    run a whole stack or a process (SLOW_CALLS) and SLOW_TESTS. `make test` (and CI) runs everything."""
     for item in items:
         if _is_slow(item):
             item.add_marker(pytest.mark.slow)

@@ -163,14 +163,6 @@ def test_cli_preview_prints_counts_per_layer_not_the_tree(dev_stack: RecordedSta
     assert len(result.stdout.splitlines()) < 30
 
 
-def test_plurals_and_the_layer_of_a_resource() -> None:
-    from offline.summary import plural
-
-    assert [plural(n, "resource") for n in (0, 1, 2)] == ["0 resources", "1 resource", "2 resources"]
-    assert plural(2, "NetworkPolicy") == "2 NetworkPolicies" and plural(3, "Ingress") == "3 Ingresses"
-    assert plural(2, "Gateway") == "2 Gateways" and plural(2, "RandomBytes") == "2 RandomBytes"
-
-
 def test_cli_render_prod(tmp_path: Path) -> None:
     result = _offline("render", "--stack", "prod", "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
