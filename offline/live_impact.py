@@ -133,6 +133,11 @@ class LiveImpact:
     def gpu_hours_at_risk(self) -> float:
         return sum(risk.gpu_hours_at_risk for risk in self.jobs)
 
+    @property
+    def busy_nodes(self) -> set[str]:
+        """Of the nodes that drain or restart, those with a job at risk (what `offline diff`'s gate refuses)."""
+        return {node for risk in self.jobs for node in risk.nodes_hit}
+
 
 # --------------------------------------------------------------------------------------------------
 # parsing

@@ -88,6 +88,7 @@ def test_a_job_on_a_drained_node_and_another_is_at_risk_whole_and_unknown_nodes_
     assert [risk.job.job_id for risk in impact.jobs] == [3]
     assert impact.jobs[0].nodes_hit == ("cpu2",) and impact.jobs[0].job.nodes == ("cpu1", "cpu2")
     assert impact.unknown_nodes == ("gpu-a100-0", "gpu-a100-1") and impact.gpus_out == 0
+    assert impact.busy_nodes == {"cpu2"}
     everything = jobs_at_risk(_load(), ["cpu[1-2]", "gpu1"])
     assert {risk.job.job_id for risk in everything.jobs} == {1, 2, 3, 8}  # not the pending 7
     assert everything.users == ("nobody", "root")
@@ -97,7 +98,7 @@ def test_a_job_on_a_drained_node_and_another_is_at_risk_whole_and_unknown_nodes_
 
 def test_no_nodes_no_jobs() -> None:
     impact = jobs_at_risk(_load(), [])
-    assert impact.jobs == () and impact.gpu_hours_at_risk == 0
+    assert impact.jobs == () and impact.gpu_hours_at_risk == 0 and impact.busy_nodes == set()
     assert render_text(impact).startswith("Live impact: 0 running jobs of 0 users on 0 nodes that drain or restart (no nodes)")
 
 
