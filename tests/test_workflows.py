@@ -936,6 +936,8 @@ def test_pull_request_gates_on_the_impact_and_reruns_it_when_the_acknowledgement
         assert option in gate
     assert '--summary "$GITHUB_STEP_SUMMARY"' in gate and "--body-file" in gate and "--comment" in gate
     comment = next(run for run in runs if "gh api" in run)
+    comment_step = next(s for s in impact["steps"] if "gh api" in str(s.get("run", "")))
+    assert "github.event.pull_request.head.repo.fork == false" in comment_step["if"]  # forks: the job summary only
     assert "<!-- hpcforge-impact -->" in comment and "--method PATCH" in comment and "--method POST" in comment
     last = impact["steps"][-1]
     assert last["env"]["RC"] == "${{ steps.gate.outputs.rc }}" and 'exit "${RC:-2}"' in last["run"]
