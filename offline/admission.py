@@ -44,7 +44,7 @@ from policies.rules.podtemplates import group_of, kind_of, namespace_of
 from policies.rules.sources import chart_basename
 
 from .charts import RenderReport
-from .engine import ProgramConfigError, RecordedStack, run_program
+from .engine import ProgramConfigError, RecordedResource, RecordedStack, run_program
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file
 from .summary import plural
 
@@ -271,16 +271,28 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
 def unchecked_notes(stack: RecordedStack, args: argparse.Namespace, rendered: bool) -> list[str]:
     """What this run did not judge, and the option that adds it (printed before the verdicts)."""
     notes = []
+    applications = [r for r in stack.resources if r.is_kubernetes_object and r.inputs.get("kind") == "Application"]
+
+    def sources(resource: RecordedResource) -> list[Mapping[str, Any]]:
+        spec = resource.inputs.get("spec") or {}
+        return [s for s in [spec.get("source"), *(spec.get("sources") or [])] if isinstance(s, Mapping)]
+
     charts = sorted({r.name for r in stack.resources if r.is_chart})
-    if charts and not rendered and not getattr(args, "objects", None):
-        notes.append(
-            f"Not checked: the objects inside {plural(len(charts), 'Helm chart')} ({', '.join(charts)}): the mock engine "
-            "does not render charts. Add --render-charts (docs/charts.md) or --objects DIR (rendered charts)."
+    chart_apps = sorted(r.name for r in applications if any(s.get("chart") for s in sources(r)))
+    other_apps = sorted(r.name for r in applications if r.name not in chart_apps)
+    if (charts or chart_apps) and not rendered and not getattr(args, "objects", None):
+        what = [f"{plural(len(charts), 'Helm chart')} ({', '.join(charts)})"] if charts else []
+        what += (
+            [f"the charts of {plural(len(chart_apps), 'Argo CD Application')} ({', '.join(chart_apps)})"] if chart_apps else []
         )
-    argocd = [r for r in stack.resources if r.is_kubernetes_object and r.inputs.get("kind") == "Application"]
-    if argocd and not rendered and not getattr(args, "objects", None):
         notes.append(
-            f"Not checked: what {plural(len(argocd), 'Argo CD Application')} would sync from their charts, for the same reason."
+            f"Not checked: the objects inside {' and '.join(what)}: the mock engine does not render charts. "
+            "Add --render-charts (docs/charts.md) or --objects DIR (rendered charts)."
+        )
+    if other_apps:
+        notes.append(
+            f"Not checked: what {plural(len(other_apps), 'Argo CD Application')} ({', '.join(other_apps)}) "
+            "sync from their repositories: it is not part of the stack."
         )
     if not getattr(args, "previous_config", None):
         notes.append(

@@ -72,6 +72,7 @@ def test_admission_says_first_what_it_did_not_check() -> None:
     first_verdict = next(i for i, line in enumerate(lines) if line.startswith("Pod Security"))
     assert max(notes) < first_verdict
     assert "the objects inside 11 Helm charts (argo-workflows, argocd," in lines[notes[0]]
+    assert "what 2 Argo CD Applications (argocd/lab-tools, argocd/site-root) sync from their repositories" in lines[notes[1]]
     assert "add --previous-config FILE" in lines[notes[2]]
     with_previous = hpcforge("admission", "--stack", "dev", "--previous-config", str(REPO / "Pulumi.dev.yaml"))
     assert sum(line.startswith("Not checked:") for line in with_previous.stdout.splitlines()) == 2
