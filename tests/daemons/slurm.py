@@ -414,7 +414,7 @@ class SlurmCluster:
             "SlurmctldLogFile": str(self.ctld_log),
             "SlurmdLogFile": f"{self.log_dir}/slurmd-%n.log",
             "ProctrackType": "proctrack/linuxproc",
-            "TaskPlugin": "task/none",
+            "TaskPlugin": "task/affinity",
             "JobAcctGatherType": "jobacct_gather/none",
             "AccountingStorageType": "accounting_storage/none",
             "JobCompType": "jobcomp/none",
