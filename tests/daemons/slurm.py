@@ -585,6 +585,30 @@ class SlurmCluster:
             raise
         return self
 
+    def stop_controller(self) -> None:
+        """Stop slurmctld only (by pid); slurmds, sackd and jobs keep running, as when its pod is deleted."""
+        if self.slurmctld is not None:
+            self.slurmctld.stop()
+
+    def start_controller(self, timeout: float | None = None) -> None:
+        """Start slurmctld again with the same slurm.conf and state (``-D``, no ``-c``: it recovers its state)."""
+        if self.slurmctld is not None and self.slurmctld.alive():
+            raise HarnessError("slurmctld is running")
+        self.slurmctld = ManagedProcess(
+            [self._binary("slurmctld"), "-D", "-f", str(self.conf_path)],
+            name="slurmctld",
+            log_path=self.log_dir / "slurmctld.out",
+            env=self.env(),
+            cwd=self.tmp_dir,
+        )
+        self._stack.push(self.slurmctld)
+        self.wait_controller(timeout or self.start_timeout)
+
+    def restart_controller(self, timeout: float | None = None) -> None:
+        """:meth:`stop_controller` then :meth:`start_controller`."""
+        self.stop_controller()
+        self.start_controller(timeout)
+
     def __enter__(self) -> SlurmCluster:
         return self.start()
 
