@@ -102,6 +102,15 @@ CGROUP_UNSUPPORTED = {
 def rendered_cluster(
     config: PlatformConfig, tmp: Path, *, nodes: Sequence[str], more_conf: str = "", users: Sequence[str] = (), **kwargs: Any
 ) -> Iterator[SlurmCluster]:
+    """rendered_site's cluster."""
+    with rendered_site(config, tmp, nodes=nodes, more_conf=more_conf, users=users, **kwargs) as (cluster, _):
+        yield cluster
+
+
+@contextlib.contextmanager
+def rendered_site(
+    config: PlatformConfig, tmp: Path, *, nodes: Sequence[str], more_conf: str = "", users: Sequence[str] = (), **kwargs: Any
+) -> Iterator[tuple[SlurmCluster, SlurmDBD]]:
     """A SlurmCluster with hpcforge's rendered extraConf and cgroup.conf (loadable_*), the operator's NodeSet and
     accounting lines and an accounting_site behind it (root, and `users` under account `tests`); `kwargs` go to
     SlurmCluster.  Jobs run: the harness keeps HARNESS_OWNED's keys (SlurmCluster.overridden says which)."""
@@ -121,7 +130,7 @@ def rendered_cluster(
         ) as cluster,
     ):
         assert {line.split("=", 1)[0] for line in cluster.overridden} <= set(HARNESS_OWNED)
-        yield cluster
+        yield cluster, dbd
 
 
 def loadable_cgroup_conf(config: PlatformConfig) -> str:

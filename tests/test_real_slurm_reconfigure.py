@@ -23,10 +23,10 @@ import pytest
 from components.config import PlatformConfig, load_config
 
 from .daemons import slurm
-from .daemons.common import free_port, port_open, run
+from .daemons.common import free_port, port_open, run, wait_until
 from .daemons.slurm import SlurmCluster, node_line
 from .helpers import config_values, raw_config, require_binaries
-from .test_real_slurm import rendered_cluster, require_root
+from .test_real_slurm import rendered_cluster, rendered_site, require_root
 
 pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(300)]
 
@@ -113,3 +113,31 @@ def test_one_parameter_changed_then_reconfigure_or_restart(case: Case, prod: Pla
         assert not port_open(port) and shown(cluster, case.key, cluster.conf_path) is None
         cluster.restart_controller(60)
         assert port_open(port) and shown(cluster, case.key, cluster.conf_path) == want
+
+
+def test_reconfigure_reloads_associations_and_qos_changed_behind_slurmdbd(prod: PlatformConfig, tmp_path: Path) -> None:
+    """slurmctld keeps the QOS and associations it loaded; a change slurmdbd did not make (a restored database, here
+    a row deleted while slurmdbd is stopped) stays invisible to it until it loads them again - which on 26.05.3
+    `scontrol reconfigure` does, since it starts a new slurmctld process (scontrol(1) lines 399-402). The restore
+    runbook restarts slurmctld instead (docs/operations.md, tests/test_runbook.py)."""
+    require_root()
+    require_binaries(*slurm.REQUIRED_BINARIES)
+    with rendered_site(prod, tmp_path, nodes=[node_line("cpu-0", features=["cpu"])]) as (cluster, dbd):
+        cluster.run("sacctmgr", "-i", "add", "qos", "behind", check=True)
+
+        def known() -> bool:
+            return "QOS=behind" in cluster.scontrol("show", "assoc_mgr", "flags=qos")
+
+        wait_until(known, 30, "slurmctld to learn QOS behind")
+        dbd.stop()
+        dbd.database.sql_root("DELETE FROM qos_table WHERE name = 'behind'", "slurm_acct_db")
+        dbd.start()
+        wait_until(
+            lambda: "behind" not in cluster.run("sacctmgr", "-n", "-P", "show", "qos", "format=name").stdout.split(),
+            30,
+            "the restarted slurmdbd to serve the QOS without behind",
+        )
+        assert known()  # slurmdbd no longer has it; slurmctld still does
+        cluster.scontrol("reconfigure")
+        cluster.wait_controller(60)
+        wait_until(lambda: not known(), 30, "scontrol reconfigure to drop QOS behind from slurmctld")
