@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install preview render check test lint docs docs-check bench-quick bench fuzz clean
+.PHONY: install preview render check test test-fast lint docs docs-check bench-quick bench fuzz clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-nca.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ install: $(STAMP)
 
 ## Offline preview of the dev stack (no cluster, no Pulumi CLI needed).
 preview: $(STAMP)
-	$(PY) -m offline preview --stack dev
+	./hpcforge preview --stack dev
 
 ## Write every object of a stack as YAML: make render STACK=prod OUT=out/prod
 STACK ?= dev
@@ -26,25 +26,32 @@ OUT ?= out/$(STACK)
 ## Add the charts' rendered objects: make render CHART_FLAGS="--render-charts --charts-from DIR" (docs/charts.md)
 CHART_FLAGS ?=
 render: $(STAMP)
-	$(PY) -m offline render --stack $(STACK) --out $(OUT) $(CHART_FLAGS)
+	./hpcforge render --stack $(STACK) --out $(OUT) $(CHART_FLAGS)
 
 ## Run every policy pack against a stack offline, over the gRPC Analyzer protocol; the policy
 ## configuration follows the stack's hpcforge:environmentKind. Any stack file: make check STACK_FILE=path
 ## PREVIEW=1: as `pulumi preview` of a new stack (outputs that providers compute are unknown).
+## GNU make itself exits 2 whenever a recipe fails (its manual: 0, 2, or 1 only with -q); the recipe's
+## last line says which code `./hpcforge check` gave (1 violation, 2 invalid config). Scripts that need
+## the code itself run `./hpcforge check --stack STACK`, which is exactly this recipe's command.
 STACK_FILE ?= Pulumi.$(STACK).yaml
 PREVIEW ?=
 check: $(STAMP)
-	@policy=$$($(PY) -m offline policy-config --config $(STACK_FILE)) || exit 2; \
-	echo "policy configuration: $$policy"; \
-	$(PY) -m offline check --stack $(STACK) --config $(STACK_FILE) $(if $(PREVIEW),--preview) \
-		--policy-pack policies/gitops-drift --policy-pack-config $$policy \
-		--policy-pack policies/security --policy-pack-config $$policy \
-		--policy-pack policies/slurm-contract --policy-pack-config $$policy $(CHART_FLAGS)
+	@rc=0; ./hpcforge check --stack $(STACK) --config $(STACK_FILE) $(if $(PREVIEW),--preview) $(CHART_FLAGS) || rc=$$?; \
+	case $$rc in 0) ;; 1) echo "make check: exit 1: a mandatory policy violation (./hpcforge check exits 1)" >&2 ;; \
+	  2) echo "make check: exit 2: invalid configuration or policy packs (./hpcforge check exits 2)" >&2 ;; \
+	  *) echo "make check: exit $$rc" >&2 ;; esac; exit $$rc
 
 ## The whole test suite (tiers whose daemons or ../shared data are missing skip with the reason).
 test: $(STAMP)
 	@rc=0; $(PY) -m pytest || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+## The edit-test loop: every test but the slow tiers, the tests that run a whole stack and measured slow
+## modules (the `slow` marker, set in tests/conftest.py). CI runs `make test`, all of them.
+test-fast: $(STAMP)
+	@rc=0; $(PY) -m pytest -m "not slow" -q || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test-fast: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -6,7 +6,7 @@ of several runs; wall clock and CPU time), peak memory, the number of resources,
 Kubernetes object and the total rendered size, the size of the stack config as the CLI passes it
 (PULUMI_CONFIG), and the time the policy packs take over the gRPC Analyzer protocol with that
 config in their environment, as the engine starts them. For the largest site it also times
-`python -m offline render` then `python -m offline check` as a user runs them (fresh processes,
+`./hpcforge render` then `./hpcforge check` as a user runs them (fresh processes,
 wall clock). It prints a table, then each target with its figure and whether it is met, and the
 machine's load average (figures taken under contention say so). A benchmark, not a test: it
 reports, it does not assert.

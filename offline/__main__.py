@@ -1,4 +1,4 @@
-"""`python -m offline {preview,render,check}`: run hpcforge without a cluster (see offline/cli.py)."""
+"""`./hpcforge {preview,render,check}`: run hpcforge without a cluster (see offline/cli.py)."""
 
 import gc
 import sys

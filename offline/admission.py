@@ -1,4 +1,4 @@
-"""`python -m offline admission`: what the API server and Argo CD would admit, object by object.
+"""`./hpcforge admission`: what the API server and Argo CD would admit, object by object.
 
 Runs the program under the mock engine, takes every Kubernetes object it declares (plus, with
 `--objects DIR`, the YAML documents under DIR, e.g. charts rendered by `offline render
@@ -21,6 +21,7 @@ Exit status 1 when anything is refused, 2 when the previous stack file is invali
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,8 +51,9 @@ from policies.rules.view import ResourceView, StackView
 from .cel_admission import cel_verdicts, object_key
 from .cel_admission import report_lines as cel_report_lines
 from .charts.render import RenderReport
-from .engine import ProgramConfigError, RecordedStack, run_program
+from .engine import ProgramConfigError, RecordedResource, RecordedStack, run_program
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file
+from .words import plural
 
 RELEASE_LABELS = ("app.kubernetes.io/instance", "release")
 # Helm hooks Argo CD ignores (argo-cd v3.4.4 docs/user-guide/helm.md "Helm Hooks": "Unsupported hooks
@@ -232,7 +234,7 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
             deployed = run_program(read_stack_file(args.previous_config, name=stack.stack), PROJECT_ROOT, preview=stack.preview)
         except (StackFileError, ProgramConfigError) as error:
             messages = getattr(error, "messages", None) or [str(error)]
-            print(f"error: --previous-config {args.previous_config}:", *messages, sep="\n  ")
+            print(f"error: --previous-config {args.previous_config}:", *messages, sep="\n  ", file=sys.stderr)
             return 2
         previous = recorded_objects(deployed).objects
     report = admission_report(
@@ -242,6 +244,8 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
         f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
         "Slinky slurm-operator 1.2.1, Kueue 0.19.2, cert-manager, MetalLB and mariadb-operator webhooks):\n"
     )
+    for line in unchecked_notes(stack, args, bool(rendered)):
+        print(line)
     # The CRDs' CEL rules first: the summary stays the last line.
     replace_paths = {object_key(r.inputs): r.replace_on_changes for r in stack.resources if r.is_kubernetes_object}
     verdicts = cel_verdicts(objects, previous, replace_on_changes=replace_paths)
@@ -258,6 +262,40 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
     for hint in hints:
         print(f"Set by {hint}: fixed after the first deploy (docs/layers/database.md, backups.md).")
     return 1 if report.refused or any(v.refusals for v in verdicts) else 0
+
+
+def unchecked_notes(stack: RecordedStack, args: argparse.Namespace, rendered: bool) -> list[str]:
+    """What this run did not judge, and the option that adds it (printed before the verdicts)."""
+    notes = []
+    applications = [r for r in stack.resources if r.is_kubernetes_object and r.inputs.get("kind") == "Application"]
+
+    def sources(resource: RecordedResource) -> list[Mapping[str, Any]]:
+        spec = resource.inputs.get("spec") or {}
+        return [s for s in [spec.get("source"), *(spec.get("sources") or [])] if isinstance(s, Mapping)]
+
+    charts = sorted({r.name for r in stack.resources if r.is_chart})
+    chart_apps = sorted(r.name for r in applications if any(s.get("chart") for s in sources(r)))
+    other_apps = sorted(r.name for r in applications if r.name not in chart_apps)
+    if (charts or chart_apps) and not rendered and not getattr(args, "objects", None):
+        what = [f"{plural(len(charts), 'Helm chart')} ({', '.join(charts)})"] if charts else []
+        what += (
+            [f"the charts of {plural(len(chart_apps), 'Argo CD Application')} ({', '.join(chart_apps)})"] if chart_apps else []
+        )
+        notes.append(
+            f"Not checked: the objects inside {' and '.join(what)}: the mock engine does not render charts. "
+            "Add --render-charts (docs/charts.md) or --objects DIR (rendered charts)."
+        )
+    if other_apps:
+        notes.append(
+            f"Not checked: what {plural(len(other_apps), 'Argo CD Application')} ({', '.join(other_apps)}) "
+            "sync from their repositories: it is not part of the stack."
+        )
+    if not getattr(args, "previous_config", None):
+        notes.append(
+            "Not checked: changes to fields operators make immutable (mariadb-operator objects are judged as creates); "
+            "add --previous-config FILE (the stack file deployed before)."
+        )
+    return [*notes, ""] if notes else []
 
 
 CONFIG_KEYS = {
@@ -283,7 +321,7 @@ def print_argocd_admission(stack: RecordedStack, report: RenderReport, out: Text
     for verdict in verdicts:
         print("\n".join(application_lines(verdict)), file=out)
     refused = sum(1 for v in verdicts if not v.permitted)
-    print(f"Argo CD summary: {refused} of {len(verdicts)} Applications refused", file=out)
+    print(f"Argo CD summary: {refused} of {plural(len(verdicts), 'Application')} refused", file=out)
     return refused
 
 
@@ -299,5 +337,5 @@ def print_argocd_webhooks(stack: RecordedStack, report: RenderReport, out: TextI
         if verdict.refusal:
             print(f"         {verdict.refusal}", file=out)
     refused = sum(1 for v in verdicts if not v.admitted)
-    print(f"Operator webhook summary: {refused} of {len(verdicts)} objects refused", file=out)
+    print(f"Operator webhook summary: {refused} of {plural(len(verdicts), 'object')} refused", file=out)
     return refused

@@ -1,4 +1,4 @@
-"""The CRDs' CEL rules in `python -m offline admission`: every custom resource of the stack (and of the charts,
+"""The CRDs' CEL rules in `./hpcforge admission`: every custom resource of the stack (and of the charts,
 with `--objects`/`--render-charts`) judged by the `x-kubernetes-validations` of its CRD under shared/crds
 (offline/schema/cel.py), as a create, or, with `--previous-config`, as an update of the object the previous stack
 file declares (same group, version, kind, namespace and name): that is where transition rules (`oldSelf`,

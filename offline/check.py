@@ -1,6 +1,6 @@
-"""`python -m offline check`: run CrossGuard policy packs against a stack, exactly as the engine does.
+"""`./hpcforge check`: run CrossGuard policy packs against a stack, exactly as the engine does.
 
-    python -m offline check --stack prod [--config FILE] \\
+    ./hpcforge check --stack prod [--config FILE] \\
         --policy-pack policies/gitops-drift --policy-pack-config policies/config/prod.json ...
 
 The program runs under the mock engine (offline/engine.py); the packs are driven over the Analyzer
@@ -40,6 +40,7 @@ from .policy.session import EXIT_ERROR, EXIT_OK, EXIT_POLICY, check_stack
 from .policy.stream import StreamedCheck
 from .recording import cache_dir, reuse_or_run
 from .stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
+from .words import plural
 
 # --- running and printing ----------------------------------------------------------------------------
 
@@ -115,7 +116,7 @@ def run_check(args: argparse.Namespace) -> int:  # noqa: PLR0912 (the command's 
             return report_chart_error(error)
         assert report is not None
         recorded = engine_view(recorded, report)
-    print(f"Previewing update ({recorded.stack}) offline, with {len(specs)} policy pack(s):\n")
+    print(f"Previewing update ({recorded.stack}) offline, with {plural(len(specs), 'policy pack')}:\n")
     try:
         result = streamed.finish(recorded) if streamed is not None else None
         exit_code = (result or check_stack(recorded, stack_file, specs)).exit_code

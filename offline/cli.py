@@ -1,12 +1,13 @@
 """Command line of the offline runner.
 
-    python -m offline preview --stack dev [--config FILE] [--preview] [--json OUT.json]
-    python -m offline render  --stack prod [--config FILE] [--preview] --out DIR
-    python -m offline check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ... [--no-reuse]
-    python -m offline admission --stack prod [--config FILE] [--preview] [--objects DIR] [--previous-config FILE] [--render-charts ...]
-    python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
-    python -m offline migrate-inventory --stack prod [--config FILE] [--slurm]
-    python -m offline urns    [--stack dev --stack prod] [--update]
+    ./hpcforge preview --stack dev [--config FILE] [--preview] [--json OUT.json]
+    ./hpcforge render  --stack prod [--config FILE] [--preview] --out DIR
+    ./hpcforge check   --stack prod [--config FILE] [--preview] --policy-pack DIR [--policy-pack-config FILE] ... [--no-reuse]
+    ./hpcforge admission --stack prod [--config FILE] [--preview] [--objects DIR] [--previous-config FILE] [--render-charts ...]
+    ./hpcforge policy-config --config FILE   (the policy configuration for the stack's environmentKind)
+    ./hpcforge migrate-inventory --stack prod [--config FILE] [--slurm]
+    ./hpcforge urns    [--stack dev --stack prod] [--update]
+    ./hpcforge live-impact --nodes HOSTLIST (--squeue FILE --sinfo FILE | --slurmrestd URL) [--format markdown]
     (render and check: [--render-charts [--charts-from DIR] [--pull-charts]], see docs/charts.md)
 
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
@@ -27,6 +28,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from .charts.cli import add_chart_arguments, render_charts, report_chart_error
@@ -36,6 +38,11 @@ from .engine import ProgramConfigError, RecordedStack, run_program
 from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
+from .summary import layer_summary
+from .words import plural
+
+COMMAND = "./hpcforge"
+"""How the tool is invoked everywhere (the script at the repository root runs `.venv/bin/python -m offline`)."""
 
 EXIT_OK = 0
 EXIT_POLICY = 1
@@ -56,15 +63,16 @@ def _add_preview_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m offline", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     preview = commands.add_parser("preview", help="print the resource tree, like `pulumi preview`")
     _add_stack_arguments(preview)
     _add_preview_argument(preview)
     preview.add_argument("--json", type=Path, help="also write every recorded resource to this JSON file")
+    preview.add_argument(
+        "--tree", action="store_true", help="print every resource as a tree, like `pulumi preview` (default: counts per layer)"
+    )
 
     render = commands.add_parser("render", help="write every Kubernetes object and chart as YAML")
     _add_stack_arguments(render)
@@ -76,7 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_stack_arguments(check)
     _add_preview_argument(check)
     check.add_argument(
-        "--policy-pack", action="append", type=Path, default=[], required=True, help="policy pack directory (repeatable)"
+        "--policy-pack",
+        action="append",
+        type=Path,
+        default=[],
+        help="policy pack directory (repeatable; default: the three packs of policies/ with the policy configuration "
+        "of the stack's hpcforge:environmentKind, as `make check` runs them)",
     )
     check.add_argument(
         "--policy-pack-config",
@@ -116,11 +129,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--slurm", action="store_true", help="also move hpcforge:slurm.topology and .accounts into inventory/<stack>/slurm.yaml"
     )
 
+    from .live_cli import add_live_impact_parser
+
+    add_live_impact_parser(commands)
+
     urns = commands.add_parser("urns", help="compare the stacks' URNs with tests/urns/<stack>.txt (offline/urns.py)")
     urns.add_argument("--stack", action="append", default=[], help="stack name (repeatable; default: dev and prod)")
     urns.add_argument("--update", action="store_true", help="rewrite the snapshots (say why in the commit message)")
     return parser
 
+
+DEFAULT_PACKS = ("policies/gitops-drift", "policies/security", "policies/slurm-contract")
 
 POLICY_CONFIGS = {"production": "policies/config/prod.json", "development": "policies/config/dev.json"}
 """Policy configuration per environment kind: mandatory for production, advisory for development."""
@@ -214,27 +233,106 @@ def _summary(stack: RecordedStack) -> str:
     kinds = Counter(
         "chart" if r.is_chart else "kubernetes object" if r.is_kubernetes_object else "other" for r in stack.resources
     )
+    others = plural(kinds["other"] + 1, "component, provider or generated secret", "components, providers and generated secrets")
     return (
         f"Resources:\n    + {total} to create\n"
-        f"      ({kinds['kubernetes object']} Kubernetes objects, {kinds['chart']} Helm charts, "
-        f"{kinds['other'] + 1} components, providers and generated secrets)"
+        f"      ({plural(kinds['kubernetes object'], 'Kubernetes object')}, {plural(kinds['chart'], 'Helm chart')}, {others})"
     )
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911, PLR0912 (one branch per subcommand)
+def _check(args: argparse.Namespace) -> int:
+    from .check import run_check
+
+    if not args.policy_pack:
+        if args.policy_pack_config:
+            print("error: --policy-pack-config needs the --policy-pack it configures", file=sys.stderr)
+            return EXIT_CONFIG
+        policy = policy_config_for(args.config or stack_path(args.stack))
+        args.policy_pack = [PROJECT_ROOT / pack for pack in DEFAULT_PACKS]
+        args.policy_pack_config = [PROJECT_ROOT / policy] * len(DEFAULT_PACKS)
+        print(f"policy packs: {', '.join(DEFAULT_PACKS)} with {policy} (hpcforge:environmentKind)", file=sys.stderr)
+    return run_check(args)
+
+
+def _policy_config(args: argparse.Namespace) -> int:
+    print(policy_config_for(args.config))
+    return EXIT_OK
+
+
+def _live_impact(args: argparse.Namespace) -> int:
+    from .live_cli import run_live_impact
+
+    return run_live_impact(args)
+
+
+def _preview(stack: RecordedStack, args: argparse.Namespace) -> int:
+    mode = " with unknown outputs (--preview)" if stack.preview else ""
+    print(f"Previewing update ({stack.stack}) offline, under Pulumi's mock engine{mode}:\n")
+    if args.tree:
+        print(resource_tree(stack))
+    else:
+        print(f"Resources per layer (`{COMMAND} preview --stack {stack.stack} --tree` lists each one):")
+        print(layer_summary(stack))
+    print()
+    print(_summary(stack))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(
+            json.dumps(
+                {
+                    "project": stack.project,
+                    "stack": stack.stack,
+                    "resources": [r.to_json() for r in stack.resources],
+                    "outputs": {k: ("[secret]" if k in stack.secret_outputs else v) for k, v in stack.outputs.items()},
+                },
+                indent=2,
+            )
+        )
+        print(f"\nwrote {plural(len(stack.resources), 'resource')} to {args.json}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _admission(stack: RecordedStack, args: argparse.Namespace) -> int:
+    from .admission import run_admission
+
+    try:
+        report = render_charts(args, stack)
+    except ChartRenderError as error:
+        return report_chart_error(error)
+    return run_admission(stack, args, chart_documents(report) if report else [])
+
+
+def _render(stack: RecordedStack, args: argparse.Namespace) -> int:
+    try:
+        report = render_charts(args, stack)
+    except ChartRenderError as error:
+        return report_chart_error(error)
+    paths = write_render(stack, args.out, chart_documents(report) if report else [])
+    print(f"wrote {plural(len(paths), 'file')} to {args.out}")
+    return EXIT_OK
+
+
+#: Commands that run the program themselves, or none (given the parsed arguments).
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "policy-config": _policy_config,
+    "migrate-inventory": _migrate,
+    "check": _check,
+    "urns": run_urns,
+    "live-impact": _live_impact,
+}
+#: Commands over the stack that this process runs under the mock engine.
+STACK_COMMANDS: dict[str, Callable[[RecordedStack, argparse.Namespace], int]] = {
+    "preview": _preview,
+    "admission": _admission,
+    "render": _render,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "policy-config":
-            print(policy_config_for(args.config))
-            return EXIT_OK
-        if args.command == "migrate-inventory":
-            return _migrate(args)
-        if args.command == "check":
-            from .check import run_check
-
-            return run_check(args)
-        if args.command == "urns":
-            return run_urns(args)
+        if args.command in COMMANDS:
+            return COMMANDS[args.command](args)
         stack = load_stack(args)
     except StackFileError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -247,44 +345,4 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911, PLR0912 (one b
         for message in stack_file_hints(error.messages, args.stack, getattr(args, "config", None)):
             print(f"  {message}", file=sys.stderr)
         return EXIT_CONFIG
-
-    if args.command == "preview":
-        mode = " with unknown outputs (--preview)" if stack.preview else ""
-        print(f"Previewing update ({stack.stack}) offline, under Pulumi's mock engine{mode}:\n")
-        print(resource_tree(stack))
-        print()
-        print(_summary(stack))
-        if args.json:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(
-                json.dumps(
-                    {
-                        "project": stack.project,
-                        "stack": stack.stack,
-                        "resources": [r.to_json() for r in stack.resources],
-                        "outputs": {k: ("[secret]" if k in stack.secret_outputs else v) for k, v in stack.outputs.items()},
-                    },
-                    indent=2,
-                )
-            )
-            print(f"\nwrote {len(stack.resources)} resources to {args.json}")
-        return EXIT_OK
-
-    if args.command == "admission":
-        from .admission import run_admission
-
-        try:
-            report = render_charts(args, stack)
-        except ChartRenderError as error:
-            return report_chart_error(error)
-        return run_admission(stack, args, chart_documents(report) if report else [])
-
-    if args.command == "render":
-        try:
-            report = render_charts(args, stack)
-        except ChartRenderError as error:
-            return report_chart_error(error)
-        paths = write_render(stack, args.out, chart_documents(report) if report else [])
-        print(f"wrote {len(paths)} files to {args.out}")
-        return EXIT_OK
-    return EXIT_CONFIG
+    return STACK_COMMANDS[args.command](stack, args)

@@ -97,7 +97,7 @@ class ArgumentListTooLong(OSError):  # noqa: N818 (named after the errno text)
             7,
             f"{cli_message}\n  ({refusal.what} is {refusal.size:,} bytes; Linux allows {refusal.limit:,}. "
             "Keep what grows with the site out of the stack config: inventories belong in files "
-            "(`python -m offline migrate-inventory --stack STACK`).)",
+            "(`./hpcforge migrate-inventory --stack STACK`).)",
         )
 
 

@@ -1,6 +1,6 @@
 """A recorded program run kept by `offline render` for `offline check`, reused only for the same inputs.
 
-`python -m offline render` then `python -m offline check` would run the program twice with the same
+`./hpcforge render` then `./hpcforge check` would run the program twice with the same
 inputs. `render` stores what it recorded under `.offline/recordings/`; `check` reuses it only when a
 content key proves the run would be the same:
 
@@ -14,7 +14,8 @@ content key proves the run would be the same:
    directory it listed, each with a SHA-256 of its content or names; all must still match.
 
 Anything that does not match runs the program again, as before; `HPCFORGE_RECORDING_CACHE=off` (or
-`--no-reuse` on `check`) never reuses, and nothing is stored when it is off. Entries are pickles written
+`--no-reuse` on `check`) never reuses, and nothing is stored when it is off; `HPCFORGE_RECORDINGS_DIR`
+keeps them in another folder (where, not what: it is not part of the key). Entries are pickles written
 by this program into the working tree's ignored `.offline/` folder (anyone who can write there can
 also change the program itself); the newest `KEEP` are kept.
 """
@@ -40,6 +41,8 @@ from .stackfile import PROJECT_ROOT, StackFile
 FORMAT = 1
 KEEP = 4
 ENV_SWITCH = "HPCFORGE_RECORDING_CACHE"
+ENV_DIR = "HPCFORGE_RECORDINGS_DIR"
+"""Where recordings are kept instead of `.offline/recordings/` (the test suite points it at a temporary folder)."""
 PROGRAM_FILES = ("__main__.py", "Pulumi.yaml", "pyproject.toml", "requirements.txt")
 PROGRAM_TREES = ("components", "offline")
 DISTRIBUTIONS = (
@@ -59,7 +62,8 @@ _SKIP_DIRS = {"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
 
 
 def cache_dir(project: Path = PROJECT_ROOT) -> Path:
-    return project / ".offline" / "recordings"
+    configured = os.environ.get(ENV_DIR)
+    return Path(configured) if configured else project / ".offline" / "recordings"
 
 
 def enabled() -> bool:
@@ -110,7 +114,7 @@ def run_key(stack: StackFile, project: Path = PROJECT_ROOT, *, preview: bool) ->
     for name in DISTRIBUTIONS:
         add("distribution", name, _version(name))
     for key in sorted(os.environ):
-        if key.startswith(("PULUMI_", "HPCFORGE_")) and key != ENV_SWITCH:
+        if key.startswith(("PULUMI_", "HPCFORGE_")) and key not in (ENV_SWITCH, ENV_DIR):
             add("env", key, os.environ[key])
     return digest.hexdigest()
 
@@ -263,4 +267,4 @@ def reuse_or_run(
     return run_program(stack, project, preview=preview, on_resource=on_resource), False
 
 
-__all__ = ["ENV_SWITCH", "Entry", "cache_dir", "enabled", "record_and_store", "reuse_or_run", "run_key"]
+__all__ = ["ENV_DIR", "ENV_SWITCH", "Entry", "cache_dir", "enabled", "record_and_store", "reuse_or_run", "run_key"]

@@ -11,7 +11,7 @@ compares the program against it:
   engine does (defaults from the resource, and the aliases inherited from its parents);
 - a URN that is new only prints a note, so that parallel branches adding resources merge cleanly.
 
-`python -m offline urns --update` rewrites the snapshots; say why in the commit message.
+`./hpcforge urns --update` rewrites the snapshots; say why in the commit message.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .stackfile import PROJECT_ROOT
 SNAPSHOT_DIR = PROJECT_ROOT / "tests" / "urns"
 HEADER = (
     "# URNs this stack registers (offline/urns.py). A URN removed here without a pulumi.Alias\n"
-    "# deletes the live resource; update with `python -m offline urns --update` and say why in the commit.\n"
+    "# deletes the live resource; update with `./hpcforge urns --update` and say why in the commit.\n"
 )
 
 

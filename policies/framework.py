@@ -24,7 +24,7 @@ same plain tree except that every leaf that was inside a secret is a `SecretStr`
 sentinels become `Unknown` markers instead of making the whole policy "can't run during preview".
 `Remediate` (which passes `proxy_secrets=True` and must round-trip secrets) keeps the original.
 The shim sits inside the pack process, so it behaves identically under the real Pulumi engine and
-under `python -m offline check`, which sends exactly the engine's wire form. If pulumi_policy's
+under `./hpcforge check`, which sends exactly the engine's wire form. If pulumi_policy's
 internals change so that the shim cannot be installed, the pack refuses to start (fail closed).
 
 One conversion per request

@@ -94,7 +94,7 @@ def test_argocd_delivery_refuses_the_chart_object_outside_the_project_destinatio
     lines = out.getvalue().splitlines()
     assert "  DENY Application argocd/demo in project demo, 8 rendered objects" in lines
     assert "         Role forbidden/demo-reader: namespace forbidden is not permitted in project 'demo'" in lines
-    assert lines[-1] == "Argo CD summary: 1 of 1 Applications refused"
+    assert lines[-1] == "Argo CD summary: 1 of 1 Application refused"
 
 
 def test_argocd_delivery_applies_the_project_cluster_resource_whitelist_to_chart_objects() -> None:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import random
 import subprocess
 from collections.abc import Callable, Mapping
@@ -43,8 +44,9 @@ from .test_gotime import PARSE_DURATION_ERROR_TESTS, PARSE_DURATION_TESTS
 API = "k8s.mariadb.com/v1alpha1"
 
 
+@functools.cache
 def schemas() -> dict[str, Mapping[str, Any]]:
-    """The openAPIV3Schema of each kind in mariadb-operator-crds 26.6.0 (shared/crds)."""
+    """The openAPIV3Schema of each kind in mariadb-operator-crds 26.6.0 (shared/crds), read once (read-only)."""
     found: dict[str, Mapping[str, Any]] = {}
     for path in sorted(require_shared("crds", "mariadb-operator-26.6.0").glob("*.yaml")):
         for document in yaml.safe_load_all(path.read_text()):

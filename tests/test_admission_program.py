@@ -588,7 +588,7 @@ def test_offline_check_reports_a_refused_object_of_a_chart_argo_cd_delivers(prod
         0,
         "\nOperator webhooks, objects of charts delivered by Argo CD (cert-manager v1.21.1, MetalLB v0.16.1):\n"
         "  ok   Certificate slinky/slurm-operator-webhook-ca (webhook.cert-manager.io)\n"
-        "Operator webhook summary: 0 of 1 objects refused\n",
+        "Operator webhook summary: 0 of 1 object refused\n",
     )
     refused, text = check({**certificate, "spec": {**certificate["spec"], "renewBefore": "43800h"}})
     assert refused == 1

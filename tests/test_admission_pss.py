@@ -499,7 +499,7 @@ def test_the_report_refuses_a_namespace_enforcing_a_version_newer_than_the_repro
 
 
 def test_dev_on_a_newer_kubernetes_is_reported_as_a_gap_by_offline_admission(tmp_path: Path) -> None:
-    """hpcforge:kubernetes.version 1.35: every namespace hpcforge labels enforces v1.35, which `python -m offline
+    """hpcforge:kubernetes.version 1.35: every namespace hpcforge labels enforces v1.35, which `./hpcforge
     admission` reports as not reproduced (and refuses: exit 1), naming the namespaces that enforce baseline or
     restricted (dev's privileged ones run no check at any version)."""
     from offline.admission import recorded_objects

@@ -222,8 +222,8 @@ def test_migration_hint_with_config_names_the_file_and_migrates_beside_it(
     stack_file.write_text(yaml.safe_dump({"config": inline_inventories(config_values("dev"))}, sort_keys=False))
     assert main(["preview", "--stack", "lab", "--config", str(stack_file)]) == 2
     errors = capsys.readouterr().err
-    commands = set(re.findall(r"`(python -m offline migrate-inventory [^`]*)`", errors))
-    assert commands == {f"python -m offline migrate-inventory --stack lab --config {stack_file}"}, errors
+    commands = set(re.findall(r"`(./hpcforge migrate-inventory [^`]*)`", errors))
+    assert commands == {f"./hpcforge migrate-inventory --stack lab --config {stack_file}"}, errors
     assert f"it writes {directory}/inventory/lab/hosts.yaml" in errors
     # The command the hint names, run as written: it writes beside the stack file, and the stack then loads.
     argv = shlex.split(commands.pop())[3:]
@@ -238,7 +238,7 @@ def test_migration_hint_with_config_names_the_file_and_migrates_beside_it(
 def test_migration_hint_without_config_is_unchanged() -> None:
     from offline.cli import stack_file_hints
 
-    messages = ["x: move provisioning.hosts with `python -m offline migrate-inventory --stack prod` (it writes ...)"]
+    messages = ["x: move provisioning.hosts with `./hpcforge migrate-inventory --stack prod` (it writes ...)"]
     assert stack_file_hints(messages, "prod", None) == messages
     assert stack_file_hints(messages, "prod", REPO / "Pulumi.prod.yaml") == messages
 

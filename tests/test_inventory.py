@@ -76,7 +76,7 @@ def test_inline_hosts_in_the_stack_config_are_refused_with_how_to_move_them() ->
     messages = raised.value.messages
     assert any(
         m.startswith("hpcforge:provisioning.hosts: inline inventories are not read from the stack config")
-        and "python -m offline migrate-inventory --stack STACK" in m
+        and "./hpcforge migrate-inventory --stack STACK" in m
         for m in messages
     ), messages
     assert any(m.startswith("hpcforge:directory.users: inline inventories") for m in messages), messages
@@ -90,8 +90,7 @@ def test_inline_inventory_is_refused_before_any_resource(tmp_path: Path) -> None
         run_stack_file(path, "dev")
     assert raised.value.registered == 0
     assert any(
-        "`python -m offline migrate-inventory --stack dev` (it writes inventory/dev/hosts.yaml" in m
-        for m in raised.value.messages
+        "`./hpcforge migrate-inventory --stack dev` (it writes inventory/dev/hosts.yaml" in m for m in raised.value.messages
     )
 
 

@@ -135,16 +135,32 @@ def _offline(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_cli_preview_prints_tree_and_count(tmp_path: Path) -> None:
-    result = _offline("preview", "--stack", "dev", "--json", str(tmp_path / "dev.json"))
+def test_cli_preview_tree_prints_tree_and_count(tmp_path: Path) -> None:
+    result = _offline("preview", "--stack", "dev", "--tree", "--json", str(tmp_path / "dev.json"))
     assert result.returncode == 0, result.stderr
     assert "hpcforge:platform:Platform" in result.stdout
+    assert "wrote" not in result.stdout and f"resources to {tmp_path / 'dev.json'}" in result.stderr
     count = int(re.search(r"\+ (\d+) to create", result.stdout).group(1))  # type: ignore[union-attr]
     recorded: dict[str, Any] = json.loads((tmp_path / "dev.json").read_text())
     assert count == len(recorded["resources"]) + 1
     assert recorded["outputs"]["argocdAdminPassword"] == "[secret]"
     protects = {r["name"]: r["options"]["protect"] for r in recorded["resources"]}
     assert protects  # options are recorded for every resource
+
+
+def test_cli_preview_prints_counts_per_layer_not_the_tree(dev_stack: RecordedStack) -> None:
+    from offline.summary import layer_counts
+
+    result = _offline("preview", "--stack", "dev")
+    assert result.returncode == 0, result.stderr
+    assert "hpcforge:platform:Platform" not in result.stdout and " +   " not in result.stdout
+    counts = {count.layer: count for count in layer_counts(dev_stack)}
+    assert sum(count.total for count in counts.values()) == len(dev_stack.resources)
+    slurm = next(line for line in result.stdout.splitlines() if line.strip().startswith("slurm "))
+    nodesets = len([r for r in dev_stack.resources if r.type.endswith(":NodeSet")])
+    assert f"{counts['slurm'].total} resources:" in slurm and f"{nodesets} NodeSets" in slurm
+    assert "--tree" in result.stdout
+    assert len(result.stdout.splitlines()) < 30
 
 
 def test_cli_render_prod(tmp_path: Path) -> None:

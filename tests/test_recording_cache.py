@@ -143,3 +143,26 @@ def test_offline_check_after_render_reuses_the_recording_and_reports_the_same(tm
     fresh = offline("check", *stack, *packs, "--no-reuse")
     assert "reusing the recording" in reused.stderr and "reusing the recording" not in fresh.stderr
     assert (reused.returncode, reused.stdout) == (fresh.returncode, fresh.stdout)
+
+
+def test_recordings_go_where_hpcforge_recordings_dir_says_and_it_is_not_in_the_key(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stack = read_stack_file(site, name="small")
+    key = recording.run_key(stack, REPO, preview=False)
+    monkeypatch.setenv(recording.ENV_DIR, str(tmp_path / "elsewhere"))
+    assert recording.cache_dir(REPO) == tmp_path / "elsewhere"
+    assert recording.run_key(stack, REPO, preview=False) == key
+    recording.record_and_store(stack, REPO)
+    assert len(list((tmp_path / "elsewhere").glob("*.pickle"))) == 1
+    monkeypatch.delenv(recording.ENV_DIR)
+    assert recording.cache_dir(REPO) == REPO / ".offline" / "recordings"
+
+
+def test_the_test_suite_keeps_its_recordings_out_of_the_working_tree() -> None:
+    """tests/conftest.py points HPCFORGE_RECORDINGS_DIR at a temporary folder for the whole run (and its subprocesses)."""
+    import os
+
+    folder = Path(os.environ[recording.ENV_DIR])
+    assert folder.is_dir() and not folder.is_relative_to(REPO)
+    assert recording.cache_dir(REPO) == folder

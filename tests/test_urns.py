@@ -2,7 +2,7 @@
 
 A URN that disappears (a renamed resource or component, a changed parent or type) makes
 `pulumi up` delete the live resource; it fails here unless an alias covers it or the snapshot is
-updated (`python -m offline urns --update`, with the reason in the commit message). New URNs only
+updated (`./hpcforge urns --update`, with the reason in the commit message). New URNs only
 warn, so branches that add resources merge without touching the snapshot.
 """
 
@@ -33,7 +33,7 @@ def test_no_urn_of_the_snapshot_disappears_without_an_alias(name: str, request: 
         if "new URN" in line:
             warnings.warn(line, stacklevel=1)
     assert diff.removed == [], "\n".join(report(name, diff)) + (
-        "\nadd a pulumi.Alias for each rename, or run `python -m offline urns --update` and say why in the commit"
+        "\nadd a pulumi.Alias for each rename, or run `./hpcforge urns --update` and say why in the commit"
     )
 
 

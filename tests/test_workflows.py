@@ -769,7 +769,7 @@ def test_pull_request_checks_the_charts_rendered_like_the_engine() -> None:
     cache = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache@"))
     assert cache["with"]["path"] == "${{ env.HPCFORGE_CHARTS_CACHE }}"
     assert charts["env"]["HPCFORGE_CHARTS_CACHE"].startswith("${{ github.workspace }}")
-    check = next(str(s["run"]) for s in steps if "-m offline check" in str(s.get("run", "")))
+    check = next(str(s["run"]) for s in steps if "hpcforge check" in str(s.get("run", "")))
     assert "--render-charts --pull-charts" in check and '--stack "$STACK"' in check
     arguments = re.findall(r"--(policy-pack(?:-config)?) (\S+)", check)
     assert [value for flag, value in arguments if flag == "policy-pack"] == POLICY_PACKS
@@ -807,7 +807,7 @@ def test_pull_requests_from_forks_are_checked_offline() -> None:
     assert offline["strategy"]["matrix"]["stack"] == STACKS
     assert not any("secrets." in json.dumps(value) for value in (offline, jobs["test"]))
     runs = [str(s.get("run", "")) for s in offline["steps"]]
-    check = next(run for run in runs if "-m offline check" in run)
+    check = next(run for run in runs if "hpcforge check" in run)
     arguments = re.findall(r"--(policy-pack(?:-config)?) (\S+)", check)
     assert arguments == [
         (flag, value)
@@ -816,7 +816,7 @@ def test_pull_requests_from_forks_are_checked_offline() -> None:
     ]
     assert '--stack "$STACK"' in check and offline["env"]["STACK"] == "${{ matrix.stack }}"
     assert "--preview" in check  # as the preview job's `pulumi preview` sees the program
-    render = next(run for run in runs if "-m offline render" in run)
+    render = next(run for run in runs if "hpcforge render" in run)
     assert '--out "out/$STACK"' in render
     upload = next(s for s in offline["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
     assert upload["with"]["path"] == "out/${{ matrix.stack }}" and upload["with"]["if-no-files-found"] == "error"
@@ -829,7 +829,7 @@ def test_pull_request_permissions_are_least_privilege() -> None:
     for job_id, job in document["jobs"].items():
         permissions = job.get("permissions", document["permissions"])
         writes = {scope for scope, level in permissions.items() if level == "write"}
-        assert writes <= ({"pull-requests"} if job_id == "preview" else set()), (job_id, permissions)
+        assert writes <= ({"pull-requests"} if job_id in ("preview", "impact") else set()), (job_id, permissions)
 
 
 # --- deploy.yml --------------------------------------------------------------------------------------------------------
@@ -904,3 +904,69 @@ def test_drift_opens_an_issue_naming_the_stack_on_failure() -> None:
     # the issue steps come after the preview, so a drifted preview reaches them
     preview = next(s for s in steps if s.get("id") == "drift")
     assert steps.index(preview) < steps.index(report)
+
+
+# --- the change-impact gate (scripts/ci/impact_gate.py; tests/test_impact_gate.py) ------------------------------------
+
+RERUN_ONLY_THE_GATE = ["edited", "labeled", "unlabeled"]
+
+
+def test_pull_request_gates_on_the_impact_and_reruns_it_when_the_acknowledgement_changes() -> None:
+    document = workflow("pull-request.yml")
+    assert set(RERUN_ONLY_THE_GATE) <= set(document["on"]["pull_request"]["types"])
+    assert {"opened", "synchronize", "reopened"} <= set(document["on"]["pull_request"]["types"])
+    jobs = document["jobs"]
+    skip = '${{ !contains(fromJSON(\'["edited", "labeled", "unlabeled"]\'), github.event.action) }}'
+    assert jobs["test"]["if"] == skip and jobs["credentials"]["if"] == skip  # the others need these two
+    assert "'impact'" in document["concurrency"]["group"]  # a label never cancels the running suite
+    impact = jobs["impact"]
+    assert "if" not in impact and "needs" not in impact
+    assert impact["env"]["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}"
+    assert (
+        impact["env"]["ACKNOWLEDGED_BY_LABEL"]
+        == "${{ contains(github.event.pull_request.labels.*.name, 'impact-acknowledged') }}"
+    )
+    assert impact["env"]["PR_BODY"] == "${{ github.event.pull_request.body }}"
+    checkout = next(s for s in impact["steps"] if str(s.get("uses", "")).startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0
+    runs = [str(s.get("run", "")) for s in impact["steps"]]
+    assert not any("github.event.pull_request.body" in run for run in runs), "untrusted text only through env"
+    gate = next(run for run in runs if "scripts/ci/impact_gate.py" in run)
+    for option in ('--against "$BASE_SHA"', "--stack dev --stack prod", '--label-acknowledged "$ACKNOWLEDGED_BY_LABEL"'):
+        assert option in gate
+    assert '--summary "$GITHUB_STEP_SUMMARY"' in gate and "--body-file" in gate and "--comment" in gate
+    comment = next(run for run in runs if "gh api" in run)
+    comment_step = next(s for s in impact["steps"] if "gh api" in str(s.get("run", "")))
+    assert "github.event.pull_request.head.repo.fork == false" in comment_step["if"]  # forks: the job summary only
+    assert "<!-- hpcforge-impact -->" in comment and "--method PATCH" in comment and "--method POST" in comment
+    last = impact["steps"][-1]
+    assert last["env"]["RC"] == "${{ steps.gate.outputs.rc }}" and 'exit "${RC:-2}"' in last["run"]
+
+
+def test_the_gate_script_and_the_comment_step_agree_on_the_marker() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("impact_gate", REPO / "scripts" / "ci" / "impact_gate.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    steps = workflow("pull-request.yml")["jobs"]["impact"]["steps"]
+    assert module.MARKER in next(str(s["run"]) for s in steps if "gh api" in str(s.get("run", "")))
+    assert module.LABEL == "impact-acknowledged"
+
+
+def test_deploy_refuses_an_unacknowledged_impact_before_any_stack_is_updated() -> None:
+    document = workflow("deploy.yml")
+    jobs = document["jobs"]
+    assert jobs["dev"]["needs"] in ("impact", ["impact"]) and jobs["prod"]["needs"] in ("dev", ["dev"])
+    assert document["on"]["workflow_dispatch"]["inputs"]["acknowledge"]["default"] == ""
+    impact = jobs["impact"]
+    assert impact["permissions"] == {"contents": "read", "pull-requests": "read"}
+    runs = [str(s.get("run", "")) for s in impact["steps"]]
+    lookup = next(run for run in runs if "gh api" in run)
+    assert "commits/$SHA/pulls" in lookup and "impact-acknowledged" in lookup
+    gate = next(run for run in runs if "scripts/ci/impact_gate.py" in run)
+    assert '--reason "$REASON"' in gate and '--against "$AGAINST"' in gate and "|| " not in gate
+    step = next(s for s in impact["steps"] if "scripts/ci/impact_gate.py" in str(s.get("run", "")))
+    assert step["env"]["REASON"] == "${{ inputs.acknowledge }}"
+    assert "github.event.before" in step["env"]["AGAINST"]

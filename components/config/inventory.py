@@ -252,7 +252,7 @@ def migration_hint(
     config = f" --config {stack_file}" if stack_file else ""
     return (
         f"inline inventories are not read from the stack config any more: move {what} to a file with "
-        f"`python -m offline migrate-inventory --stack {stack}{config}` (it writes {file} and replaces the keys by "
+        f"`./hpcforge migrate-inventory --stack {stack}{config}` (it writes {file} and replaces the keys by "
         f"`inventory: {{file: {file}}}`), or do it by hand"
     )
 

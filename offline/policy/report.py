@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..engine import RecordedStack
+from ..words import plural
 from .driver import Diagnostic, urn_name
 
 
@@ -62,7 +63,7 @@ def print_report(result: CheckResult, stack: RecordedStack, out: TextIO) -> None
                 print(f"          {line}", file=out)
     counts = {level: len(result.select(level=level)) for level in ("mandatory", "advisory")}
     print(
-        f"\nPolicy summary: {len(result.packs)} pack(s), {result.analyzed} resources analyzed: "
-        f"{counts['mandatory']} mandatory, {counts['advisory']} advisory violation(s)",
+        f"\nPolicy summary: {plural(len(result.packs), 'pack')}, {plural(result.analyzed, 'resource')} analyzed: "
+        f"{counts['mandatory']} mandatory, {plural(counts['advisory'], 'advisory violation')}",
         file=out,
     )

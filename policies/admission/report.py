@@ -14,7 +14,7 @@
   objects deployed before, on update (mariadb.py).
 
 Pure functions; the security pack's rules (rules.py) and the offline report
-(`python -m offline admission`) both use them.
+(`./hpcforge admission`) both use them.
 """
 
 from __future__ import annotations

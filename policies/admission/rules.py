@@ -26,7 +26,7 @@
   (mariadb.py).
 
 They judge every object the engine sends: hpcforge's own and charts' rendered objects alike. Each is one
-`admission_rule`: the stack's objects (`stack_objects`, also what `python -m offline admission` judges), a judge that
+`admission_rule`: the stack's objects (`stack_objects`, also what `./hpcforge admission` judges), a judge that
 yields the refused objects (`Finding`), the exemptions of the rule's `exempt` knob, and a refusal reported at the
 resource its object came from.
 """
@@ -85,7 +85,7 @@ class StackObjects:
 
 
 def stack_objects(stack: StackView) -> StackObjects:
-    """The stack's Kubernetes objects as admission judges them (the rules here, and `python -m offline admission`
+    """The stack's Kubernetes objects as admission judges them (the rules here, and `./hpcforge admission`
     over a recorded stack)."""
     objects: list[Mapping[str, Any]] = []
     origin: dict[int, ResourceView] = {}
