@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install preview render check test lint docs docs-check bench-quick bench fuzz clean
+.PHONY: install preview render check diff test lint docs docs-check bench-quick bench fuzz clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-nca.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,13 @@ check: $(STAMP)
 		--policy-pack policies/gitops-drift --policy-pack-config $$policy \
 		--policy-pack policies/security --policy-pack-config $$policy \
 		--policy-pack policies/slurm-contract --policy-pack-config $$policy $(CHART_FLAGS)
+
+## What a change does to the running site, against a git ref, a recording or a render folder:
+## make diff STACK=prod AGAINST=origin/main [DIFF_FLAGS="--acknowledge --format markdown --out out/diff.md"]
+AGAINST ?= HEAD
+DIFF_FLAGS ?=
+diff: $(STAMP)
+	@$(PY) -m offline diff --stack $(STACK) --config $(STACK_FILE) --against $(AGAINST) $(DIFF_FLAGS)
 
 ## The whole test suite (tiers whose daemons or ../shared data are missing skip with the reason).
 test: $(STAMP)

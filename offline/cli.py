@@ -7,6 +7,7 @@
     python -m offline policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     python -m offline migrate-inventory --stack prod [--config FILE] [--slurm]
     python -m offline urns    [--stack dev --stack prod] [--update]
+    python -m offline diff    --stack prod --against REF|FILE|DIR [--config FILE] [--acknowledge] [--format text|markdown] [--out FILE]
     (render and check: [--render-charts [--charts-from DIR] [--pull-charts]], see docs/charts.md)
 
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
@@ -17,8 +18,9 @@ whatever the program builds from it is unknown too (printed and rendered as `<un
 inventory files, program, environment: offline/recording.py) reuses it instead of running the program
 again, and says so on stderr. HPCFORGE_RECORDING_CACHE=off keeps and reuses nothing.
 
-Exit codes: 0 success; 1 mandatory policy violations (check), anything refused (admission) or a URN
-removed without an alias (urns); 2 invalid configuration or usage.
+Exit codes: 0 success; 1 mandatory policy violations (check), anything refused (admission), a URN
+removed without an alias (urns) or an unacknowledged outage or data loss (diff, offline/diff/cli.py);
+2 invalid configuration or usage.
 """
 
 from __future__ import annotations
@@ -119,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
     urns = commands.add_parser("urns", help="compare the stacks' URNs with tests/urns/<stack>.txt (offline/urns.py)")
     urns.add_argument("--stack", action="append", default=[], help="stack name (repeatable; default: dev and prod)")
     urns.add_argument("--update", action="store_true", help="rewrite the snapshots (say why in the commit message)")
+
+    from .diff.cli import add_arguments as add_diff_arguments
+
+    diff = commands.add_parser("diff", help="what a change does to the running site: plan, impact, gate (offline/diff/)")
+    add_diff_arguments(diff)
     return parser
 
 
@@ -208,6 +215,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_check(args)
         if args.command == "urns":
             return run_urns(args)
+        if args.command == "diff":
+            from .diff.cli import run_diff
+
+            return run_diff(args)
         stack = load_stack(args)
     except StackFileError as error:
         print(f"error: {error}", file=sys.stderr)
