@@ -38,6 +38,8 @@ class Case:
     """`type-suffix name` of resources the plan must name (e.g. `NodeSet slurm/nodeset-cpu`)."""
     op: dict[str, str] = field(default_factory=dict)
     """Resource name -> the operation the plan must give it."""
+    revised: str = ""
+    """Where the expectation written first was changed after the first run, the first one and why."""
 
 
 def _noop(site: Site) -> None:
@@ -62,6 +64,8 @@ USER = """- name: grace
 
 def _add_host(site: Site) -> None:
     site.hosts = site.hosts.rstrip("\n") + "\n" + HOST
+    # Every host that joins Slurm is on a leaf switch of the topology (the config refuses it otherwise).
+    site.replace("stack", '{name: rack4, nodes: ["cn[073-096]"]}', '{name: rack4, nodes: ["cn[073-097]"]}')
 
 
 def _remove_host(site: Site) -> None:
@@ -126,9 +130,9 @@ def _both(*edits: Callable[[Site], None]) -> Callable[[Site], None]:
 
 CASES: tuple[Case, ...] = (
     Case("unchanged", "nothing edited", "none", _noop),
-    Case("add-host", "a bare-metal host cn097 joins nodeset cpu-bm", "none", _add_host),
+    Case("add-host", "a bare-metal host cn097 joins nodeset cpu-bm (and leaf switch rack4)", "reload", _add_host, revised="none at first, for an edit the config refused; with the topology edit it needs, topology.yaml changes: scontrol reconfigure"),
     Case("remove-host", "bare-metal host cn005 (which may run jobs) leaves the inventory", "rolling-drain", _remove_host, drained=("cn005",)),
-    Case("add-user", "user grace in the directory", "none", _add_user),
+    Case("add-user", "user grace in the directory", "reload", _add_user, revised="none at first; the reconcile Jobs run again, which impact.py defines as reload"),
     Case("remove-user", "user frank leaves: directory entry and Slurm association removed", "reload", _remove_user),
     Case("qos-limit", "QOS normal: maxJobsPerUser 200 -> 100", "reload", _sub("stack", "maxJobsPerUser: 200", "maxJobsPerUser: 100"), resources=("Job slurm/slurm-accounts-sync",), op={"slurm/slurm-accounts-sync": "replace"}),
     Case("add-gpu-pool", "a new L40S pool and nodeset gpu-l40s in partition gpu (docs/operations.md)", "reload", _gpu_pool, resources=("NodeSet slurm/nodeset-gpu-l40s", "Controller slurm/controller-slurm"), op={"slurm/nodeset-gpu-l40s": "create", "slurm/controller-slurm": "update"}),
@@ -136,7 +140,7 @@ CASES: tuple[Case, ...] = (
     Case("nodeset-resources", "nodeset cpu: 60 -> 58 CPUs per pod", "rolling-drain", _sub("stack", 'replicas: 16\n        cpu: "60"', 'replicas: 16\n        cpu: "58"'), drained=("cpu-0",)),
     Case("nodeset-scale-in", "nodeset gpu-a100: 8 -> 6 replicas", "rolling-drain", _sub("stack", "replicas: 8\n        cpu: \"120\"", "replicas: 6\n        cpu: \"120\""), drained=("gpu-a100-6", "gpu-a100-7")),
     Case("nodeset-max-unavailable", "nodeset cpu: maxUnavailable 2 -> 1 (no new pod revision)", "none", _sub("stack", "memory: 240Gi\n        maxUnavailable: 2", "memory: 240Gi\n        maxUnavailable: 1")),
-    Case("slurm-conf-restart", "slurm.conf SlurmctldPort (a TCP listening setting)", "singleton-restart", _extra("SlurmctldPort: 6820")),
+    Case("slurm-conf-restart", "slurm.conf SlurmctldPort (a TCP listening setting)", "singleton-restart", _extra("SlurmctldPort: '6820'")),
     Case("slurm-conf-reconfigure", "slurm.conf SlurmdTimeout 600 -> 900", "reload", _sub("stack", "slurmd: 600", "slurmd: 900")),
     Case("state-save-location", "slurm.conf StateSaveLocation moved", "data-loss", _extra("StateSaveLocation: /var/spool/slurmctld2")),
     Case("cluster-name", "ClusterName hpc -> hpc2", "data-loss", _sub("stack", "clusterName: hpc\n", "clusterName: hpc2\n")),
@@ -153,9 +157,9 @@ CASES: tuple[Case, ...] = (
     Case("controller-memory", "slurmctld memory 16Gi -> 32Gi", "singleton-restart", _sub("stack", 'cpu: "4"\n      memory: 16Gi\n      storage:', 'cpu: "4"\n      memory: 32Gi\n      storage:')),
     Case("accounting-memory", "slurmdbd memory 4Gi -> 8Gi", "singleton-restart", _sub("stack", 'cpu: "1"\n      memory: 4Gi', 'cpu: "1"\n      memory: 8Gi')),
     Case("directory-storage", "389ds volume 20Gi -> 40Gi (a volumeClaimTemplates change)", "data-loss", _sub("stack", "storage:\n      size: 20Gi", "storage:\n      size: 40Gi")),
-    Case("add-account", "Slurm account physics under science", "none", _sub("stack", "      users:\n        - {name: alice", "        - {name: physics, parent: science, fairshare: 10}\n      users:\n        - {name: alice")),
+    Case("add-account", "Slurm account physics under science", "reload", _sub("stack", "      users:\n        - {name: alice", "        - {name: physics, parent: science, fairshare: 10}\n      users:\n        - {name: alice"), revised="none at first; the reconcile Jobs run again, which impact.py defines as reload"),
     Case("login-memory", "login pods 16Gi -> 24Gi", "reload", _sub("stack", "memory: 16Gi\n      memoryLimit: 16Gi", "memory: 24Gi\n      memoryLimit: 24Gi")),
     Case("backup-schedule", "database backups at 03:15 instead of 02:15", "none", _sub("stack", 'schedule: "15 2 * * *"', 'schedule: "15 3 * * *"')),
     Case("observability-retention", "Prometheus retention 30d -> 45d", "singleton-restart", _sub("stack", "retention: 30d", "retention: 45d")),
-    Case("dns-host", "a new name in the site DNS zone", "none", _sub("stack", "nfs02: 10.10.0.21\n", "nfs02: 10.10.0.21\n            nfs03: 10.10.0.22\n")),
+    Case("dns-host", "a new name in the site DNS zone", "reload", _sub("stack", "nfs02: 10.10.0.21\n", "nfs02: 10.10.0.21\n            nfs03: 10.10.0.22\n"), revised="none at first; the CoreDNS pods roll (their template carries the zone's checksum)"),
 )

@@ -7,6 +7,7 @@ Base prod runs once per session; the head once per case (about 2-4 s each)."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,13 @@ def _pinned(monkeypatch: pytest.MonkeyPatch, pins: dict[str, tuple[str, str, str
         owner = getattr(versions, owner_name)
         pin = getattr(owner, name)
         assert getattr(pin, attribute) == old, f"{dotted}.{attribute} is no longer {old!r}"
-        monkeypatch.setattr(owner, name, dataclasses.replace(pin, **{attribute: new}))
+        bumped = dataclasses.replace(pin, **{attribute: new})
+        monkeypatch.setattr(owner, name, bumped)
+        # The layers' planned releases (CHARTS) hold the pin from import time.
+        for module in [m for n, m in sys.modules.items() if n.startswith("components.layers.")]:
+            uses = getattr(module, "CHARTS", None)
+            if isinstance(uses, tuple) and any(getattr(u, "pin", None) is pin for u in uses):
+                monkeypatch.setattr(module, "CHARTS", tuple(dataclasses.replace(u, pin=bumped) if u.pin is pin else u for u in uses))
 
 
 def _rendered(stack: RecordedStack) -> dict[str, tuple[str, dict[str, Any]]]:
