@@ -66,7 +66,9 @@ def _pinned(monkeypatch: pytest.MonkeyPatch, pins: dict[str, tuple[str, str, str
         for module in [m for n, m in sys.modules.items() if n.startswith("components.layers.")]:
             uses = getattr(module, "CHARTS", None)
             if isinstance(uses, tuple) and any(getattr(u, "pin", None) is pin for u in uses):
-                monkeypatch.setattr(module, "CHARTS", tuple(dataclasses.replace(u, pin=bumped) if u.pin is pin else u for u in uses))
+                monkeypatch.setattr(
+                    module, "CHARTS", tuple(dataclasses.replace(u, pin=bumped) if u.pin is pin else u for u in uses)
+                )
 
 
 def _rendered(stack: RecordedStack) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -75,7 +77,9 @@ def _rendered(stack: RecordedStack) -> dict[str, tuple[str, dict[str, Any]]]:
     return {path: (r.urn, doc) for r, (path, doc) in zip(resources, render_documents(stack), strict=True)}
 
 
-def diff_case(case: Case, base: RecordedStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Plan, Impact, RecordedStack]:
+def diff_case(
+    case: Case, base: RecordedStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Plan, Impact, RecordedStack]:
     site = _site()
     case.edit(site)
     _pinned(monkeypatch, case.pins)

@@ -3,7 +3,8 @@
 - head: this working tree's program run on the stack file (`State.from_recorded`);
 - base from a git ref: the ref's tree exported (`git archive`) into a temporary folder and ITS program run
   there (`python -m offline preview --json`, with this interpreter), so changes to the program are seen
-  too, not only changes to the stack file; kept under `.offline/diff-base/` by commit and stack;
+  too, not only changes to the stack file; kept under `.offline/diff-base/` by commit and stack (not with
+  HPCFORGE_RECORDING_CACHE=off);
 - base from a file: a saved `offline preview --json` recording;
 - base from a folder: a saved `offline render --out DIR` (Kubernetes objects only: no Pulumi options, so
   resources are matched by object identity instead of URN).
@@ -25,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from .. import recording
 from ..engine import RecordedStack
 from ..render import CHART_API_VERSION
 from ..stackfile import PROJECT_ROOT
@@ -149,7 +151,7 @@ def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: An
     if not commit:
         raise BaseError(f"--against {ref}: neither a git ref of this repository nor a recording or render folder")
     cache = base_cache_dir(project) / f"{commit}-{stack}-{CACHE_FORMAT}.json"
-    if cache.is_file():
+    if recording.enabled() and cache.is_file():
         if progress:
             progress(f"base: {ref} ({commit[:12]}), recorded before ({cache.relative_to(project)})")
         state = State.from_json(cache)
@@ -175,6 +177,7 @@ def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: An
         env.pop("PYTHONPATH", None)
         result = subprocess.run(
             [sys.executable, "-m", "offline", "preview", "--stack", stack, "--json", str(out_json)],
+            check=False,
             cwd=tree,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -188,6 +191,8 @@ def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: An
         out_json.write_text(text)
         state = State.from_json(out_json)
         with contextlib.suppress(OSError):
+            if not recording.enabled():
+                raise OSError("HPCFORGE_RECORDING_CACHE=off: nothing is kept")
             cache.parent.mkdir(parents=True, exist_ok=True)
             cache.write_text(text)
     state.origin = f"{ref} ({commit[:12]})"

@@ -69,7 +69,7 @@ class Impact:
 SLURM_CONF_MAN = "slurm-26.05.3.tar.bz2:doc/man/man5/slurm.conf.5"
 SLURM_CONF_DEFAULT_EVIDENCE = (
     f"{SLURM_CONF_MAN}, DESCRIPTION: 'Changes to the configuration file take effect upon restart of Slurm daemons, "
-    "daemon receipt of the SIGHUP signal, or execution of the command \"scontrol reconfigure\" unless otherwise noted'; "
+    'daemon receipt of the SIGHUP signal, or execution of the command "scontrol reconfigure" unless otherwise noted\'; '
     "slurm-operator v1.2.1 runs `scontrol reconfigure` from the controller's reconfigure sidecar when slurm.conf changes "
     "(docs/concepts/controller.md)"
 )
@@ -157,11 +157,17 @@ EVIDENCE_SACCT = "scripts/slurm/sacct_sync.py make_plan (hpcforge's reconcile: `
 EVIDENCE_LDAP = "scripts/directory/ldap_sync.py prune (entries under the OUs hpcforge owns that the LDIF lacks are deleted)"
 EVIDENCE_METALLB = "MetalLB https://metallb.io/usage/ ('metallb.io/loadBalancerIPs' requests that address); bare-metal slurmd reach slurmctld at its address (docs/layers/provisioning.md join script, configless --conf-server)"
 EVIDENCE_CA = "cert-manager https://cert-manager.io/docs/configuration/ca/ (certificates already issued are not re-issued when the CA changes; they keep the old issuer until renewed)"
-EVIDENCE_CERT = "cert-manager https://cert-manager.io/docs/usage/certificate/ (a changed Certificate spec is re-issued into its Secret)"
+EVIDENCE_CERT = (
+    "cert-manager https://cert-manager.io/docs/usage/certificate/ (a changed Certificate spec is re-issued into its Secret)"
+)
 EVIDENCE_RANDOM = "pulumi-random: a replaced RandomPassword/RandomBytes has a new value (terraform-provider-random docs: changes force a new value); the old one is not kept"
-EVIDENCE_SLURM_KEY = "https://slurm.schedmd.com/authentication.html (auth/slurm: every daemon must share slurm.key); slurm.conf(5) AuthType"
+EVIDENCE_SLURM_KEY = (
+    "https://slurm.schedmd.com/authentication.html (auth/slurm: every daemon must share slurm.key); slurm.conf(5) AuthType"
+)
 EVIDENCE_PVC = "https://kubernetes.io/docs/concepts/storage/persistent-volumes/#reclaiming (a deleted claim's volume is deleted with reclaimPolicy Delete, the default of dynamic provisioning)"
-EVIDENCE_PVC_SHRINK = "https://kubernetes.io/docs/concepts/storage/persistent-volumes/#expanding-persistent-volumes-claims (a claim can only grow)"
+EVIDENCE_PVC_SHRINK = (
+    "https://kubernetes.io/docs/concepts/storage/persistent-volumes/#expanding-persistent-volumes-claims (a claim can only grow)"
+)
 EVIDENCE_REFUSAL = "the admission reproductions in policies/rules/admission_*.py and the Pulumi engine (protect): `pulumi up` stops at this resource"
 EVIDENCE_ARGOCD_PRUNE = "Argo CD v3.4.4 docs/user-guide/auto_sync.md (automated sync with prune: true deletes what the new revision no longer renders)"
 EVIDENCE_ARGOCD_DELETE = "Argo CD v3.4.4 docs/user-guide/app_deletion.md (without the resources finalizer, deleting an Application leaves its resources; with it, they are deleted)"
@@ -200,7 +206,9 @@ def hostlist(names: list[str]) -> str:
     for name in names:
         match = re.fullmatch(r"(.*?)(\d+)", name)
         if match:
-            groups.setdefault((match.group(1), len(match.group(2))), []).append(int(match.group(2)))
+            digits = match.group(2)
+            width = len(digits) if digits.startswith("0") and len(digits) > 1 else 0  # zero-padded: cn001
+            groups.setdefault((match.group(1), width), []).append(int(digits))
         else:
             plain.append(name)
     out = list(plain)
@@ -253,13 +261,28 @@ def _application_of(change: Change, plan: Plan) -> str:
 
 def _effect(change: Change, plan: Plan, severity: str, what: str, evidence: str, rollback: str, **extra: Any) -> Effect:
     return Effect(
-        severity, what, evidence, [change.label], rollback, namespace=change.namespace or "-", application=_application_of(change, plan), **extra
+        severity,
+        what,
+        evidence,
+        [change.label],
+        rollback,
+        namespace=change.namespace or "-",
+        application=_application_of(change, plan),
+        **extra,
     )
 
 
 # --- rules ---------------------------------------------------------------------------------------------------
 
-REVISION_FIELDS = ("spec.template", "spec.slurmd", "spec.extraConf", "spec.logfile", "spec.ssh", "spec.ordinalPadding", "spec.oversubscribeNode")
+REVISION_FIELDS = (
+    "spec.template",
+    "spec.slurmd",
+    "spec.extraConf",
+    "spec.logfile",
+    "spec.ssh",
+    "spec.ordinalPadding",
+    "spec.oversubscribeNode",
+)
 
 
 def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
@@ -268,7 +291,17 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     name = change.object_name
     if change.op == "create":
         nodes = _nodeset_nodes(change.new_inputs)
-        return [_effect(change, plan, "none", f"NodeSet {name}: {len(nodes)} new Slurm node(s) {hostlist(nodes) or '(bare-metal only)'} register", EVIDENCE_NODESET_NAMES, REVERT_SAFE, nodes=nodes)]
+        return [
+            _effect(
+                change,
+                plan,
+                "none",
+                f"NodeSet {name}: {len(nodes)} new Slurm node(s) {hostlist(nodes) or '(bare-metal only)'} register",
+                EVIDENCE_NODESET_NAMES,
+                REVERT_SAFE,
+                nodes=nodes,
+            )
+        ]
     if change.op in ("delete", "replace"):
         nodes = _nodeset_nodes(change.old_inputs)
         impact.drained_nodes.update(nodes)
@@ -287,7 +320,17 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
         strategy = _get(new, "spec", "updateStrategy") or {}
         nodes = _nodeset_nodes(new, min(replicas, before))
         if strategy.get("type") == "OnDelete":
-            effects.append(_effect(change, plan, "none", f"NodeSet {name}: new pod revision; OnDelete keeps the running pods until each is deleted", EVIDENCE_NODESET_ROLL, REVERT_SAFE, nodes=nodes))
+            effects.append(
+                _effect(
+                    change,
+                    plan,
+                    "none",
+                    f"NodeSet {name}: new pod revision; OnDelete keeps the running pods until each is deleted",
+                    EVIDENCE_NODESET_ROLL,
+                    REVERT_SAFE,
+                    nodes=nodes,
+                )
+            )
         else:
             at_once = min(_scaled(_get(strategy, "rollingUpdate", "maxUnavailable"), replicas), len(nodes))
             gpus = _gpus(new)
@@ -310,7 +353,17 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
         )  # fmt: skip
     elif replicas > before:
         added = [f"{name}-{i}" for i in range(before, replicas)]
-        effects.append(_effect(change, plan, "none", f"NodeSet {name}: scale-out {before} -> {replicas}; new node(s) {hostlist(added)}", EVIDENCE_NODESET_NAMES, REVERT_SAFE, nodes=added))
+        effects.append(
+            _effect(
+                change,
+                plan,
+                "none",
+                f"NodeSet {name}: scale-out {before} -> {replicas}; new node(s) {hostlist(added)}",
+                EVIDENCE_NODESET_NAMES,
+                REVERT_SAFE,
+                nodes=added,
+            )
+        )
     return effects
 
 
@@ -320,7 +373,16 @@ def controller_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
     effects: list[Effect] = []
     old, new = change.old_inputs, change.new_inputs
     if change.op == "delete":
-        return [_effect(change, plan, "outage", "Slurm Controller deleted: slurmctld stops; no job is scheduled", EVIDENCE_CONTROLLER_POD, needs_step("recreate the controller"))]
+        return [
+            _effect(
+                change,
+                plan,
+                "outage",
+                "Slurm Controller deleted: slurmctld stops; no job is scheduled",
+                EVIDENCE_CONTROLLER_POD,
+                needs_step("recreate the controller"),
+            )
+        ]
     if _get(old, "spec", "clusterName") != _get(new, "spec", "clusterName"):
         effects.append(
             _effect(change, plan, "data-loss",
@@ -334,9 +396,27 @@ def controller_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
     for key in changed:
         rule = SLURM_CONF_RESTART.get(key)
         if rule is not None:
-            effects.append(_effect(change, plan, rule.severity, f"slurm.conf {key}: {a.get(key, '(unset)')} -> {b.get(key, '(unset)')}: {rule.effect}", f"{SLURM_CONF_MAN}, {key}: '{rule.quote}'", CANNOT_UNDO if rule.severity == "data-loss" else REVERT_SAFE))
+            effects.append(
+                _effect(
+                    change,
+                    plan,
+                    rule.severity,
+                    f"slurm.conf {key}: {a.get(key, '(unset)')} -> {b.get(key, '(unset)')}: {rule.effect}",
+                    f"{SLURM_CONF_MAN}, {key}: '{rule.quote}'",
+                    CANNOT_UNDO if rule.severity == "data-loss" else REVERT_SAFE,
+                )
+            )
     if reload:
-        effects.append(_effect(change, plan, "reload", f"slurm.conf: {', '.join(reload)} changed; applied by `scontrol reconfigure` (no daemon restart)", SLURM_CONF_DEFAULT_EVIDENCE, REVERT_SAFE))
+        effects.append(
+            _effect(
+                change,
+                plan,
+                "reload",
+                f"slurm.conf: {', '.join(reload)} changed; applied by `scontrol reconfigure` (no daemon restart)",
+                SLURM_CONF_DEFAULT_EVIDENCE,
+                REVERT_SAFE,
+            )
+        )
     pod_fields = [f.path for f in change.fields if not f.path.startswith(("spec.extraConf", "spec.clusterName", "metadata"))]
     if pod_fields:
         effects.append(
@@ -352,21 +432,52 @@ def config_map_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
     name, ns = change.object_name, change.namespace
     if ns == "slurm" and name == "slurm-config-extra":
         files = sorted({f.path.split(".", 1)[1] for f in change.fields if f.path.startswith("data.")})
-        return [_effect(change, plan, "reload", f"Slurm config files {', '.join(files)} replaced; the operator rewrites the config and runs `scontrol reconfigure`", SLURM_CONF_DEFAULT_EVIDENCE + "; " + EVIDENCE_CONFIGMAP_REPLACE, REVERT_SAFE)]
-    if ns == "provisioning" and name.startswith("grendel-") and change.changed("data.images.json", "data.join-cpu-bm.sh") or (ns == "provisioning" and name == "grendel-join-scripts"):
+        return [
+            _effect(
+                change,
+                plan,
+                "reload",
+                f"Slurm config files {', '.join(files)} replaced; the operator rewrites the config and runs `scontrol reconfigure`",
+                SLURM_CONF_DEFAULT_EVIDENCE + "; " + EVIDENCE_CONFIGMAP_REPLACE,
+                REVERT_SAFE,
+            )
+        ]
+    boot = change.changed("data.images.json") or any(f.path.startswith("data.join-") for f in change.fields)
+    if ns == "provisioning" and name.startswith("grendel-") and boot:
         hosts = _hosts(plan.head_resources)
         images_old = {i["name"]: i for i in _images(plan.base_resources)}
         images_new = {i["name"]: i for i in _images(plan.head_resources)}
         changed_images = {n for n in set(images_old) | set(images_new) if images_old.get(n) != images_new.get(n)}
         scripts = {f.path.split(".", 1)[1] for f in change.fields if f.path.startswith("data.join-")}
         nodesets = {s.removeprefix("join-").removesuffix(".sh") for s in scripts}
-        affected = sorted(h for h, host in hosts.items() if host.get("boot_image") in changed_images or _host_nodeset(host) in nodesets)
+        affected = sorted(
+            h for h, host in hosts.items() if host.get("boot_image") in changed_images or _host_nodeset(host) in nodesets
+        )
         impact.reprovisioned_nodes.update(affected)
         if not affected:
             return []
-        return [_effect(change, plan, "reload", f"{len(affected)} bare-metal host(s) {hostlist(affected)} boot the new image/join script at their next boot; nothing restarts now", EVIDENCE_GRENDEL_BOOT, REVERT_SAFE, nodes=affected)]
+        return [
+            _effect(
+                change,
+                plan,
+                "reload",
+                f"{len(affected)} bare-metal host(s) {hostlist(affected)} boot the new image/join script at their next boot; nothing restarts now",
+                EVIDENCE_GRENDEL_BOOT,
+                REVERT_SAFE,
+                nodes=affected,
+            )
+        ]
     if ns == "monitoring" and name == "hpcforge-dashboards":
-        return [_effect(change, plan, "reload", "Grafana dashboards replaced; Grafana's sidecar reloads them", EVIDENCE_CONFIGMAP_REPLACE, REVERT_SAFE)]
+        return [
+            _effect(
+                change,
+                plan,
+                "reload",
+                "Grafana dashboards replaced; Grafana's sidecar reloads them",
+                EVIDENCE_CONFIGMAP_REPLACE,
+                REVERT_SAFE,
+            )
+        ]
     return []
 
 
@@ -381,7 +492,16 @@ def _images(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def accounting_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     if change.kind == "Accounting" and change.op == "update":
-        return [_effect(change, plan, "singleton-restart", "slurmdbd restarts; slurmctld keeps job records until it is back", EVIDENCE_SLURMDBD, REVERT_SAFE)]
+        return [
+            _effect(
+                change,
+                plan,
+                "singleton-restart",
+                "slurmdbd restarts; slurmctld keeps job records until it is back",
+                EVIDENCE_SLURMDBD,
+                REVERT_SAFE,
+            )
+        ]
     return []
 
 
@@ -391,10 +511,35 @@ def entity_rules(plan: Plan, impact: Impact) -> list[Effect]:
     qos, users, accounts = by["QOS"], by["Slurm user"], by["Slurm account"]
     where = f"pulumi (stack {plan.stack})"
     if qos.changed or qos.added:
-        effects.append(Effect("reload", f"accounting reconcile: QOS {', '.join([*(f'+{q}' for q in qos.added), *(f'~{q} (limits)' for q in qos.changed)])}; applies to new and pending jobs", EVIDENCE_SACCT, ["slurm/slurm-accounts-sync"], REVERT_SAFE, "slurm", where))
+        effects.append(
+            Effect(
+                "reload",
+                f"accounting reconcile: QOS {', '.join([*(f'+{q}' for q in qos.added), *(f'~{q} (limits)' for q in qos.changed)])}; applies to new and pending jobs",
+                EVIDENCE_SACCT,
+                ["slurm/slurm-accounts-sync"],
+                REVERT_SAFE,
+                "slurm",
+                where,
+            )
+        )
     if users.added or accounts.added:
-        effects.append(Effect("none", f"accounting reconcile adds {', '.join([*(f'user {u}' for u in users.added), *(f'account {a}' for a in accounts.added)])}", EVIDENCE_SACCT, ["slurm/slurm-accounts-sync"], REVERT_SAFE, "slurm", where, users=users.added))
-    removed = [*(f"user {u}" for u in users.removed), *(f"account {a}" for a in accounts.removed), *(f"QOS {q}" for q in qos.removed)]
+        effects.append(
+            Effect(
+                "none",
+                f"accounting reconcile adds {', '.join([*(f'user {u}' for u in users.added), *(f'account {a}' for a in accounts.added)])}",
+                EVIDENCE_SACCT,
+                ["slurm/slurm-accounts-sync"],
+                REVERT_SAFE,
+                "slurm",
+                where,
+                users=users.added,
+            )
+        )
+    removed = [
+        *(f"user {u}" for u in users.removed),
+        *(f"account {a}" for a in accounts.removed),
+        *(f"QOS {q}" for q in qos.removed),
+    ]
     dropped = _associations_removed(plan)
     removed += [f"association {a}" for a in dropped if a.split("@")[0] not in users.removed]
     if removed:
@@ -405,12 +550,38 @@ def entity_rules(plan: Plan, impact: Impact) -> list[Effect]:
     people, groups = by["directory user"], by["directory group"]
     gone = [*(f"user {u}" for u in people.removed), *(f"group {g}" for g in groups.removed)]
     if gone:
-        effects.append(Effect("reload", f"directory: entries removed: {', '.join(gone)} (their logins stop at SSSD's next lookup)", EVIDENCE_LDAP, ["directory/dirsrv-bootstrap"], needs_step("re-add them; passwords set since are lost"), "directory", where, users=people.removed))
+        effects.append(
+            Effect(
+                "reload",
+                f"directory: entries removed: {', '.join(gone)} (their logins stop at SSSD's next lookup)",
+                EVIDENCE_LDAP,
+                ["directory/dirsrv-bootstrap"],
+                needs_step("re-add them; passwords set since are lost"),
+                "directory",
+                where,
+                users=people.removed,
+            )
+        )
     if people.added or groups.added or people.changed or groups.changed:
-        names = [*(f"+user {u}" for u in people.added), *(f"+group {g}" for g in groups.added), *(f"~user {u}" for u in people.changed), *(f"~group {g}" for g in groups.changed)]
-        effects.append(Effect("none", f"directory: {', '.join(names)}", EVIDENCE_LDAP, ["directory/dirsrv-bootstrap"], REVERT_SAFE, "directory", where, users=people.added))
+        names = [
+            *(f"+user {u}" for u in people.added),
+            *(f"+group {g}" for g in groups.added),
+            *(f"~user {u}" for u in people.changed),
+            *(f"~group {g}" for g in groups.changed),
+        ]
+        effects.append(
+            Effect(
+                "none",
+                f"directory: {', '.join(names)}",
+                EVIDENCE_LDAP,
+                ["directory/dirsrv-bootstrap"],
+                REVERT_SAFE,
+                "directory",
+                where,
+                users=people.added,
+            )
+        )
     hosts = by["host"]
-    old_hosts = _hosts(plan.base_resources)
     if hosts.removed:
         impact.drained_nodes.update(hosts.removed)
         effects.append(
@@ -418,11 +589,32 @@ def entity_rules(plan: Plan, impact: Impact) -> list[Effect]:
                    ["provisioning/grendel-inventory"], needs_step("re-add the host; it rejoins at its next boot"), "provisioning", where, nodes=hosts.removed)
         )  # fmt: skip
     if hosts.added:
-        effects.append(Effect("none", f"bare-metal host(s) {hostlist(hosts.added)} added: provisioned and joined at their first boot", EVIDENCE_GRENDEL_BOOT, ["provisioning/grendel-inventory"], REVERT_SAFE, "provisioning", where, nodes=hosts.added))
+        effects.append(
+            Effect(
+                "none",
+                f"bare-metal host(s) {hostlist(hosts.added)} added: provisioned and joined at their first boot",
+                EVIDENCE_GRENDEL_BOOT,
+                ["provisioning/grendel-inventory"],
+                REVERT_SAFE,
+                "provisioning",
+                where,
+                nodes=hosts.added,
+            )
+        )
     if hosts.changed:
         impact.reprovisioned_nodes.update(hosts.changed)
-        effects.append(Effect("reload", f"bare-metal host(s) {hostlist(hosts.changed)} changed (image, addresses or tags): applied at their next boot", EVIDENCE_GRENDEL_BOOT, ["provisioning/grendel-inventory"], REVERT_SAFE, "provisioning", where, nodes=hosts.changed))
-    del old_hosts
+        effects.append(
+            Effect(
+                "reload",
+                f"bare-metal host(s) {hostlist(hosts.changed)} changed (image, addresses or tags): applied at their next boot",
+                EVIDENCE_GRENDEL_BOOT,
+                ["provisioning/grendel-inventory"],
+                REVERT_SAFE,
+                "provisioning",
+                where,
+                nodes=hosts.changed,
+            )
+        )
     return effects
 
 
@@ -478,7 +670,16 @@ def address_rules(plan: Plan, impact: Impact) -> list[Effect]:
 def pool_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     if change.kind != "IPAddressPool" or change.op != "update":
         return []
-    return [_effect(change, plan, "reload", f"MetalLB pool {change.object_name}: addresses {_get(change.old_inputs, 'spec', 'addresses')} -> {_get(change.new_inputs, 'spec', 'addresses')}", EVIDENCE_METALLB, REVERT_SAFE)]
+    return [
+        _effect(
+            change,
+            plan,
+            "reload",
+            f"MetalLB pool {change.object_name}: addresses {_get(change.old_inputs, 'spec', 'addresses')} -> {_get(change.new_inputs, 'spec', 'addresses')}",
+            EVIDENCE_METALLB,
+            REVERT_SAFE,
+        )
+    ]
 
 
 def certificate_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
@@ -496,8 +697,26 @@ def random_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     if not change.type.startswith("random:index/") or change.op not in ("replace", "delete"):
         return []
     if change.name == "slurm-key":
-        return [_effect(change, plan, "outage", "Slurm auth key (slurm.key) rotated: daemons with the old key cannot talk to those with the new one; every slurmctld, slurmdbd and slurmd must restart together", EVIDENCE_SLURM_KEY + "; " + EVIDENCE_RANDOM, CANNOT_UNDO)]
-    return [_effect(change, plan, "singleton-restart", f"generated secret {change.name} rotated: its consumers restart with the new value", EVIDENCE_RANDOM, CANNOT_UNDO)]
+        return [
+            _effect(
+                change,
+                plan,
+                "outage",
+                "Slurm auth key (slurm.key) rotated: daemons with the old key cannot talk to those with the new one; every slurmctld, slurmdbd and slurmd must restart together",
+                EVIDENCE_SLURM_KEY + "; " + EVIDENCE_RANDOM,
+                CANNOT_UNDO,
+            )
+        ]
+    return [
+        _effect(
+            change,
+            plan,
+            "singleton-restart",
+            f"generated secret {change.name} rotated: its consumers restart with the new value",
+            EVIDENCE_RANDOM,
+            CANNOT_UNDO,
+        )
+    ]
 
 
 STATEFUL = ("PersistentVolumeClaim", "MariaDB", "PersistentVolume")
@@ -508,22 +727,63 @@ def stateful_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     if change.kind in STATEFUL and change.op in ("delete", "replace"):
         retained = ((change.old or {}).get("options") or {}).get("retainOnDelete")
         if not retained:
-            effects.append(_effect(change, plan, "data-loss", f"{change.kind} {change.name} {change.op}d: its data is deleted with it", EVIDENCE_PVC, CANNOT_UNDO))
+            effects.append(
+                _effect(
+                    change,
+                    plan,
+                    "data-loss",
+                    f"{change.kind} {change.name} {change.op}d: its data is deleted with it",
+                    EVIDENCE_PVC,
+                    CANNOT_UNDO,
+                )
+            )
     if change.kind == "StatefulSet" and change.changed("spec.volumeClaimTemplates"):
-        effects.append(_effect(change, plan, "data-loss", f"StatefulSet {change.name}: new volumeClaimTemplates; the replacement StatefulSet gets new, empty volumes", EVIDENCE_PVC, CANNOT_UNDO))
+        effects.append(
+            _effect(
+                change,
+                plan,
+                "data-loss",
+                f"StatefulSet {change.name}: new volumeClaimTemplates; the replacement StatefulSet gets new, empty volumes",
+                EVIDENCE_PVC,
+                CANNOT_UNDO,
+            )
+        )
     if change.kind == "PersistentVolumeClaim" and change.op == "update":
         a = _get(change.old_inputs, "spec", "resources", "requests", "storage")
         b = _get(change.new_inputs, "spec", "resources", "requests", "storage")
         if a != b and _quantity(b) < _quantity(a):
-            effects.append(_effect(change, plan, "outage", f"PVC {change.name}: {a} -> {b}; the API server refuses to shrink a claim (the deploy stops here)", EVIDENCE_PVC_SHRINK, REVERT_SAFE))
+            effects.append(
+                _effect(
+                    change,
+                    plan,
+                    "outage",
+                    f"PVC {change.name}: {a} -> {b}; the API server refuses to shrink a claim (the deploy stops here)",
+                    EVIDENCE_PVC_SHRINK,
+                    REVERT_SAFE,
+                )
+            )
         elif a != b:
-            effects.append(_effect(change, plan, "none", f"PVC {change.name}: {a} -> {b} (volume expansion, online)", EVIDENCE_PVC_SHRINK, needs_step("a claim cannot shrink back")))
+            effects.append(
+                _effect(
+                    change,
+                    plan,
+                    "none",
+                    f"PVC {change.name}: {a} -> {b} (volume expansion, online)",
+                    EVIDENCE_PVC_SHRINK,
+                    needs_step("a claim cannot shrink back"),
+                )
+            )
     if change.kind == "MariaDB" and change.op == "update" and change.changed("spec.storage") and not change.refusals:
-        effects.append(_effect(change, plan, "none", f"MariaDB {change.name}: storage {_get(change.old_inputs, 'spec', 'storage', 'size')} -> {_get(change.new_inputs, 'spec', 'storage', 'size')} (mariadb-operator resizes the volume)", "mariadb-operator v26.6.0 docs/storage.md (volume resize)", needs_step("storage cannot shrink back")))
-    if change.kind == "Controller" and change.op == "update":
-        a = slurm_conf_items(str(_get(change.old_inputs, "spec", "extraConf") or "")).get("StateSaveLocation")
-        b = slurm_conf_items(str(_get(change.new_inputs, "spec", "extraConf") or "")).get("StateSaveLocation")
-        del a, b  # reported by controller_rules (SLURM_CONF_RESTART)
+        effects.append(
+            _effect(
+                change,
+                plan,
+                "none",
+                f"MariaDB {change.name}: storage {_get(change.old_inputs, 'spec', 'storage', 'size')} -> {_get(change.new_inputs, 'spec', 'storage', 'size')} (mariadb-operator resizes the volume)",
+                "mariadb-operator v26.6.0 docs/storage.md (volume resize)",
+                needs_step("storage cannot shrink back"),
+            )
+        )
     return effects
 
 
@@ -546,14 +806,44 @@ def application_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect
     inputs = change.inputs
     prune = bool(_get(inputs, "spec", "syncPolicy", "automated", "prune"))
     destination = str(_get(inputs, "spec", "destination", "namespace") or "")
-    where = {"namespace": destination, "application": f"Argo CD Application {name}"}
+    app = f"Argo CD Application {name}"
     if change.op == "delete":
         finalizer = any("resources-finalizer" in str(f) for f in _get(change.old_inputs, "metadata", "finalizers") or [])
         if finalizer:
-            return [Effect("outage", f"Argo CD Application {name} deleted with its resources finalizer: everything it synced into {destination} is deleted", EVIDENCE_ARGOCD_DELETE, [change.label], needs_step("re-add and resync; volumes it owned are gone"), **where)]
-        return [Effect("outage", f"Argo CD Application {name} deleted: its resources in {destination} are left running unmanaged (no self-heal, no updates)", EVIDENCE_ARGOCD_DELETE, [change.label], needs_step("re-add it; Argo CD adopts what is left"), **where)]
+            return [
+                Effect(
+                    "outage",
+                    f"Argo CD Application {name} deleted with its resources finalizer: everything it synced into {destination} is deleted",
+                    EVIDENCE_ARGOCD_DELETE,
+                    [change.label],
+                    needs_step("re-add and resync; volumes it owned are gone"),
+                    namespace=destination,
+                    application=app,
+                )
+            ]
+        return [
+            Effect(
+                "outage",
+                f"Argo CD Application {name} deleted: its resources in {destination} are left running unmanaged (no self-heal, no updates)",
+                EVIDENCE_ARGOCD_DELETE,
+                [change.label],
+                needs_step("re-add it; Argo CD adopts what is left"),
+                namespace=destination,
+                application=app,
+            )
+        ]
     if change.op == "create":
-        return [Effect("none", f"Argo CD Application {name} added: syncs into {destination}", EVIDENCE_ARGOCD_PRUNE, [change.label], REVERT_SAFE, **where)]
+        return [
+            Effect(
+                "none",
+                f"Argo CD Application {name} added: syncs into {destination}",
+                EVIDENCE_ARGOCD_PRUNE,
+                [change.label],
+                REVERT_SAFE,
+                namespace=destination,
+                application=app,
+            )
+        ]
     source_fields = [f for f in change.fields if f.path.startswith("spec.source")]
     if not source_fields:
         return []
@@ -565,13 +855,32 @@ def application_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect
     )
     if prune:
         what += ", pruning what the new revision no longer renders"
-    return [Effect("singleton-restart", what + "; its pods restart where their spec changed", EVIDENCE_ARGOCD_PRUNE, [change.label], REVERT_SAFE, **where)]
+    return [
+        Effect(
+            "singleton-restart",
+            what + "; its pods restart where their spec changed",
+            EVIDENCE_ARGOCD_PRUNE,
+            [change.label],
+            REVERT_SAFE,
+            namespace=destination,
+            application=app,
+        )
+    ]
 
 
 def chart_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     if change.type != "kubernetes:helm.sh/v4:Chart" or change.op != "update":
         return []
-    return [_effect(change, plan, "singleton-restart", f"Helm chart {change.name}: {', '.join(sorted({f.path.split('.')[0] for f in change.fields}))} changed; its objects are re-rendered and the changed pods restart", EVIDENCE_WORKLOAD, REVERT_SAFE)]
+    return [
+        _effect(
+            change,
+            plan,
+            "singleton-restart",
+            f"Helm chart {change.name}: {', '.join(sorted({f.path.split('.')[0] for f in change.fields}))} changed; its objects are re-rendered and the changed pods restart",
+            EVIDENCE_WORKLOAD,
+            REVERT_SAFE,
+        )
+    ]
 
 
 def kueue_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
@@ -580,7 +889,16 @@ def kueue_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     what = f"Kueue {change.kind} {change.object_name} {change.op}d"
     if change.kind == "LocalQueue" and change.changed("spec.clusterQueue"):
         what = f"Kueue: namespace {change.namespace} moves from ClusterQueue {_get(change.old_inputs, 'spec', 'clusterQueue')} to {_get(change.new_inputs, 'spec', 'clusterQueue')}"
-    return [_effect(change, plan, "reload", what + "; admitted workloads keep running, pending ones are re-queued", EVIDENCE_KUEUE, REVERT_SAFE)]
+    return [
+        _effect(
+            change,
+            plan,
+            "reload",
+            what + "; admitted workloads keep running, pending ones are re-queued",
+            EVIDENCE_KUEUE,
+            REVERT_SAFE,
+        )
+    ]
 
 
 def job_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
@@ -598,11 +916,30 @@ def workload_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
         return []
     replicas = _get(change.new_inputs, "spec", "replicas")
     single = change.kind == "StatefulSet" or replicas == 1
-    return [_effect(change, plan, "singleton-restart" if single else "reload", f"{change.kind} {change.name}: pods {'restart' if single else 'roll one at a time'} with the new template", EVIDENCE_WORKLOAD, REVERT_SAFE)]
+    return [
+        _effect(
+            change,
+            plan,
+            "singleton-restart" if single else "reload",
+            f"{change.kind} {change.name}: pods {'restart' if single else 'roll one at a time'} with the new template",
+            EVIDENCE_WORKLOAD,
+            REVERT_SAFE,
+        )
+    ]
 
 
 def refusal_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
-    return [_effect(change, plan, "outage", f"refused: {refusal}; `pulumi up` stops here, leaving the update half-applied", EVIDENCE_REFUSAL, REVERT_SAFE) for refusal in change.refusals]
+    return [
+        _effect(
+            change,
+            plan,
+            "outage",
+            f"refused: {refusal}; `pulumi up` stops here, leaving the update half-applied",
+            EVIDENCE_REFUSAL,
+            REVERT_SAFE,
+        )
+        for refusal in change.refusals
+    ]
 
 
 CHANGE_RULES = (
@@ -623,4 +960,15 @@ def assess(plan: Plan) -> Impact:
     return impact
 
 
-__all__ = ["MISSING", "SEVERITIES", "SLURM_CONF_RESTART", "Effect", "Impact", "assess", "hostlist", "rank", "slurm_conf_items", "values_at"]
+__all__ = [
+    "MISSING",
+    "SEVERITIES",
+    "SLURM_CONF_RESTART",
+    "Effect",
+    "Impact",
+    "assess",
+    "hostlist",
+    "rank",
+    "slurm_conf_items",
+    "values_at",
+]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +42,13 @@ MISSING: Any = object()
 
 # --- pulumi-kubernetes force-new fields (provider/pkg/provider/diff.go) ---------------------------------------
 
-_LABEL_SELECTOR = (".matchExpressions", ".matchExpressions.key", ".matchExpressions.operator", ".matchExpressions.values", ".matchLabels")
+_LABEL_SELECTOR = (
+    ".matchExpressions",
+    ".matchExpressions.key",
+    ".matchExpressions.operator",
+    ".matchExpressions.values",
+    ".matchLabels",
+)
 
 
 def _selector(prefix: str) -> tuple[str, ...]:
@@ -53,7 +60,14 @@ _CONTAINER = (
     ".readinessProbe", ".resources", ".securityContext", ".stdin", ".stdinOnce", ".terminationMessagePath",
     ".terminationMessagePolicy", ".tty", ".volumeDevices", ".volumeMounts", ".workingDir",
 )  # fmt: skip
-_STATEFULSET = (".spec.podManagementPolicy", ".spec.revisionHistoryLimit", ".spec.selector", ".spec.serviceName", ".spec.volumeClaimTemplates", *_selector(".spec.selector"))
+_STATEFULSET = (
+    ".spec.podManagementPolicy",
+    ".spec.revisionHistoryLimit",
+    ".spec.selector",
+    ".spec.serviceName",
+    ".spec.volumeClaimTemplates",
+    *_selector(".spec.selector"),
+)
 _DEPLOYMENT = (".spec.selector", *_selector(".spec.selector"))
 _JOB = (".spec.completions", ".spec.parallelism", ".spec.selector", ".spec.template", *_selector(".spec.selector"))
 _ROLE_BINDING = (".roleRef",)
@@ -77,7 +91,13 @@ PROVIDER_FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "DaemonSet"): _DEPLOYMENT,
     ("apps", "Deployment"): _DEPLOYMENT,
     ("", "PersistentVolume"): tuple(f".spec.{source}" for source in _PV_SOURCES),
-    ("", "PersistentVolumeClaim"): (".spec.accessModes", ".spec.selector", ".spec.storageClassName", ".spec.volumeName", *_selector(".spec.selector")),
+    ("", "PersistentVolumeClaim"): (
+        ".spec.accessModes",
+        ".spec.selector",
+        ".spec.storageClassName",
+        ".spec.volumeName",
+        *_selector(".spec.selector"),
+    ),
     ("", "Pod"): _POD,
     ("", "ResourceQuota"): (".spec.scopes",),
     ("", "Service"): (".spec.clusterIP",),
@@ -129,14 +149,15 @@ def _segments(path: str) -> list[str]:
     """`.spec.containers[*].image` -> ['spec', 'containers', '[*]', 'image']."""
     out: list[str] = []
     for part in path.strip(".").split("."):
-        while "[" in part:
-            head, _, rest = part.partition("[")
+        rest = part
+        while "[" in rest:
+            head, _, tail = rest.partition("[")
             if head:
                 out.append(head)
-            index, _, part = rest.partition("]")
+            index, _, rest = tail.partition("]")
             out.append(f"[{index}]")
-        if part:
-            out.append(part)
+        if rest:
+            out.append(rest)
     return out
 
 
@@ -172,12 +193,19 @@ def diff_values(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, Any]
         return out
     if isinstance(old, list) and isinstance(new, list):
         old_keys, new_keys = [_key(i) for i in old], [_key(i) for i in new]
-        if old and new and None not in old_keys and None not in new_keys and len(set(old_keys)) == len(old_keys) and len(set(new_keys)) == len(new_keys):
+        if (
+            old
+            and new
+            and None not in old_keys
+            and None not in new_keys
+            and len(set(old_keys)) == len(old_keys)
+            and len(set(new_keys)) == len(new_keys)
+        ):
             olds = dict(zip(old_keys, old, strict=True))
             news = dict(zip(new_keys, new, strict=True))
             out = []
             for key in [*old_keys, *(k for k in new_keys if k not in olds)]:
-                out += diff_values(olds.get(key, MISSING), news.get(key, MISSING), f'{path}["{key}"]')  # type: ignore[index]
+                out += diff_values(olds.get(key, MISSING), news.get(key, MISSING), f'{path}["{key}"]')
             return out
         if len(old) == len(new):
             out = []
@@ -326,7 +354,11 @@ def _kube_objects(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in resources:
         inputs = r.get("inputs") or {}
-        if r.get("type", "").startswith("kubernetes:") and isinstance(inputs.get("kind"), str) and not r["type"].endswith("Patch"):
+        if (
+            r.get("type", "").startswith("kubernetes:")
+            and isinstance(inputs.get("kind"), str)
+            and not r["type"].endswith("Patch")
+        ):
             out.append(inputs)
     return out
 
@@ -360,7 +392,9 @@ def _classify(change: Change, provider: dict[str, Any]) -> None:
         if field_changed(old, new, path):
             change.replace_reasons.append(f"provider: {path} cannot change in place (pulumi-kubernetes diff.go)")
     for path in options.get("replaceOnChanges") or []:
-        if any(f.path == path or f.path.startswith(path.replace("[*]", "")) for f in change.fields) or field_changed(old, new, path):
+        if any(f.path == path or f.path.startswith(path.replace("[*]", "")) for f in change.fields) or field_changed(
+            old, new, path
+        ):
             change.replace_reasons.append(f"replaceOnChanges: {path}")
     if change.replace_reasons:
         change.op = "replace"
@@ -409,20 +443,26 @@ def make_plan(base: State, head: State) -> Plan:
 
 def _refusals(changes: list[Change], base: State, head: State) -> None:
     for change in changes:
-        protected = ((change.old or {}).get("options") or {}).get("protect") or ((change.new or {}).get("options") or {}).get("protect")
+        protected = ((change.old or {}).get("options") or {}).get("protect") or ((change.new or {}).get("options") or {}).get(
+            "protect"
+        )
         if protected and change.op in ("delete", "replace"):
             change.refusals.append(f"Pulumi: the resource is protected; the engine refuses to {change.op} it (protect: true)")
     old_objects, new_objects = _kube_objects(base.resources), _kube_objects(head.resources)
     updated = {(c.kind, c.namespace, c.object_name): c for c in changes if c.op in ("update", "replace")}
     for verdict in slinky_update_verdicts(old_objects, new_objects):
-        change = updated.get((str(verdict.obj.get("kind")), str((verdict.obj.get("metadata") or {}).get("namespace") or ""), str((verdict.obj.get("metadata") or {}).get("name"))))
-        if change is not None and not verdict.admitted:
-            change.refusals.append(f"slurm-operator 1.2.1: {verdict.message}")
+        found = updated.get(_object_key(verdict.obj))
+        if found is not None and not verdict.admitted:
+            found.refusals.append(f"slurm-operator 1.2.1: {verdict.message}")
     for mverdict in mariadb_verdicts(new_objects, old_objects):
-        obj = mverdict.obj
-        change = updated.get((str(obj.get("kind")), str((obj.get("metadata") or {}).get("namespace") or ""), str((obj.get("metadata") or {}).get("name"))))
-        if change is not None and mverdict.update:
-            change.refusals += [f"mariadb-operator 26.6.0: {refusal}" for refusal in mverdict.refusals]
+        found = updated.get(_object_key(mverdict.obj))
+        if found is not None and mverdict.update:
+            found.refusals += [f"mariadb-operator 26.6.0: {refusal}" for refusal in mverdict.refusals]
+
+
+def _object_key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    metadata = obj.get("metadata") or {}
+    return str(obj.get("kind")), str(metadata.get("namespace") or ""), str(metadata.get("name"))
 
 
 # --- named entities: hosts, users, groups, Slurm accounts, QOS ----------------------------------------------------
@@ -433,7 +473,11 @@ def _data(resources: list[dict[str, Any]], namespace: str, prefix: str, key: str
     for r in resources:
         inputs = r.get("inputs") or {}
         metadata = inputs.get("metadata") or {}
-        if inputs.get("kind") == "ConfigMap" and metadata.get("namespace") == namespace and str(metadata.get("name", "")).startswith(prefix):
+        if (
+            inputs.get("kind") == "ConfigMap"
+            and metadata.get("namespace") == namespace
+            and str(metadata.get("name", "")).startswith(prefix)
+        ):
             value = (inputs.get("data") or {}).get(key)
             if isinstance(value, str):
                 out.append(value)
@@ -442,7 +486,9 @@ def _data(resources: list[dict[str, Any]], namespace: str, prefix: str, key: str
 
 def entities(resources: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
     """Per kind (host, user, group, account, QOS, Slurm user, Kubernetes node), each name and a digest of its record."""
-    found: dict[str, dict[str, str]] = {k: {} for k in ("host", "directory user", "directory group", "Slurm account", "Slurm user", "QOS", "Kubernetes node")}
+    found: dict[str, dict[str, str]] = {
+        k: {} for k in ("host", "directory user", "directory group", "Slurm account", "Slurm user", "QOS", "Kubernetes node")
+    }
     for text in _data(resources, "provisioning", "grendel-inventory-", "hosts.json"):
         for host in json.loads(text):
             found["host"][str(host.get("name"))] = json.dumps(host, sort_keys=True)
@@ -470,5 +516,9 @@ def entity_changes(base: State, head: State) -> list[EntityChange]:
     out = []
     for kind in old:
         a, b = old[kind], new[kind]
-        out.append(EntityChange(kind, sorted(set(b) - set(a)), sorted(set(a) - set(b)), sorted(k for k in set(a) & set(b) if a[k] != b[k])))
+        out.append(
+            EntityChange(
+                kind, sorted(set(b) - set(a)), sorted(set(a) - set(b)), sorted(k for k in set(a) & set(b) if a[k] != b[k])
+            )
+        )
     return out

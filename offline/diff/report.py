@@ -47,7 +47,11 @@ def summary_lines(plan: Plan, impact: Impact) -> list[str]:
 
 def _count_table(plan: Plan, markdown: bool) -> list[str]:
     header = ["layer", *OPS, "unchanged"]
-    rows = [[layer, *(str(counts[op]) for op in (*OPS, "unchanged"))] for layer, counts in sorted(plan.counts.items()) if any(counts[op] for op in OPS)]
+    rows = [
+        [layer, *(str(counts[op]) for op in (*OPS, "unchanged"))]
+        for layer, counts in sorted(plan.counts.items())
+        if any(counts[op] for op in OPS)
+    ]
     if markdown:
         return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -93,7 +97,9 @@ def render(plan: Plan, impact: Impact, markdown: bool = False) -> str:
             radius.append("users " + ", ".join(effect.users))
         bullet = "- " if markdown else "  "
         lines.append(f"{bullet}[{effect.severity}] {effect.what}")
-        lines.append(f"{'  ' if markdown else '      '}blast radius: {'; '.join(r for r in radius if r)}. rollback: {effect.rollback}.")
+        lines.append(
+            f"{'  ' if markdown else '      '}blast radius: {'; '.join(r for r in radius if r)}. rollback: {effect.rollback}."
+        )
         lines.append(f"{'  ' if markdown else '      '}evidence: {effect.evidence}")
     named = [e for e in plan.entities if e.added or e.removed or e.changed]
     if named:
