@@ -28,7 +28,7 @@ import yaml
 
 from .. import recording
 from ..engine import RecordedStack
-from ..render import CHART_API_VERSION
+from ..render import CHART_API_VERSION, MANIFEST_KIND
 from ..stackfile import PROJECT_ROOT
 
 
@@ -36,6 +36,7 @@ class BaseError(Exception):
     """The base side could not be built (a bad ref, a base program that fails): a usage/config error (exit 2)."""
 
 
+MANIFEST_TYPE = "kubernetes:yaml/v2:ConfigFile"
 CACHE_FORMAT = 1
 """Bumped when the cached base recordings change shape."""
 
@@ -96,6 +97,9 @@ def _render_resource(document: dict[str, Any], relative: str) -> dict[str, Any]:
             "repositoryOpts": {"repo": spec.get("repository")},
         }
         type_ = "kubernetes:helm.sh/v4:Chart"
+    elif document.get("apiVersion") == CHART_API_VERSION and document.get("kind") == MANIFEST_KIND:
+        inputs = {"file": (document.get("spec") or {}).get("file")}
+        type_ = MANIFEST_TYPE
     else:
         inputs = document
         api = str(document.get("apiVersion", ""))
@@ -118,6 +122,8 @@ def object_identity(resource: dict[str, Any]) -> str:
     inputs = resource.get("inputs") or {}
     if resource.get("type") == "kubernetes:helm.sh/v4:Chart":
         return f"chart:{inputs.get('namespace')}/{inputs.get('chart')}"
+    if resource.get("type") == MANIFEST_TYPE:
+        return f"manifest:{str(resource.get('name')).rpartition('/')[2]}"
     metadata = inputs.get("metadata") or {}
     if not isinstance(inputs.get("kind"), str):
         return str(resource.get("urn"))
@@ -137,8 +143,12 @@ def _git(*args: str, cwd: Path = PROJECT_ROOT) -> str:
         raise BaseError(f"git {' '.join(args)}: {error.stderr.strip() or error}") from None
 
 
-def resolve_ref(ref: str) -> str:
-    return _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+def resolve_ref(ref: str, project: Path = PROJECT_ROOT) -> str:
+    """The commit `ref` names, or "" when it names none."""
+    try:
+        return _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=project).strip()
+    except BaseError:
+        return ""
 
 
 def base_cache_dir(project: Path = PROJECT_ROOT) -> Path:
@@ -147,7 +157,7 @@ def base_cache_dir(project: Path = PROJECT_ROOT) -> Path:
 
 def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: Any = None) -> State:
     """The stack as the program at `ref` records it: `git archive` of the ref, then its own `offline preview --json`."""
-    commit = resolve_ref(ref)
+    commit = resolve_ref(ref, project)
     if not commit:
         raise BaseError(f"--against {ref}: neither a git ref of this repository nor a recording or render folder")
     cache = base_cache_dir(project) / f"{commit}-{stack}-{CACHE_FORMAT}.json"

@@ -375,7 +375,10 @@ def _matchable(state: State, by_object: bool) -> dict[str, dict[str, Any]]:
     for r in state.resources:
         if by_object:
             inputs = r.get("inputs") or {}
-            if not (r.get("type") == "kubernetes:helm.sh/v4:Chart" or isinstance(inputs.get("kind"), str)):
+            if not (
+                r.get("type") in ("kubernetes:helm.sh/v4:Chart", "kubernetes:yaml/v2:ConfigFile")
+                or isinstance(inputs.get("kind"), str)
+            ):
                 continue
             out[object_identity(r)] = r
         else:
