@@ -210,3 +210,31 @@ def test_git_ref_base_runs_that_refs_program(monkeypatch: pytest.MonkeyPatch) ->
     assert not list((REPO / ".offline" / "diff-base").glob(f"*{state.origin[6:18]}*"))
     with pytest.raises(BaseError, match="neither a git ref"):
         from_git("no-such-ref-j33", "prod")
+
+
+def _with_controller(stack: RecordedStack, extra_conf: str, inplace: bool) -> State:
+    """prod with its Controller's extraConf replaced and inplaceReconfigure set."""
+    state = copy.deepcopy(State.from_recorded(stack, "prod"))
+    for resource in state.resources:
+        if resource["type"] == "kubernetes:slinky.slurm.net/v1beta1:Controller":
+            resource["inputs"]["spec"]["extraConf"] = extra_conf
+            resource["inputs"]["spec"]["inplaceReconfigure"] = inplace
+    return state
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "inplace", "worst"),
+    [
+        ("SlurmdTimeout=600\n", "SlurmdTimeout=900\n", True, "reload"),
+        ("SlurmdTimeout=600\n", "SlurmdTimeout=900\n", False, "singleton-restart"),
+        ("SlurmdTimeout=600\n", "SlurmdTimeout=600\nSlurmctldPort=6820\n", True, "singleton-restart"),
+        ("SlurmdTimeout=600\n", "SlurmdTimeout=600\nAuthType=auth/munge\n", True, "outage"),
+        ("SlurmdTimeout=600\n", "SlurmdTimeout=600\nStateSaveLocation=/srv/state\n", True, "data-loss"),
+    ],
+)
+def test_slurm_conf_change_is_a_reconfigure_only_with_inplace_reconfigure_and_outside_the_restart_table(
+    prod_stack: RecordedStack, before: str, after: str, inplace: bool, worst: str
+) -> None:
+    plan = make_plan(_with_controller(prod_stack, before, inplace), _with_controller(prod_stack, after, inplace))
+    assert [c.name for c in plan.changes] == ["slurm/controller-slurm"]
+    assert assess(plan).worst == worst

@@ -70,8 +70,13 @@ SLURM_CONF_MAN = "slurm-26.05.3.tar.bz2:doc/man/man5/slurm.conf.5"
 SLURM_CONF_DEFAULT_EVIDENCE = (
     f"{SLURM_CONF_MAN}, DESCRIPTION: 'Changes to the configuration file take effect upon restart of Slurm daemons, "
     'daemon receipt of the SIGHUP signal, or execution of the command "scontrol reconfigure" unless otherwise noted\'; '
-    "slurm-operator v1.2.1 runs `scontrol reconfigure` from the controller's reconfigure sidecar when slurm.conf changes "
-    "(docs/concepts/controller.md)"
+    "slurm-operator v1.2.1 internal/builder/controllerbuilder/scripts/reconfigure.sh (the reconfigure sidecar runs "
+    "`scontrol reconfigure` when the files under /etc/slurm change)"
+)
+EVIDENCE_CONTROLLER_RECREATE = (
+    "slurm-operator v1.2.1 api/v1beta1/controller_types.go InplaceReconfigure (default false: 'the pod will be recreated and "
+    "reconfigure issued only on startup') and internal/builder/controllerbuilder/controller_app.go controllerPodTemplate "
+    "(the pod template carries slurm-config-hash, getHashes; the reconfigure sidecar only with InplaceReconfigure)"
 )
 
 
@@ -147,7 +152,7 @@ EVIDENCE_NODESET_DELETE = (
     "the NodeSet's pods go with it, without the operator's drain"
 )
 EVIDENCE_GRENDEL_BOOT = "Grendel serves hosts.json/images.json at PXE boot (https://grendel.readthedocs.io, Provisioning): a running host keeps its image until it reboots"
-EVIDENCE_CONTROLLER_POD = "slurm-operator v1.2.1 builds one slurmctld StatefulSet pod from the Controller spec (internal/builder/controller_app.go): a changed pod spec restarts it"
+EVIDENCE_CONTROLLER_POD = "slurm-operator v1.2.1 internal/builder/controllerbuilder/controller_app.go (one slurmctld StatefulSet pod built from the Controller spec): a changed pod spec restarts it"
 EVIDENCE_CLUSTER_NAME = (
     "slurm-26.05.3 src/slurmctld/controller.c _verify_clustername: 'CLUSTER NAME MISMATCH ... Remove %s to override' "
     "(fatal: slurmctld does not start on state saved under another ClusterName)"
@@ -407,17 +412,8 @@ def controller_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
                 )
             )
     if reload:
-        effects.append(
-            _effect(
-                change,
-                plan,
-                "reload",
-                f"slurm.conf: {', '.join(reload)} changed; applied by `scontrol reconfigure` (no daemon restart)",
-                SLURM_CONF_DEFAULT_EVIDENCE,
-                REVERT_SAFE,
-            )
-        )
-    pod_fields = [f.path for f in change.fields if not f.path.startswith(("spec.extraConf", "spec.clusterName", "metadata"))]
+        effects.append(_config_effect(change, plan, f"slurm.conf: {', '.join(reload)} changed"))
+    pod_fields = [f.path for f in change.fields if not f.path.startswith(("spec.extraConf", "spec.clusterName", "spec.service", "metadata"))]
     if pod_fields:
         effects.append(
             _effect(change, plan, "singleton-restart", f"slurmctld restarts ({', '.join(sorted({p.split('.')[1] for p in pod_fields if '.' in p}))} changed): scheduling pauses; running jobs continue",
@@ -426,22 +422,46 @@ def controller_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
     return effects
 
 
+def _controller(plan: Plan) -> dict[str, Any]:
+    for r in plan.head_resources:
+        inputs = r.get("inputs") or {}
+        if inputs.get("kind") == "Controller" and str(inputs.get("apiVersion", "")).startswith("slinky.slurm.net/"):
+            return dict(inputs)
+    return {}
+
+
+def _controller_config_maps(plan: Plan) -> set[str]:
+    """The ConfigMaps the Controller folds into the Slurm configuration (configFileRefs, prolog and epilog scripts)."""
+    spec = _controller(plan).get("spec") or {}
+    keys = ("configFileRefs", "prologScriptRefs", "epilogScriptRefs", "prologSlurmctldScriptRefs", "epilogSlurmctldScriptRefs")
+    return {str(ref.get("name")) for key in keys for ref in spec.get(key) or [] if isinstance(ref, dict)}
+
+
+def _config_effect(change: Change, plan: Plan, what: str) -> Effect:
+    """A Slurm configuration change that `scontrol reconfigure` applies: in place only with inplaceReconfigure."""
+    if _get(_controller(plan), "spec", "inplaceReconfigure"):
+        return _effect(
+            change,
+            plan,
+            "reload",
+            f"{what}; the controller's reconfigure sidecar runs `scontrol reconfigure` (no daemon restart)",
+            SLURM_CONF_DEFAULT_EVIDENCE,
+            REVERT_SAFE,
+        )
+    return _effect(
+        change, plan, "singleton-restart",
+        f"{what}; the operator recreates the slurmctld pod (Controller inplaceReconfigure is false), which reconfigures the cluster at start: scheduling pauses, running jobs continue",
+        EVIDENCE_CONTROLLER_RECREATE + "; " + SLURM_CONF_DEFAULT_EVIDENCE, REVERT_SAFE,
+    )  # fmt: skip
+
+
 def config_map_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     if change.kind != "ConfigMap" or change.op not in ("update", "replace"):
         return []
     name, ns = change.object_name, change.namespace
-    if ns == "slurm" and name == "slurm-config-extra":
+    if ns == "slurm" and name in _controller_config_maps(plan):
         files = sorted({f.path.split(".", 1)[1] for f in change.fields if f.path.startswith("data.")})
-        return [
-            _effect(
-                change,
-                plan,
-                "reload",
-                f"Slurm config files {', '.join(files)} replaced; the operator rewrites the config and runs `scontrol reconfigure`",
-                SLURM_CONF_DEFAULT_EVIDENCE + "; " + EVIDENCE_CONFIGMAP_REPLACE,
-                REVERT_SAFE,
-            )
-        ]
+        return [_config_effect(change, plan, f"Slurm config files {', '.join(files)} replaced ({name})")]
     boot = change.changed("data.images.json") or any(f.path.startswith("data.join-") for f in change.fields)
     if ns == "provisioning" and name.startswith("grendel-") and boot:
         hosts = _hosts(plan.head_resources)
