@@ -133,9 +133,9 @@ CASES: tuple[Case, ...] = (
     Case(
         "add-host",
         "a bare-metal host cn097 joins nodeset cpu-bm (and leaf switch rack4)",
-        "reload",
+        "singleton-restart",
         _add_host,
-        revised="none at first, for an edit the config refused; with the topology edit it needs, topology.yaml changes: scontrol reconfigure",
+        revised="none at first, for an edit the config refused; with the topology edit it needs, topology.yaml changes, and slurm-operator 1.2.1 recreates the slurmctld pod for it (no inplaceReconfigure)",
     ),
     Case(
         "remove-host",
@@ -163,10 +163,11 @@ CASES: tuple[Case, ...] = (
     Case(
         "add-gpu-pool",
         "a new L40S pool and nodeset gpu-l40s in partition gpu (docs/operations.md)",
-        "reload",
+        "singleton-restart",
         _gpu_pool,
         resources=("NodeSet slurm/nodeset-gpu-l40s", "Controller slurm/controller-slurm"),
         op={"slurm/nodeset-gpu-l40s": "create", "slurm/controller-slurm": "update"},
+        revised="reload at first; slurm-operator 1.2.1 recreates the slurmctld pod on any Slurm config change unless the Controller sets inplaceReconfigure, which hpcforge does not",
     ),
     Case(
         "nodeset-image",
@@ -202,7 +203,13 @@ CASES: tuple[Case, ...] = (
         "singleton-restart",
         _extra("SlurmctldPort: '6820'"),
     ),
-    Case("slurm-conf-reconfigure", "slurm.conf SlurmdTimeout 600 -> 900", "reload", _sub("stack", "slurmd: 600", "slurmd: 900")),
+    Case(
+        "slurm-conf-reconfigure",
+        "slurm.conf SlurmdTimeout 600 -> 900",
+        "singleton-restart",
+        _sub("stack", "slurmd: 600", "slurmd: 900"),
+        revised="reload at first; slurm-operator 1.2.1 recreates the slurmctld pod on any Slurm config change unless the Controller sets inplaceReconfigure, which hpcforge does not",
+    ),
     Case(
         "state-save-location",
         "slurm.conf StateSaveLocation moved",
@@ -213,8 +220,9 @@ CASES: tuple[Case, ...] = (
     Case(
         "partition-max-time",
         "partition gpu: MaxTime 3 -> 4 days",
-        "reload",
+        "singleton-restart",
         _sub("stack", "maxTime: 3-00:00:00", "maxTime: 4-00:00:00"),
+        revised="reload at first; slurm-operator 1.2.1 recreates the slurmctld pod on any Slurm config change unless the Controller sets inplaceReconfigure, which hpcforge does not",
     ),
     Case("move-metallb-pool", "the services pool and the addresses in it move to 10.10.8.0/24", "outage", _move_pool),
     Case(
