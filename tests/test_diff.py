@@ -238,3 +238,17 @@ def test_slurm_conf_change_is_a_reconfigure_only_with_inplace_reconfigure_and_ou
     plan = make_plan(_with_controller(prod_stack, before, inplace), _with_controller(prod_stack, after, inplace))
     assert [c.name for c in plan.changes] == ["slurm/controller-slurm"]
     assert assess(plan).worst == worst
+
+
+def test_deleting_a_nodeset_with_pods_is_an_outage_and_scaling_it_to_zero_drains(prod_stack: RecordedStack) -> None:
+    base = State.from_recorded(prod_stack, "prod")
+    deleted = copy.deepcopy(base)
+    deleted.resources = [r for r in deleted.resources if r["name"] != "slurm/nodeset-cpu"]
+    impact = assess(make_plan(base, deleted))
+    assert impact.worst == "outage" and {f"cpu-{i}" for i in range(16)} <= impact.drained_nodes
+    scaled = copy.deepcopy(base)
+    for resource in scaled.resources:
+        if resource["name"] == "slurm/nodeset-cpu":
+            resource["inputs"]["spec"]["replicas"] = 0
+    impact = assess(make_plan(base, scaled))
+    assert impact.worst == "rolling-drain" and {f"cpu-{i}" for i in range(16)} == impact.drained_nodes

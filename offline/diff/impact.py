@@ -148,6 +148,7 @@ EVIDENCE_NODESET_ROLL = (
 EVIDENCE_NODESET_SCALE_IN = "slurm-operator v1.2.1 docs/concepts/nodeset-controller.md, Scale-in Lifecycle: drains each selected pod's Slurm node before deleting it"
 EVIDENCE_NODESET_NAMES = "slurm-operator v1.2.1 internal/controller/nodeset/utils/utils.go GetOrdinalPodName ('<nodeset>-<ordinal>') and GetSlurmNodeName (the pod's hostname)"
 EVIDENCE_NODESET_DELETE = (
+    "slurm-operator v1.2.1 internal/controller/nodeset/nodeset_sync.go Sync ('NodeSet is being deleted, skipping sync': no drain); "
     "Kubernetes garbage collection (https://kubernetes.io/docs/concepts/architecture/garbage-collection/, cascading deletion): "
     "the NodeSet's pods go with it, without the operator's drain"
 )
@@ -413,7 +414,9 @@ def controller_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
             )
     if reload:
         effects.append(_config_effect(change, plan, f"slurm.conf: {', '.join(reload)} changed"))
-    pod_fields = [f.path for f in change.fields if not f.path.startswith(("spec.extraConf", "spec.clusterName", "spec.service", "metadata"))]
+    pod_fields = [
+        f.path for f in change.fields if not f.path.startswith(("spec.extraConf", "spec.clusterName", "spec.service", "metadata"))
+    ]
     if pod_fields:
         effects.append(
             _effect(change, plan, "singleton-restart", f"slurmctld restarts ({', '.join(sorted({p.split('.')[1] for p in pod_fields if '.' in p}))} changed): scheduling pauses; running jobs continue",
