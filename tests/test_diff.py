@@ -252,3 +252,14 @@ def test_deleting_a_nodeset_with_pods_is_an_outage_and_scaling_it_to_zero_drains
             resource["inputs"]["spec"]["replicas"] = 0
     impact = assess(make_plan(base, scaled))
     assert impact.worst == "rolling-drain" and {f"cpu-{i}" for i in range(16)} == impact.drained_nodes
+
+
+def test_gate_with_live_data_fails_only_when_busy_nodes_drain() -> None:
+    from offline.diff.cli import gate
+    from offline.diff.impact import Effect, Impact
+
+    impact = Impact([Effect("rolling-drain", "roll", "e", [], "revert safe")], drained_nodes={"cpu-0", "cpu-1"})
+    assert gate(impact, acknowledged=False) == 0
+    assert gate(impact, acknowledged=False, busy_nodes={"gpu-a100-3"}) == 0
+    assert gate(impact, acknowledged=False, busy_nodes={"cpu-1"}) == 1
+    assert gate(impact, acknowledged=True, busy_nodes={"cpu-1"}) == 0

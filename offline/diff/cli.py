@@ -1,8 +1,9 @@
 """`python -m offline diff --stack S --against REF|FILE|DIR [--config FILE] [--acknowledge] [--format text|markdown] [--out FILE]`
 
-The report goes to stdout (or `--out`), progress to stderr. Exit status, the gate:
+The report goes to stdout (or `--out`), progress to stderr. Exit status, the gate (`gate`):
 0 nothing worse than singleton-restart, or `--acknowledge` given; 1 the worst impact is outage or data-loss
-(a refusal counts as an outage) and `--acknowledge` was not given; 2 configuration or usage errors.
+(a refusal counts as an outage), or with live data Slurm nodes running jobs drain or restart, and
+`--acknowledge` was not given; 2 configuration or usage errors.
 """
 
 from __future__ import annotations
@@ -36,8 +37,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="write the report here instead of stdout")
 
 
-def gate(impact: Impact, acknowledged: bool) -> int:
-    return 1 if rank(impact.worst) >= rank(GATED) and not acknowledged else 0
+def gate(impact: Impact, acknowledged: bool, busy_nodes: set[str] | None = None) -> int:
+    """1 when the change needs an acknowledgement it does not have: an outage or data loss, or (with live data)
+    Slurm nodes with running jobs among those that drain or restart now.
+
+    `busy_nodes`: the nodes the live view found running jobs on (offline/live_impact.py: `jobs_at_risk(live,
+    impact.drained_nodes)`, wired by `--squeue-json/--sinfo-json`); None without live data."""
+    if acknowledged:
+        return 0
+    if rank(impact.worst) >= rank(GATED):
+        return 1
+    return 1 if busy_nodes and busy_nodes & impact.drained_nodes else 0
 
 
 def compute(args: argparse.Namespace, progress: bool = True) -> tuple[Plan, Impact]:
