@@ -178,7 +178,9 @@ EVIDENCE_REFUSAL = "the admission reproductions in policies/rules/admission_*.py
 EVIDENCE_ARGOCD_PRUNE = "Argo CD v3.4.4 docs/user-guide/auto_sync.md (automated sync with prune: true deletes what the new revision no longer renders)"
 EVIDENCE_ARGOCD_DELETE = "Argo CD v3.4.4 docs/user-guide/app_deletion.md (without the resources finalizer, deleting an Application leaves its resources; with it, they are deleted)"
 EVIDENCE_KUEUE = "Kueue https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/ (quota changes apply to workloads not yet admitted; admitted ones keep running)"
-EVIDENCE_JOB = "pulumi-kubernetes diff.go (`.spec.template` of a Job forces a replacement): the successor Job runs again"
+EVIDENCE_JOB = (
+    "pulumi-kubernetes diff.go (a Job's `.metadata.name` and `.spec.template` force a replacement): the successor Job runs again"
+)
 EVIDENCE_WORKLOAD = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#rolling-update-deployment (a changed pod template rolls the pods)"
 EVIDENCE_CONFIGMAP_REPLACE = "pulumi-kubernetes diff.go forceNewProperties (ConfigMap .data without enableConfigMapMutable) and provider.go Diff (deleteBeforeReplace for a named object)"
 
