@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .plan import MISSING, Change, Plan, values_at
+from .plan import MISSING, Change, Plan, diff_values, values_at
 
 SEVERITIES = ("none", "reload", "rolling-drain", "singleton-restart", "outage", "data-loss")
 REVERT_SAFE = "revert safe"
@@ -539,7 +539,7 @@ def entity_rules(plan: Plan, impact: Impact) -> list[Effect]:
         effects.append(
             Effect(
                 "reload",
-                f"accounting reconcile: QOS {', '.join([*(f'+{q}' for q in qos.added), *(f'~{q} (limits)' for q in qos.changed)])}; applies to new and pending jobs",
+                f"accounting reconcile: QOS {', '.join([*(f'+{q}' for q in qos.added), *(f'~{q} ({_qos_changes(plan, q)})' for q in qos.changed)])}; applies to new and pending jobs",
                 EVIDENCE_SACCT,
                 ["slurm/slurm-accounts-sync"],
                 REVERT_SAFE,
@@ -643,6 +643,24 @@ def entity_rules(plan: Plan, impact: Impact) -> list[Effect]:
     return effects
 
 
+def _qos(resources: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for r in resources:
+        inputs = r.get("inputs") or {}
+        text = (inputs.get("data") or {}).get("accounts.json") if inputs.get("kind") == "ConfigMap" else None
+        if isinstance(text, str):
+            out.update({str(q["name"]): q for q in json.loads(text).get("qos") or []})
+    return out
+
+
+def _qos_changes(plan: Plan, name: str) -> str:
+    """`max_jobs_per_user 200 -> 100, ...`: the limits of QOS `name` that change."""
+    old, new = _qos(plan.base_resources).get(name, {}), _qos(plan.head_resources).get(name, {})
+    return ", ".join(
+        f"{path} {'(unset)' if a is MISSING else a} -> {'(unset)' if b is MISSING else b}" for path, a, b in diff_values(old, new)
+    )
+
+
 def _associations(resources: list[dict[str, Any]]) -> set[str]:
     out: set[str] = set()
     for r in resources:
@@ -719,7 +737,7 @@ def certificate_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect
 
 
 def random_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
-    if not change.type.startswith("random:index/") or change.op not in ("replace", "delete"):
+    if not change.type.startswith("random:index/") or change.op != "replace":
         return []
     if change.name == "slurm-key":
         return [
