@@ -395,9 +395,7 @@ def _classify(change: Change, provider: dict[str, Any]) -> None:
         if field_changed(old, new, path):
             change.replace_reasons.append(f"provider: {path} cannot change in place (pulumi-kubernetes diff.go)")
     for path in options.get("replaceOnChanges") or []:
-        if any(f.path == path or f.path.startswith(path.replace("[*]", "")) for f in change.fields) or field_changed(
-            old, new, path
-        ):
+        if field_changed(old, new, path):
             change.replace_reasons.append(f"replaceOnChanges: {path}")
     if change.replace_reasons:
         change.op = "replace"
