@@ -187,9 +187,10 @@ CASES: tuple[Case, ...] = (
     Case(
         "nodeset-scale-in",
         "nodeset gpu-a100: 8 -> 6 replicas",
-        "rolling-drain",
+        "singleton-restart",
         _sub("stack", 'replicas: 8\n        cpu: "120"', 'replicas: 6\n        cpu: "120"'),
         drained=("gpu-a100-6", "gpu-a100-7"),
+        revised="rolling-drain at first; gres.conf lists the nodeset's nodes, so slurm-operator 1.2.1 also recreates the slurmctld pod (no inplaceReconfigure)",
     ),
     Case(
         "nodeset-max-unavailable",
