@@ -122,6 +122,12 @@ restart' covers the two ports)."""
 LISTENING_QUOTE = "Changes to TCP listening settings will require a daemon restart."
 
 
+def applied_by(key: str) -> str:
+    """How a change of slurm.conf parameter `key` takes effect on a running slurmctld: `restart` for the parameters
+    of `SLURM_CONF_RESTART`, else `reconfigure` (tests/test_real_slurm_reconfigure.py holds real 26.05.3 to it)."""
+    return "restart" if key in SLURM_CONF_RESTART else "reconfigure"
+
+
 def slurm_conf_items(text: str) -> dict[str, str]:
     """`Key=Value` settings of a slurm.conf fragment (NodeSet=/PartitionName= lines by their name)."""
     items: dict[str, str] = {}
