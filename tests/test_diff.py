@@ -263,3 +263,12 @@ def test_gate_with_live_data_fails_only_when_busy_nodes_drain() -> None:
     assert gate(impact, acknowledged=False, busy_nodes={"gpu-a100-3"}) == 0
     assert gate(impact, acknowledged=False, busy_nodes={"cpu-1"}) == 1
     assert gate(impact, acknowledged=True, busy_nodes={"cpu-1"}) == 0
+
+
+def test_deleting_a_namespace_with_volumes_is_data_loss(prod_stack: RecordedStack) -> None:
+    base = State.from_recorded(prod_stack, "prod")
+    head = copy.deepcopy(base)
+    head.resources = [r for r in head.resources if not (r["type"] == "kubernetes:core/v1:Namespace" and r["name"] == "database")]
+    effects = [e for e in assess(make_plan(base, head)).effects if e.what.startswith("namespace database deleted")]
+    assert [e.severity for e in effects] == ["data-loss"]
+    assert "MariaDB database/mariadb-mariadb" in effects[0].what

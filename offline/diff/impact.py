@@ -836,6 +836,26 @@ def stateful_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     return effects
 
 
+EVIDENCE_NAMESPACE = "https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/ (deleting a namespace deletes everything in it)"
+
+
+def namespace_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    if change.kind != "Namespace" or change.type.endswith("Patch") or change.op not in ("delete", "replace"):
+        return []
+    name = change.object_name
+    stateful = sorted(
+        f"{(r.get('inputs') or {}).get('kind')} {r.get('name')}"
+        for r in plan.base_resources
+        if (r.get("inputs") or {}).get("kind") in (*STATEFUL, "StatefulSet")
+        and _get(r.get("inputs"), "metadata", "namespace") == name
+    )
+    if stateful:
+        what = f"namespace {name} {change.op}d: everything in it goes, with its data ({', '.join(stateful)})"
+        return [_effect(change, plan, "data-loss", what, EVIDENCE_NAMESPACE, CANNOT_UNDO)]
+    what = f"namespace {name} {change.op}d: everything in it goes, objects Argo CD synced there included"
+    return [_effect(change, plan, "outage", what, EVIDENCE_NAMESPACE, needs_step("recreate and resync what ran there"))]
+
+
 def _quantity(value: Any) -> float:
     units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
     text = str(value or "0")
@@ -993,7 +1013,7 @@ def refusal_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
 
 CHANGE_RULES = (
     refusal_rules, nodeset_rules, controller_rules, config_map_rules, accounting_rules, pool_rules, certificate_rules,
-    random_rules, stateful_rules, application_rules, chart_rules, kueue_rules, job_rules, workload_rules,
+    random_rules, stateful_rules, namespace_rules, application_rules, chart_rules, kueue_rules, job_rules, workload_rules,
 )  # fmt: skip
 
 

@@ -88,7 +88,7 @@ def render(plan: Plan, impact: Impact, markdown: bool = False) -> str:
         return "\n".join(lines) + "\n"
     lines += ["", "## Site impact" if markdown else "Site impact (worst first):"]
     for effect in impact.effects:
-        radius = [f"namespace {effect.namespace}" if effect.namespace else "", effect.application]
+        radius = [", ".join(effect.resources), f"namespace {effect.namespace}" if effect.namespace else "", effect.application]
         if effect.nodes:
             radius.append(f"{_plural(len(effect.nodes), 'node')}")
         if effect.gpus:
