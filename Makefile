@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install preview render check test test-fast lint docs docs-check bench-quick bench fuzz clean
+.PHONY: install preview render check diff test test-fast lint docs docs-check bench-quick bench fuzz clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-nca.txt
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,13 @@ check: $(STAMP)
 	case $$rc in 0) ;; 1) echo "make check: exit 1: a mandatory policy violation (./hpcforge check exits 1)" >&2 ;; \
 	  2) echo "make check: exit 2: invalid configuration or policy packs (./hpcforge check exits 2)" >&2 ;; \
 	  *) echo "make check: exit $$rc" >&2 ;; esac; exit $$rc
+
+## What a change does to the running site, against a git ref, a recording or a render folder:
+## make diff STACK=prod AGAINST=origin/main [DIFF_FLAGS="--acknowledge --format markdown --out out/diff.md"]
+AGAINST ?= HEAD
+DIFF_FLAGS ?=
+diff: $(STAMP)
+	@$(PY) -m offline diff --stack $(STACK) --config $(STACK_FILE) --against $(AGAINST) $(DIFF_FLAGS)
 
 ## The whole test suite (tiers whose daemons or ../shared data are missing skip with the reason).
 test: $(STAMP)

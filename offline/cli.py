@@ -8,6 +8,7 @@
     ./hpcforge migrate-inventory --stack prod [--config FILE] [--slurm]
     ./hpcforge urns    [--stack dev --stack prod] [--update]
     ./hpcforge live-impact --nodes HOSTLIST (--squeue FILE --sinfo FILE | --slurmrestd URL) [--format markdown]
+    ./hpcforge diff    --stack prod --against REF|FILE|DIR [--config FILE] [--acknowledge] [--squeue FILE --sinfo FILE] [--format text|markdown] [--out FILE]
     (render and check: [--render-charts [--charts-from DIR] [--pull-charts]], see docs/charts.md)
 
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they
@@ -18,8 +19,9 @@ whatever the program builds from it is unknown too (printed and rendered as `<un
 inventory files, program, environment: offline/recording.py) reuses it instead of running the program
 again, and says so on stderr. HPCFORGE_RECORDING_CACHE=off keeps and reuses nothing.
 
-Exit codes: 0 success; 1 mandatory policy violations (check), anything refused (admission) or a URN
-removed without an alias (urns); 2 invalid configuration or usage.
+Exit codes: 0 success; 1 mandatory policy violations (check), anything refused (admission), a URN
+removed without an alias (urns) or an unacknowledged outage or data loss (diff, offline/diff/cli.py);
+2 invalid configuration or usage.
 """
 
 from __future__ import annotations
@@ -136,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
     urns = commands.add_parser("urns", help="compare the stacks' URNs with tests/urns/<stack>.txt (offline/urns.py)")
     urns.add_argument("--stack", action="append", default=[], help="stack name (repeatable; default: dev and prod)")
     urns.add_argument("--update", action="store_true", help="rewrite the snapshots (say why in the commit message)")
+
+    from .diff.cli import add_arguments as add_diff_arguments
+
+    diff = commands.add_parser("diff", help="what a change does to the running site: plan, impact, gate (offline/diff/)")
+    add_diff_arguments(diff)
     return parser
 
 
@@ -259,6 +266,12 @@ def _policy_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _diff(args: argparse.Namespace) -> int:
+    from .diff.cli import run_diff
+
+    return run_diff(args)
+
+
 def _live_impact(args: argparse.Namespace) -> int:
     from .live_cli import run_live_impact
 
@@ -319,6 +332,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": _check,
     "urns": run_urns,
     "live-impact": _live_impact,
+    "diff": _diff,
 }
 #: Commands over the stack that this process runs under the mock engine.
 STACK_COMMANDS: dict[str, Callable[[RecordedStack, argparse.Namespace], int]] = {

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from components.config import PlatformConfig, load_config
+from offline.diff.impact import applied_by
 
 from .daemons import slurm
 from .daemons.common import free_port, port_open, run, wait_until
@@ -39,27 +40,29 @@ class Case:
     """Its new value (in slurm.conf); `{port}` is a free TCP port."""
     shown: str
     """How `scontrol show config` shows the new value."""
-    takes_effect: str
-    """`reconfigure` or `restart`."""
     why: str
     """What slurm.conf(5) of 26.05.3 says about it."""
 
+    @property
+    def takes_effect(self) -> str:
+        """`reconfigure` or `restart`: what the change-impact report's table says (offline/diff/impact.py
+        SLURM_CONF_RESTART), which this test holds the real slurmctld to."""
+        return applied_by(self.key)
+
 
 CASES = [
-    Case("SlurmdTimeout", "900", "900 sec", "reconfigure", "no note: the general rule (slurm.conf(5) lines 21-23)"),
+    Case("SlurmdTimeout", "900", "900 sec", "no note: the general rule (slurm.conf(5) lines 21-23)"),
     Case(
         "SchedulerParameters",
         "bf_continue,bf_interval=60,bf_max_job_test=1000,bf_window=10080",
         "bf_continue,bf_interval=60,bf_max_job_test=1000,bf_window=10080",
-        "reconfigure",
         "no note: the general rule",
     ),
-    Case("MaxJobCount", "20000", "20000", "reconfigure", "no note: the general rule (lines 2701-2711 name no restart)"),
+    Case("MaxJobCount", "20000", "20000", "no note: the general rule (lines 2701-2711 name no restart)"),
     Case(
         "SlurmctldPort",
         "{port}",
         "{port}",
-        "restart",
         '"Changes to TCP listening settings will require a daemon restart." (line 24)',
     ),
 ]
