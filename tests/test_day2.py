@@ -372,8 +372,7 @@ def _check_nodes(stacks: list[RecordedStack], commands: list[tuple[int, str, boo
 
 
 def _check_operator_scale(stacks: list[RecordedStack], commands: list[tuple[int, str, bool]]) -> None:
-    from components.layers.slurm.layer import OPERATOR_DEPLOYMENT
-    from components.layers.slurm.objects import OPERATOR_NAMESPACE
+    from components.layers.slurm.objects import OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE
 
     prod = next(s for s in stacks if s.stack == "prod")
     [app] = [a for a in _objects(prod, "Application") if a["metadata"]["name"] == "slurm-operator"]
