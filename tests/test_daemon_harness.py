@@ -542,3 +542,80 @@ def test_real_sssd_answers_nss_lookups(directory: DirectoryServer, tmp_path: Pat
     after = sorted(p.name for p in Path("/var/lib/sss/db").iterdir()) if Path("/var/lib/sss/db").is_dir() else []
     assert after == before  # machine state put back
     assert not Path("/var/lib/sss/pipes/nss").exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# where Slurm comes from (tests/daemons/slurm_prefix.py, scripts/ci/build-slurm.sh)
+
+BUILD_SLURM = REPO / "scripts" / "ci" / "build-slurm.sh"
+
+
+def fake_shared(root: Path, tarball: bytes, listed_sha: str | None = None) -> Path:
+    """A shared/ folder with slurm/slurm-26.05.3.tar.bz2 and a README table row listing `listed_sha` (default: its own)."""
+    import hashlib
+
+    folder = root / "shared" / "slurm"
+    folder.mkdir(parents=True)
+    (folder / "slurm-26.05.3.tar.bz2").write_bytes(tarball)
+    sha = listed_sha or hashlib.sha256(tarball).hexdigest()
+    (folder / "README.md").write_text(
+        f"| file | what | sha256 |\n|---|---|---|\n| `slurm-26.05.3.tar.bz2` | the source | {sha} |\n"
+    )
+    return root / "shared"
+
+
+def test_slurm_prefix_defaults_to_the_build_cache_of_the_tarballs_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from .daemons import slurm_prefix
+
+    shared = fake_shared(tmp_path, b"not really slurm")
+    monkeypatch.setenv("HPCFORGE_SHARED", str(shared))
+    monkeypatch.setenv("HPCFORGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HPCFORGE_SLURM_PREFIX", raising=False)
+    slurm_prefix.tarball_sha256.cache_clear()
+    try:
+        import hashlib
+
+        assert slurm_prefix.slurm_prefix() == tmp_path / "cache" / f"slurm-{hashlib.sha256(b'not really slurm').hexdigest()}"
+        monkeypatch.setenv("HPCFORGE_SLURM_PREFIX", str(tmp_path / "elsewhere"))
+        assert slurm_prefix.slurm_prefix() == tmp_path / "elsewhere"
+    finally:
+        slurm_prefix.tarball_sha256.cache_clear()
+
+
+def test_a_missing_slurm_skips_with_the_reason_and_fails_in_strict_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from .daemons import slurm_prefix
+
+    monkeypatch.setenv("HPCFORGE_SLURM_PREFIX", str(tmp_path / "none"))
+    reason = slurm_prefix.missing_reason()
+    assert reason is not None and str(tmp_path / "none") in reason and "scripts/ci/build-slurm.sh" in reason
+    assert slurm_prefix.slurm_binary("slurmctld") is None
+    monkeypatch.delenv("HPCFORGE_STRICT", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="not built at"):
+        require_binaries("slurmctld")
+    monkeypatch.setenv("HPCFORGE_STRICT", "1")
+    with pytest.raises(
+        pytest.fail.Exception, match=re.escape("HPCFORGE_STRICT=1 and a prerequisite is missing: Slurm 26.05.3 is not built")
+    ):
+        require_binaries("sacctmgr")
+    # a prefix whose slurmctld is another version counts as missing too
+    fake = write_script(tmp_path / "old" / "sbin" / "slurmctld", "echo 'slurm 22.05.8'\n")
+    monkeypatch.setenv("HPCFORGE_SLURM_PREFIX", str(fake.parent.parent))
+    assert "prints 'slurm 22.05.8', not 'slurm 26.05.3'" in (slurm_prefix.missing_reason() or "")
+
+
+def test_build_script_checks_the_tarball_against_the_readme_and_reuses_a_built_prefix(tmp_path: Path) -> None:
+    import hashlib
+
+    tarball = b"a tarball"
+    env = {"PATH": "/usr/bin:/bin", "HPCFORGE_CACHE": str(tmp_path / "cache")}
+    wrong = fake_shared(tmp_path / "wrong", tarball, listed_sha="0" * 64)
+    refused = run(["bash", str(BUILD_SLURM)], env={**env, "HPCFORGE_SHARED": str(wrong)}, timeout=60)
+    assert refused.returncode == 1 and f"sha256 of {wrong}/slurm/slurm-26.05.3.tar.bz2 is" in refused.stderr
+    assert not (tmp_path / "cache").exists()  # nothing unpacked, nothing built
+
+    right = fake_shared(tmp_path / "right", tarball)
+    prefix = tmp_path / "cache" / f"slurm-{hashlib.sha256(tarball).hexdigest()}"
+    write_script(prefix / "sbin" / "slurmctld", "echo 'slurm 26.05.3'\n")
+    reused = run(["bash", str(BUILD_SLURM)], env={**env, "HPCFORGE_SHARED": str(right)}, timeout=60)
+    assert reused.returncode == 0, reused.stderr
+    assert reused.stdout.strip().splitlines()[-1] == str(prefix) and "reusing" in reused.stderr

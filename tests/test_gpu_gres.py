@@ -2,7 +2,7 @@
 `Gres=` of slurmd's --conf and the gres.conf lines (type, device files, core affinity); MIG
 profiles are GPU types; the slurmd pod's CPU limit equals its request and reservations for slurmd
 reach the Slinky image's CoreSpecCount/MemSpecLimit computation. Tier 4 loads the rendered
-gres.conf and node GRES into a real slurmctld/slurmd 22.05 with stand-in device files.
+gres.conf and node GRES into a real slurmctld/slurmd 26.05.3 with stand-in device files.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def test_prod_gpu_counts_agree_everywhere(prod: PlatformConfig) -> None:
         assert limit == ns.gpus.count == len(files) == int(dict(node_parameters(ns))["Gres"].rsplit(":", 1)[1])
 
 
-# --- tier 4: the rendered gres.conf and node GRES in a real Slurm 22.05 ----------------------------------------------
+# --- tier 4: the rendered gres.conf and node GRES in a real Slurm 26.05.3 ----------------------------------------------
 
 
 def _loadable_gres_conf(text: str, devices: Path) -> str:

@@ -1,4 +1,4 @@
-"""Tier 4 (real daemons): Slurm accounting as code against real slurmdbd + MariaDB + slurmctld 22.05.
+"""Tier 4 (real daemons): Slurm accounting as code against real slurmdbd + MariaDB + slurmctld 26.05.3.
 
 The desired state is rendered from typed config (`desired_state`), written to a file as the
 ConfigMap would hold it, and scripts/slurm/sacct_sync.py runs against a private slurmdbd (storing in

@@ -1,4 +1,4 @@
-"""Tier 4 (real daemons): the plugstack.conf hpcforge renders for Pyxis, loaded by a real Slurm 22.05.
+"""Tier 4 (real daemons): the plugstack.conf hpcforge renders for Pyxis, loaded by a real Slurm 26.05.3.
 
 slurm-operator v1.2.1 (docs/usage/pyxis.md) serves plugstack.conf to every slurmd and srun (configless), including
 the CPU pods and slurmctld's host, which have no Pyxis: the include must be a glob that matches nothing there. Here

@@ -70,12 +70,14 @@ def loadable_extra_conf(config: PlatformConfig) -> tuple[str, list[str], list[st
 
 
 @contextlib.contextmanager
-def accounting_site(config: PlatformConfig, tmp: Path, users: Sequence[str] = ()) -> Iterator[tuple[SlurmDBD, str]]:
+def accounting_site(
+    config: PlatformConfig, tmp: Path, users: Sequence[str] = (), dbd_conf: str = ""
+) -> Iterator[tuple[SlurmDBD, str]]:
     """MariaDB + slurmdbd 26.05.3 with the cluster and every QOS the rendered partitions name (as the accounts
     reconcile would create them); yields the slurmdbd and the slurm.conf lines the operator writes for it
     (`accountingRef`: AccountingStorageType/Host/Port), for SlurmCluster(allow_override=SlurmDBD.OVERRIDES)."""
     require_binaries(*slurmdbd_harness.REQUIRED_BINARIES, *mariadb_harness.REQUIRED_BINARIES)
-    with MariaDBServer(tmp / "db") as db, SlurmDBD(tmp / "dbd", db) as dbd:
+    with MariaDBServer(tmp / "db") as db, SlurmDBD(tmp / "dbd", db, extra_conf=dbd_conf) as dbd:
         env = dbd.client_env(config.slurm.cluster_name)
         qos = sorted({p.qos for p in config.slurm.partitions if p.qos})
         for args in (
@@ -109,14 +111,21 @@ def rendered_cluster(
 
 @contextlib.contextmanager
 def rendered_site(
-    config: PlatformConfig, tmp: Path, *, nodes: Sequence[str], more_conf: str = "", users: Sequence[str] = (), **kwargs: Any
+    config: PlatformConfig,
+    tmp: Path,
+    *,
+    nodes: Sequence[str],
+    more_conf: str = "",
+    users: Sequence[str] = (),
+    dbd_conf: str = "",
+    **kwargs: Any,
 ) -> Iterator[tuple[SlurmCluster, SlurmDBD]]:
     """A SlurmCluster with hpcforge's rendered extraConf and cgroup.conf (loadable_*), the operator's NodeSet and
     accounting lines and an accounting_site behind it (root, and `users` under account `tests`); `kwargs` go to
     SlurmCluster.  Jobs run: the harness keeps HARNESS_OWNED's keys (SlurmCluster.overridden says which)."""
     extra, partition_lines, _ = loadable_extra_conf(config)
     with (
-        accounting_site(config, tmp, users) as (dbd, accounting),
+        accounting_site(config, tmp, users, dbd_conf) as (dbd, accounting),
         SlurmCluster(
             tmp / "cluster",
             config.slurm.cluster_name,

@@ -1,5 +1,5 @@
 """Tier 4 (real daemons): the largest values hpcforge's config accepts for Slurm are values Slurm
-22.05 takes. The config refuses one more (tests/test_config_consumers.py); here the boundary itself
+26.05.3 takes. The config refuses one more (tests/test_config_consumers.py); here the boundary itself
 is rendered and loaded into a real slurmctld, and `scontrol show config` reports it in force."""
 
 from __future__ import annotations

@@ -48,6 +48,8 @@ Checked on Slurm 26.05.3 (each asserted by tests/test_daemon_harness.py or the t
   against ``SlurmctldParameters=enable_configless`` fetches slurm.conf (and gres.conf, cgroup.conf) into
   ``<SlurmdSpoolDir>/conf-cache`` and registers ``IDLE+DYNAMIC_NORM`` with the features of ``--conf``.  The
   harness runs such a slurmd *without* ``SLURM_CONF`` so the fetch is real (``SLURM_SACK_KEY`` gives it the key).
+  26.05 also points the host-wide symlink ``/run/slurm/conf`` at its conf-cache (the last configless slurmd
+  started wins); nothing here reads it, the clients use ``SLURM_CONF``.
 * ``MaxNodeCount=N`` is required for dynamic nodes: without it slurmctld logs "Unable to add node, node table
   is full (dyn1)" and the node never appears while its slurmd keeps running (the harness fails fast on that
   line).  The harness defaults to ``SelectType=select/cons_tres`` + ``SelectTypeParameters=CR_CPU`` and sets

@@ -61,7 +61,7 @@ class SlurmDBD:
     #: slurm.conf keys the cluster harness owns that a test with accounting must let through.
     OVERRIDES = frozenset({"AccountingStorageType", "AccountingStorageHost", "AccountingStoragePort", "AccountingStorageEnforce"})
 
-    def __init__(self, tmp_dir: Path, database: MariaDBServer, *, start_timeout: float = 90.0) -> None:
+    def __init__(self, tmp_dir: Path, database: MariaDBServer, *, start_timeout: float = 90.0, extra_conf: str = "") -> None:
         self.tmp_dir = Path(tmp_dir).resolve()
         self.database = database
         self.port = free_port()
@@ -70,6 +70,8 @@ class SlurmDBD:
         self.log_path = self.tmp_dir / "slurmdbd.log"
         self.pid_path = self.tmp_dir / "slurmdbd.pid"
         self.start_timeout = start_timeout
+        #: appended to slurmdbd.conf (e.g. the AuthAltTypes=auth/jwt lines that slurmrestd's tokens need)
+        self.extra_conf = extra_conf
         self.process: ManagedProcess | None = None
         #: auth/slurm: the key a SlurmCluster must share (``SlurmCluster(..., slurm_key=dbd.slurm_key)``) and the
         #: sackd that :meth:`client_env` starts for sacctmgr run without a cluster
@@ -94,6 +96,7 @@ class SlurmDBD:
                 f"StorageUser={DB_USER}",
                 f"StoragePass={self.password}",
                 f"StorageLoc={DATABASE}",
+                *self.extra_conf.splitlines(),
                 "",
             ]
         )
