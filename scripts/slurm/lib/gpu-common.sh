@@ -36,14 +36,32 @@ require_gpus() {
   fi
 }
 
+# bounded SECONDS COMMAND...: COMMAND with a time limit that holds for a hung GPU too. A GPU that stops answering
+# leaves nvidia-smi (and dcgmi) blocked in the driver, where SIGTERM may never be acted on: plain `timeout N` then
+# waits for ever, and so does the prolog (Slurm waits indefinitely for it unless PrologEpilogTimeout is set,
+# slurm.conf(5) of 26.05). `-k` sends SIGKILL GPU_CHECK_KILL_AFTER_SECONDS after SIGTERM, to the command's whole
+# process group (coreutils timeout: its own group, signalled whole unless --foreground). Exit status 124 (TERM
+# worked) or 137 (128 + KILL) means it did not answer in time. A process stuck in uninterruptible sleep survives
+# even SIGKILL: PrologEpilogTimeout (hpcforge:slurm.controller.timeouts.prologEpilog) is the backstop for that.
+bounded() {
+  local seconds="$1"
+  shift
+  timeout -k "${GPU_CHECK_KILL_AFTER_SECONDS:-5}" "$seconds" "$@"
+}
+
+# timed_out RC: true for the exit statuses of `bounded` when the time limit was reached.
+timed_out() {
+  [ "$1" -eq 124 ] || [ "$1" -eq 137 ]
+}
+
 # smi ARGS...: nvidia-smi with the settings' timeout; prints what it printed (stdout and stderr), returns its status.
 smi() {
-  timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" "$@" 2>&1
+  bounded "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" "$@" 2>&1
 }
 
 # smi_ok RC OUTPUT: fails the check when nvidia-smi timed out or failed.
 smi_ok() {
-  if [ "$1" -eq 124 ]; then
+  if timed_out "$1"; then
     fail "nvidia-smi did not answer within ${GPU_CHECK_TIMEOUT_SECONDS}s"
   elif [ "$1" -ne 0 ]; then
     fail "nvidia-smi failed (exit $1): $(printf '%s' "$2" | head -n 1)"
