@@ -235,6 +235,8 @@ class Platform(pulumi.ComponentResource):
                     depends_on=net.ready,
                     site_scrapes_dcgm=dcgm_scraped,
                     gpu_pool_taints=gpu_pool_taints(cfg),
+                    distribution=cfg.cluster.bootstrap.distribution if cfg.cluster.bootstrap is not None else None,
+                    gpudirect_rdma=cfg.rdma is not None and cfg.rdma.enabled,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

@@ -65,6 +65,9 @@ class GpuHealthConfig(StrictModel):
 
 MigStrategy = Literal["none", "single", "mixed"]
 
+GPU_CHECK_KILL_AFTER_SECONDS = 5
+"""Seconds between SIGTERM and SIGKILL of a GPU check's nvidia-smi (`timeout -k`, scripts/slurm/lib/gpu-common.sh)."""
+
 
 class GpuDriverConfig(StrictModel):
     """The NVIDIA kernel driver on GPU nodes."""
@@ -208,6 +211,24 @@ def check_gpu_data_plane(config: PlatformConfig, problems: ProblemCollector) -> 
             ["gpu", "evidence", "enabled"],
             "the NCCL evidence starts its image with srun --container-image, which needs slurm.pyxis"
             " (turn it on, or turn this check off)",
+        )
+    health = config.gpu.health
+    gpu_nodesets = [ns for ns in config.slurm.nodesets if ns.gpus is not None]
+    # The Slinky slurmd images install no DCGM: in pods `dcgmi diag` is skipped, so a level asks for nothing. It acts
+    # only where a GPU nodeset has bare-metal hosts (their own slurmd, with DCGM installed there).
+    if health.dcgm_diag_level > 0 and gpu_nodesets and all(ns.has_pods for ns in gpu_nodesets):
+        problems.add(
+            ["gpu", "health", "dcgmDiagLevel"],
+            f"level {health.dcgm_diag_level} would do nothing: every GPU nodeset runs slurmd in pods, whose image has no "
+            "dcgmi; run the DCGM diagnostic as a scheduled active check (gpu.activeChecks) and set this to 0",
+        )
+    timeout = config.slurm.controller.timeouts.prolog_epilog
+    if timeout is not None and gpu_nodesets and timeout <= health.timeout_seconds + GPU_CHECK_KILL_AFTER_SECONDS:
+        problems.add(
+            ["slurm", "controller", "timeouts", "prologEpilog"],
+            f"{timeout}s leaves the GPU prolog no time to report a hung nvidia-smi itself: it gives up after "
+            f"gpu.health.timeoutSeconds + {GPU_CHECK_KILL_AFTER_SECONDS} = {health.timeout_seconds + GPU_CHECK_KILL_AFTER_SECONDS}s; "
+            "set more",
         )
     partition = config.gpu.evidence.partition
     if partition is not None and partition not in {p.name for p in config.slurm.partitions}:

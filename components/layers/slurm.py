@@ -90,6 +90,7 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
 
 ENROOT_CONFIG_MAP = "slurm-enroot-conf"
 JOB_MAPPING_VOLUME = "gpu-job-mapping"
+SHM_VOLUME = "dev-shm"
 
 
 def nodeset_spec(
@@ -165,6 +166,13 @@ def nodeset_spec(
                 "readOnly": True,
             }
         )
+    shm = nodeset.effective_shm_size
+    if shm is not None:
+        # slurm-operator v1.2.1 mounts nothing at /dev/shm (internal/builder/workerbuilder/worker_app.go
+        # nodesetVolumes), so the pod would keep the runtime's 64 MiB; the template's volumes and the slurmd
+        # container's mounts are merged into the pod it builds.
+        pod_spec.setdefault("volumes", []).append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm}})
+        mounts.append({"name": SHM_VOLUME, "mountPath": "/dev/shm"})
     if job_mapping_dir is not None and nodeset.gpus is not None:
         pod_spec.setdefault("volumes", []).append(
             {"name": JOB_MAPPING_VOLUME, "hostPath": {"path": job_mapping_dir, "type": "DirectoryOrCreate"}}
