@@ -62,11 +62,23 @@ def require_shared(*parts: str) -> Path:
 
 
 def require_binaries(*names: str) -> dict[str, str]:
-    """Paths of daemon/tool binaries (also searched in /usr/sbin); skip (or fail in CI) when missing."""
+    """Paths of daemon/tool binaries (also searched in /usr/sbin); skip (or fail in CI) when missing.
+
+    Slurm's binaries come only from the Slurm 26.05.3 prefix (tests/daemons/slurm_prefix.py), never from PATH.
+    """
     import shutil
+
+    from .daemons import slurm_prefix
 
     found: dict[str, str] = {}
     for name in names:
+        if name in slurm_prefix.SLURM_BINARIES:
+            slurm_path = slurm_prefix.slurm_binary(name)
+            if slurm_path is None:
+                skip_or_fail(slurm_prefix.missing_reason() or f"{name} is missing from {slurm_prefix.slurm_prefix()}")
+            else:
+                found[name] = slurm_path
+            continue
         path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin:/usr/bin")
         if path is None:
             skip_or_fail(f"{name} is not installed (Debian packages: see .ci/run)")

@@ -1,6 +1,6 @@
 """Real-daemon tier: smoke tests proving each harness in tests/daemons works (and pinning what we learnt).
 
-Each test starts the real programs (slurmctld/slurmd + munge, 389ds, MariaDB, sssd/sssctl) on
+Each test starts the real programs (slurmctld/slurmd/sackd with auth/slurm, 389ds, MariaDB, sssd/sssctl) on
 127.0.0.1 with private ports and temporary directories, and stops them again; every wait is bounded.
 The facts asserted here are documented in the harness modules' docstrings.
 """
@@ -8,6 +8,7 @@ The facts asserted here are documented in the harness modules' docstrings.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -102,7 +103,7 @@ def test_slurm_conf_rendering_owns_the_keys_it_needs(tmp_path: Path) -> None:
     assert "MaxNodeCount=" in text and "TreeWidth=65533" in text and "SelectType=select/cons_tres" in text
     assert f"SlurmdSpoolDir={tmp_path.resolve()}/spool/%n" in text
     for name in ("n1", "n2"):
-        assert f"NodeName={name} NodeHostname=localhost NodeAddr=127.0.0.1 Port={cluster.node_ports[name]}" in text
+        assert f"NodeName={name} NodeHostname={name} NodeAddr=127.0.0.1 Port={cluster.node_ports[name]}" in text
     assert len({cluster.ctld_port, cluster.slurmd_port, *cluster.node_ports.values()}) == 4
     assert "PartitionName=dynamic Nodes=ALL State=UP" in text
     with pytest.raises(ValueError, match="nodes="):
@@ -121,7 +122,10 @@ def test_slurm_static_cluster_runs_a_batch_job(tmp_path: Path) -> None:
         nodes=[node_line("n1"), node_line("n2")],
         partitions=["PartitionName=batch Nodes=n1,n2 Default=YES MaxTime=10 State=UP"],
     ) as cluster:
-        assert slurm.munge_works()
+        config = cluster.scontrol("show", "config")
+        # auth/slurm with the harness's key, as Slinky's images (tests/daemons/sack.py)
+        assert re.search(r"^AuthType\s+= auth/slurm$", config, re.M) and re.search(r"^CredType\s+= cred/slurm$", config, re.M)
+        assert re.search(r"^SLURM_VERSION\s+= 26\.05\.3$", config, re.M)
         assert cluster.sinfo_partitions() == {"batch": ["n1", "n2"]}
         assert cluster.default_partition() == "batch"
         assert cluster.node_state("n1") == "IDLE" and cluster.node_state("n2") == "IDLE"
@@ -239,7 +243,8 @@ from tests.daemons.slurm import SlurmCluster, node_line
 tmp = Path(sys.argv[1])
 cluster = SlurmCluster(tmp, "crashed", nodes=[node_line("n1")]).start()
 assert cluster.slurmctld is not None
-Path(tmp / "pids").write_text(" ".join(str(p.pid) for p in [cluster.slurmctld, *cluster.slurmds.values()]))
+assert cluster.auth.sackd is not None
+Path(tmp / "pids").write_text(" ".join(str(p.pid) for p in [cluster.slurmctld, cluster.auth.sackd, *cluster.slurmds.values()]))
 os._exit(0)  # dies without stop() and without atexit hooks, like a SIGKILLed test run
 """
 
@@ -247,11 +252,10 @@ os._exit(0)  # dies without stop() and without atexit hooks, like a SIGKILLed te
 def test_slurm_daemons_of_a_crashed_run_are_stopped_by_the_next_one(tmp_path: Path) -> None:
     require_root()
     require_binaries(*slurm.REQUIRED_BINARIES)
-    slurm.ensure_munge()  # munged belongs to this run, not to the child that is about to "crash"
     crashed = run([sys.executable, "-c", CRASHING_RUN, str(tmp_path / "crashed")], cwd=REPO, timeout=120)
     assert crashed.returncode == 0, crashed.stderr
     pids = [int(pid) for pid in (tmp_path / "crashed" / "pids").read_text().split()]
-    assert len(pids) == 2 and all(pid_alive(pid) for pid in pids)
+    assert len(pids) == 3 and all(pid_alive(pid) for pid in pids)
     stopped = kill_orphans("slurm")  # what SlurmCluster.start() does first
     assert set(pids) <= set(stopped)
     assert not any(pid_alive(pid) for pid in pids)

@@ -139,6 +139,7 @@ def site() -> Iterator[Site]:
                 nodes=[node_line("n1", cpus=2)],
                 extra_conf=dbd.slurm_conf_lines("associations,limits,qos"),
                 allow_override=SlurmDBD.OVERRIDES,
+                slurm_key=dbd.slurm_key,
             )
             with cluster:
                 # slurmctld registers its cluster with slurmdbd on start

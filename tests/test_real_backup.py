@@ -18,7 +18,6 @@ from .daemons import mariadb as mariadb_harness
 from .daemons import slurmdbd as slurmdbd_harness
 from .daemons.common import run
 from .daemons.mariadb import MariaDBServer
-from .daemons.slurm import ensure_munge
 from .daemons.slurmdbd import SlurmDBD
 from .helpers import require_binaries, skip_or_fail
 
@@ -42,14 +41,10 @@ def test_dump_drop_restore_gives_back_every_row_slurmdbd_wrote(tmp_path: Path) -
     if os.geteuid() != 0:
         skip_or_fail("slurmdbd runs as root here (SlurmUser=root)")
     require_binaries(*mariadb_harness.REQUIRED_BINARIES, *slurmdbd_harness.REQUIRED_BINARIES, "mariadb-dump")
-    ensure_munge()
     with MariaDBServer(tmp_path / "db") as db:
         with SlurmDBD(tmp_path / "dbd", db) as dbd:
             # real content: slurmdbd's schema, plus a cluster, accounts and a QOS written through sacctmgr
-            conf = tmp_path / "dbd" / "slurm.conf"
-            conf.write_text(f"ClusterName=backuptest\nSlurmctldHost=localhost\nAccountingStorageType=accounting_storage/slurmdbd\n"
-                            f"AccountingStorageHost=localhost\nAccountingStoragePort={dbd.port}\nAuthType=auth/munge\n")  # fmt: skip
-            env = {**os.environ, "SLURM_CONF": str(conf)}
+            env = dbd.client_env("backuptest")
             for args in (
                 ["add", "cluster", "backuptest"],
                 ["add", "qos", "gpu", "maxwall=1-00:00:00"],

@@ -1,5 +1,5 @@
 """Tier 4 (real daemons): the GPU prolog and epilog as rendered into prod's ConfigMaps, run by a real
-Slurm 22.05 around a real GPU job, with the fake nvidia-smi replaying the (reconstructed, not
+Slurm 26.05.3 around a real GPU job, with the fake nvidia-smi replaying the (reconstructed, not
 captured) fixtures. The node has one GPU GRES backed by a stand-in device file, so slurmd gives the
 prolog `SLURM_JOB_GPUS` as it would on a GPU node.
 """
@@ -34,7 +34,7 @@ def _configmap_script(stack: RecordedStack, configmap: str, key: str) -> str:
     return text
 
 
-def _install(stack: RecordedStack, tmp_path: Path, fixture: str) -> tuple[Path, Path]:
+def _install(stack: RecordedStack, tmp_path: Path, fixture: str) -> tuple[str, str]:
     """The rendered prolog and epilog GPU checks, pointed at a fake nvidia-smi replaying `fixture`."""
     smi = tmp_path / "nvidia-smi"
     smi.write_text(f'#!/bin/sh\nFAKE_NVIDIA_SMI_FIXTURE={FIXTURES / fixture} exec {REPO / "tests/fakes/nvidia-smi"} "$@"\n')
@@ -43,7 +43,7 @@ def _install(stack: RecordedStack, tmp_path: Path, fixture: str) -> tuple[Path, 
     dev.mkdir()
     (dev / "nvidia0").touch()
     paths = []
-    for configmap, name in (("slurm-prolog-scripts", "prolog.sh"), ("slurm-epilog-scripts", "epilog.sh")):
+    for configmap in ("slurm-prolog-scripts", "slurm-epilog-scripts"):
         text = _configmap_script(stack, configmap, "10-gpu-check.sh")
         # What the layer rendered, with the one setting a test must own: where nvidia-smi is.
         assert ': "${GPU_CHECK_NVIDIA_SMI:=nvidia-smi}"' in text
@@ -59,23 +59,25 @@ def _install(stack: RecordedStack, tmp_path: Path, fixture: str) -> tuple[Path, 
             ': "${GPU_CHECK_JOB_MAP_DIR:=/var/lib/dcgm-exporter/job-mapping}"',
             f': "${{GPU_CHECK_JOB_MAP_DIR:={tmp_path / "job-mapping"}}}"',
         )
-        path = tmp_path / name
-        path.write_text(text)
-        path.chmod(0o755)
-        paths.append(path)
+        paths.append(text)
     return paths[0], paths[1]
 
 
-def _cluster(tmp_path: Path, prolog: Path, epilog: Path) -> SlurmCluster:
-    return SlurmCluster(
+def _cluster(tmp_path: Path, prolog_text: str, epilog_text: str) -> SlurmCluster:
+    cluster = SlurmCluster(
         tmp_path / "cluster",
         "gpucheck",
         nodes=[node_line("g1", gres="gpu:h100:1")],
         partitions=["PartitionName=gpu Nodes=g1 Default=YES State=UP"],
-        extra_conf=f"GresTypes=gpu\nProlog={prolog}\nEpilog={epilog}\nFirstJobId={random.randint(200_000, 900_000)}\n",
         # One stand-in device file per GPU: the gpu plugin counts files (see tests/daemons/slurm.py).
         gres_conf="NodeName=g1 Name=gpu Type=h100 File=/dev/null\n",
     )
+    # The scripts drain with `scontrol update`: on this host they need what the slurmd image gives them (scontrol on
+    # PATH, the sack socket), which SlurmCluster.node_script puts in front of the rendered text.
+    prolog = cluster.node_script("prolog.sh", prolog_text)
+    epilog = cluster.node_script("epilog.sh", epilog_text)
+    cluster.extra_conf = f"GresTypes=gpu\nProlog={prolog}\nEpilog={epilog}\nFirstJobId={random.randint(200_000, 900_000)}\n"
+    return cluster
 
 
 def test_healthy_gpu_job_runs_and_the_node_stays_idle(prod_stack: RecordedStack, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Tier 4 (real daemons): the site layout hpcforge renders for Slurm, loaded into a real Slurm 22.05.
+"""Tier 4 (real daemons): the site layout hpcforge renders for Slurm, loaded into a real Slurm 26.05.3.
 
 Partitions as admins write them (group and account limits, MaxNodes, default memory per CPU and
 GPU, preemption, node weights, partitions over the nodes of a feature), the topology tree, and the
@@ -11,7 +11,9 @@ test_real_slurm.UNSUPPORTED).
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +24,10 @@ from components.config.topology import expand_all
 from components.renderers.grendel import render_join_script
 from components.renderers.reservations import reservation_script
 from components.renderers.slurm_conf import SLURMCTLD_PORT, node_parameters
-from components.renderers.topology import TREE_PLUGIN, members, topology_conf
+from components.renderers.topology import TOPOLOGY_ANNOTATION, members, node_annotations, topology_yaml
 
 from .daemons import slurm
-from .daemons.common import write_script
+from .daemons.common import run, write_script
 from .daemons.slurm import SlurmCluster, node_line, parse_key_values
 from .helpers import config_values, raw_config, require_binaries
 from .site_helpers import load_edited
@@ -44,16 +46,19 @@ def prod() -> PlatformConfig:
     return load_config(raw_config(config_values("prod")))
 
 
-def stand_ins(config: PlatformConfig) -> list[str]:
-    """Static nodes with the features and weight their pods or hosts register with (slurmd --conf)."""
+def stand_ins(config: PlatformConfig, topology: dict[str, str] | None = None) -> list[str]:
+    """Static nodes with the features and weight their pods or hosts register with (slurmd --conf); `topology`:
+    node -> the `Topology=` a pod registers with (its Kubernetes node's topology.slinky.slurm.net/spec)."""
     lines = []
     for nodeset in config.slurm.nodesets:
         if nodeset.replicas == 0:
             continue
         params = dict(node_parameters(nodeset))
         features = [nodeset.name, *params.get("Features", "").split(",")]
-        weight = f"Weight={params['Weight']}" if "Weight" in params else ""
-        lines.append(node_line(f"{nodeset.name}-0", features=[f for f in features if f], extra=weight))
+        extra = [f"Weight={params['Weight']}"] if "Weight" in params else []
+        if topology and f"{nodeset.name}-0" in topology:
+            extra.append(f"Topology={topology[f'{nodeset.name}-0']}")
+        lines.append(node_line(f"{nodeset.name}-0", features=[f for f in features if f], extra=" ".join(extra)))
     assert config.provisioning is not None
     hosts = {host.name: host for host in config.provisioning.hosts}
     for name in HOST_STAND_INS:
@@ -69,10 +74,11 @@ def stand_ins(config: PlatformConfig) -> list[str]:
 
 def start(config: PlatformConfig, tmp_path: Path, **kwargs: object) -> SlurmCluster:
     extra, partition_lines, _ = loadable_extra_conf(config)
+    pod_topology = kwargs.pop("pod_topology", None)
     return SlurmCluster(
         tmp_path / "cluster",
         config.slurm.cluster_name,
-        nodes=stand_ins(config),
+        nodes=stand_ins(config, pod_topology),  # type: ignore[arg-type]
         partitions=partition_lines,
         extra_conf="\n".join(operator_lines(config)) + "\n" + extra + str(kwargs.pop("more_conf", "")),
         cgroup_conf=loadable_cgroup_conf(config),
@@ -130,16 +136,26 @@ def parse_topology(cluster: SlurmCluster) -> dict[str, dict[str, str]]:
     }
 
 
-def test_rendered_topology_conf_loads_and_slurm_lists_switches_and_nodes(prod: PlatformConfig, tmp_path: Path) -> None:
+# The Kubernetes node each stand-in pod runs on (its annotation places the pod in the topology).
+POD_K8S_NODES = {"cpu-0": "k8s-cpu-01", "gpu-a100-0": "k8s-a100-01", "gpu-h100-0": "k8s-h100-01"}
+
+
+def test_rendered_topology_yaml_loads_its_tree_and_block_topologies(prod: PlatformConfig, tmp_path: Path) -> None:
+    """topology.yaml as the Controller gets it (configFileRefs, components/layers/slurm_site.py), verbatim; the pods
+    register with `Topology=` from their Kubernetes node's annotation (node_annotations), as Slinky's NodeSet pods do."""
     require_root()
     require_binaries(*slurm.REQUIRED_BINARIES)
     topology = prod.slurm.topology
     assert topology is not None and prod.provisioning is not None
-    placed = {leaf: [pod for pod, at in POD_LEAVES.items() if at == leaf] for leaf in set(POD_LEAVES.values())}
-    text = topology_conf(topology, prod.provisioning.hosts, placed)
-    with start(prod, tmp_path, topology_conf=text, more_conf=f"{TREE_PLUGIN[0]}={TREE_PLUGIN[1]}\n") as cluster:
-        shown = parse_topology(cluster)
+    annotations = node_annotations(topology)
+    pod_topology = {pod: annotations[node][TOPOLOGY_ANNOTATION] for pod, node in POD_K8S_NODES.items()}
+    assert pod_topology["gpu-a100-0"] == "fabric:gpu1,fabric-block:a100-a"
+    text = topology_yaml(topology, prod.provisioning.hosts)
+    with start(prod, tmp_path, topology_yaml=text, pod_topology=pod_topology) as cluster:
+        known = set(cluster.static_nodes)
+        shown = parse_topology(cluster)  # the cluster default: the tree
         assert set(shown) == {sw.name for sw in topology.switches}
+        placed = {leaf: [pod for pod, at in POD_LEAVES.items() if at == leaf] for leaf in set(POD_LEAVES.values())}
         expected = members(topology, prod.provisioning.hosts, placed).switches
         for sw in topology.switches:
             if sw.switches:
@@ -147,12 +163,18 @@ def test_rendered_topology_conf_loads_and_slurm_lists_switches_and_nodes(prod: P
                 assert shown[sw.name]["Level"] != "0"
             else:
                 assert shown[sw.name]["Level"] == "0"
-                assert sorted(cluster.hostnames(shown[sw.name]["Nodes"])) == sorted(expected[sw.name])
-        assert cluster.hostnames(shown["rack1"]["Nodes"]) == expand_all(("cn[001-024]",))
+                # 26.05 lists the nodes slurmctld knows (22.05 echoed the configured hostlist)
+                assert sorted(cluster.hostnames(shown[sw.name].get("Nodes", ""))) == sorted(set(expected[sw.name]) & known)
+        assert cluster.hostnames(shown["rack1"]["Nodes"]) == ["cn001"] and expand_all(("cn[001-024]",))[0] == "cn001"
+        blocks = {
+            match.group(1): dict(re.findall(r"(\w+)=(\S*)", line))
+            for line in cluster.scontrol("show", "topology", topology.block_name).splitlines()
+            if (match := re.match(r"BlockName=(\S+)", line))
+        }
+        assert set(blocks) == {"a100-a", "a100-b", "h100-a"} and {b["BlockSize"] for b in blocks.values()} == {"4"}
         # A job that must stay under one leaf switch runs there.
         job = cluster.sbatch("hostname\n", partition="cpu", args=["--switches=1", "-w", "cn095", "--mem=50"])
         assert cluster.wait_job(job, 60) == "COMPLETED"
-        assert "topology/tree" in cluster.scontrol("show", "config")
 
 
 def run_script(cluster: SlurmCluster, script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -234,15 +256,27 @@ def test_group_limits_decide_who_may_submit(tmp_path: Path) -> None:
         values["hpcforge:slurm"]["partitions"][3]["allowGroups"] = ["nogroup"]
 
     config = load_edited(tmp_path / "inventory", open_debug_to_nogroup)
-    with start(config, tmp_path) as cluster:
+    # nobody's sbatch reads slurm.conf: pytest's own temporary tree is root-only (0700), so use /tmp
+    shared = Path(tempfile.mkdtemp(prefix="hpcforge-groups-"))
+    shared.chmod(0o755)
+    try:
+        with start(config, shared) as cluster:
 
-        def submit(partition: str, *extra: str) -> subprocess.CompletedProcess[str]:
-            return cluster.run(
-                "sbatch", "--uid=nobody", "--gid=nogroup", "-p", partition, "-D", "/tmp", "--mem=10", *extra, "--wrap", "true"
-            )
+            def submit(partition: str, *extra: str) -> subprocess.CompletedProcess[str]:
+                # Slurm 26.05 has no `sbatch --uid` (22.05 let root submit as another user): submit as nobody
+                argv = ["sbatch", "-p", partition, "-D", "/tmp", "--mem=10", *extra, "--wrap", "true"]
+                return run(argv, env=cluster.env(), user="nobody", group="nogroup", timeout=30, cwd="/tmp")
 
-        refused = submit("cpu")  # AllowGroups=hpc-users: nobody is not a member
-        assert refused.returncode != 0 and "group not permitted" in refused.stderr
-        assert submit("debug").returncode == 0  # AllowGroups=nogroup
-        # AllowAccounts is checked against the job's association, which needs slurmdbd: without
-        # accounting this harness can only show that it is loaded (test_partition_options_...).
+            # AllowGroups=hpc-users: nobody is not a member. Slurm 26.05's default EnforcePartLimits=NO takes the
+            # job and never starts it (22.05 refused it at submission: "group not permitted").
+            held = submit("cpu")
+            assert held.returncode == 0, held.stderr
+            job = int(held.stdout.split()[-1])
+            assert cluster.wait_job(job, 30, states={"PENDING"}) == "PENDING"
+            assert cluster.job_info(job)["Reason"].startswith("uid_65534_not_in_group_permitted_to_use_this_partition_(cpu)")
+            assert submit("debug").returncode == 0  # AllowGroups=nogroup
+            # AllowAccounts is checked against the job's association, which needs slurmdbd: without
+            # accounting this harness can only show that it is loaded (test_partition_options_...).
+
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

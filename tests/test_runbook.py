@@ -197,21 +197,16 @@ def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts
     from .daemons import mariadb as mariadb_harness
     from .daemons import slurmdbd as slurmdbd_harness
     from .daemons.mariadb import MariaDBServer
-    from .daemons.slurm import ensure_munge
     from .daemons.slurmdbd import SlurmDBD
     from .test_real_backup import table_rows
 
     if os.geteuid() != 0:
         skip_or_fail("slurmdbd runs as root here (SlurmUser=root)")
     require_binaries(*mariadb_harness.REQUIRED_BINARIES, *slurmdbd_harness.REQUIRED_BINARIES, "mariadb-dump")
-    ensure_munge()
     cluster = Cluster(tmp_path / "cluster", tmp_path / "work")
     root_pw = "Root-pw-for-the-runbook-7"
     with MariaDBServer(tmp_path / "db") as db, SlurmDBD(tmp_path / "dbd", db) as dbd:
-        conf = tmp_path / "dbd" / "slurm.conf"
-        conf.write_text(f"ClusterName=slurm\nSlurmctldHost=localhost\nAccountingStorageType=accounting_storage/slurmdbd\n"
-                        f"AccountingStorageHost=localhost\nAccountingStoragePort={dbd.port}\nAuthType=auth/munge\n")  # fmt: skip
-        env = {**os.environ, "SLURM_CONF": str(conf)}
+        env = dbd.client_env("slurm")
         for args in (["add", "cluster", "slurm"], ["add", "account", "science", "cluster=slurm", "fairshare=10"]):
             done = subprocess.run(["sacctmgr", "-i", *args], env=env, capture_output=True, text=True, timeout=60, check=False)
             assert done.returncode == 0, done.stderr
@@ -236,8 +231,8 @@ def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts
         client = ["mariadb", "--no-defaults", "--protocol=tcp", "-h", db.host, "-P", str(db.port)]
         cluster.data["pods"]["database/mariadb-0"] = {"programs": {"mariadb": client}}
         cluster.data["pods"]["slurm/statefulset/slurm-controller"] = {
-            "programs": {"sacctmgr": ["sacctmgr"]},
-            "env": {"SLURM_CONF": str(conf)},
+            "programs": {"sacctmgr": [require_binaries("sacctmgr")["sacctmgr"]]},
+            "env": {key: env[key] for key in ("SLURM_CONF", "SLURM_SACK_KEY", "SLURM_SACK_SOCKET")},
         }
         cluster.data["workloads"] = {
             "slinky/deployment/slurm-operator": {"replicas": 1},

@@ -1,4 +1,4 @@
-"""A private Slurm 22.05 cluster (munge, slurmctld, one slurmd per node) on 127.0.0.1, for tests.
+"""A private Slurm 26.05.3 cluster (sackd, slurmctld, one slurmd per node; auth/slurm) on 127.0.0.1, for tests.
 
 Usage::
 
@@ -110,9 +110,11 @@ from .common import (
     write_file,
     write_script,
 )
+from .sack import AUTH_LINES, SlurmAuth
+from .slurm_prefix import SLURM_BINARIES, missing_reason, slurm_binary, slurm_path
 
 #: Binaries a test needs before building a :class:`SlurmCluster` (pass to ``require_binaries``).
-REQUIRED_BINARIES = ("slurmctld", "slurmd", "sinfo", "scontrol", "sbatch", "squeue", "scancel", "munged", "munge", "unmunge")
+REQUIRED_BINARIES = ("slurmctld", "slurmd", "sackd", "sinfo", "scontrol", "sbatch", "squeue", "scancel")
 
 MUNGE_KEY = Path("/etc/munge/munge.key")
 MUNGE_RUN_DIR = Path("/run/munge")
@@ -320,12 +322,14 @@ class SlurmCluster:
         gres_conf: str | None = None,
         cgroup_conf: str | None = None,
         topology_conf: str | None = None,
+        topology_yaml: str | None = None,
         configless: bool = False,
         dynamic: bool = False,
         max_node_count: int | None = None,
         allow_override: Collection[str] = (),
         start_timeout: float = 60.0,
         debug: str = "info",
+        slurm_key: Path | None = None,
     ) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_\-]{1,40}", cluster_name):
             raise ValueError(f"unusable ClusterName {cluster_name!r}")
@@ -358,6 +362,7 @@ class SlurmCluster:
         self.gres_conf = gres_conf
         self.cgroup_conf = cgroup_conf
         self.topology_conf = topology_conf
+        self.topology_yaml = topology_yaml
         self.max_node_count = max_node_count if max_node_count is not None else len(self._node_lines) + 8
         self.allow_override = {key.lower() for key in allow_override}
         #: extra_conf lines the harness commented out because it must own those keys
@@ -369,6 +374,9 @@ class SlurmCluster:
         self._started = False
         #: value of TAG_VAR in every process this cluster starts (jobs inherit SLURM_CONF instead)
         self.tag = make_tag("slurm", self.tmp_dir)
+        #: auth/slurm: the key (``slurm_key``, e.g. a :class:`~tests.daemons.slurmdbd.SlurmDBD`'s, else a
+        #: new one beside slurm.conf) and this cluster's own sackd for its clients (tests/daemons/sack.py)
+        self.auth = SlurmAuth(self.tmp_dir, key=slurm_key)
 
     # ----------------------------------------------------------------------------------------------
     # configuration
@@ -383,9 +391,9 @@ class SlurmCluster:
         return list(self._node_lines)
 
     def env(self, extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
-        """The environment for Slurm commands: ``SLURM_CONF`` set, /usr/sbin on PATH."""
-        env = env_with({"SLURM_CONF": str(self.conf_path), TAG_VAR: self.tag, **(extra or {})})
-        env["PATH"] = env.get("PATH", "") + ":" + _SYSTEM_PATH
+        """The environment for Slurm commands: ``SLURM_CONF`` set, the Slurm 26.05.3 prefix first on PATH, /usr/sbin last."""
+        env = env_with({"SLURM_CONF": str(self.conf_path), TAG_VAR: self.tag, **self.auth.env(), **(extra or {})})
+        env["PATH"] = ":".join(part for part in (slurm_path(), env.get("PATH", ""), _SYSTEM_PATH) if part)
         return env
 
     def render_conf(self) -> str:
@@ -398,8 +406,7 @@ class SlurmCluster:
             "SlurmdUser": "root",
             "SlurmctldPort": str(self.ctld_port),
             "SlurmdPort": str(self.slurmd_port),
-            "AuthType": "auth/munge",
-            "CredType": "cred/munge",
+            **AUTH_LINES,
             "StateSaveLocation": str(self.state_dir),
             "SlurmdSpoolDir": f"{self.spool_root}/%n",
             "SlurmctldPidFile": f"{self.run_dir}/slurmctld.pid",
@@ -469,7 +476,7 @@ class SlurmCluster:
             kept = [tok for tok in tokens if tok.split("=", 1)[0].lower() not in {"port", "nodehostname", "nodeaddr"}]
             lines.append(
                 " ".join(
-                    [f"NodeName={name}", "NodeHostname=localhost", "NodeAddr=127.0.0.1", f"Port={self.node_ports[name]}", *kept]
+                    [f"NodeName={name}", f"NodeHostname={name}", "NodeAddr=127.0.0.1", f"Port={self.node_ports[name]}", *kept]
                 )
             )
         partitions = list(self.partitions)
@@ -477,6 +484,26 @@ class SlurmCluster:
             partitions.append("PartitionName=dynamic Nodes=ALL State=UP")
         lines += partitions
         return "\n".join(lines) + "\n"
+
+    def node_environment(self) -> dict[str, str]:
+        """What a Slinky slurmd image gives a Prolog/Epilog script and this host does not.
+
+        slurmd runs Prolog=/Epilog= scripts with an environment of its own (SLURM_* variables and
+        SLURM_CONF, no PATH: checked on 26.05.3).  In the images, ``scontrol`` is in /usr/bin and slurmd
+        serves the sack socket at /run/slurm/sack.socket; here Slurm lives in the 26.05.3 prefix and each
+        cluster has its own sackd.  A script that calls Slurm's clients needs these two variables (see
+        :meth:`node_script`).
+        """
+        return {"PATH": ":".join(part for part in (slurm_path(), _SYSTEM_PATH) if part), **self.auth.env()}
+
+    def node_script(self, name: str, text: str) -> Path:
+        """An executable script under ``<tmp>/scripts``: ``text`` as given, with :meth:`node_environment`
+        exported right after its ``#!`` line (the node image's part, not the script's)."""
+        shebang, _, body = text.partition("\n") if text.startswith("#!") else ("#!/bin/sh", "", text)
+        exports = "".join(f"export {key}={shlex.quote(value)}\n" for key, value in self.node_environment().items())
+        return write_script(
+            self.scripts_dir / name, f"{shebang}\n# [test harness] the slurmd image's environment\n{exports}{body}"
+        )
 
     def write_script(self, name: str, text: str) -> Path:
         """An executable script under ``<tmp>/scripts`` (for Prolog=/Epilog= lines and the like)."""
@@ -494,6 +521,8 @@ class SlurmCluster:
             write_file(self.tmp_dir / "cgroup.conf", self.cgroup_conf)
         if self.topology_conf is not None:
             write_file(self.tmp_dir / "topology.conf", self.topology_conf)
+        if self.topology_yaml is not None:
+            write_file(self.tmp_dir / "topology.yaml", self.topology_yaml)
 
     # ----------------------------------------------------------------------------------------------
     # lifecycle
@@ -502,6 +531,12 @@ class SlurmCluster:
         return [self.ctld_log, *sorted(self.log_dir.glob("slurmd-*.log")), *sorted(self.log_dir.glob("*.out"))]
 
     def _binary(self, name: str) -> str:
+        """Slurm's binaries from the 26.05.3 prefix (tests/daemons/slurm_prefix.py); munge's from Debian."""
+        if name in SLURM_BINARIES:
+            found = slurm_binary(name)
+            if found is None:
+                raise HarnessError(missing_reason() or f"{name} is missing from the Slurm prefix")
+            return found
         path = shutil.which(name, path=_SYSTEM_PATH) or shutil.which(name)
         if path is None:
             raise HarnessError(f"{name} is not installed")
@@ -518,9 +553,11 @@ class SlurmCluster:
         try:
             for name in REQUIRED_BINARIES:
                 self._binary(name)
-            ensure_munge()
+            self.auth.ensure_key()
             kill_orphans("slurm")  # daemons of an earlier run that was killed before it could stop them
             self.write_config()
+            self._stack.push(self.auth)
+            self.auth.start_sackd(self.conf_path, log=self.log_dir / "sackd.log", extra_env={TAG_VAR: self.tag})
             self.slurmctld = ManagedProcess(
                 [self._binary("slurmctld"), "-D", "-f", str(self.conf_path)],
                 name="slurmctld",
@@ -766,7 +803,7 @@ class SlurmCluster:
                     f"a dynamic slurmd ({running[0]}) already listens on SlurmdPort={self.slurmd_port}; Slurm 22.05 refuses "
                     "Port= in --conf, so only one -Z slurmd per cluster can run on one host"
                 )
-        args[0] = shutil.which(args[0], path=_SYSTEM_PATH) or args[0]
+        args[0] = self._binary("slurmd") if args[0] == "slurmd" else args[0]
         env = self.env({"SLURM_CONF": None})
         log = self.log_dir / f"slurmd-{node}.out"
         if "-D" in args:
@@ -790,7 +827,7 @@ class SlurmCluster:
             def registered() -> str | None:
                 if not proc.alive():
                     raise WaitAbort(f"slurmd for {node} exited")
-                if f"Unable to add node '{node}'" in tail(self.ctld_log, 200):
+                if f"node table is full ({node})" in tail(self.ctld_log, 200):
                     raise WaitAbort(f"slurmctld could not add dynamic node {node} (MaxNodeCount missing or too small?)")
                 result = self.run("scontrol", "show", "node", node, "-o", timeout=10)
                 if result.returncode != 0:

@@ -1,4 +1,4 @@
-"""A private slurmdbd (Slurm 22.05) on 127.0.0.1, storing into a test MariaDB, for tests.
+"""A private slurmdbd (Slurm 26.05.3, auth/slurm) on 127.0.0.1, storing into a test MariaDB, for tests.
 
 Usage::
 
@@ -27,7 +27,6 @@ only if the cluster exists in slurmdbd (``sacctmgr -i add cluster NAME``): other
 from __future__ import annotations
 
 import secrets
-import shutil
 from pathlib import Path
 
 from .common import (
@@ -44,6 +43,8 @@ from .common import (
     write_file,
 )
 from .mariadb import MariaDBServer, sql_quote
+from .sack import AUTH_LINES, SlurmAuth
+from .slurm_prefix import missing_reason, slurm_binary, slurm_path
 
 #: Binaries a test needs before building a :class:`SlurmDBD`.
 REQUIRED_BINARIES = ("slurmdbd", "sacctmgr")
@@ -70,12 +71,16 @@ class SlurmDBD:
         self.pid_path = self.tmp_dir / "slurmdbd.pid"
         self.start_timeout = start_timeout
         self.process: ManagedProcess | None = None
+        #: auth/slurm: the key a SlurmCluster must share (``SlurmCluster(..., slurm_key=dbd.slurm_key)``) and the
+        #: sackd that :meth:`client_env` starts for sacctmgr run without a cluster
+        self.auth = SlurmAuth(self.tmp_dir)
+        self.slurm_key = self.auth.key_path
 
     def render_conf(self) -> str:
         return "\n".join(
             [
                 f"# slurmdbd.conf written by the hpcforge test harness under {self.tmp_dir}",
-                "AuthType=auth/munge",
+                *(f"{key}={value}" for key, value in AUTH_LINES.items() if key != "CredType"),
                 "DbdHost=localhost",
                 "DbdAddr=127.0.0.1",
                 f"DbdPort={self.port}",
@@ -103,9 +108,9 @@ class SlurmDBD:
         )
 
     def start(self) -> SlurmDBD:
-        binary = shutil.which("slurmdbd", path=_SYSTEM_PATH)
+        binary = slurm_binary("slurmdbd")
         if binary is None:
-            raise HarnessError("slurmdbd is not installed (Debian package slurmdbd)")
+            raise HarnessError(missing_reason() or "slurmdbd is missing from the Slurm 26.05.3 prefix")
         self.tmp_dir.mkdir(parents=True, exist_ok=True)
         kill_orphans("slurmdbd")
         self.database.sql_root(
@@ -114,12 +119,19 @@ class SlurmDBD:
             f"GRANT ALL ON {DATABASE}.* TO '{DB_USER}'@'%'; FLUSH PRIVILEGES;"
         )
         write_file(self.conf_path, self.render_conf(), 0o600)
+        self.auth.ensure_key()
         try:
             self.process = ManagedProcess(
                 [binary, "-D"],
                 name="slurmdbd",
                 log_path=self.tmp_dir / "slurmdbd.out",
-                env=env_with({"SLURM_CONF": str(self.tmp_dir / "slurm.conf"), TAG_VAR: make_tag("slurmdbd", self.tmp_dir)}),
+                env=env_with(
+                    {
+                        "SLURM_CONF": str(self.tmp_dir / "slurm.conf"),
+                        TAG_VAR: make_tag("slurmdbd", self.tmp_dir),
+                        **self.auth.env(),
+                    }
+                ),
                 cwd=self.tmp_dir,
                 grace=20,
             )
@@ -138,16 +150,40 @@ class SlurmDBD:
     def log_paths(self) -> list[Path]:
         return [self.log_path, self.tmp_dir / "slurmdbd.out"]
 
+    def client_env(self, cluster_name: str) -> dict[str, str]:
+        """An environment in which ``sacctmgr``/``sacct`` talk to this slurmdbd without a slurmctld.
+
+        Writes ``<tmp>/client/slurm.conf`` (the cluster name, this slurmdbd as accounting storage,
+        auth/slurm) and starts a sackd for it (once; it survives :meth:`stop`/:meth:`start`, so clients
+        work again after a restart).  The Slurm 26.05.3 prefix comes first on PATH.
+        """
+        conf = self.tmp_dir / "client" / "slurm.conf"
+        write_file(
+            conf,
+            f"ClusterName={cluster_name}\nSlurmctldHost=localhost\n{self.slurm_conf_lines()}"
+            + "".join(f"{key}={value}\n" for key, value in AUTH_LINES.items()),
+        )
+        self.auth.start_sackd(conf, log=self.tmp_dir / "sackd.log")
+        env = env_with({"SLURM_CONF": str(conf), **self.auth.env()})
+        env["PATH"] = ":".join(part for part in (slurm_path(), env.get("PATH", ""), _SYSTEM_PATH) if part)
+        return env
+
     def stop(self) -> None:
+        """Stop slurmdbd (by pid); the clients' sackd keeps running (see :meth:`close`)."""
         if self.process is not None:
             self.process.stop()
             self.process = None
+
+    def close(self) -> None:
+        """Stop slurmdbd and the clients' sackd."""
+        self.stop()
+        self.auth.stop()
 
     def __enter__(self) -> SlurmDBD:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self.close()
 
 
 __all__ = ["DATABASE", "REQUIRED_BINARIES", "SlurmDBD"]
