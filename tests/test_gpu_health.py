@@ -424,5 +424,7 @@ def test_prod_configmaps_carry_the_configured_gpu_thresholds(prod_stack: Recorde
         for r in prod_stack.kubernetes_objects()
         if r.inputs["kind"] == "ConfigMap" and r.inputs["metadata"]["name"] in {"slurm-prolog-scripts", "slurm-epilog-scripts"}
     }
-    assert ': "${GPU_CHECK_DCGM_DIAG_LEVEL:=1}"' in maps["slurm-prolog-scripts"]["10-gpu-check.sh"]
+    # prod runs the DCGM diagnostic as a scheduled active check instead: its slurmd pods have no dcgmi (issue 28).
+    assert ': "${GPU_CHECK_DCGM_DIAG_LEVEL:=0}"' in maps["slurm-prolog-scripts"]["10-gpu-check.sh"]
+    assert ': "${GPU_CHECK_KILL_AFTER_SECONDS:=5}"' in maps["slurm-prolog-scripts"]["10-gpu-check.sh"]
     assert ': "${GPU_CHECK_MAX_MEMORY_USED_MIB:=512}"' in maps["slurm-epilog-scripts"]["10-gpu-check.sh"]
