@@ -185,3 +185,43 @@ job_map_write() {
     rm -f "$tmp" "$1"
   fi
 }
+
+# dcgm_reason OUTPUT: from a `dcgmi diag` table, the first failed test ("GPU Memory: Fail - GPU: 0") and the Warning
+# or Error note dcgmi printed right after it; without a failed test, the first Error (else Warning) note. Rows are
+# "| <test> | <result> |"; a note longer than its column continues on rows with an empty test, cut at a fixed
+# width (one space of margin before it, two after), so the pieces join without a separator. Info notes are
+# skipped. Prints nothing for output that is not such a table (outputs quoted in tests/fixtures/dcgmi/). Exits 3
+# when the table names a failed test, else 0.
+dcgm_reason() {
+  printf '%s\n' "$1" | awk -F'|' '
+    function rtrim(text) { sub(/ +$/, "", text); return text }
+    function close_note() {
+      if (kind == "Warning" || kind == "Error") {
+        text = kind ": " rtrim(note)
+        if (follows && fail_note == "") fail_note = text
+        if (kind == "Error" && first_error == "") first_error = text
+        if (kind == "Warning" && first_warning == "") first_warning = text
+      }
+      kind = ""; note = ""
+    }
+    /^\|/ && NF >= 3 {
+      name = $2; gsub(/^ +| +$/, "", name)
+      cell = (NF >= 4) ? substr($3, 2, length($3) - 3) : substr($3, 2)
+      if (name ~ /^-----/) { close_note(); follows = 0; next }
+      if (name == "") { if (kind != "") { note = note cell; next } }
+      else {
+        close_note()
+        if (name == "Warning" || name == "Error" || name == "Info") { kind = name; note = cell; next }
+        current = name; follows = 0
+      }
+      result = rtrim(cell)
+      if (failed == "" && result ~ /^Fail/) { failed = current ": " result; follows = 1 }
+    }
+    END {
+      close_note()
+      if (failed != "") printf "%s%s\n", failed, (fail_note != "" ? " (" fail_note ")" : "")
+      else if (first_error != "") print first_error
+      else if (first_warning != "") print first_warning
+      exit (failed != "" ? 3 : 0)
+    }'
+}
