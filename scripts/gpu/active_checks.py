@@ -54,7 +54,7 @@ def run(*argv: str, check: bool = True) -> str:
 def list_nodes() -> list[Node]:
     nodes: dict[str, Node] = {}
     for line in run("sinfo", "-h", "-N", "-o", "%N|%b|%T|%E").splitlines():
-        name, features, state, reason = (line.split("|", 3) + ["", "", ""])[:4]
+        name, features, state, reason = [*line.split("|", 3), "", "", ""][:4]
         reason = "" if reason == "none" else reason
         nodes[name] = Node(name, set(features.split(",")), state.lower(), reason)
     return list(nodes.values())
@@ -130,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         if ours:
             run("scontrol", "update", f"NodeName={','.join(old_reasons)}", "State=RESUME")
         env = {f"ACTIVE_CHECK_{key}": str(value) for key, value in check["env"].items()}
-        export = ",".join(["ALL", f"ACTIVE_CHECK_NAME={name}", f"ACTIVE_CHECK_KIND={check['kind']}"] + [f"{k}={v}" for k, v in env.items()])
+        export = ",".join(
+            ["ALL", f"ACTIVE_CHECK_NAME={name}", f"ACTIVE_CHECK_KIND={check['kind']}"] + [f"{k}={v}" for k, v in env.items()]
+        )
         jobs: dict[str, list[str]] = {}
         for group in planned:
             command = [
