@@ -296,6 +296,7 @@ class Platform(pulumi.ComponentResource):
                 rdma=rdma,
                 nodeset_pools={ns.name: ns.pool for ns in cfg.slurm.nodesets if ns.pool},
                 metrics=monitored,
+                active_checks=cfg.gpu.active_checks,
                 accounts_state=(
                     render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
                     if cfg.slurm.accounts is not None

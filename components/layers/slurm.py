@@ -18,6 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..charts import ChartDeployer, ChartUse
+from ..config.active_checks import ActiveCheck
 from ..config.base import quantity_value
 from ..config.provisioning import Host
 from ..config.rdma import RdmaConfig
@@ -54,6 +55,7 @@ from ..versions import Charts, Images
 from .certificates import certificate
 from .database import DatabaseEndpoint
 from .directory import DirectoryEndpoint
+from .gpu_active_checks import deploy_active_checks
 from .network import metallb_service_annotations
 from .network_operator import NETWORKS_ANNOTATION, RESOURCE_ANNOTATION, attachment_config, rdma_resource
 from .slurm_accounts import deploy_accounts
@@ -296,6 +298,8 @@ class SlurmArgs:
     depends_on: Sequence[pulumi.Resource] = ()
     metrics: bool = False
     """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
+    active_checks: Sequence[ActiveCheck] = ()
+    """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/gpu_active_checks.py)."""
     accounts_state: str | None = None
     """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
@@ -547,6 +551,16 @@ class Slurm(pulumi.ComponentResource):
                 depends_on=list(objects),
                 annotations=cfg.inventory_annotations(),
             )
+        objects += deploy_active_checks(
+            ctx,
+            self,
+            checks=args.active_checks,
+            slurm=cfg,
+            namespace=ns,
+            controller=CONTROLLER,
+            slurm_key_secret=SLURM_KEY_SECRET,
+            depends_on=[controller],
+        )
         self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
 
         # --- login -------------------------------------------------------------------------------
