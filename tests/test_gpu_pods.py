@@ -154,3 +154,28 @@ def test_a_dcgm_diag_level_that_no_pod_can_run_is_refused() -> None:
 
     with pytest.raises(ConfigError, match=re.escape("hpcforge:gpu.health.dcgmDiagLevel: level 1 would do nothing")):
         _prod_with(level)
+
+
+# --- item 8: NCCL pointed at the rails ---------------------------------------------------------------------------
+
+
+@pytest.mark.program
+def test_rdma_gpu_pods_point_nccl_at_their_rails_and_bootstrap_on_the_pod_network(prod_stack: RecordedStack) -> None:
+    h100 = _nodeset(prod_stack, "gpu-h100")
+    limits = h100["slurmd"]["resources"]["limits"]
+    assert {f"rdma/ib_rail{i}" for i in range(4)} <= set(limits)
+    mounts = {m["mountPath"]: m for m in h100["slurmd"]["volumeMounts"]}
+    assert mounts["/etc/nccl.conf"] == {
+        "name": "nccl-conf",
+        "mountPath": "/etc/nccl.conf",
+        "subPath": "nccl.conf",
+        "readOnly": True,
+    }
+    assert mounts["/etc/enroot/environ.d/90-hpcforge-nccl.env"]["subPath"] == "nccl.env"  # Pyxis containers
+    volumes = {v["name"]: v for v in h100["template"]["spec"]["volumes"]}
+    assert volumes["nccl-conf"] == {"name": "nccl-conf", "configMap": {"name": "slurm-nccl-gpu-h100"}}
+    data = one(prod_stack, "ConfigMap", "slurm", "slurm-nccl-gpu-h100")["data"]
+    assert data["nccl.conf"] == data["nccl.env"] == "NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3\nNCCL_SOCKET_IFNAME==eth0\n"
+    # The A100s' RoCE rails are SR-IOV: their virtual functions' names are not known in advance, so no NCCL_IB_HCA.
+    assert one(prod_stack, "ConfigMap", "slurm", "slurm-nccl-gpu-a100")["data"]["nccl.conf"] == "NCCL_SOCKET_IFNAME==eth0\n"
+    assert "nccl-conf" not in {v["name"] for v in _nodeset(prod_stack, "cpu")["template"]["spec"].get("volumes", [])}

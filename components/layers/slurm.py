@@ -39,6 +39,7 @@ from ..k8s import (
 )
 from ..renderers.enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK, enroot_conf
 from ..renderers.grendel import PORT_RANGE_SYSCTL
+from ..renderers.nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf, nccl_settings
 from ..renderers.script_include import inline_includes
 from ..renderers.script_settings import apply_settings
 from ..renderers.slurm_conf import (
@@ -93,6 +94,7 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
 ENROOT_CONFIG_MAP = "slurm-enroot-conf"
 JOB_MAPPING_VOLUME = "gpu-job-mapping"
 SHM_VOLUME = "dev-shm"
+NCCL_VOLUME = "nccl-conf"
 
 
 def nodeset_spec(
@@ -107,8 +109,12 @@ def nodeset_spec(
     job_ports: tuple[int, int] | None = None,
     pyxis: bool = False,
     job_mapping_dir: str | None = None,
+    nccl_config_map: str | None = None,
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
+
+    `nccl_config_map`: the ConfigMap with the NCCL settings of the nodeset's RDMA pool (components/renderers/nccl.py),
+    mounted at /etc/nccl.conf and, with `pyxis`, into enroot's environ.d.
 
     `job_ports`: the pods' ephemeral port range (controller.jobPortRange), so that what the jobs' ranks listen on
     is in the range the NetworkPolicies open towards bare-metal hosts. The operator strategic-merges
@@ -168,6 +174,11 @@ def nodeset_spec(
                 "readOnly": True,
             }
         )
+    if nccl_config_map is not None and nodeset.gpus is not None:
+        pod_spec.setdefault("volumes", []).append({"name": NCCL_VOLUME, "configMap": {"name": nccl_config_map}})
+        mounts.append({"name": NCCL_VOLUME, "mountPath": NCCL_CONF_PATH, "subPath": "nccl.conf", "readOnly": True})
+        if pyxis:
+            mounts.append({"name": NCCL_VOLUME, "mountPath": ENROOT_ENVIRON, "subPath": "nccl.env", "readOnly": True})
     shm = nodeset.effective_shm_size
     if shm is not None:
         # slurm-operator v1.2.1 mounts nothing at /dev/shm (internal/builder/workerbuilder/worker_app.go
@@ -642,6 +653,21 @@ class Slurm(pulumi.ComponentResource):
                 if rdma is not None and nodeset.gpus is not None
                 else {}
             )
+            nccl = nccl_settings(rdma, pool) if nodeset.gpus is not None else {}
+            nccl_map: list[pulumi.Resource] = []
+            if nccl:
+                nccl_map.append(
+                    config_map(
+                        ctx,
+                        f"slurm-nccl-{nodeset.name}",
+                        ns,
+                        {"nccl.conf": nccl_conf(nccl), "nccl.env": nccl_conf(nccl)},
+                        component="slurm-nccl",
+                        parent=self,
+                        app=CONTROLLER,
+                        depends_on=ready_ns,
+                    )
+                )
             spec = nodeset_spec(
                 nodeset,
                 node_selector=args.node_selectors.get(nodeset.name, {}),
@@ -652,8 +678,10 @@ class Slurm(pulumi.ComponentResource):
                 job_ports=cfg.controller.job_port_range,
                 pyxis=cfg.pyxis_enabled,
                 job_mapping_dir=args.gpu_job_mapping_dir,
+                nccl_config_map=f"slurm-nccl-{nodeset.name}" if nccl else None,
             )
-            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims, *enroot]))
+            objects += nccl_map
+            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims, *enroot, *nccl_map]))
 
         if cfg.restapi.enabled:
             objects.append(
