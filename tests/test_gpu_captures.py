@@ -157,7 +157,10 @@ def test_epilog_passes_on_the_idle_capture_and_names_a_process_left_under_load(t
 def test_epilog_reads_memory_in_use_from_the_captured_mib_values(tmp_path: Path) -> None:
     result = run_script(EPILOG, "h100-590-memory-left.txt", tmp_path)
     assert result.returncode == 1
-    assert result.stderr.strip() == "gpu-epilog: GPU 0 (00000000:00:09.0): 30000 MiB of memory still in use by no process visible here (allowed: 1024 MiB)"
+    assert (
+        result.stderr.strip()
+        == "gpu-epilog: GPU 0 (00000000:00:09.0): 30000 MiB of memory still in use by no process visible here (allowed: 1024 MiB)"
+    )
     assert (
         run_script(EPILOG, "h100-590-memory-left.txt", tmp_path, env={"GPU_CHECK_MAX_MEMORY_USED_MIB": "30000"}).returncode == 0
     )

@@ -373,7 +373,10 @@ def test_epilog_names_a_leftover_process(tmp_path: Path) -> None:
 
 def test_epilog_fails_on_memory_left_in_use_over_the_threshold(tmp_path: Path) -> None:
     result = run_script(EPILOG, "leftover-memory.txt", tmp_path)
-    assert result.returncode == 1 and "30000 MiB of memory still in use by no process visible here (allowed: 1024 MiB)" in result.stderr
+    assert (
+        result.returncode == 1
+        and "30000 MiB of memory still in use by no process visible here (allowed: 1024 MiB)" in result.stderr
+    )
     assert run_script(EPILOG, "leftover-memory.txt", tmp_path, env={"GPU_CHECK_MAX_MEMORY_USED_MIB": "30000"}).returncode == 0
 
 
