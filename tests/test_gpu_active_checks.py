@@ -90,6 +90,10 @@ def test_an_allreduce_holds_a_full_last_group() -> None:
         (lambda v: _checks(v)[2].update(schedule="0 25 * * *"), "hpcforge:gpu.activeChecks[2].schedule"),
         (lambda v: _checks(v)[2].update(schedule="daily"), "hpcforge:gpu.activeChecks[2].schedule"),
         (lambda v: _checks(v)[2].update(name="IB_links"), "hpcforge:gpu.activeChecks[2].name"),
+        (
+            lambda v: v["hpcforge:slurm"].update(pyxis=False) or v["hpcforge:gpu"]["evidence"].update(enabled=False),
+            "hpcforge:gpu.activeChecks[0].kind: dcgm-diag starts its image (nccl-tests, DCGM) with srun --container-image",
+        ),
     ],
 )
 def test_active_check_mistakes_name_the_key(mutate: Any, message: str) -> None:

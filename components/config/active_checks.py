@@ -189,8 +189,11 @@ def check_active_checks(config: PlatformConfig, problems: ProblemCollector) -> N
                     [*where, "nodes"],
                     f"an all-reduce across {check.nodes} nodes, but nodeset {nodeset!r} has {gpu_nodesets[nodeset].replicas}",
                 )
-        if check.kind == "nccl-allreduce" and config.slurm.pyxis is False:
-            problems.add([*where, "kind"], "the all-reduce starts its image with srun --container-image, which needs slurm.pyxis")
+        if check.kind in ("nccl-allreduce", "dcgm-diag") and config.slurm.pyxis is False:
+            problems.add(
+                [*where, "kind"],
+                f"{check.kind} starts its image (nccl-tests, DCGM) with srun --container-image, which needs slurm.pyxis",
+            )
 
 
 __all__ = ["ActiveCheck", "check_active_checks", "gpus_held", "parse_cron", "runs_per_week", "weekly_gpu_hours"]
