@@ -15,7 +15,7 @@ import pytest
 
 from components.config import ConfigError, load_config
 from components.config.accounting import resolve_associations
-from components.layers.slurm_accounts import accounts_job_spec, sync_command
+from components.layers.slurm_accounts import SACK_START, accounts_job_spec, sync_command
 from components.renderers.sacct import desired_state, render_desired_state
 from components.versions import Images
 
@@ -169,7 +169,9 @@ def test_reconciler_job_runs_the_script_in_the_login_image_with_the_operators_sl
     assert "initContainers" not in spec["template"]["spec"]
     container = spec["template"]["spec"]["containers"][0]
     assert container["image"] == Images.LOGIN.ref
-    assert container["command"] == sync_command()
+    assert container["command"] == ["/bin/sh", "-c", SACK_START, "sacct-sync", *sync_command()]  # sackd first (auth/slurm)
+    assert {"name": "sack", "mountPath": "/run/slurm"} in container["volumeMounts"]
+    assert {"name": "sack", "emptyDir": {}} in spec["template"]["spec"]["volumes"]
     assert sync_command(check=True)[-1] == "--check"
     sources = spec["template"]["spec"]["volumes"][0]["projected"]["sources"]
     assert sources[0]["configMap"]["name"] == "slurm-config"

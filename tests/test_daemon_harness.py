@@ -187,9 +187,15 @@ def test_slurm_dynamic_node_registers_with_features_and_runs_a_job(tmp_path: Pat
         assert cluster.wait_job(job, 60) == "COMPLETED"
         assert (cluster.jobs_dir / "where.txt").read_text().strip() == "dyn1"
 
-        # Port= is refused in --conf, so one -Z slurmd per cluster and host
+        # a second -Z slurmd on this host needs its own port: without Port= in --conf the harness refuses it, with it
+        # (26.05 accepts Port= there; 22.05 refused it) it registers on that port
         with pytest.raises(HarnessError, match="only one -Z slurmd"):
             cluster.start_dynamic_slurmd("dyn2", conf="Feature=bm")
+        port = free_ports(1)[0]
+        cluster.start_dynamic_slurmd("dyn2", conf=f"Feature=bm CPUs=1 RealMemory=100 Port={port}")
+        cluster.wait_node_idle("dyn2", 30)
+        assert cluster.node_info("dyn2")["Port"] == str(port)
+        cluster.stop_slurmd("dyn2", delete=True)
         cluster.stop_slurmd("dyn1", delete=True)
 
         # GRES gpu without device files: registers, but drained as INVALID_REG (0 < 2)

@@ -27,14 +27,16 @@ import pytest
 
 from components.config.accounting import SlurmAccountsConfig
 from components.config.identity import DirectoryConfig
+from components.layers.slurm_accounts import job_command, sync_command
 from components.renderers.sacct import render_desired_state
 
 from .daemons import mariadb as mariadb_harness
 from .daemons import slurm as slurm_harness
 from .daemons import slurmdbd as slurmdbd_harness
-from .daemons.common import run, wait_until
+from .daemons.common import kill_tagged, run, wait_until
 from .daemons.mariadb import MariaDBServer
 from .daemons.slurm import SlurmCluster, node_line
+from .daemons.slurm_prefix import slurm_path
 from .daemons.slurmdbd import SlurmDBD
 from .helpers import REPO, require_binaries, skip_or_fail
 
@@ -94,7 +96,33 @@ class Site:
         return path
 
     def sync(self, desired: Path, *args: str) -> tuple[int, str, dict[str, Any]]:
-        result = self.cluster.run(sys.executable, str(SYNC), "--desired", str(desired), *args, timeout=180)
+        """The Job's command (job_command: sackd, then the reconciler) with this test's paths: slurm.conf with slurm.key
+        beside it, as the Job's /etc/slurm has them, and no SLURM_SACK_* variables: sackd finds the key by itself and
+        the clients find sackd's socket by themselves. One difference: sackd's directory is /run/slurm-<ClusterName>
+        (RUNTIME_DIRECTORY; the clients look there first), not the Job's /run/slurm, which other tests' slurmd share."""
+        command = job_command()
+        assert command[-len(sync_command()) :] == sync_command()
+        argv = [*command[: -len(sync_command())], sys.executable, str(SYNC), "--desired", str(desired), *args]
+        key = self.cluster.conf_path.parent / "slurm.key"
+        if not key.exists():
+            shutil.copyfile(self.cluster.auth.key_path, key)
+            key.chmod(0o600)
+        run_dir = f"/run/slurm-{CLUSTER}"
+        env = self.cluster.env({"SLURM_SACK_KEY": None, "SLURM_SACK_SOCKET": None, "RUNTIME_DIRECTORY": run_dir})
+        env["PATH"] = f"{slurm_path()}:{env['PATH']}"
+        out, err = self.tmp / "sync.out", self.tmp / "sync.err"
+        # the reconciler's exit ends the Job's container and sackd with it; here sackd outlives it: wait for the
+        # process (not for its output, which sackd keeps open), then stop sackd
+        with out.open("w") as stdout, err.open("w") as stderr:
+            proc = subprocess.Popen(argv, env=env, stdout=stdout, stderr=stderr, text=True, cwd=self.cluster.tmp_dir)
+            try:
+                code = proc.wait(timeout=180)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                kill_tagged([f"RUNTIME_DIRECTORY={run_dir}"])
+                shutil.rmtree(run_dir, ignore_errors=True)
+        result = subprocess.CompletedProcess(argv, code, out.read_text(), err.read_text())
         output = result.stdout + result.stderr
         summary = json.loads(result.stdout.strip().splitlines()[-1])
         return result.returncode, output, summary

@@ -1,19 +1,22 @@
-"""Tier 4 (real daemons): what hpcforge renders for Slurm, loaded into a real Slurm 22.05.
+"""Tier 4 (real daemons): what hpcforge renders for Slurm, loaded into a real Slurm 26.05.3 (the Slinky images' release).
 
-Slinky (Slurm 26.05) writes slurm.conf itself and appends the Controller's `extraConf`; here the
-test plays the operator: it writes what the operator would (a `NodeSet=<name> Feature=<name>`
-line per NodeSet, static nodes standing in for NodeSet pods, the prolog/epilog scripts of the
-referenced ConfigMaps) around hpcforge's rendered extraConf, gres.conf and cgroup.conf, and starts
-a real slurmctld and slurmd on 127.0.0.1. Whatever 22.05 or this sandbox cannot take is listed in
-UNSUPPORTED with the reason; everything else is loaded verbatim.
+Slinky writes slurm.conf itself and appends the Controller's `extraConf`; here the test plays the operator: it writes
+what the operator would (a `NodeSet=<name> Feature=<name>` line per NodeSet, the accounting lines for the Accounting,
+static nodes standing in for NodeSet pods, one Prolog=/Epilog= line per script of the referenced ConfigMaps) around
+hpcforge's rendered extraConf and cgroup.conf, and starts a real slurmdbd, slurmctld and slurmd on 127.0.0.1 with
+auth/slurm. The extraConf is loaded verbatim, partition QOS and AccountingStorageEnforce included; where jobs run the
+harness keeps its HARNESS_OWNED keys, and cgroup.conf's CgroupPlugin is autodetect on this hybrid-cgroup host
+(CGROUP_UNSUPPORTED). gres.conf is loaded by tests/test_gpu_gres.py with stand-in device files.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,29 +27,25 @@ from components.renderers.grendel import render_join_script
 from components.renderers.slurm_conf import cgroup_conf, controller_extra_conf, gres_conf, node_parameters
 from offline.engine import RecordedStack
 
+from .daemons import mariadb as mariadb_harness
 from .daemons import slurm
-from .daemons.common import wait_until, write_script
+from .daemons import slurmdbd as slurmdbd_harness
+from .daemons.common import run, wait_until, write_script
+from .daemons.mariadb import MariaDBServer
 from .daemons.slurm import SlurmCluster, node_line
+from .daemons.slurmdbd import SlurmDBD
 from .helpers import config_values, raw_config, require_binaries, skip_or_fail
 
 pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(300)]
 
-# Parameters the rendered extraConf sets that this test cannot load into Slurm 22.05 as-is, and why.
-UNSUPPORTED = {
-    "ProctrackType": "proctrack/cgroup needs a delegated cgroup v2 tree, which the test sandbox (no systemd) lacks; the harness uses proctrack/linuxproc",
-    "TaskPlugin": "task/cgroup needs the same cgroup tree; the harness uses task/none",
-    "JobAcctGatherType": "jobacct_gather/cgroup needs the cgroup tree; the harness uses jobacct_gather/none",
-    "PrologFlags": "Contain creates an extern step in a job cgroup (proctrack/cgroup)",
-    "AccountingStorageEnforce": "enforcing associations needs slurmdbd, which this test does not run (the harness sets accounting_storage/none)",
-    "AccountingStorageTRES": "needs slurmdbd as above",
-    "GresTypes": "GPU nodes are stood in for by CPU-only static nodes here; tests/test_gpu_gres.py loads the GRES with stand-in device files",
-}
-CGROUP_UNSUPPORTED = {
-    "CgroupPlugin": "cgroup/v2 needs a pure cgroup v2 host; this sandbox mounts hybrid cgroups (slurmd: 'Hybrid mode is "
-    "not supported'), so the test lets slurmd autodetect; every other cgroup.conf key is loaded as rendered",
-}
-PARTITION_FIELDS_UNSUPPORTED = {
-    "QOS": "a partition QOS must exist in slurmdbd's database; without accounting slurmctld cannot resolve it",
+# The slurm.conf keys the harness owns (tests/daemons/slurm.py OWNED_KEYS) that hpcforge's extraConf also sets: the
+# harness comments them out and lists them in SlurmCluster.overridden, and a test that runs jobs may not take them back.
+# Every other rendered line is loaded verbatim, slurmdbd and the partition QOS included (accounting_site).
+HARNESS_OWNED = {
+    "ProctrackType": "proctrack/cgroup cannot start a job step here (no usable freezer cgroup, ../shared/slurm/README.md); "
+    "where jobs run the harness uses proctrack/linuxproc",
+    "TaskPlugin": "task/cgroup needs the same cgroup tree; where jobs run the harness uses task/affinity",
+    "JobAcctGatherType": "jobacct_gather/cgroup needs the same cgroup tree; where jobs run the harness uses jobacct_gather/none",
 }
 
 
@@ -61,29 +60,92 @@ def prod() -> PlatformConfig:
 
 
 def loadable_extra_conf(config: PlatformConfig) -> tuple[str, list[str], list[str]]:
-    """The rendered extraConf minus what UNSUPPORTED lists: (parameters, partition lines, dropped lines)."""
+    """The rendered extraConf, all of it: (parameters, partition lines, []) - nothing is dropped any more (the
+    harness overrides its own keys, HARNESS_OWNED; AccountingStorage* and QOS need accounting_site)."""
     kept: list[str] = []
     partitions: list[str] = []
-    dropped: list[str] = []
     for line in controller_extra_conf(config.slurm, accounting=True).splitlines():
-        key = line.split("=", 1)[0]
-        if key in UNSUPPORTED:
-            dropped.append(line)
-            continue
-        if line.startswith("PartitionName="):
-            fields = [field for field in line.split() if field.split("=", 1)[0] not in PARTITION_FIELDS_UNSUPPORTED]
-            if len(fields) != len(line.split()):
-                dropped.append(line)
-            partitions.append(" ".join(fields))
-            continue
-        kept.append(line)
-    return "\n".join(kept) + "\n", partitions, dropped
+        (partitions if line.startswith("PartitionName=") else kept).append(line)
+    return "\n".join(kept) + "\n", partitions, []
+
+
+@contextlib.contextmanager
+def accounting_site(config: PlatformConfig, tmp: Path, users: Sequence[str] = ()) -> Iterator[tuple[SlurmDBD, str]]:
+    """MariaDB + slurmdbd 26.05.3 with the cluster and every QOS the rendered partitions name (as the accounts
+    reconcile would create them); yields the slurmdbd and the slurm.conf lines the operator writes for it
+    (`accountingRef`: AccountingStorageType/Host/Port), for SlurmCluster(allow_override=SlurmDBD.OVERRIDES)."""
+    require_binaries(*slurmdbd_harness.REQUIRED_BINARIES, *mariadb_harness.REQUIRED_BINARIES)
+    with MariaDBServer(tmp / "db") as db, SlurmDBD(tmp / "dbd", db) as dbd:
+        env = dbd.client_env(config.slurm.cluster_name)
+        qos = sorted({p.qos for p in config.slurm.partitions if p.qos})
+        for args in (
+            ["add", "cluster", config.slurm.cluster_name],
+            *(["add", "qos", name] for name in qos),
+            *([["add", "account", "tests"]] if users else []),
+            *(["add", "user", user, "account=tests"] for user in users),
+        ):
+            run(["sacctmgr", "-i", *args], env=env, timeout=60, check=True)
+        lines = "".join(
+            line + "\n" for line in dbd.slurm_conf_lines().splitlines() if not line.startswith("AccountingStorageEnforce=")
+        )
+        yield dbd, lines
+
+
+CGROUP_UNSUPPORTED = {
+    "CgroupPlugin": "cgroup/v2 needs a pure cgroup v2 host (the Slinky nodes); this machine mounts hybrid cgroups, where "
+    "26.05.3's slurmd stops with 'fatal: Hybrid mode is not supported' (at /sys/fs/cgroup/unified too). The test lets "
+    "slurmd autodetect (cgroup/v1); every other cgroup.conf key is loaded as rendered",
+}
+
+
+@contextlib.contextmanager
+def rendered_cluster(
+    config: PlatformConfig, tmp: Path, *, nodes: Sequence[str], more_conf: str = "", users: Sequence[str] = (), **kwargs: Any
+) -> Iterator[SlurmCluster]:
+    """rendered_site's cluster."""
+    with rendered_site(config, tmp, nodes=nodes, more_conf=more_conf, users=users, **kwargs) as (cluster, _):
+        yield cluster
+
+
+@contextlib.contextmanager
+def rendered_site(
+    config: PlatformConfig, tmp: Path, *, nodes: Sequence[str], more_conf: str = "", users: Sequence[str] = (), **kwargs: Any
+) -> Iterator[tuple[SlurmCluster, SlurmDBD]]:
+    """A SlurmCluster with hpcforge's rendered extraConf and cgroup.conf (loadable_*), the operator's NodeSet and
+    accounting lines and an accounting_site behind it (root, and `users` under account `tests`); `kwargs` go to
+    SlurmCluster.  Jobs run: the harness keeps HARNESS_OWNED's keys (SlurmCluster.overridden says which)."""
+    extra, partition_lines, _ = loadable_extra_conf(config)
+    with (
+        accounting_site(config, tmp, users) as (dbd, accounting),
+        SlurmCluster(
+            tmp / "cluster",
+            config.slurm.cluster_name,
+            nodes=nodes,
+            partitions=partition_lines,
+            extra_conf="\n".join(operator_lines(config)) + "\n" + accounting + extra + more_conf,
+            cgroup_conf=loadable_cgroup_conf(config),
+            allow_override=SlurmDBD.OVERRIDES,
+            slurm_key=dbd.slurm_key,
+            **kwargs,
+        ) as cluster,
+    ):
+        assert {line.split("=", 1)[0] for line in cluster.overridden} <= set(HARNESS_OWNED)
+        yield cluster, dbd
 
 
 def loadable_cgroup_conf(config: PlatformConfig) -> str:
+    """The rendered cgroup.conf with CGROUP_UNSUPPORTED's one key changed (and why, in the file)."""
     lines = cgroup_conf(config.slurm).splitlines()
     assert any(line.startswith("CgroupPlugin=cgroup/v2") for line in lines)
-    return "\n".join("CgroupPlugin=autodetect" if line.startswith("CgroupPlugin=") else line for line in lines) + "\n"
+    return (
+        "\n".join(
+            "# [test harness] hybrid cgroup host (CGROUP_UNSUPPORTED)\nCgroupPlugin=autodetect"
+            if line.startswith("CgroupPlugin=")
+            else line
+            for line in lines
+        )
+        + "\n"
+    )
 
 
 def operator_lines(config: PlatformConfig) -> list[str]:
@@ -92,7 +154,7 @@ def operator_lines(config: PlatformConfig) -> list[str]:
 
 
 def stand_in_nodes(config: PlatformConfig) -> list[str]:
-    """One static node per nodeset, with the features its pods register with (GRES left out: UNSUPPORTED)."""
+    """One static node per nodeset, with the features its pods register with (GRES: tests/test_gpu_gres.py)."""
     lines = []
     for nodeset in config.slurm.nodesets:
         features = [nodeset.name] + [v for k, v in node_parameters(nodeset) if k == "Features"]
@@ -104,15 +166,22 @@ def test_rendered_slurm_config_loads_and_every_partition_comes_up(prod: Platform
     require_root()
     require_binaries(*slurm.REQUIRED_BINARIES)
     extra, partition_lines, dropped = loadable_extra_conf(prod)
-    assert {line.split("=", 1)[0] for line in dropped if not line.startswith("PartitionName=")} <= set(UNSUPPORTED)
-    with SlurmCluster(
-        tmp_path / "cluster",
-        prod.slurm.cluster_name,
-        nodes=stand_in_nodes(prod),
-        partitions=partition_lines,
-        extra_conf="\n".join(operator_lines(prod)) + "\n" + extra,
-        cgroup_conf=loadable_cgroup_conf(prod),
-    ) as cluster:
+    assert dropped == []
+    with (
+        accounting_site(prod, tmp_path) as (dbd, accounting),
+        SlurmCluster(
+            tmp_path / "cluster",
+            prod.slurm.cluster_name,
+            nodes=stand_in_nodes(prod),
+            partitions=partition_lines,
+            extra_conf="\n".join(operator_lines(prod)) + "\n" + accounting + extra,
+            cgroup_conf=loadable_cgroup_conf(prod),
+            # nothing runs a job here: the rendered proctrack/task/jobacct plugins are loaded as they are
+            allow_override={*SlurmDBD.OVERRIDES, *HARNESS_OWNED},
+            slurm_key=dbd.slurm_key,
+        ) as cluster,
+    ):
+        assert cluster.overridden == []
         partitions = cluster.sinfo_partitions()
         assert set(partitions) == {p.name for p in prod.slurm.partitions}
         assert partitions["cpu"] == ["cpu-0", "cpu-bm-0"]
@@ -138,7 +207,7 @@ def test_gres_conf_is_what_slurm_reads(prod: PlatformConfig) -> None:
     text = gres_conf(prod.slurm)
     assert text is not None
     lines = [line for line in text.splitlines() if line and not line.startswith("#")]
-    # Loaded into a real slurmd with stand-in device files in tests/test_gpu_gres.py (UNSUPPORTED["GresTypes"] here).
+    # Loaded into a real slurmd with stand-in device files in tests/test_gpu_gres.py.
     assert lines and all(line.startswith(("NodeName=gpu-a100-", "NodeName=gpu-h100-")) for line in lines)
 
 
@@ -166,9 +235,10 @@ def test_rendered_prolog_and_epilog_run_around_a_real_job(prod_stack: RecordedSt
         "prolog",
         nodes=[node_line("n1")],
         partitions=["PartitionName=batch Nodes=n1 Default=YES State=UP"],
-        # Slinky writes one Prolog=/Epilog= line per script (Slurm 26.05); 22.05 keeps only the last
-        # such line but accepts a glob, which runs every script of the ConfigMap.
-        extra_conf=f"Prolog={prolog}/*\nEpilog={epilog}/*\nFirstJobId={first_job}\n",
+        # Slinky writes one Prolog=/Epilog= line per script of the referenced ConfigMaps; 26.05 runs them all, in order.
+        extra_conf="".join(f"Prolog={path}\n" for path in sorted(prolog.iterdir()))
+        + "".join(f"Epilog={path}\n" for path in sorted(epilog.iterdir()))
+        + f"FirstJobId={first_job}\n",
     ) as cluster:
         job = cluster.sbatch('if [ -d "/tmp/slurm-$SLURM_JOB_ID" ]; then echo scratch-ready; fi > scratch.txt\n')
         assert cluster.wait_job(job, 60) == "COMPLETED", cluster.job_info(job)
@@ -201,16 +271,9 @@ def test_a_failing_prolog_from_config_drains_the_node(tmp_path: Path) -> None:
 def test_bare_metal_join_command_registers_a_dynamic_node_that_runs_jobs(prod: PlatformConfig, tmp_path: Path) -> None:
     require_root()
     require_binaries(*slurm.REQUIRED_BINARIES)
-    with SlurmCluster(
-        tmp_path / "cluster",
-        prod.slurm.cluster_name,
-        nodes=[node_line("cpu-0", features=["cpu", "avx512"])],
-        # 22.05 puts dynamic nodes only into Nodes=ALL partitions (26.05 also resolves NodeSet
-        # features for them, which is how Slinky's cpu-bm nodeset picks bare-metal nodes up).
-        partitions=["PartitionName=cpu Nodes=ALL Default=YES State=UP"],
-        extra_conf="\n".join(operator_lines(prod)) + "\n",
-        dynamic=True,
-    ) as cluster:
+    # The rendered partitions as they are: `cpu` is Nodes=cpu,cpu-bm, and the operator's `NodeSet=cpu-bm Feature=cpu-bm`
+    # line puts a dynamic node that registers with that feature into it (26.05 resolves NodeSet features at registration).
+    with rendered_cluster(prod, tmp_path, nodes=[node_line("cpu-0", features=["cpu", "avx512"])], dynamic=True) as cluster:
         host, port = cluster.conf_server.rsplit(":", 1)
         script = render_join_script(prod.slurm, "cpu-bm", host, port=int(port))
         command = script.strip().splitlines()[-1].removeprefix("exec ").replace(' "$@"', "")
@@ -220,6 +283,9 @@ def test_bare_metal_join_command_registers_a_dynamic_node_that_runs_jobs(prod: P
         info: dict[str, Any] = cluster.node_info("cn001")
         assert info["AvailableFeatures"].split(",") == ["cpu-bm", "baremetal", "avx512"]
         assert "DYNAMIC_NORM" in info["State"]
+        partitions = cluster.sinfo_partitions()
+        assert "cn001" in partitions["cpu"] and "cn001" in partitions["scavenger"] and "cn001" not in partitions["gpu"]
+        assert cluster.hostnames(cluster.partition_info("cpu")["Nodes"]) == ["cn001", "cpu-0"]
         job = cluster.sbatch("hostname > where.txt\n", partition="cpu", args=["--constraint=cpu-bm"])
         assert cluster.wait_job(job, 60) == "COMPLETED"
         assert (cluster.jobs_dir / "where.txt").read_text().strip()

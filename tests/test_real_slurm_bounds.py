@@ -12,9 +12,8 @@ import pytest
 from components.config import load_config
 
 from .daemons import slurm
-from .daemons.slurm import SlurmCluster
 from .helpers import config_values, raw_config, require_binaries
-from .test_real_slurm import loadable_cgroup_conf, loadable_extra_conf, operator_lines, require_root, stand_in_nodes
+from .test_real_slurm import rendered_cluster, require_root, stand_in_nodes
 
 pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(300)]
 
@@ -29,15 +28,7 @@ def test_boundary_values_load_into_slurmctld(tmp_path: Path) -> None:
     controller["scheduler"] = {"parameters": ["bf_continue", "bf_interval=30", "sched_min_interval=2000000"]}
     controller["extraParameters"] = {"MaxJobCount": "20000"}
     config = load_config(raw_config(values))
-    extra, partition_lines, _ = loadable_extra_conf(config)
-    with SlurmCluster(
-        tmp_path / "cluster",
-        config.slurm.cluster_name,
-        nodes=stand_in_nodes(config),
-        partitions=partition_lines,
-        extra_conf="\n".join(operator_lines(config)) + "\n" + extra,
-        cgroup_conf=loadable_cgroup_conf(config),
-    ) as cluster:
+    with rendered_cluster(config, tmp_path, nodes=stand_in_nodes(config)) as cluster:
         shown = cluster.scontrol("show", "config")
     assert re.search(r"^PriorityWeightQOS\s+= 4294967293$", shown, re.M), shown
     assert re.search(r"^InactiveLimit\s+= 65533 sec$", shown, re.M), shown

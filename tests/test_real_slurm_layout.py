@@ -4,13 +4,15 @@ Partitions as admins write them (group and account limits, MaxNodes, default mem
 GPU, preemption, node weights, partitions over the nodes of a feature), the topology tree, and the
 reservation script. As in test_real_slurm.py the test plays the Slinky operator: `NodeSet=` lines
 for the NodeSets and static stand-in nodes for their pods and for a few bare-metal hosts; hpcforge's
-rendered lines are loaded verbatim except what `loadable_extra_conf` drops (listed, with reasons, in
-test_real_slurm.UNSUPPORTED).
+rendered lines are loaded verbatim, with a slurmdbd behind slurmctld (test_real_slurm.rendered_cluster); the
+harness keeps only its HARNESS_OWNED keys, and cgroup.conf's CgroupPlugin is autodetect on this hybrid-cgroup host.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -31,7 +33,7 @@ from .daemons.common import run, write_script
 from .daemons.slurm import SlurmCluster, node_line, parse_key_values
 from .helpers import config_values, raw_config, require_binaries
 from .site_helpers import load_edited
-from .test_real_slurm import loadable_cgroup_conf, loadable_extra_conf, operator_lines, require_root
+from .test_real_slurm import operator_lines, rendered_cluster, require_root
 
 pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(300)]
 
@@ -72,18 +74,16 @@ def stand_ins(config: PlatformConfig, topology: dict[str, str] | None = None) ->
     return lines
 
 
-def start(config: PlatformConfig, tmp_path: Path, **kwargs: object) -> SlurmCluster:
-    extra, partition_lines, _ = loadable_extra_conf(config)
-    pod_topology = kwargs.pop("pod_topology", None)
-    return SlurmCluster(
-        tmp_path / "cluster",
-        config.slurm.cluster_name,
-        nodes=stand_ins(config, pod_topology),  # type: ignore[arg-type]
-        partitions=partition_lines,
-        extra_conf="\n".join(operator_lines(config)) + "\n" + extra + str(kwargs.pop("more_conf", "")),
-        cgroup_conf=loadable_cgroup_conf(config),
-        **kwargs,  # type: ignore[arg-type]
-    )
+def start(
+    config: PlatformConfig,
+    tmp_path: Path,
+    *,
+    pod_topology: dict[str, str] | None = None,
+    users: tuple[str, ...] = (),
+    **kwargs: Any,
+) -> contextlib.AbstractContextManager[SlurmCluster]:
+    """The rendered cluster (test_real_slurm.rendered_cluster: slurmdbd behind it) with the stand-ins."""
+    return rendered_cluster(config, tmp_path, nodes=stand_ins(config, pod_topology), users=users, **kwargs)
 
 
 def test_partition_options_from_prod_take_effect_in_slurmctld(prod: PlatformConfig, tmp_path: Path) -> None:
@@ -250,33 +250,37 @@ def test_group_limits_decide_who_may_submit(tmp_path: Path) -> None:
     require_binaries(*slurm.REQUIRED_BINARIES)
 
     def open_debug_to_nogroup(values: dict[str, Any]) -> None:
-        # This host resolves groups from /etc/group, where `nobody`'s group is nogroup (gid 65534):
-        # give the directory the same group and open `debug` to it only.
+        # This host resolves groups from /etc/group: the test's user is in nogroup (gid 65534); give the
+        # directory the same group and open `debug` to it only.
         values["hpcforge:directory"]["groups"].append({"name": "nogroup", "gidNumber": 65534})
         values["hpcforge:slurm"]["partitions"][3]["allowGroups"] = ["nogroup"]
 
     config = load_edited(tmp_path / "inventory", open_debug_to_nogroup)
-    # nobody's sbatch reads slurm.conf: pytest's own temporary tree is root-only (0700), so use /tmp
+    # the user's sbatch reads slurm.conf: pytest's own temporary tree is root-only (0700), so use /tmp. A local user
+    # for the test (26.05's assoc_mgr does not resolve `nobody`: "User 65534 not found"), primary group nogroup.
     shared = Path(tempfile.mkdtemp(prefix="hpcforge-groups-"))
     shared.chmod(0o755)
+    user, uid = f"hpcg{secrets.token_hex(3)}", 40000 + secrets.randbelow(20000) * 2 + 1
+    run(["useradd", "-M", "-N", "-g", "nogroup", "-u", str(uid), "-s", "/bin/sh", user], timeout=30, check=True)
     try:
-        with start(config, shared) as cluster:
+        with start(config, shared, users=(user,)) as cluster:
 
             def submit(partition: str, *extra: str) -> subprocess.CompletedProcess[str]:
-                # Slurm 26.05 has no `sbatch --uid` (22.05 let root submit as another user): submit as nobody
+                # Slurm 26.05 has no `sbatch --uid` (22.05 let root submit as another user): submit as the user
                 argv = ["sbatch", "-p", partition, "-D", "/tmp", "--mem=10", *extra, "--wrap", "true"]
-                return run(argv, env=cluster.env(), user="nobody", group="nogroup", timeout=30, cwd="/tmp")
+                return run(argv, env=cluster.env(), user=user, group="nogroup", timeout=30, cwd="/tmp")
 
-            # AllowGroups=hpc-users: nobody is not a member. Slurm 26.05's default EnforcePartLimits=NO takes the
+            # AllowGroups=hpc-users: the user is not a member. Slurm 26.05's default EnforcePartLimits=NO takes the
             # job and never starts it (22.05 refused it at submission: "group not permitted").
             held = submit("cpu")
             assert held.returncode == 0, held.stderr
             job = int(held.stdout.split()[-1])
             assert cluster.wait_job(job, 30, states={"PENDING"}) == "PENDING"
-            assert cluster.job_info(job)["Reason"].startswith("uid_65534_not_in_group_permitted_to_use_this_partition_(cpu)")
+            assert cluster.job_info(job)["Reason"].startswith(f"uid_{uid}_not_in_group_permitted_to_use_this_partition_(cpu)")
             assert submit("debug").returncode == 0  # AllowGroups=nogroup
             # AllowAccounts is checked against the job's association, which needs slurmdbd: without
             # accounting this harness can only show that it is loaded (test_partition_options_...).
 
     finally:
+        run(["userdel", user], timeout=30)
         shutil.rmtree(shared, ignore_errors=True)

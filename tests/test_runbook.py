@@ -14,6 +14,8 @@ import json
 import os
 import re
 import subprocess
+import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,11 +33,11 @@ from components.layers.backups import (
     directory_backup_spec,
     key_export_spec,
 )
-from components.renderers.backup import S3_SECRET, dump_argv
+from components.renderers.backup import DUMP_OPTIONS, S3_SECRET, dump_argv
 from components.versions import Images
 from policies.rules import admission_pss as pss
 
-from .helpers import require_binaries, skip_or_fail
+from .helpers import config_values, require_binaries, skip_or_fail
 from .runbook import DOC, FIRST, Cluster, S3Server, ScaleHook, blocks, heredoc, steps
 from .test_key_export import CA, SEALED, api, make_recipient  # noqa: F401  (api: the Kubernetes API stand-in fixture)
 
@@ -53,6 +55,7 @@ EXERCISED = {
     "db-restore": "test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts_it",
     "db-check": "test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts_it",
     "db-start": "test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts_it",
+    "db-ctld-restart": "test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts_it",
     "dir-find-volume": "test_directory_runbook_restores_a_wiped_directory_from_the_volume_and_from_s3",
     "dir-find-s3": "test_directory_runbook_restores_a_wiped_directory_from_the_volume_and_from_s3",
     "dir-import": "test_directory_runbook_restores_a_wiped_directory_from_the_volume_and_from_s3",
@@ -192,94 +195,215 @@ def test_keys_runbook_restores_both_secrets_from_the_volume_and_from_s3(
 # --- the accounting database ---------------------------------------------------------------------
 
 
+def _upgrade_dump_block() -> str:
+    """The shell block of "Back up the accounting database" in the upgrade section (outside the restore runbook)."""
+    text = DOC.read_text()
+    section = text[text.index("## Upgrade Slurm job-safely") :]
+    step = section[section.index("**Back up the accounting database.**") :]
+    start = step.index("```sh\n") + len("```sh\n")
+    return textwrap.dedent(step[start : step.index("```", start)])
+
+
+def test_db_check_names_the_prod_clusters_association_table() -> None:
+    """Restore step 4 queries `<clusterName>_assoc_table` spelled out for prod (issue 27, item 4)."""
+    cluster_name = config_values("prod")["hpcforge:slurm"]["clusterName"]
+    assert f"FROM slurm_acct_db.{cluster_name}_assoc_table" in blocks()["db-check"]
+    restore = DOC.read_text()[DOC.read_text().index("## Restore the accounting database") :]
+    assert "replace `slurm`" not in restore.split("## Restore the directory")[0]
+
+
+def test_upgrade_sections_dump_is_one_the_restore_steps_restore() -> None:
+    """The upgrade section's hand dump has the scheduled backup's options, `--databases` and `--routines` among them
+    (issue 27, item 3); test_accounting_runbook_... restores that very dump."""
+    dump_line = next(line for line in _upgrade_dump_block().splitlines() if "mariadb-dump" in line)
+    assert " ".join(DUMP_OPTIONS) in dump_line and "--databases slurm_acct_db" in dump_line
+
+
 @pytest.mark.real_daemon
 def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts_it(tmp_path: Path, s3: S3Server) -> None:
+    """The restore runbook against real MariaDB, slurmdbd and slurmctld/slurmd 26.05.3 (cluster `hpc`, as prod): the
+    restore, slurmctld still enforcing the pre-restore associations and QOS until the runbook restarts it, and the job
+    records the doc says a restore loses (issue 27, items 1 to 4)."""
     from .daemons import mariadb as mariadb_harness
+    from .daemons import slurm as slurm_harness
     from .daemons import slurmdbd as slurmdbd_harness
+    from .daemons.common import wait_until
     from .daemons.mariadb import MariaDBServer
+    from .daemons.slurm import SlurmCluster, node_line
     from .daemons.slurmdbd import SlurmDBD
     from .test_real_backup import table_rows
 
     if os.geteuid() != 0:
         skip_or_fail("slurmdbd runs as root here (SlurmUser=root)")
-    require_binaries(*mariadb_harness.REQUIRED_BINARIES, *slurmdbd_harness.REQUIRED_BINARIES, "mariadb-dump")
+    require_binaries(
+        *slurm_harness.REQUIRED_BINARIES, *mariadb_harness.REQUIRED_BINARIES, *slurmdbd_harness.REQUIRED_BINARIES, "mariadb-dump"
+    )
+    assert "**What a restore loses**" in DOC.read_text()
+    name = config_values("prod")["hpcforge:slurm"]["clusterName"]  # hpc: the table db-check names
     cluster = Cluster(tmp_path / "cluster", tmp_path / "work")
     root_pw = "Root-pw-for-the-runbook-7"
+    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 120))
     with MariaDBServer(tmp_path / "db") as db, SlurmDBD(tmp_path / "dbd", db) as dbd:
-        env = dbd.client_env("slurm")
-        for args in (["add", "cluster", "slurm"], ["add", "account", "science", "cluster=slurm", "fairshare=10"]):
+        env = dbd.client_env(name)
+        for args in (
+            ["add", "cluster", name],
+            ["add", "account", "science", f"cluster={name}", "fairshare=10"],
+            ["add", "user", "root", "account=science", f"cluster={name}"],
+        ):
             done = subprocess.run(["sacctmgr", "-i", *args], env=env, capture_output=True, text=True, timeout=60, check=False)
             assert done.returncode == 0, done.stderr
-        before = table_rows(db)
-        assocs = db.query_root("SELECT COUNT(*) FROM slurm_assoc_table", "slurm_acct_db")[0][0]
-        # the operator's dump (its command line), tonight's and an older one, on the volume and in the bucket; the test
-        # writes the files and objects itself, standing in for the operator's upload, under the names the operator
-        # gives them (`backup.<RFC 3339>.sql`, mariadb-operator v26.6.0 pkg/backup/processor.go lines 95-97, 157-162)
-        dump = subprocess.run(
-            dump_argv(["--no-defaults", f"--socket={db.socket}", "-uroot"]), capture_output=True, timeout=120, check=True
-        ).stdout
-        volume = cluster.volume("database", BACKUP_VOLUME)
-        (volume / "backup.2026-11-23T02:15:00Z.sql").write_bytes(dump)
-        (volume / "backup.2026-11-22T02:15:00Z.sql").write_bytes(b"SELECT 'an older dump, not the newest';\n")
-        for name, body in (("backup.2026-11-23T02:15:00Z.sql", dump), ("backup.2026-11-22T02:15:00Z.sql", b"older")):
-            s3.client.put_object(Bucket=s3.BUCKET, Key=f"hpcforge/slurm_acct_db/{name}", Body=body)
-        # mariadb-0 runs `mariadb` as root with the password of the Secret mariadb-root (TCP, so the password counts)
-        db.sql_root(
-            f"CREATE OR REPLACE USER 'root'@'127.0.0.1' IDENTIFIED BY '{root_pw}'; GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;"
-        )
-        cluster.secret("database", "mariadb-root", {"password": root_pw})
-        client = ["mariadb", "--no-defaults", "--protocol=tcp", "-h", db.host, "-P", str(db.port)]
-        cluster.data["pods"]["database/mariadb-0"] = {"programs": {"mariadb": client}}
-        cluster.data["pods"]["slurm/statefulset/slurm-controller"] = {
-            "programs": {"sacctmgr": [require_binaries("sacctmgr")["sacctmgr"]]},
-            "env": {key: env[key] for key in ("SLURM_CONF", "SLURM_SACK_KEY", "SLURM_SACK_SOCKET")},
-        }
-        cluster.data["workloads"] = {
-            "slinky/deployment/slurm-operator": {"replicas": 1},
-            "slurm/statefulset/slurm-accounting": {"replicas": 1},
-        }
-        cluster.save()
+        with SlurmCluster(
+            tmp_path / "slurm",
+            name,
+            nodes=[node_line("n1", cpus=2), node_line("n2", cpus=2)],
+            extra_conf=dbd.slurm_conf_lines("associations,limits,qos"),
+            allow_override=SlurmDBD.OVERRIDES,
+            slurm_key=dbd.slurm_key,
+        ) as slurm:
 
-        operator = {"replicas": 1}
+            def sacct_state(job: int) -> str:
+                return str(slurm.run("sacct", "-n", "-P", "-X", "-j", str(job), "-o", "state").stdout.strip())
 
-        def accounting(replicas: int) -> None:
-            # the operator would scale slurmdbd back up while it runs (the runbook stops it first)
-            assert replicas == 1 or operator["replicas"] == 0, "slurmdbd stopped while the operator still runs"
-            if replicas == 0:
-                dbd.stop()
-            else:
-                dbd.start()
+            def listed() -> set[int]:
+                out = slurm.run("sacct", "-n", "-P", "-X", "-a", "-S", since, "-o", "jobid").stdout.split()
+                return {int(job) for job in out}
 
-        hook = ScaleHook(
-            {
-                "slinky/deployment/slurm-operator": lambda n: operator.update(replicas=n),
-                "slurm/statefulset/slurm-accounting": accounting,
+            def science_job() -> subprocess.CompletedProcess[str]:
+                return slurm.run("sbatch", "-A", "science", "-o", "/dev/null", "--wrap", "true")
+
+            wait_until(lambda: name in slurm.run("sacctmgr", "-P", "-n", "show", "cluster").stdout, 60, "the cluster to register")
+            kept = slurm.sbatch("true\n", args=["-A", "science"])
+            assert slurm.wait_job(kept, 60) == "COMPLETED"
+            wait_until(lambda: sacct_state(kept) == "COMPLETED", 60, "the finished job's record")
+            before = table_rows(db)
+            assocs = db.query_root(f"SELECT COUNT(*) FROM {name}_assoc_table", "slurm_acct_db")[0][0]
+            # the operator's dump (its command line), tonight's and an older one, on the volume and in the bucket; the
+            # test writes the files and objects itself, standing in for the operator's upload, under the names the
+            # operator gives them (`backup.<RFC 3339>.sql`, mariadb-operator v26.6.0 pkg/backup/processor.go lines
+            # 95-97, 157-162)
+            dump = subprocess.run(
+                dump_argv(["--no-defaults", f"--socket={db.socket}", "-uroot"]), capture_output=True, timeout=120, check=True
+            ).stdout
+            volume = cluster.volume("database", BACKUP_VOLUME)
+            (volume / "backup.2026-11-23T02:15:00Z.sql").write_bytes(dump)
+            (volume / "backup.2026-11-22T02:15:00Z.sql").write_bytes(b"SELECT 'an older dump, not the newest';\n")
+            for key, body in (("backup.2026-11-23T02:15:00Z.sql", dump), ("backup.2026-11-22T02:15:00Z.sql", b"older")):
+                s3.client.put_object(Bucket=s3.BUCKET, Key=f"hpcforge/slurm_acct_db/{key}", Body=body)
+
+            # After the dump, slurmdbd still running: two jobs whose records the restore loses, and changes the
+            # restore undoes (science's user association removed, a QOS added), which slurmctld applies at once.
+            lost_done = slurm.sbatch("true\n", args=["-A", "root"])
+            assert slurm.wait_job(lost_done, 60) == "COMPLETED"
+            lost_running = slurm.sbatch("sleep 45\n", args=["-A", "root"])
+            slurm.wait_job(lost_running, 30, states={"RUNNING"})
+            for args in (["delete", "user", "root", "account=science"], ["add", "qos", "postdump"]):
+                slurm.run("sacctmgr", "-i", *args, check=True)
+            wait_until(lambda: science_job().returncode != 0, 30, "slurmctld to refuse account science")
+
+            # mariadb-0 runs `mariadb` as root with the password of the Secret mariadb-root (TCP, so the password counts)
+            db.sql_root(
+                f"CREATE OR REPLACE USER 'root'@'127.0.0.1' IDENTIFIED BY '{root_pw}'; "
+                "GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;"
+            )
+            cluster.secret("database", "mariadb-root", {"password": root_pw})
+            tcp = ["--no-defaults", "--protocol=tcp", "-h", db.host, "-P", str(db.port)]
+            cluster.data["pods"]["database/mariadb-0"] = {
+                "programs": {"mariadb": ["mariadb", *tcp], "mariadb-dump": ["mariadb-dump", *tcp]}
             }
-        )
-        try:
-            db.sql_root("DROP TABLE slurm_assoc_table", "slurm_acct_db")  # the damage
-            cluster.run("db-stop", hook=hook)
-            assert dbd.process is None and not slurmdbd_harness.port_open(dbd.port)
-            done = cluster.run("db-find-volume", "db-restore", "db-check", "db-start", hook=hook)
-            assert "restoring backup.2026-11-23T02:15:00Z.sql" in done.stdout
-            assert assocs in done.stdout.splitlines()  # db-check's count
-            assert "slurm|science|" in done.stdout  # sacctmgr through the restarted slurmdbd
-            # every row is back; the restarted slurmdbd has since written its rollup bookkeeping (last_ran)
-            after = {t: rows for t, rows in table_rows(db).items() if not t.endswith("_last_ran_table")}
-            assert after == {t: rows for t, rows in before.items() if not t.endswith("_last_ran_table")}
-            assert hook.seen == [
-                ("slinky/deployment/slurm-operator", 0),
-                ("slurm/statefulset/slurm-accounting", 0),
-                ("slurm/statefulset/slurm-accounting", 1),
-                ("slinky/deployment/slurm-operator", 1),
-            ]
-            assert not (cluster.root / "pods" / "database" / "hpcforge-restore.json").exists()
+            controller = {
+                "programs": {tool: [require_binaries(tool)[tool]] for tool in ("sacctmgr", "scontrol")},
+                "env": {key: slurm.env()[key] for key in ("SLURM_CONF", "SLURM_SACK_KEY", "SLURM_SACK_SOCKET")},
+            }
+            cluster.data["pods"]["slurm/statefulset/slurm-controller"] = controller
+            cluster.data["pods"]["slurm/slurm-controller-0"] = controller
+            cluster.data["workloads"] = {
+                "slinky/deployment/slurm-operator": {"replicas": 1},
+                "slurm/statefulset/slurm-accounting": {"replicas": 1},
+            }
+            cluster.save()
 
-            found = cluster.run("db-find-s3", env=s3.env())
-            assert "restoring hpcforge/slurm_acct_db/backup.2026-11-23T02:15:00Z.sql" in found.stdout
-            assert (cluster.workdir / "slurm_acct_db.sql").read_bytes() == dump
-        finally:
-            hook.close()
+            operator = {"replicas": 1}
+
+            def accounting(replicas: int) -> None:
+                # the operator would scale slurmdbd back up while it runs (the runbook stops it first)
+                assert replicas == 1 or operator["replicas"] == 0, "slurmdbd stopped while the operator still runs"
+                if replicas == 0:
+                    dbd.stop()
+                else:
+                    dbd.start()
+
+            hook = ScaleHook(
+                {
+                    "slinky/deployment/slurm-operator": lambda n: operator.update(replicas=n),
+                    "slurm/statefulset/slurm-accounting": accounting,
+                    "slurm/pod/slurm-controller-0": lambda n: slurm.restart_controller(),
+                }
+            )
+            try:
+                db.sql_root(f"DROP TABLE {name}_assoc_table", "slurm_acct_db")  # the damage
+                cluster.run("db-stop", hook=hook)
+                assert dbd.process is None and not slurmdbd_harness.port_open(dbd.port)
+                during = slurm.sbatch("true\n", args=["-A", "root"])  # runs while slurmdbd is stopped
+                assert slurm.wait_job(during, 60) == "COMPLETED"
+                done = cluster.run("db-find-volume", "db-restore", "db-check", "db-start", hook=hook)
+                assert "restoring backup.2026-11-23T02:15:00Z.sql" in done.stdout
+                assert assocs in done.stdout.splitlines()  # db-check's count, from hpc_assoc_table
+                assert f"{name}|science|root" in done.stdout  # sacctmgr through the restarted slurmdbd
+                assert slurm.job_state(lost_running) == "RUNNING"  # it runs across the restore
+
+                # slurmdbd serves the restored database; slurmctld still enforces what it had before (issue 27, item 1)
+                refused = science_job()
+                assert refused.returncode != 0 and "Invalid account" in refused.stderr
+                assert "QOS=postdump" in slurm.scontrol("show", "assoc_mgr", "flags=qos")
+                restarted = cluster.run("db-ctld-restart", hook=hook)
+                assert f"ClusterName={name} Account=science UserName=root(0)" in restarted.stdout
+                assert science_job().returncode == 0
+                assert "QOS=postdump" not in slurm.scontrol("show", "assoc_mgr", "flags=qos")
+
+                # every row of the accounts, users, associations and QOS is back as dumped (cluster_table: slurmctld's
+                # registration since has changed its mod_time)
+                kept_tables = (f"{name}_assoc_table", "acct_table", "user_table", "qos_table")
+                after = table_rows(db)
+                assert {t: after[t] for t in kept_tables} == {t: before[t] for t in kept_tables}
+                assert hook.seen == [
+                    ("slinky/deployment/slurm-operator", 0),
+                    ("slurm/statefulset/slurm-accounting", 0),
+                    ("slurm/statefulset/slurm-accounting", 1),
+                    ("slinky/deployment/slurm-operator", 1),
+                    ("slurm/pod/slurm-controller-0", 1),
+                ]
+                assert not (cluster.root / "pods" / "database" / "hpcforge-restore.json").exists()
+
+                # What a restore loses (the doc's list): the jobs that started after the dump while slurmdbd ran have
+                # rows again once they end, without account and eligible time, so `sacct -a -S` lists only the others.
+                assert slurm.wait_job(lost_running, 90) == "COMPLETED"
+                for job in (lost_done, lost_running):
+                    wait_until(lambda job=job: sacct_state(job) == "COMPLETED", 90, f"`sacct -j {job}` to find job {job}")
+                wait_until(lambda: {kept, during} <= listed(), 60, "the kept jobs in `sacct -a`")
+                assert not {lost_done, lost_running} & listed()
+                rows = dict(db.query_root(f"SELECT id_job, account FROM {name}_job_table", "slurm_acct_db"))
+                assert rows[str(lost_done)] == rows[str(lost_running)] == "NULL" and rows[str(during)] == "root"
+
+                found = cluster.run("db-find-s3", env=s3.env())
+                assert "restoring hpcforge/slurm_acct_db/backup.2026-11-23T02:15:00Z.sql" in found.stdout
+                assert (cluster.workdir / "slurm_acct_db.sql").read_bytes() == dump
+
+                # the upgrade section's hand dump (its block, as written) is restored by the restore step (item 3)
+                upgrade = cluster.workdir / "upgrade"
+                upgrade.mkdir()
+                wanted = table_rows(db)
+                subprocess.run(
+                    ["bash", "-euo", "pipefail", "-c", _upgrade_dump_block()],
+                    cwd=upgrade,
+                    env={"PATH": f"{cluster.bin}:/usr/bin:/bin", "KUBE_CLUSTER": str(cluster.root)},
+                    check=True,
+                    timeout=120,
+                )
+                (cluster.workdir / "slurm_acct_db.sql").write_bytes((upgrade / "slurm_acct_db.sql").read_bytes())
+                cluster.run("db-stop", "db-restore", "db-start", hook=hook)
+                assert {t: table_rows(db)[t] for t in kept_tables} == {t: wanted[t] for t in kept_tables}
+            finally:
+                hook.close()
 
 
 # --- the directory -------------------------------------------------------------------------------

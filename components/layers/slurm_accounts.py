@@ -39,6 +39,23 @@ def sync_command(check: bool = False) -> list[str]:
     return ["python3", f"{MOUNT}/{SCRIPT_KEY}", "--desired", f"{DESIRED_DIR}/{DESIRED_KEY}", *(["--check"] if check else [])]
 
 
+SACK_RUN_DIR = "/run/slurm"
+"""Where sackd puts its socket in the Job (an emptyDir: the root filesystem is read-only)."""
+SACK_START = (
+    'sackd -D & i=0; until [ -S "${RUNTIME_DIRECTORY:-/run/slurm}/sack.socket" ]; do '
+    'i=$((i+1)); [ "$i" -le 150 ] || { echo "sackd did not start" >&2; exit 1; }; sleep 0.2; done; exec "$@"'
+)
+"""The Job's shell: sackd first, then the reconciler. Under auth/slurm a client (sacctmgr, squeue) never reads
+slurm.key itself; it asks a sack socket for a token (Slurm 26.05.3 src/common/sack_api.c; without one: "create_external:
+failed to create token", tests/test_real_accounting.py). The login pods run sackd; a Job has to start its own, which reads
+/etc/slurm/slurm.conf and the slurm.key beside it (src/plugins/auth/slurm/internal.c)."""
+
+
+def job_command() -> list[str]:
+    """The Job container's command: SACK_START, then sync_command()."""
+    return ["/bin/sh", "-c", SACK_START, "sacct-sync", *sync_command()]
+
+
 def digest(desired: str, script: str) -> str:
     return hashlib.sha256((desired + "\0" + script).encode()).hexdigest()[:10]
 
@@ -76,7 +93,7 @@ def _job_spec(*, controller: str, slurm_key_secret: str, labels: dict[str, str])
                         # Depends on python3:any, and `sssd` (line 362) on python3-sss. No line installs python3 by
                         # name: a rebuilt image without supervisor would break this Job.
                         "image": Images.LOGIN.ref,
-                        "command": sync_command(),
+                        "command": job_command(),
                         "resources": container_resources("50m", "64Mi", "256Mi"),
                         "securityContext": {
                             "allowPrivilegeEscalation": False,
@@ -86,6 +103,7 @@ def _job_spec(*, controller: str, slurm_key_secret: str, labels: dict[str, str])
                         "volumeMounts": [
                             {"name": "slurm-etc", "mountPath": "/etc/slurm", "readOnly": True},
                             {"name": "accounts", "mountPath": MOUNT, "readOnly": True},
+                            {"name": "sack", "mountPath": SACK_RUN_DIR},
                         ],
                     }
                 ],
@@ -106,6 +124,7 @@ def _job_spec(*, controller: str, slurm_key_secret: str, labels: dict[str, str])
                         },
                     },
                     {"name": "accounts", "configMap": {"name": CONFIG_MAP}},
+                    {"name": "sack", "emptyDir": {}},
                 ],
             },
         },
@@ -171,4 +190,14 @@ def deploy_accounts(
     return [data, *desired_maps, job]
 
 
-__all__ = ["CONFIG_MAP", "DESIRED_KEY", "DESIRED_MAPS", "accounts_job_spec", "deploy_accounts", "digest", "sync_command"]
+__all__ = [
+    "CONFIG_MAP",
+    "DESIRED_KEY",
+    "DESIRED_MAPS",
+    "SACK_START",
+    "accounts_job_spec",
+    "deploy_accounts",
+    "digest",
+    "job_command",
+    "sync_command",
+]

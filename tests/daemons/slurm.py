@@ -8,70 +8,77 @@ Usage::
         job = cluster.sbatch("#!/bin/sh\\ntouch /tmp/x\\n", partition="batch")
         assert cluster.wait_job(job, 60) == "COMPLETED"
 
-Everything the cluster writes lives under ``tmp_dir`` (slurm.conf and gres.conf/cgroup.conf beside it,
-state, spool ``<tmp>/spool/%n``, pid files, logs under ``<tmp>/log``); every daemon runs in the
-foreground (``-D``) as a :class:`~tests.daemons.common.ManagedProcess` and is stopped by pid/process
-group in :meth:`SlurmCluster.stop` (also on a failed start and from the atexit safety net).
+Slurm is the 26.05.3 build of ../shared/slurm (the release Slinky's images ship), found by
+tests/daemons/slurm_prefix.py (``HPCFORGE_SLURM_PREFIX``); Debian's 22.05 is not used.  Everything the
+cluster writes lives under ``tmp_dir`` (slurm.conf and gres.conf/cgroup.conf/topology.yaml beside it, slurm.key,
+state, spool ``<tmp>/spool/%n``, pid files, logs under ``<tmp>/log``); every daemon runs in the foreground
+(``-D``) as a :class:`~tests.daemons.common.ManagedProcess` and is stopped by pid/process group in
+:meth:`SlurmCluster.stop` (also on a failed start and from the atexit safety net).
 
 The slurm.conf the harness writes
 ---------------------------------
-``SlurmUser=root``, ``ProctrackType=proctrack/linuxproc``, ``TaskPlugin=task/none``,
-``JobAcctGatherType=jobacct_gather/none``, ``AccountingStorageType=accounting_storage/none``,
-private ``SlurmctldPort``/``SlurmdPort`` and one private ``Port=`` plus ``NodeHostname=localhost``
-on every static ``NodeName`` line (several slurmd on one host need distinct ports).  Keys the harness
-must own for the daemons to run here (ports, paths, users, proctrack/task/acct plugins, the control
-host, the cluster name) are *commented out* when they appear in ``extra_conf`` and listed in
-:attr:`SlurmCluster.overridden` (pass ``allow_override={"Key"}`` to keep yours); keys the harness only
-defaults (``SelectType``, ``MpiDefault``, ``ReturnToService``, ``TreeWidth``, ``MaxNodeCount`` ...)
-yield to ``extra_conf``; ``SlurmctldParameters`` values are merged.  ``NodeName=`` lines belong in
-``nodes=`` (they need ports), not in ``extra_conf``.
+``SlurmUser=root``, ``AuthType=auth/slurm``, ``CredType=cred/slurm``, ``AuthInfo=disable_sack`` with a
+slurm.key per cluster and a private sackd (tests/daemons/sack.py: why munge cannot serve several slurmds
+on one host in 26.05, and why the daemons do not serve the shared /run sockets), ``ProctrackType=
+proctrack/linuxproc``, ``TaskPlugin=task/affinity``, ``JobAcctGatherType=jobacct_gather/none``,
+``AccountingStorageType=accounting_storage/none``, private ``SlurmctldPort``/``SlurmdPort`` and, on every
+static ``NodeName`` line, its own ``Port=``, ``NodeHostname=<the node's name>`` and ``NodeAddr=127.0.0.1``.
 
-Dynamic nodes and configless (checked on Slurm 22.05.8)
--------------------------------------------------------
-* ``slurmd -Z --conf-server HOST:PORT --conf "Feature=bm ..." -N NAME`` works against a slurmctld
-  with ``SlurmctldParameters=enable_configless``: slurmd fetches slurm.conf (and gres.conf,
-  cgroup.conf when present) into ``<SlurmdSpoolDir>/conf-cache`` and registers; ``scontrol show node
-  NAME`` then shows ``State=IDLE+DYNAMIC_NORM`` and ``AvailableFeatures``/``ActiveFeatures`` from ``--conf``.
-  The harness runs such a slurmd *without* ``SLURM_CONF`` in its environment so the fetch is real.
-* ``MaxNodeCount=N`` is **required**: without it slurmctld logs "Unable to add node 'dyn1', node table
-  is full" / "slurmd registered on unknown node dyn1" and the node never appears, while the slurmd
-  keeps running (the harness fails fast on that log line).  N bounds static + dynamic nodes.  In 22.05
-  it is **only accepted with** ``SelectType=select/cons_tres``: with the default select/linear,
-  slurmctld, slurmd and even sinfo die with "MaxNodeCount only compatible with cons_tres".  The
-  harness therefore defaults to ``SelectType=select/cons_tres`` + ``SelectTypeParameters=CR_CPU``.
-* ``TreeWidth=65533`` (no message fan-out through other slurmds, which may not be able to resolve a
-  dynamic node) is the usual setting for dynamic/cloud nodes; on one host registration and jobs also
-  work without it (checked), the harness sets it anyway when dynamic nodes are on so the config
-  matches a real site's.
-* ``NodeSet=`` lines (``NodeSet=gpuset Feature=gpu`` + ``PartitionName=gpu Nodes=gpuset``) **are**
-  accepted by 22.05.8 and resolve to the nodes with that feature (unknown keys, by contrast, are
-  fatal: "Parsing error at unrecognized key: BogusKey").
-* ``Port=`` (and ``NodeName=``) are **refused in** ``--conf`` ("option 'Port=' not allowed in
-  --conf"): a dynamic slurmd listens on the cluster's ``SlurmdPort``.  So on one host only **one**
-  ``-Z`` slurmd per cluster can run; the harness keeps ``SlurmdPort`` free of static nodes for it and
-  refuses a second one with a clear error.
-* A dynamic node joins no partition by itself; partitions with ``Nodes=ALL`` include it at
-  registration (``scontrol update PartitionName=X Nodes=...`` also works).  The harness adds a
-  ``PartitionName=dynamic Nodes=ALL`` partition when dynamic nodes are on and no partition line says
-  ``Nodes=ALL``.
-* GRES without devices: ``--conf "Gres=gpu:2"`` *without* a gres.conf logs "Can not stat gres.conf
-  file ..., using slurm.conf data" and the node registers as ``IDLE+DRAIN+DYNAMIC_NORM+INVALID_REG``
-  with ``Reason=gres/gpu count reported lower than configured (0 < 2)``.  A gres.conf line
-  ``Name=gpu Count=2`` (no ``File=``) gives the same 0 < 2: the gpu plugin counts device files only.
-  One device file per GPU does work (e.g. ``NodeName=dyn1 Name=gpu File=/dev/zero,/dev/null`` for 2;
-  one file only gives "1 < 2"), and a ``--gres=gpu:1`` job then runs there.  ``GresTypes=gpu`` must be
-  in slurm.conf.
-* ``scontrol delete NodeName=X`` removes a dynamic node (after its slurmd stopped), so a name can be
-  re-registered with a different ``--conf``.
+Where jobs run, the proctrack/task/jobacct plugins are the harness's: ../shared/slurm/README.md says
+these machines have no usable freezer cgroup for proctrack/cgroup.  (On the machine this was written on,
+26.05.3 did start jobs with the rendered proctrack/cgroup, task/cgroup,task/affinity and jobacct_gather/cgroup
+under cgroup v1: tests/test_real_slurm.py loads them as rendered where it runs no job.)  cgroup/v2 cannot
+load on a hybrid-cgroup host at all ("fatal: Hybrid mode is not supported").
 
-Other observed quirks
----------------------
-* ``MpiDefault`` defaults to pmix on Debian and logs "can not load PMIx library" errors; the harness
-  sets ``MpiDefault=none``.  ``MailProg=/bin/true`` silences "Configured MailProg is invalid".
-* A node line with more CPUs/RealMemory than the host has is drained ("Low socket*core*thread count",
-  "Low RealMemory"); :func:`node_line` defaults to ``CPUs=1 RealMemory=100``.
-* A ``Prolog=`` script that exits non-zero drains the node with ``Reason=Prolog error`` and requeues
-  the job held (``JobState=PENDING``, ``Reason=launch_failed_requeued_held``).
+Keys the harness must own for the daemons to run here (ports, paths, users, auth, proctrack/task/acct
+plugins, the control host, the cluster name) are *commented out* when they appear in ``extra_conf`` and
+listed in :attr:`SlurmCluster.overridden` (pass ``allow_override={"Key"}`` to keep yours, e.g.
+``SlurmDBD.OVERRIDES`` with a slurmdbd, or the cgroup plugins where no job runs); keys the harness only
+defaults (``SelectType``, ``MpiDefault``, ``ReturnToService``, ``TreeWidth``, ``MaxNodeCount`` ...) yield to
+``extra_conf``; ``SlurmctldParameters`` values are merged.  ``NodeName=`` lines belong in ``nodes=`` (they
+need ports), not in ``extra_conf``.
+
+Checked on Slurm 26.05.3 (each asserted by tests/test_daemon_harness.py or the tier's tests)
+-------------------------------------------------------------------------------------------
+* Several slurmd on one host: without ``--enable-multiple-slurmd`` (which ../shared/slurm/README.md's build
+  does not use) 26.05 keeps one node per NodeHostname ("Duplicated NodeHostName localhost in the config
+  file") and cannot forward to the others ("_fwd_tree_get_addr: can't find address for host n2"), so each
+  node gets its own NodeHostname; 22.05 had taken ``NodeHostname=localhost`` for all.
+* Dynamic nodes and configless: ``slurmd -Z --conf-server HOST:PORT --conf "Feature=bm ..." -N NAME``
+  against ``SlurmctldParameters=enable_configless`` fetches slurm.conf (and gres.conf, cgroup.conf) into
+  ``<SlurmdSpoolDir>/conf-cache`` and registers ``IDLE+DYNAMIC_NORM`` with the features of ``--conf``.  The
+  harness runs such a slurmd *without* ``SLURM_CONF`` so the fetch is real (``SLURM_SACK_KEY`` gives it the key).
+* ``MaxNodeCount=N`` is required for dynamic nodes: without it slurmctld logs "Unable to add node, node table
+  is full (dyn1)" and the node never appears while its slurmd keeps running (the harness fails fast on that
+  line).  The harness defaults to ``SelectType=select/cons_tres`` + ``SelectTypeParameters=CR_CPU`` and sets
+  ``TreeWidth=65533`` with dynamic nodes, as a real site with dynamic nodes does.
+* ``Port=`` **is accepted** in ``--conf`` (22.05 refused it): a second ``-Z`` slurmd on this host registers
+  with its own port.  Without ``Port=`` a dynamic slurmd listens on the cluster's ``SlurmdPort``, so the
+  harness refuses a second one without ``Port=`` with a clear error.
+* ``NodeSet=`` lines resolve features for dynamic nodes at registration: a ``-Z`` slurmd with
+  ``Feature=cpu-bm`` lands in a partition over ``NodeSet=cpu-bm Feature=cpu-bm`` (22.05 put dynamic nodes
+  only into ``Nodes=ALL`` partitions).  The harness still adds ``PartitionName=dynamic Nodes=ALL`` when dynamic
+  nodes are on and no partition line says ``Nodes=ALL``.
+* GRES without devices: ``--conf "Gres=gpu:2"`` with no device files registers ``DRAIN+INVALID_REG`` with
+  ``Reason=gres/gpu count reported lower than configured (0 < 2)``; one device file per GPU in gres.conf
+  (``File=/dev/zero,/dev/null`` for 2) makes the node usable and a ``--gres=gpu:1`` job runs there.
+  ``GresTypes=gpu`` must be in slurm.conf.
+* ``scontrol delete NodeName=X`` removes a dynamic node after its slurmd stopped.
+* Prolog=/Epilog= scripts get an environment of slurmd's making: SLURM_* variables and SLURM_CONF, **no
+  PATH** and none of the daemon's own variables; a script that runs ``scontrol`` needs what the slurmd image
+  gives it (:meth:`SlurmCluster.node_script`).  Several ``Prolog=`` lines all run, in order (Slinky writes one
+  per script).  A failing prolog drains the node (``Reason=Prolog error``) and requeues the job held.
+* ``topology.yaml`` beside slurm.conf is read without any ``TopologyPlugin=`` line; ``scontrol show topology``
+  lists only nodes slurmctld knows (22.05 echoed topology.conf's host lists); ``Topology=<topo>:<unit>`` on a
+  node line places a node, as Slinky's pods register.
+* Partition ``AllowGroups`` with the default ``EnforcePartLimits=NO`` does not refuse a job at submission
+  (22.05 did): the job stays pending with ``Reason=uid_<uid>_not_in_group_permitted_to_use_this_partition_...``.
+  ``sbatch --uid`` is gone: submit as the user (run(..., user=)).
+* ``scontrol reconfigure`` starts a new slurmctld process (scontrol(1)); it reloads associations and QOS from
+  slurmdbd too, but not the listening port (tests/test_real_slurm_reconfigure.py).
+* ``MpiDefault=none`` and ``MailProg=/bin/true`` keep the logs free of errors about PMIx and mail; a node line
+  with more CPUs/RealMemory than the host has is drained, so :func:`node_line` defaults to ``CPUs=1
+  RealMemory=100``.
 """
 
 from __future__ import annotations
@@ -370,6 +377,7 @@ class SlurmCluster:
 
         self.slurmctld: ManagedProcess | None = None
         self.slurmds: dict[str, ManagedProcess | PidfileDaemon] = {}
+        self._own_port: set[str] = set()  # dynamic nodes started with Port= in --conf
         self._stack = Stack()
         self._started = False
         #: value of TAG_VAR in every process this cluster starts (jobs inherit SLURM_CONF instead)
@@ -414,7 +422,7 @@ class SlurmCluster:
             "SlurmctldLogFile": str(self.ctld_log),
             "SlurmdLogFile": f"{self.log_dir}/slurmd-%n.log",
             "ProctrackType": "proctrack/linuxproc",
-            "TaskPlugin": "task/none",
+            "TaskPlugin": "task/affinity",
             "JobAcctGatherType": "jobacct_gather/none",
             "AccountingStorageType": "accounting_storage/none",
             "JobCompType": "jobcomp/none",
@@ -584,6 +592,30 @@ class SlurmCluster:
             self.stop()
             raise
         return self
+
+    def stop_controller(self) -> None:
+        """Stop slurmctld only (by pid); slurmds, sackd and jobs keep running, as when its pod is deleted."""
+        if self.slurmctld is not None:
+            self.slurmctld.stop()
+
+    def start_controller(self, timeout: float | None = None) -> None:
+        """Start slurmctld again with the same slurm.conf and state (``-D``, no ``-c``: it recovers its state)."""
+        if self.slurmctld is not None and self.slurmctld.alive():
+            raise HarnessError("slurmctld is running")
+        self.slurmctld = ManagedProcess(
+            [self._binary("slurmctld"), "-D", "-f", str(self.conf_path)],
+            name="slurmctld",
+            log_path=self.log_dir / "slurmctld.out",
+            env=self.env(),
+            cwd=self.tmp_dir,
+        )
+        self._stack.push(self.slurmctld)
+        self.wait_controller(timeout or self.start_timeout)
+
+    def restart_controller(self, timeout: float | None = None) -> None:
+        """:meth:`stop_controller` then :meth:`start_controller`."""
+        self.stop_controller()
+        self.start_controller(timeout)
 
     def __enter__(self) -> SlurmCluster:
         return self.start()
@@ -796,13 +828,20 @@ class SlurmCluster:
         node = args[args.index("-N") + 1]
         if node in self.slurmds and self.slurmds[node].alive():
             raise HarnessError(f"a slurmd for node {node} is already running")
-        if "-Z" in args:
-            running = [name for name, proc in self.slurmds.items() if name not in self._node_lines and proc.alive()]
+        conf_arg = args[args.index("--conf") + 1] if "--conf" in args[:-1] else ""
+        if "-Z" in args and not re.search(r"(?i)(^|\s)Port=", conf_arg):
+            running = [
+                name
+                for name, proc in self.slurmds.items()
+                if name not in self._node_lines and proc.alive() and name not in self._own_port
+            ]
             if running:
                 raise HarnessError(
-                    f"a dynamic slurmd ({running[0]}) already listens on SlurmdPort={self.slurmd_port}; Slurm 22.05 refuses "
-                    "Port= in --conf, so only one -Z slurmd per cluster can run on one host"
+                    f"a dynamic slurmd ({running[0]}) already listens on SlurmdPort={self.slurmd_port}: only one -Z slurmd "
+                    "without Port= per cluster can run on one host (give the next one Port=N in --conf; 26.05 accepts it)"
                 )
+        if "-Z" in args and re.search(r"(?i)(^|\s)Port=", conf_arg):
+            self._own_port.add(node)
         args[0] = self._binary("slurmd") if args[0] == "slurmd" else args[0]
         env = self.env({"SLURM_CONF": None})
         log = self.log_dir / f"slurmd-{node}.out"

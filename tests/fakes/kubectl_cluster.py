@@ -16,7 +16,8 @@ mount paths (claims, ConfigMaps, Secrets) put onto those directories (ConfigMaps
 under `mounts/`), its `env` (with `secretKeyRef`) set, and stdin passed only with `-i`, as kubectl does.
 Every call is appended to `calls.jsonl`, every applied object to `applied.jsonl`. With KUBE_HOOK_URL set,
 `scale` POSTs {"workload": "NS/KIND/NAME", "replicas": N} there and returns once it is answered: the test
-stops or starts the real daemon that the workload stands for.
+stops or starts the real daemon that the workload stands for; `delete pod NAME` of a pod in `pods` POSTs
+{"workload": "NS/pod/NAME", "replicas": 1} (its StatefulSet re-creates it: the test restarts the daemon).
 """
 
 from __future__ import annotations
@@ -141,16 +142,21 @@ def scale(namespace: str, args: list[str]) -> None:
     key, data, item = workload(namespace, [a for a in args if not a.startswith("--")])
     item["replicas"] = replicas
     save_cluster(data)
+    notify(key, replicas, "scaling")
+    print(f"{key} scaled")
+
+
+def notify(key: str, replicas: int, doing: str) -> None:
+    """With KUBE_HOOK_URL set: the test stops, starts or restarts the real daemon behind `key` before kubectl returns."""
     hook = os.environ.get("KUBE_HOOK_URL")
-    if hook:  # the test stops or starts the real daemon behind this workload before kubectl returns
+    if hook:
         body = json.dumps({"workload": key, "replicas": replicas}).encode()
         request = urllib.request.Request(hook, data=body, method="POST", headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=300) as response:
                 response.read()
         except urllib.error.HTTPError as error:
-            fail(f"scaling {key}: {error.read().decode(errors='replace')}")
-    print(f"{key} scaled")
+            fail(f"{doing} {key}: {error.read().decode(errors='replace')}")
 
 
 def rollout(namespace: str, args: list[str]) -> None:
@@ -252,7 +258,7 @@ def wait(namespace: str, args: list[str]) -> None:
     condition = next(a.split("=", 1)[1] for a in args if a.startswith("--for="))
     target = next(a for a in args[1:] if not a.startswith("-"))
     name = target.split("/", 1)[1]
-    exists = (ROOT / "pods" / namespace / f"{name}.json").exists()
+    exists = (ROOT / "pods" / namespace / f"{name}.json").exists() or f"{namespace}/{name}" in cluster()["pods"]
     if (condition == "delete") == exists:
         fail(f"timed out waiting for the condition on pods/{name}")
     print(f"pod/{name} condition met")
@@ -263,6 +269,11 @@ def delete(namespace: str, args: list[str]) -> None:
     kind, name = names[0].split("/", 1) if "/" in names[0] else (names[0], names[1])
     if kind != "pod":
         fail(f"this stand-in deletes only pods, not {kind}")
+    if f"{namespace}/{name}" in cluster()["pods"]:
+        # a pod of a workload the test maps onto a real daemon: its controller re-creates it, the daemon restarts
+        notify(f"{namespace}/pod/{name}", 1, "deleting")
+        print(f'pod "{name}" deleted')
+        return
     path = ROOT / "pods" / namespace / f"{name}.json"
     if not path.exists():
         fail(f'pods "{name}" not found')
