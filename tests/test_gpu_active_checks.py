@@ -20,6 +20,7 @@ import pytest
 from components.config import ConfigError, load_config
 from components.config.active_checks import runs_per_week, weekly_gpu_hours
 from components.layers.gpu_active_checks import CONFIG_MAP
+from components.layers.slurm_accounts import SACK_START
 from components.versions import Images
 from offline.engine import RecordedStack
 
@@ -111,7 +112,11 @@ def test_prod_runs_each_check_from_a_cronjob_that_never_overlaps(prod_stack: Rec
     ib = cronjobs["slurm/gpu-check-ib"]
     assert ib["schedule"] == "30 2 * * *" and ib["concurrencyPolicy"] == "Forbid"
     pod = ib["jobTemplate"]["spec"]["template"]["spec"]
-    assert pod["containers"][0]["command"][-3:] == ["ib", "--script", "/etc/hpcforge/active-checks/active-check.sh"]
+    command = pod["containers"][0]["command"]
+    assert command[-3:] == ["ib", "--script", "/etc/hpcforge/active-checks/active-check.sh"]
+    # sackd first, as in the accounts Job: under auth/slurm the clients ask its socket for a token.
+    assert command[:3] == ["/bin/sh", "-c", SACK_START]
+    assert {"name": "sack", "mountPath": "/run/slurm"} in pod["containers"][0]["volumeMounts"]
     assert pod["containers"][0]["image"] == Images.LOGIN.ref
     data = one(prod_stack, "ConfigMap", "slurm", CONFIG_MAP)["data"]
     assert "# --- include ../" not in data["active-check.sh"] and "dcgm_reason()" in data["active-check.sh"]

@@ -8,7 +8,8 @@ user, are edited with `scrontab` by hand and need `ScronParameters=enable`: noth
 
 The CronJob's pod reaches Slurm as the accounts reconciler's does (components/layers/slurm_accounts.py): the
 operator's `<controller>-config` slurm.conf and the slurm.key Secret projected into /etc/slurm, the Slinky login
-image's clients, as root (who may create reservations, submit into them and drain/resume nodes).
+image's clients, as root (who may create reservations, submit into them and drain/resume nodes), and sackd started
+first (SACK_START): under auth/slurm a client asks a sack socket for its token.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..context import DeployContext
 from ..k8s import config_map, container_resources
 from ..renderers.script_include import inline_includes
 from ..versions import Images
+from .slurm_accounts import SACK_RUN_DIR, SACK_START
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 CHECK_SCRIPT = PROJECT_ROOT / "scripts" / "gpu" / "active-check.sh"
@@ -89,6 +91,7 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
 def cronjob_spec(check: ActiveCheck, *, controller: str, slurm_key_secret: str, labels: dict[str, str]) -> dict[str, Any]:
     """The CronJob of one check (pure: tested directly)."""
     command = [
+        "/bin/sh", "-c", SACK_START, "active-check",
         "python3", f"{MOUNT}/active_checks.py", "--config", f"{MOUNT}/checks.json", "--check", check.name,
         "--script", f"{MOUNT}/active-check.sh",
     ]  # fmt: skip
@@ -125,6 +128,7 @@ def cronjob_spec(check: ActiveCheck, *, controller: str, slurm_key_secret: str, 
                                 "volumeMounts": [
                                     {"name": "slurm-etc", "mountPath": "/etc/slurm", "readOnly": True},
                                     {"name": "checks", "mountPath": MOUNT, "readOnly": True},
+                                    {"name": "sack", "mountPath": SACK_RUN_DIR},
                                 ],
                             }
                         ],
@@ -150,6 +154,7 @@ def cronjob_spec(check: ActiveCheck, *, controller: str, slurm_key_secret: str, 
                                 },
                             },
                             {"name": "checks", "configMap": {"name": CONFIG_MAP}},
+                            {"name": "sack", "emptyDir": {}},
                         ],
                     },
                 },
