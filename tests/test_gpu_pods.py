@@ -179,3 +179,18 @@ def test_rdma_gpu_pods_point_nccl_at_their_rails_and_bootstrap_on_the_pod_networ
     # The A100s' RoCE rails are SR-IOV: their virtual functions' names are not known in advance, so no NCCL_IB_HCA.
     assert one(prod_stack, "ConfigMap", "slurm", "slurm-nccl-gpu-a100")["data"]["nccl.conf"] == "NCCL_SOCKET_IFNAME==eth0\n"
     assert "nccl-conf" not in {v["name"] for v in _nodeset(prod_stack, "cpu")["template"]["spec"].get("volumes", [])}
+
+
+@pytest.mark.program
+def test_a_cluster_hpcforge_bootstraps_with_rke2_points_the_toolkit_at_rke2s_containerd(tmp_path: Any) -> None:
+    from .helpers import run_stack_file, write_variant
+    from .test_rke2 import RKE2
+
+    def with_rke2(values: dict[str, Any]) -> None:
+        values["hpcforge:cluster"] = {"bootstrap": RKE2}
+        values["hpcforge:sshPrivateKey"] = "-----BEGIN OPENSSH PRIVATE KEY-----\\nAAAA\\n-----END OPENSSH PRIVATE KEY-----"
+        values["hpcforge:kubernetes"].pop("context", None)
+
+    stack = run_stack_file(write_variant(tmp_path, "prod", with_rke2), "prod")
+    values = one(stack, "Application", "argocd", "gpu-operator")["spec"]["source"]["helm"]["valuesObject"]
+    assert values["toolkit"]["env"] == toolkit_env("rke2")
