@@ -179,3 +179,22 @@ def test_device_plugin_offers_the_nodesets_gpus(tmp_path: Path) -> None:
     assert "allocatable.nvidia\\.com/gpu" in (tmp_path / "kubectl.log").read_text()
     short = run_check(tmp_path, "gpu-allocatable.sh", [{"match": "get nodes", "stdout": "h1=8\nh2=4\nh3=\n"}], env)
     assert short.returncode == 1 and "nodeset gpu-h100: 1 node(s) offer 8 nvidia.com/gpu, 2 needed" in short.stderr
+
+
+def _real_probe() -> str:
+    """What the rdma-devices probe printed on a real H200 (tests/fixtures/gpu-probe/h200-580.159.04.txt)."""
+    text = (REPO / "tests/fixtures/gpu-probe/h200-580.159.04.txt").read_text()
+    block = text.split("$ rdma-devices.sh probe (verbatim, no Slurm)\n", 1)[1]
+    return block.split("$ ", 1)[0]
+
+
+def test_the_probe_as_it_ran_on_a_real_h200_reads_the_open_kernel_module_as_dma_buf(tmp_path: Path) -> None:
+    # The VM has no InfiniBand: the device count fails the check; without that floor, the driver's open kernel module
+    # (no nvidia_peermem there) is read as GPUDirect RDMA through DMA-BUF.
+    probe = _real_probe()
+    assert "peermem: absent\nkmod: 1\n" in probe
+    answers = [{"match": "hpcforge-rdma", "stdout": probe}]
+    failed = run_check(tmp_path, "rdma-devices.sh", answers, RDMA)
+    assert failed.returncode == 1 and "sees 0 RDMA device(s)" in failed.stderr
+    report = _ok(run_check(tmp_path, "rdma-devices.sh", answers, {**RDMA, "RDMA_MIN_DEVICES": "0"}), "rdma-devices")
+    assert report["detail"].endswith("memlock unlimited, GPUDirect: DMA-BUF")

@@ -61,7 +61,7 @@ check() {
     echo "GPUDirect RDMA cannot work on $node: nvidia_peermem is not loaded and the driver is not the open kernel module (DMA-BUF): NCCL would copy through host memory"
     return 1
   fi
-  echo "${#found[@]} RDMA device(s) (${devices% }), memlock unlimited${node:+, pod $node allocated ${RDMA_RESOURCES:-its fabrics}}, GPUDirect: $([ "$peermem" = loaded ] && echo nvidia_peermem || echo DMA-BUF)"
+  echo "${#found[@]} RDMA device(s) (${devices% }), memlock unlimited${RDMA_RESOURCES:+, pod $node allocated $RDMA_RESOURCES}, GPUDirect: $([ "$peermem" = loaded ] && echo nvidia_peermem || echo DMA-BUF)"
 }
 
 converge rdma-devices check
