@@ -229,6 +229,8 @@ class Platform(pulumi.ComponentResource):
                     depends_on=net.ready,
                     site_scrapes_dcgm=dcgm_scraped,
                     gpu_pool_taints=gpu_pool_taints(cfg),
+                    distribution=cfg.cluster.bootstrap.distribution if cfg.cluster.bootstrap is not None else None,
+                    gpudirect_rdma=cfg.rdma is not None and cfg.rdma.enabled,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -281,6 +283,7 @@ class Platform(pulumi.ComponentResource):
                 rdma=rdma,
                 nodeset_pools=nodeset_pools(cfg),
                 metrics=monitored,
+                active_checks=cfg.gpu.active_checks,
                 accounts_state=(
                     render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
                     if cfg.slurm.accounts is not None

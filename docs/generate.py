@@ -90,6 +90,10 @@ NAMED_VALIDATORS: dict[str, str] = {
 # generator adds it to the field's type (the type alone says "string"). tests/test_docs_reference.py
 # checks that every validator of a documented field is named here or in NAMED_VALIDATORS.
 FIELD_VALIDATORS: dict[str, str] = {
+    "components.layers.gpu.checks_config.ActiveCheck._name": "lowercase letters, digits and '-', at most 32, starting and "
+    "ending alphanumeric",
+    "components.layers.gpu.checks_config.ActiveCheck._schedule": "a five-field cron schedule (minute hour day-of-month month "
+    "day-of-week) of numbers, `*`, ranges, steps and lists",
     "components.layers.slurm.accounts.SlurmAccountsConfig._no_root": "no account named 'root' (slurmdbd's own)",
     "components.layers.backups.config.BackupsConfig._pem": "a PEM certificate (-----BEGIN CERTIFICATE----- ... "
     "-----END CERTIFICATE-----)",

@@ -99,3 +99,27 @@ def test_a_driver_s_refused_fields_are_left_out_of_the_captured_table(tmp_path: 
     _, out = _capture(tmp_path, "a100x8-driver535.txt", 8)
     header = (out / "fixture.txt").read_text().split("[gpus]\n", 1)[1].splitlines()[0]
     assert "remapped_rows" not in header and header.startswith("index, name, pci.bus_id")
+
+
+def test_the_capture_records_mig_modes_gpudirect_prerequisites_and_a_hung_nvidia_smi(tmp_path: Path) -> None:
+    # Issue 28 item 3: one run also records `-L`, the MIG modes, `ls -l /dev/nvidia*`, the driver's kernel module
+    # (/proc/driver/nvidia/version: open modules give DMA-BUF) and whether nvidia_peermem is loaded, and runs the
+    # prolog against an nvidia-smi that ignores SIGTERM and never answers: it must give up in time and say so.
+    result, out = _capture(tmp_path, "healthy-h100x1.txt", 1)
+    transcript = (out / "transcript.txt").read_text()
+    for command in (
+        "$ nvidia-smi -L\n",
+        "$ nvidia-smi --query-gpu=index,mig.mode.current,mig.mode.pending --format=csv,noheader\n",
+        "$ nvidia-smi topo -m\n",
+        "$ bash -c ls -l /dev/nvidia*\n",
+        "$ cat /proc/driver/nvidia/version\n",
+        "$ bash -c lsmod | grep -e nvidia_peermem -e nvidia\n",
+    ):
+        assert command in transcript, command
+    checks = (out / "checks.txt").read_text()
+    hung = checks.split("prolog (hung nvidia-smi), SLURM_JOB_GPUS=0: ", 1)[1]
+    assert hung.startswith("exit 1 (expected: fail)\ngpu-check: nvidia-smi did not answer within 3s\n")
+    elapsed = int(re.search(r"gave up after (\d+)s", hung)[1])  # type: ignore[index]
+    assert 3 <= elapsed <= 15
+    assert result.returncode == 0, checks
+    assert not list(out.glob("hung-*"))

@@ -19,7 +19,7 @@ import pytest
 
 from components.layers.slurm.gpus import MIG_PROFILE
 
-from .test_gpu_health import EPILOG, FAKES, FIXTURES, PROLOG, RECOVERY_QUERY, _queried, run_script, smi_calls
+from .test_gpu_health import EPILOG, FAKES, FIXTURES, MIG_QUERY, PROLOG, RECOVERY_QUERY, _queried, run_script, smi_calls
 from .test_gpu_operator import _prod_with
 
 sys.path.insert(0, str(FAKES))
@@ -86,9 +86,14 @@ def test_prolog_passes_on_the_captured_gpu_and_refuses_an_index_it_lacks(
 ) -> None:
     fixture = f"captures/{capture}"
     healthy = run_script(PROLOG, fixture, tmp_path, gpus="0", env=state(recorded_state))
-    assert healthy.returncode == 0, healthy.stderr
-    # The row-remapping fields were accepted (no fallback to -q), and so was gpu_recovery_action (None here).
-    assert smi_calls(tmp_path)[1:] == [RECOVERY_QUERY]
+    if "-mig-" in capture:
+        # In MIG mode (mig.mode.current Enabled): refused for a whole-GPU job (tests/test_gpu_hangs_and_mig.py).
+        assert healthy.returncode == 1 and "MIG mode is enabled" in healthy.stderr
+    else:
+        assert healthy.returncode == 0, healthy.stderr
+    # The row-remapping fields were accepted (no fallback to -q), and so were gpu_recovery_action (None here) and
+    # mig.mode.current.
+    assert smi_calls(tmp_path)[1:] == [RECOVERY_QUERY, MIG_QUERY]
     missing = run_script(PROLOG, fixture, tmp_path, gpus="1", env=state(recorded_state))
     assert (missing.returncode, missing.stderr.strip()) == (1, "gpu-check: GPU 1: not found (nvidia-smi lists: 0)")
 
@@ -152,7 +157,10 @@ def test_epilog_passes_on_the_idle_capture_and_names_a_process_left_under_load(t
 def test_epilog_reads_memory_in_use_from_the_captured_mib_values(tmp_path: Path) -> None:
     result = run_script(EPILOG, "h100-590-memory-left.txt", tmp_path)
     assert result.returncode == 1
-    assert result.stderr.strip() == "gpu-epilog: GPU 0 (00000000:00:09.0): 30000 MiB of memory still in use (allowed: 1024 MiB)"
+    assert (
+        result.stderr.strip()
+        == "gpu-epilog: GPU 0 (00000000:00:09.0): 30000 MiB of memory still in use by no process visible here (allowed: 1024 MiB)"
+    )
     assert (
         run_script(EPILOG, "h100-590-memory-left.txt", tmp_path, env={"GPU_CHECK_MAX_MEMORY_USED_MIB": "30000"}).returncode == 0
     )

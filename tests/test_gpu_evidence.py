@@ -91,14 +91,69 @@ def test_allreduce_without_a_result_or_failing_fails(tmp_path: Path) -> None:
 RDMA = {**SLURM, "GPU_PARTITION": "h100", "RDMA_MIN_DEVICES": "4"}
 
 
+# What the probe job prints on a healthy H100 node of prod (after the device and memlock lines).
+PROBE_REST = "nccl: NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3\npeermem: loaded\nkmod: 0\n"
+
+
 def test_rdma_devices_and_memlock(tmp_path: Path) -> None:
-    answers = [{"match": "hpcforge-rdma", "stdout": "devices: mlx5_0 mlx5_1 mlx5_2 mlx5_3 \nmemlock: unlimited\n"}]
+    answers = [{"match": "hpcforge-rdma", "stdout": "devices: mlx5_0 mlx5_1 mlx5_2 mlx5_3 \nmemlock: unlimited\n" + PROBE_REST}]
     report = _ok(run_check(tmp_path, "rdma-devices.sh", answers, RDMA), "rdma-devices")
-    assert report["detail"] == "4 RDMA device(s) (mlx5_0 mlx5_1 mlx5_2 mlx5_3), memlock unlimited"
+    assert report["detail"] == "4 RDMA device(s) (mlx5_0 mlx5_1 mlx5_2 mlx5_3), memlock unlimited, GPUDirect: nvidia_peermem"
     few = run_check(tmp_path, "rdma-devices.sh", [{"match": "srun", "stdout": "devices: mlx5_0 \nmemlock: unlimited\n"}], RDMA)
     assert few.returncode == 1 and "sees 1 RDMA device(s) (mlx5_0 ), expected at least 4" in few.stderr
     locked = run_check(tmp_path, "rdma-devices.sh", [{"match": "srun", "stdout": "devices: a b c d\nmemlock: 8192\n"}], RDMA)
     assert locked.returncode == 1 and "may lock only 8192 KiB" in locked.stderr
+
+
+# Issue 28 item 8: a privileged slurmd pod sees every HCA of its host, so the devices alone prove nothing; the pod
+# must have been allocated the fabrics' resources (its spec's limits), and NCCL pointed at the rails.
+RDMA_ALLOCATED = {
+    **RDMA,
+    "RDMA_RESOURCES": "rdma/ib_rail0 rdma/ib_rail1",
+    "RDMA_NCCL_IB_HCA": "=mlx5_0,mlx5_1,mlx5_2,mlx5_3",
+}
+PROBE = "node: gpu-h100-1\ndevices: mlx5_0 mlx5_1 mlx5_2 mlx5_3 \nmemlock: unlimited\n"
+LIMITS = '{"cpu":"180","memory":"1900Gi","nvidia.com/gpu":"8","rdma/ib_rail0":"1","rdma/ib_rail1":"1"}'
+
+
+def test_rdma_evidence_fails_when_the_pod_was_allocated_no_rdma_resource(tmp_path: Path) -> None:
+    ok = [{"match": "hpcforge-rdma", "stdout": PROBE + PROBE_REST}, {"match": "get pod gpu-h100-1", "stdout": LIMITS}]
+    report = _ok(run_check(tmp_path, "rdma-devices.sh", ok, RDMA_ALLOCATED), "rdma-devices")
+    assert "pod gpu-h100-1 allocated rdma/ib_rail0 rdma/ib_rail1" in report["detail"]
+    bare = [
+        {"match": "hpcforge-rdma", "stdout": PROBE + PROBE_REST},
+        {"match": "get pod gpu-h100-1", "stdout": '{"cpu":"180","memory":"1900Gi","nvidia.com/gpu":"8"}'},
+    ]
+    failed = run_check(tmp_path, "rdma-devices.sh", bare, RDMA_ALLOCATED)
+    assert failed.returncode == 1
+    assert "the slurmd pod gpu-h100-1 was allocated no rdma/ib_rail0" in failed.stderr
+
+
+def test_rdma_evidence_fails_when_nccl_is_not_pointed_at_the_rails_or_gpudirect_cannot_work(tmp_path: Path) -> None:
+    unset = [
+        {"match": "hpcforge-rdma", "stdout": PROBE + "nccl: \npeermem: loaded\nkmod: 0\n"},
+        {"match": "get pod", "stdout": LIMITS},
+    ]
+    failed = run_check(tmp_path, "rdma-devices.sh", unset, RDMA_ALLOCATED)
+    assert failed.returncode == 1 and "NCCL on gpu-h100-1 is not pointed at the rails" in failed.stderr
+    copies = [
+        {
+            "match": "hpcforge-rdma",
+            "stdout": PROBE + "nccl: NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3\npeermem: absent\nkmod: 0\n",
+        },
+        {"match": "get pod", "stdout": LIMITS},
+    ]
+    failed = run_check(tmp_path, "rdma-devices.sh", copies, RDMA_ALLOCATED)
+    assert failed.returncode == 1 and "GPUDirect RDMA cannot work on gpu-h100-1" in failed.stderr
+    # The open kernel module gives DMA-BUF without nvidia_peermem (the hpcforge H200 capture's driver is one).
+    dmabuf = [
+        {
+            "match": "hpcforge-rdma",
+            "stdout": PROBE + "nccl: NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3\npeermem: absent\nkmod: 1\n",
+        },
+        {"match": "get pod", "stdout": LIMITS},
+    ]
+    assert "GPUDirect: DMA-BUF" in _ok(run_check(tmp_path, "rdma-devices.sh", dmabuf, RDMA_ALLOCATED), "rdma-devices")["detail"]
 
 
 def test_prod_gpu_checks_follow_config() -> None:
@@ -110,6 +165,8 @@ def test_prod_gpu_checks_follow_config() -> None:
     )
     assert checks["nccl-allreduce"]["NCCL_MIN_BUSBW"] == "300" and checks["nccl-allreduce"]["GPU_PARTITION"] == "h100"
     assert checks["rdma-devices"]["RDMA_MIN_DEVICES"] == "4"  # the four InfiniBand rails of gpu-h100
+    assert checks["rdma-devices"]["RDMA_RESOURCES"] == "rdma/ib_rail0 rdma/ib_rail1 rdma/ib_rail2 rdma/ib_rail3"
+    assert checks["rdma-devices"]["RDMA_NCCL_IB_HCA"] == "=mlx5_0,mlx5_1,mlx5_2,mlx5_3"
     dev = load_config(raw_config(config_values("dev")))
     assert gpu_check_environments(dev, dict(SLURM)) == []  # no GPU partition
 
@@ -122,3 +179,22 @@ def test_device_plugin_offers_the_nodesets_gpus(tmp_path: Path) -> None:
     assert "allocatable.nvidia\\.com/gpu" in (tmp_path / "kubectl.log").read_text()
     short = run_check(tmp_path, "gpu-allocatable.sh", [{"match": "get nodes", "stdout": "h1=8\nh2=4\nh3=\n"}], env)
     assert short.returncode == 1 and "nodeset gpu-h100: 1 node(s) offer 8 nvidia.com/gpu, 2 needed" in short.stderr
+
+
+def _real_probe() -> str:
+    """What the rdma-devices probe printed on a real H200 (tests/fixtures/gpu-probe/h200-580.159.04.txt)."""
+    text = (REPO / "tests/fixtures/gpu-probe/h200-580.159.04.txt").read_text()
+    block = text.split("$ rdma-devices.sh probe (verbatim, no Slurm)\n", 1)[1]
+    return block.split("$ ", 1)[0]
+
+
+def test_the_probe_as_it_ran_on_a_real_h200_reads_the_open_kernel_module_as_dma_buf(tmp_path: Path) -> None:
+    # The VM has no InfiniBand: the device count fails the check; without that floor, the driver's open kernel module
+    # (no nvidia_peermem there) is read as GPUDirect RDMA through DMA-BUF.
+    probe = _real_probe()
+    assert "peermem: absent\nkmod: 1\n" in probe
+    answers = [{"match": "hpcforge-rdma", "stdout": probe}]
+    failed = run_check(tmp_path, "rdma-devices.sh", answers, RDMA)
+    assert failed.returncode == 1 and "sees 0 RDMA device(s)" in failed.stderr
+    report = _ok(run_check(tmp_path, "rdma-devices.sh", answers, {**RDMA, "RDMA_MIN_DEVICES": "0"}), "rdma-devices")
+    assert report["detail"].endswith("memlock unlimited, GPUDirect: DMA-BUF")

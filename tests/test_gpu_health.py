@@ -98,6 +98,8 @@ ROW_REMAP_FIELDS = {"remapped_rows.pending", "remapped_rows.failure"}
 # Asked for in a query of its own, skipped where the driver refuses it (driver 535 does; 580 and 590 list it).
 RECOVERY_FIELDS = {"gpu_recovery_action"}
 RECOVERY_QUERY = "--query-gpu=pci.bus_id,gpu_recovery_action --format=csv,noheader,nounits"
+# Asked in job scope after the recovery query: a GPU in MIG mode cannot serve a whole-GPU job (issue 28).
+MIG_QUERY = "--query-gpu=pci.bus_id,mig.mode.current --format=csv,noheader,nounits"
 
 
 def test_every_field_the_scripts_query_is_listed_by_driver_535s_help_query_gpu() -> None:
@@ -120,8 +122,9 @@ def test_prolog_passes_on_driver_535_where_row_remapping_is_not_a_query_field(tm
     result = run_script(PROLOG, "a100x8-driver535.txt", tmp_path, gpus="0,1,2,3,4,5,6,7")
     assert result.returncode == 0, result.stderr
     calls = smi_calls(tmp_path)
-    assert len(calls) == 4 and "remapped_rows.pending" in calls[0] and "remapped_rows" not in calls[1]
+    assert len(calls) == 5 and "remapped_rows.pending" in calls[0] and "remapped_rows" not in calls[1]
     assert calls[2] == "-q" and calls[3] == RECOVERY_QUERY  # refused by this driver: nothing to check
+    assert calls[4] == MIG_QUERY
 
 
 def test_prolog_reads_a_pending_row_remap_from_nvidia_smi_q_on_driver_535(tmp_path: Path) -> None:
@@ -179,7 +182,7 @@ def test_prolog_passes_on_a_healthy_h100(tmp_path: Path) -> None:
     result = run_script(PROLOG, "healthy-h100x1.txt", tmp_path)
     assert result.returncode == 0, result.stderr
     calls = smi_calls(tmp_path)
-    assert len(calls) == 2 and calls[1] == RECOVERY_QUERY and not any("-i" in call.split() for call in calls)
+    assert len(calls) == 3 and calls[1:] == [RECOVERY_QUERY, MIG_QUERY] and not any("-i" in call.split() for call in calls)
 
 
 def test_prolog_passes_on_eight_healthy_gpus(tmp_path: Path) -> None:
@@ -370,7 +373,10 @@ def test_epilog_names_a_leftover_process(tmp_path: Path) -> None:
 
 def test_epilog_fails_on_memory_left_in_use_over_the_threshold(tmp_path: Path) -> None:
     result = run_script(EPILOG, "leftover-memory.txt", tmp_path)
-    assert result.returncode == 1 and "30000 MiB of memory still in use (allowed: 1024 MiB)" in result.stderr
+    assert (
+        result.returncode == 1
+        and "30000 MiB of memory still in use by no process visible here (allowed: 1024 MiB)" in result.stderr
+    )
     assert run_script(EPILOG, "leftover-memory.txt", tmp_path, env={"GPU_CHECK_MAX_MEMORY_USED_MIB": "30000"}).returncode == 0
 
 
@@ -421,5 +427,7 @@ def test_prod_configmaps_carry_the_configured_gpu_thresholds(prod_stack: Recorde
         for r in prod_stack.kubernetes_objects()
         if r.inputs["kind"] == "ConfigMap" and r.inputs["metadata"]["name"] in {"slurm-prolog-scripts", "slurm-epilog-scripts"}
     }
-    assert ': "${GPU_CHECK_DCGM_DIAG_LEVEL:=1}"' in maps["slurm-prolog-scripts"]["10-gpu-check.sh"]
+    # prod runs the DCGM diagnostic as a scheduled active check instead: its slurmd pods have no dcgmi (issue 28).
+    assert ': "${GPU_CHECK_DCGM_DIAG_LEVEL:=0}"' in maps["slurm-prolog-scripts"]["10-gpu-check.sh"]
+    assert ': "${GPU_CHECK_KILL_AFTER_SECONDS:=5}"' in maps["slurm-prolog-scripts"]["10-gpu-check.sh"]
     assert ': "${GPU_CHECK_MAX_MEMORY_USED_MIB:=512}"' in maps["slurm-epilog-scripts"]["10-gpu-check.sh"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_gpu_health import EPILOG, FAKES, FIXTURES, PROLOG, RECOVERY_QUERY, run_script, smi_calls
+from .test_gpu_health import EPILOG, FAKES, FIXTURES, MIG_QUERY, PROLOG, RECOVERY_QUERY, run_script, smi_calls
 
 sys.path.insert(0, str(FAKES))
 import smi_q
@@ -113,8 +113,8 @@ def test_prolog_passes_several_real_h100s_reading_row_remapping_from_q(tmp_path:
         assert result.returncode == 0, result.stderr
         calls = smi_calls(run)
         # Refused (this driver has no remapped_rows.* field), asked again without them, -q, recovery refused.
-        assert len(calls) == 4 and "remapped_rows.pending" in calls[0] and "remapped_rows" not in calls[1]
-        assert calls[2] == "-q" and calls[3] == RECOVERY_QUERY
+        assert len(calls) == 5 and "remapped_rows.pending" in calls[0] and "remapped_rows" not in calls[1]
+        assert calls[2] == "-q" and calls[3] == RECOVERY_QUERY and calls[4] == MIG_QUERY
 
 
 def test_prolog_fails_for_an_index_the_real_h100_node_lacks(tmp_path: Path) -> None:

@@ -61,6 +61,8 @@ def test_pyxis_off_keeps_the_plain_images() -> None:
     values = config_values("prod")
     values["hpcforge:slurm"]["pyxis"] = False
     values["hpcforge:gpu"]["evidence"]["enabled"] = False
+    # The active checks that start images (DCGM, nccl-tests) need Pyxis too (tests/test_gpu_active_checks.py).
+    values["hpcforge:gpu"]["activeChecks"] = [c for c in values["hpcforge:gpu"]["activeChecks"] if c["kind"] == "ib-link"]
     prod = load_config(raw_config(values))
     assert not prod.slurm.pyxis_enabled
     gpu = next(ns for ns in prod.slurm.nodesets if ns.gpus is not None)
@@ -84,6 +86,7 @@ def test_nccl_evidence_without_pyxis_is_refused_naming_the_key() -> None:
         load_config(raw_config(values))
     assert "hpcforge:gpu.evidence.enabled: the NCCL evidence starts its image with srun --container-image" in str(raised.value)
     values["hpcforge:gpu"]["evidence"]["enabled"] = False
+    values["hpcforge:gpu"]["activeChecks"] = [c for c in values["hpcforge:gpu"]["activeChecks"] if c["kind"] == "ib-link"]
     assert load_config(raw_config(values)).slurm.pyxis_enabled is False
 
 

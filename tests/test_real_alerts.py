@@ -50,6 +50,19 @@ def xid_total(gpu: str, node: str, xid: str) -> str:
 
 # Input series (promtool's expanding notation) under which each alert fires, and what it must say.
 FIRING: dict[str, tuple[list[dict[str, str]], str, dict[str, str]]] = {
+    # scheduled at 3h, the run failed (the last success stays at the previous week's), none running
+    "GpuActiveCheckFailed": (
+        [
+            {
+                "series": 'kube_cronjob_status_last_schedule_time{namespace="slurm", cronjob="gpu-check-ib"}',
+                "values": "0x179 10800x60",
+            },
+            {"series": 'kube_cronjob_status_last_successful_time{namespace="slurm", cronjob="gpu-check-ib"}', "values": "0x240"},
+            {"series": 'kube_cronjob_status_active{namespace="slurm", cronjob="gpu-check-ib"}', "values": "0x180 1x10 0x50"},
+        ],
+        "3h30m",
+        {"namespace": "slurm", "cronjob": "gpu-check-ib"},
+    ),
     "SlurmNodesUnavailable": (
         [
             {"series": "slurm_nodes", "values": "10x30"},
@@ -131,6 +144,8 @@ FIRING: dict[str, tuple[list[dict[str, str]], str, dict[str, str]]] = {
 
 # What the templated descriptions must read at those times (the others are fixed text).
 DESCRIPTIONS = {
+    "GpuActiveCheckFailed": "The last run of slurm/gpu-check-ib failed: the nodes that failed it are drained with the"
+    " reason 'active-check <name>: ...' (sinfo -R), and are resumed by the check's next passing run.",
     "SlurmNodesUnavailable": "20% of the Slurm nodes are drained or down (threshold 10%).",
     "GpuXidError": "GPU 3 on gpu-a100-0 reported XID 79.",
     "GpuEccDoubleBitError": "GPU 0 on gpu-h100-1 had double-bit ECC errors: drain the node.",
@@ -142,6 +157,13 @@ DESCRIPTIONS = {
 
 # A healthy site: the same series with good values; no alert may fire at any of these times.
 HEALTHY = [
+    # a check scheduled at 3h that runs 10 minutes and passes: success catches up with the schedule
+    {"series": 'kube_cronjob_status_last_schedule_time{namespace="slurm", cronjob="gpu-check-ib"}', "values": "0x179 10800x1820"},
+    {
+        "series": 'kube_cronjob_status_last_successful_time{namespace="slurm", cronjob="gpu-check-ib"}',
+        "values": "0x189 10800x1810",
+    },
+    {"series": 'kube_cronjob_status_active{namespace="slurm", cronjob="gpu-check-ib"}', "values": "0x180 1x9 0x1811"},
     {"series": "slurm_nodes", "values": "10x2000"},
     {"series": "slurm_nodes_drain", "values": "1x2000"},
     {"series": "slurm_nodes_down", "values": "0x2000"},

@@ -10,12 +10,17 @@
 #                   this driver accepts), [apps] (compute processes), [q] (`nvidia-smi -q` byte for byte),
 #                   under a header saying where and when it was captured
 #   transcript.txt  each command the scripts run and a few more (--help-query-gpu, a field that does
-#                   not exist, an index that does not exist, topo -m, dcgmi where installed): the
-#                   command, its output byte for byte and its exit status
+#                   not exist, an index that does not exist, -L, the MIG modes, topo -m, dcgmi where
+#                   installed), and what says whether GPUDirect RDMA can work here (ls -l /dev/nvidia*,
+#                   /proc/driver/nvidia/version: open or proprietary kernel module, lsmod: nvidia_peermem):
+#                   the command, its output byte for byte and its exit status
 #   checks.txt      the prolog and epilog run against this machine's GPUs: GPU 0, every GPU, and an
-#                   index that does not exist, in both index orders (nvml, and file over /dev)
-# Exit status: 0 when the prolog passed GPU 0 and every GPU, refused the missing index, and the epilog
-# passed GPU 0; 2 otherwise (checks.txt says which; a GPU that is really unhealthy also gives 2).
+#                   index that does not exist, in both index orders (nvml, and file over /dev); and the
+#                   prolog against a hung nvidia-smi (a wrapper that ignores SIGTERM and sleeps), which
+#                   must fail within its time limit (GPU_CHECK_TIMEOUT_SECONDS + GPU_CHECK_KILL_AFTER_SECONDS)
+# Exit status: 0 when the prolog passed GPU 0 and every GPU, refused the missing index and the hung
+# nvidia-smi in time, and the epilog passed GPU 0; 2 otherwise (checks.txt says which; a GPU that is
+# really unhealthy, or in MIG mode, also gives 2). Runs in well under 2 minutes on a healthy machine.
 # Nothing is drained (GPU_CHECK_DRAIN=no) and nothing is changed on the machine.
 set -u
 
@@ -32,7 +37,7 @@ fi
 
 # Every --query-gpu field the prolog and epilog ask for (tests/test_gpu_capture.py keeps this in step).
 gpu_fields=(index name pci.bus_id memory.used ecc.errors.uncorrected.volatile.total retired_pages.pending
-  remapped_rows.pending remapped_rows.failure gpu_recovery_action)
+  remapped_rows.pending remapped_rows.failure gpu_recovery_action mig.mode.current)
 app_fields=(gpu_bus_id pid process_name used_memory)
 
 transcript="$out/transcript.txt"
@@ -42,7 +47,7 @@ record() {
   local output rc
   if [ "$1" = --cmd ]; then
     shift
-    output=$(timeout 600 "$@" 2>&1)
+    output=$(timeout 60 "$@" 2>&1)
     rc=$?
     printf '$ %s\n' "$*" >>"$transcript"
   else
@@ -98,6 +103,7 @@ when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 } >"$out/fixture.txt"
 
 record --version
+record -L
 record --help-query-gpu
 record --help-query-compute-apps
 record --query-gpu=index,health --format=csv,noheader
@@ -109,6 +115,10 @@ record --query-gpu=index,pci.bus_id,ecc.errors.uncorrected.volatile.total,remapp
 record -i "$count"
 record -q -d ROW_REMAPPER,PAGE_RETIREMENT,ECC
 record topo -m
+record --query-gpu=index,mig.mode.current,mig.mode.pending --format=csv,noheader
+record --cmd bash -c 'ls -l /dev/nvidia*'
+record --cmd cat /proc/driver/nvidia/version
+record --cmd bash -c 'lsmod | grep -e nvidia_peermem -e nvidia'
 if command -v dcgmi >/dev/null 2>&1; then
   record --cmd dcgmi discovery -l
   record --cmd dcgmi diag -r 1
@@ -121,7 +131,7 @@ verdict=0
 check() {
   local what="$1" expect="$2" script="$3" gpus="$4" output rc
   shift 4
-  output=$(env "$@" SLURM_JOB_GPUS="$gpus" GPU_CHECK_DRAIN=no GPU_CHECK_NVIDIA_SMI="$smi" bash "$script" 2>&1)
+  output=$(env SLURM_JOB_GPUS="$gpus" GPU_CHECK_DRAIN=no GPU_CHECK_NVIDIA_SMI="$smi" "$@" bash "$script" 2>&1)
   rc=$?
   printf '%s, SLURM_JOB_GPUS=%s: exit %s (expected: %s)\n%s\n\n' "$what" "$gpus" "$rc" "$expect" "$output" >>"$checks"
   if { [ "$expect" = pass ] && [ "$rc" -ne 0 ]; } || { [ "$expect" = fail ] && [ "$rc" -eq 0 ]; }; then
@@ -137,6 +147,21 @@ for order in nvml file; do
   check "epilog ($order order)" pass "$epilog" 0 GPU_CHECK_INDEX_ORDER="$order" GPU_CHECK_SETTLE_SECONDS=2
   check "epilog ($order order)" fail "$epilog" "$count" GPU_CHECK_INDEX_ORDER="$order" GPU_CHECK_SETTLE_SECONDS=0
 done
+
+# A hung GPU: nvidia-smi that never answers and ignores SIGTERM (as one blocked in the driver does). The prolog
+# must give up within GPU_CHECK_TIMEOUT_SECONDS + GPU_CHECK_KILL_AFTER_SECONDS (here 3 + 2) and say so.
+hung="$out/hung-nvidia-smi"
+printf '#!/bin/bash\ntrap "" TERM\nsleep 120\n' >"$hung"
+chmod +x "$hung"
+started=$(date +%s)
+check "prolog (hung nvidia-smi)" fail "$prolog" 0 GPU_CHECK_NVIDIA_SMI="$hung" GPU_CHECK_TIMEOUT_SECONDS=3 GPU_CHECK_KILL_AFTER_SECONDS=2
+elapsed=$(($(date +%s) - started))
+echo "prolog (hung nvidia-smi): gave up after ${elapsed}s" >>"$checks"
+if [ "$elapsed" -gt 15 ] || ! tail -n 4 "$checks" | grep -q 'did not answer within 3s'; then
+  echo "prolog (hung nvidia-smi): did not fail within 15s with 'did not answer within 3s'" >>"$checks"
+  verdict=2
+fi
+rm -f "$hung"
 
 cat "$checks"
 echo "capture-nvidia-smi: wrote $out/fixture.txt, $out/transcript.txt, $out/checks.txt (verdict $verdict)"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...layers.gpu.checks_config import check_active_checks
+from ...layers.gpu.config import GPU_CHECK_KILL_AFTER_SECONDS
 from ...layers.slurm.gpus import MIG_PROFILE
 from ..base import ProblemCollector
 
@@ -77,6 +79,25 @@ def check_gpu_data_plane(config: PlatformModel, problems: ProblemCollector) -> N
             ["gpu", "evidence", "enabled"],
             "the NCCL evidence starts its image with srun --container-image, which needs slurm.pyxis"
             " (turn it on, or turn this check off)",
+        )
+    check_active_checks(config, problems)
+    health = config.gpu.health
+    gpu_nodesets = [ns for ns in config.slurm.nodesets if ns.gpus is not None]
+    # The Slinky slurmd images install no DCGM: in pods `dcgmi diag` is skipped, so a level asks for nothing. It acts
+    # only where a GPU nodeset has bare-metal hosts (their own slurmd, with DCGM installed there).
+    if health.dcgm_diag_level > 0 and gpu_nodesets and all(ns.has_pods for ns in gpu_nodesets):
+        problems.add(
+            ["gpu", "health", "dcgmDiagLevel"],
+            f"level {health.dcgm_diag_level} would do nothing: every GPU nodeset runs slurmd in pods, whose image has no "
+            "dcgmi; run the DCGM diagnostic as a scheduled active check (gpu.activeChecks) and set this to 0",
+        )
+    timeout = config.slurm.controller.timeouts.prolog_epilog
+    if timeout is not None and gpu_nodesets and timeout <= health.timeout_seconds + GPU_CHECK_KILL_AFTER_SECONDS:
+        problems.add(
+            ["slurm", "controller", "timeouts", "prologEpilog"],
+            f"{timeout}s leaves the GPU prolog no time to report a hung nvidia-smi itself: it gives up after "
+            f"gpu.health.timeoutSeconds + {GPU_CHECK_KILL_AFTER_SECONDS} = {health.timeout_seconds + GPU_CHECK_KILL_AFTER_SECONDS}s; "
+            "set more",
         )
     partition = config.gpu.evidence.partition
     if partition is not None and partition not in {p.name for p in config.slurm.partitions}:

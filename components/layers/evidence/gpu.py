@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from ...config.root import PlatformConfig
 from ...versions import Images
+from ..rdma.layer import rdma_resource
+from ..slurm.nccl import nccl_settings
 
 
 def gpu_partition(config: PlatformConfig) -> str | None:
@@ -58,5 +60,11 @@ def gpu_check_environments(config: PlatformConfig, base: dict[str, str]) -> list
         pools = {ns.pool for ns in nodesets if ns is not None and ns.pool}
         fabrics = min((len(rdma.fabrics_of(pool)) for pool in pools), default=0)
         if fabrics:
-            checks.insert(0, ("rdma-devices", "rdma-devices.sh", {**common, "RDMA_MIN_DEVICES": str(fabrics)}))
+            partition_pools = [ns.pool for ns in nodesets if ns is not None and ns.pool]
+            resources = sorted({rdma_resource(rdma, f) for pool in partition_pools for f in rdma.fabrics_of(pool)})
+            hcas = {nccl_settings(rdma, pool).get("NCCL_IB_HCA", "") for pool in partition_pools}
+            env = {**common, "RDMA_MIN_DEVICES": str(fabrics), "RDMA_RESOURCES": " ".join(resources)}
+            if len(hcas) == 1 and "" not in hcas:
+                env["RDMA_NCCL_IB_HCA"] = hcas.pop()
+            checks.insert(0, ("rdma-devices", "rdma-devices.sh", env))
     return allocatable + checks

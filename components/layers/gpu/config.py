@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field
 
 from ...config.base import K8sName, StrictModel
 from ..storage.config import AbsolutePath
+from .checks_config import ActiveCheck
 
 
 def _plain_path(value: str) -> str:
@@ -41,8 +42,9 @@ class GpuHealthConfig(StrictModel):
     """Prolog: drain when a page retirement is pending (`retired_pages.pending`; not reported on H100)."""
     dcgm_diag_level: int = Field(default=0, ge=0, le=3)
     """Prolog: run `dcgmi diag -r <level>` on the job's GPUs where `dcgmi` is installed (0: never; level 1 takes
-    seconds, 2 about a minute, 3 many minutes). The Slinky slurmd images install no DCGM, so in slurmd pods it is
-    skipped (the prolog says so on stderr); it acts on bare-metal hosts with DCGM."""
+    seconds, 2 about a minute, 3 many minutes). The Slinky slurmd images install no DCGM, so in slurmd pods it would
+    be skipped: a level above 0 is refused unless a GPU nodeset has bare-metal hosts only (with DCGM installed there).
+    For pods, schedule the diagnostic as an active check (`gpu.activeChecks`, kind `dcgm-diag`)."""
     timeout_seconds: int = Field(default=60, ge=5, le=900)
     """Time limit of each `nvidia-smi` / `dcgmi` call; a GPU that does not answer in time drains the node."""
     epilog_max_memory_used_mib: int = Field(default=1024, ge=0, le=1_048_576)
@@ -60,6 +62,9 @@ class GpuHealthConfig(StrictModel):
 # --- NVIDIA GPU Operator -------------------------------------------------------------------------------------------
 
 MigStrategy = Literal["none", "single", "mixed"]
+
+GPU_CHECK_KILL_AFTER_SECONDS = 5
+"""Seconds between SIGTERM and SIGKILL of a GPU check's nvidia-smi (`timeout -k`, scripts/slurm/lib/gpu-common.sh)."""
 
 
 class GpuDriverConfig(StrictModel):
@@ -145,3 +150,7 @@ class GpuConfig(StrictModel):
     """The NVIDIA GPU Operator: driver, container toolkit, device plugin, feature discovery, DCGM, MIG."""
     evidence: GpuEvidenceConfig = Field(default_factory=GpuEvidenceConfig)
     """NCCL all-reduce and RDMA device checks after `pulumi up`."""
+    active_checks: tuple[ActiveCheck, ...] = ()
+    """Scheduled active checks of GPU nodesets (DCGM diagnostic, NCCL all-reduce across nodes, InfiniBand/RoCE links),
+    run as Slurm jobs in a maintenance reservation by a CronJob each; a failing node is drained with a reason naming
+    the check and resumed when a later run passes (components/layers/gpu/checks_config.py, docs/layers/gpu.md)."""

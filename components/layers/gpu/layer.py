@@ -88,8 +88,43 @@ def _tolerating(defaults: Sequence[dict[str, str]], taints: Sequence[str]) -> li
     return [dict(t) for t in defaults] + extra
 
 
+# Where the container toolkit finds containerd when hpcforge bootstraps the cluster itself (cluster.bootstrap): k0s and
+# RKE2 run their own containerd, with their own socket and configuration. The operator reads CONTAINERD_CONFIG and
+# CONTAINERD_SOCKET from the toolkit's env and mounts their directories into the toolkit (gpu-operator v26.7.0
+# controllers/object_controls.go getRuntimeConfigFiles / getRuntimeSocketFile; default /etc/containerd/config.toml and
+# /run/containerd/containerd.sock, which neither distribution uses), so without them the toolkit configures a
+# containerd that does not run and never becomes ready, and neither does the device plugin.
+# - k0s: containerd at /run/k0s/containerd.sock, drop-ins in /etc/k0s/containerd.d/ that k0s merges
+#   (docs.k0sproject.io runtime.md "Using nvidia-container-runtime"; the same values in NVIDIA/nvidia-container-toolkit#803).
+#   RUNTIME_CONFIG_SOURCE=file: the toolkit must read the file, not run `containerd config dump`, which fails against
+#   k0s's statically built containerd (NVIDIA/gpu-operator#1323).
+# - RKE2: containerd at /run/k3s/containerd/containerd.sock (docs.rke2.io reference/cli_tools); RKE2 rewrites config.toml
+#   at every start from config.toml.tmpl, so the toolkit edits the template (RKE2 docs, "Configuring containerd").
+CONTAINERD_PATHS: dict[str, tuple[tuple[str, str], ...]] = {
+    "k0s": (
+        ("CONTAINERD_CONFIG", "/etc/k0s/containerd.d/nvidia.toml"),
+        ("CONTAINERD_SOCKET", "/run/k0s/containerd.sock"),
+        ("RUNTIME_CONFIG_SOURCE", "file"),
+    ),
+    "rke2": (
+        ("CONTAINERD_CONFIG", "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl"),
+        ("CONTAINERD_SOCKET", "/run/k3s/containerd/containerd.sock"),
+    ),
+}
+
+
+def toolkit_env(distribution: str | None) -> list[dict[str, str]]:
+    """The container toolkit's env for a cluster hpcforge bootstraps (`k0s`, `rke2`); empty for an existing cluster."""
+    return [{"name": name, "value": value} for name, value in CONTAINERD_PATHS.get(distribution or "", ())]
+
+
 def gpu_operator_values(
-    config: GpuOperatorConfig, *, site_scrapes_dcgm: bool = False, gpu_pool_taints: Sequence[str] = ()
+    config: GpuOperatorConfig,
+    *,
+    site_scrapes_dcgm: bool = False,
+    gpu_pool_taints: Sequence[str] = (),
+    distribution: str | None = None,
+    gpudirect_rdma: bool = False,
 ) -> dict[str, Any]:
     """Helm values of the gpu-operator chart (pure: tested directly and checked against the chart's values.yaml).
 
@@ -102,7 +137,11 @@ def gpu_operator_values(
     `gpu_pool_taints`: taint keys of the GPU node pools. The operands (driver, toolkit, device plugin, DCGM...: the
     ClusterPolicy's `daemonsets.tolerations`) and Node Feature Discovery's worker, whose labels decide where the
     operator puts them, must tolerate them, or the device plugin never runs where the GPUs are; the chart tolerates only
-    `nvidia.com/gpu`."""
+    `nvidia.com/gpu`.
+
+    `distribution`: `k0s` or `rke2` when hpcforge bootstraps the cluster (toolkit_env). `gpudirect_rdma`: GPU nodes
+    reach an RDMA fabric; with the operator's driver it also loads nvidia-peermem (`driver.rdma`, with the hosts'
+    OFED/DOCA: `useHostMofed`), with a preinstalled driver that is the hosts' prerequisite (docs/layers/gpu.md)."""
     driver_pin = (
         Images.GPU_DRIVER if config.driver.version is None else ImagePin(Images.GPU_DRIVER.repository, config.driver.version)
     )
@@ -114,14 +153,25 @@ def gpu_operator_values(
             "cleanupCRD": False,
             "resources": container_resources("200m", "128Mi", "512Mi"),
         },
-        "validator": _operator_image(),
+        # The validator's plugin check runs a pod that requests one nvidia.com/gpu (gpu-operator v26.7.0
+        # cmd/nvidia-validator/main.go: --with-workload, env WITH_WORKLOAD, default true). A GPU slurmd pod holds every
+        # GPU of its node, so after a restart the validation pod stays Pending and the validator never reports the
+        # plugin ready: validate the plugin without the workload (the resource being advertised is still checked).
+        "validator": {**_operator_image(), "plugin": {"env": [{"name": "WITH_WORKLOAD", "value": "false"}]}},
         "nodeStatusExporter": _operator_image(),
         "driver": {
             "enabled": config.driver.managed,
             **_image(driver_pin),
             "manager": _image(Images.DRIVER_MANAGER),
+            # GPUDirect RDMA: the driver container builds and loads nvidia-peermem against the hosts' OFED (gpu-operator
+            # v26.7.0 api/nvidia/v1/clusterpolicy_types.go GPUDirectRDMASpec). Only where the operator runs the driver.
+            **({"rdma": {"enabled": True, "useHostMofed": True}} if gpudirect_rdma and config.driver.managed else {}),
         },
-        "toolkit": {"enabled": config.toolkit, **_image(Images.CONTAINER_TOOLKIT)},
+        "toolkit": {
+            "enabled": config.toolkit,
+            **_image(Images.CONTAINER_TOOLKIT),
+            **({"env": toolkit_env(distribution)} if toolkit_env(distribution) else {}),
+        },
         "devicePlugin": {
             "enabled": config.device_plugin,
             **_image(Images.DEVICE_PLUGIN),
@@ -148,7 +198,11 @@ def gpu_operator_values(
                 else {}
             ),
         },
-        "mig": {"strategy": config.mig_strategy if config.mig_strategy != "none" else "single"},
+        # The operator passes the strategy to the device plugin and GFD as MIG_STRATEGY (gpu-operator v26.7.0
+        # controllers/object_controls.go applyMIGConfiguration), which wins over the plugin's config file: `none` must
+        # reach it as none (the CRD's enum accepts none;single;mixed), or one GPU left in MIG mode is offered as MIG
+        # devices and the node's nvidia.com/gpu count drops below the slurmd pod's limit.
+        "mig": {"strategy": config.mig_strategy},
         "migManager": {
             "enabled": config.mig_strategy != "none",
             **_image(Images.MIG_MANAGER),
@@ -178,6 +232,10 @@ class GpuOperatorArgs:
     """The observability layer scrapes dcgm-exporter (gpu_operator_values)."""
     gpu_pool_taints: Sequence[str] = ()
     """Taint keys of the GPU node pools (gpu_operator_values)."""
+    distribution: str | None = None
+    """`k0s` or `rke2` when hpcforge bootstraps the cluster (gpu_operator_values)."""
+    gpudirect_rdma: bool = False
+    """GPU nodes reach an RDMA fabric (gpu_operator_values)."""
 
 
 class GpuOperator(pulumi.ComponentResource):
@@ -203,7 +261,13 @@ class GpuOperator(pulumi.ComponentResource):
             "gpu-operator",
             Charts.GPU_OPERATOR,
             NAMESPACE,
-            gpu_operator_values(args.config, site_scrapes_dcgm=args.site_scrapes_dcgm, gpu_pool_taints=args.gpu_pool_taints),
+            gpu_operator_values(
+                args.config,
+                site_scrapes_dcgm=args.site_scrapes_dcgm,
+                gpu_pool_taints=args.gpu_pool_taints,
+                distribution=args.distribution,
+                gpudirect_rdma=args.gpudirect_rdma,
+            ),
             parent=self,
             depends_on=namespace.ready,
             component="gpu-operator",

@@ -111,6 +111,22 @@ def alert_rules(settings: RuleSettings) -> dict[str, Any]:
                         "GPU uncorrectable ECC error",
                         "GPU {{ $labels.gpu }} on {{ $labels.hostname }} had double-bit ECC errors: drain the node.",
                     ),
+                    # The scheduled active checks (components/layers/gpu/active_checks.py), one CronJob each: its last
+                    # scheduled run did not succeed and none is running, i.e. the run ended failed (a node failed the
+                    # check and was drained, or the run itself broke). Until a later run succeeds.
+                    _alert(
+                        "GpuActiveCheckFailed",
+                        f'(kube_cronjob_status_last_schedule_time{{namespace="{s.slurm_namespace}", cronjob=~"gpu-check-.*"}}'
+                        f' > kube_cronjob_status_last_successful_time{{namespace="{s.slurm_namespace}", cronjob=~"gpu-check-.*"}})'
+                        f' and on (namespace, cronjob) (kube_cronjob_status_active{{namespace="{s.slurm_namespace}",'
+                        ' cronjob=~"gpu-check-.*"} == 0)',
+                        "5m",
+                        "warning",
+                        "A scheduled GPU check failed",
+                        "The last run of {{ $labels.namespace }}/{{ $labels.cronjob }} failed: the nodes that failed it are"
+                        " drained with the reason 'active-check <name>: ...' (sinfo -R), and are resumed by the check's next"
+                        " passing run.",
+                    ),
                     _alert(
                         "GpuRowRemapFailure",
                         "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",

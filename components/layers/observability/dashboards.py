@@ -40,7 +40,13 @@ EXPORTED: dict[str, frozenset[str]] = {
     "node-exporter": frozenset({"node_cpu_seconds_total", "node_memory_MemAvailable_bytes", "node_memory_MemTotal_bytes"}),
     # kubernetes/kube-state-metrics 2.x
     "kube-state-metrics": frozenset(
-        {"kube_pod_status_ready", "kube_statefulset_status_replicas_ready", "kube_cronjob_status_last_successful_time"}
+        {
+            "kube_pod_status_ready",
+            "kube_statefulset_status_replicas_ready",
+            "kube_cronjob_status_last_successful_time",
+            "kube_cronjob_status_last_schedule_time",
+            "kube_cronjob_status_active",
+        }
     ),
     # cert-manager controller metrics
     "cert-manager": frozenset({"certmanager_certificate_expiration_timestamp_seconds"}),
@@ -53,7 +59,7 @@ EXPORTED: dict[str, frozenset[str]] = {
 }
 
 _PROMQL_WORDS = frozenset(
-    {"sum", "by", "rate", "irate", "increase", "avg", "max", "min", "count", "without", "on", "ignoring", "group_left",
+    {"sum", "by", "bool", "cronjob", "rate", "irate", "increase", "avg", "max", "min", "count", "without", "on", "ignoring", "group_left",
      "group_right", "and", "or", "unless", "time", "clamp_min", "topk", "bottomk", "label_replace", "mode", "idle",
      "instance", "node", "partition", "gpu", "hostname", "namespace", "name", "sync_status", "health_status", "hpc_job"}
 )  # fmt: skip
@@ -162,6 +168,23 @@ def dashboards(*, gpus: bool) -> dict[str, dict[str, Any]]:
                 _panel(4, "GPU temperature", [("DCGM_FI_DEV_GPU_TEMP", "{{hostname}} gpu {{gpu}}")]),
                 _panel(5, "GPUs allocated by Slurm per node", [("slurm_node_gpus_alloc / slurm_node_gpus", "{{node}}")]),
                 _panel(6, "Last XID per GPU", [("DCGM_FI_DEV_XID_ERRORS", "{{hostname}} gpu {{gpu}}")]),
+                # The scheduled active checks: 1 while a check's last run failed (GpuActiveCheckFailed), and the hours
+                # since each last passed.
+                _panel(
+                    7,
+                    "Active GPU checks: last run failed (1), hours since the last pass",
+                    [
+                        (
+                            'kube_cronjob_status_last_schedule_time{cronjob=~"gpu-check-.*"}'
+                            ' > bool kube_cronjob_status_last_successful_time{cronjob=~"gpu-check-.*"}',
+                            "{{cronjob}} failed",
+                        ),
+                        (
+                            '(time() - kube_cronjob_status_last_successful_time{cronjob=~"gpu-check-.*"}) / 3600',
+                            "{{cronjob}} hours since pass",
+                        ),
+                    ],
+                ),
             ],
         )
     return result

@@ -118,6 +118,10 @@ class Nic(StrictModel):
     """The fabric (rail) this port is cabled to."""
     gpus: tuple[Annotated[int, Field(ge=0, le=63)], ...] = ()
     """GPU indexes this NIC serves (0 to 63) (the rail: `nvidia-smi topo -m` shows PIX/PXB between them)."""
+    hca: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{1,32}$")
+    """The port's RDMA device (`ibv_devices`, e.g. `mlx5_0`). When every NIC of a pool names it, jobs on the pool get
+    `NCCL_IB_HCA==<these devices>` (exact names), so NCCL uses the rails and not other ports a privileged slurmd pod
+    sees. Not known in advance for SR-IOV virtual functions: leave it out there."""
 
 
 class PoolNics(StrictModel):

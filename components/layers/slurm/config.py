@@ -209,6 +209,20 @@ class NodeSetConfig(StrictModel):
     """`StatefulSet`: `replicas` pods; `DaemonSet`: one pod on every selected node."""
     weight: int | None = Field(default=None, ge=1, le=65533)
     """Node `Weight` of the nodeset's nodes: Slurm allocates the lowest weights first (null: Slurm's default, 1)."""
+    shm_size: Quantity | None = None
+    """Size of the pods' memory-backed `/dev/shm` (an emptyDir with medium Memory mounted there; Pyxis/enroot bind it
+    into job containers). Default for GPU nodesets: a quarter of the memory limit, at most 64Gi: NCCL puts its
+    intra-node buffers there, and the container runtime's own /dev/shm is 64 MiB ("Error while creating shared memory
+    segment", NVIDIA/nccl#525). Without GPUs: none unless set. What jobs write there counts against the pod's memory
+    limit (tmpfs pages are charged to the pod's memory cgroup), so it must be below it."""
+
+    @property
+    def effective_shm_size(self) -> str | None:
+        """`shm_size`, or for GPU nodesets the default (a quarter of the memory limit, at most 64Gi, in Mi)."""
+        if self.shm_size is not None or self.gpus is None:
+            return self.shm_size
+        limit_mib = int(quantity_value(self.memory_limit or self.memory) // 2**20)
+        return f"{min(64 * 1024, limit_mib // 4)}Mi"
 
     @field_validator("gres")
     @classmethod
@@ -274,6 +288,12 @@ class NodeSetConfig(StrictModel):
                 ["gpus", "autodetect"],
                 f"nodeset {self.name!r}: its node names are not known in advance (DaemonSet or bare-metal hosts), so "
                 "gres.conf cannot name them: set autodetect (nvidia; nvml only on bare-metal hosts whose slurmd has NVML)",
+            )
+        if self.shm_size is not None and quantity_value(self.shm_size) >= quantity_value(self.memory_limit or self.memory):
+            problems.add(
+                ["shmSize"],
+                f"nodeset {self.name!r}: /dev/shm of {self.shm_size} is charged to the pod's memory limit "
+                f"{self.memory_limit or self.memory}: it must be below it",
             )
         if self.cpu_limit is not None and quantity_value(self.cpu_limit) < quantity_value(self.cpu):
             problems.add(["cpuLimit"], f"{self.cpu_limit} is below the CPU request {self.cpu}")

@@ -123,6 +123,11 @@ class Timeouts(StrictModel):
     """`MinJobAge` in seconds (2 to 4294967293)."""
     unkillable_step: int = Field(default=120, ge=10, le=600)
     """`UnkillableStepTimeout` in seconds."""
+    prolog_epilog: int | None = Field(default=None, ge=10, le=SLURM_UINT16_MAX)
+    """`PrologEpilogTimeout` in seconds, 10 to 65533 (null: not set, and Slurm waits for a prolog or epilog for ever,
+    slurm.conf(5) of 26.05). When it runs out, slurmd kills the script, requeues the job and drains the node: the
+    backstop for a GPU check stuck in the driver beyond what its own time limits can kill. Must leave the GPU check
+    time to report a hung nvidia-smi itself (more than `gpu.health.timeoutSeconds` + 5)."""
 
 
 class ControllerService(StrictModel):

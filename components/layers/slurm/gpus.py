@@ -53,7 +53,10 @@ class GpuSpec(StrictModel):
     of them, so Slurm would use the lowest-numbered ones whichever the device plugin gave it."""
     cores: tuple[Annotated[str, AfterValidator(_core_list)], ...] = ()
     """Core affinity per GPU (`Cores=` in gres.conf), e.g. `0-55` for GPUs near the first socket; empty: no affinity.
-    One entry per GPU, in device order (from the NIC/GPU locality, `nvidia-smi topo -m`). Refused with `autodetect`."""
+    One entry per device file of `files`, in the files' order (`/dev/nvidia0`, `/dev/nvidia1`...), NOT in the order of
+    `nvidia-smi topo -m`'s rows, which are nvidia-smi's (PCI) indexes: where minor numbers do not follow the PCI order
+    the two differ. components/layers/slurm/gres_cores.py `cores_by_device_file` computes the list from a node's
+    `topo -m` and `-q` ("Minor Number"). Refused with `autodetect`."""
     autodetect: Literal["off", "nvml", "nvidia"] = "off"
     """`AutoDetect=` in gres.conf: `off` describes the devices from this spec; `nvidia` lets slurmd discover whole GPUs
     from /proc/driver/nvidia (no NVML needed; not MIG devices); `nvml` also discovers MIG devices, but only where

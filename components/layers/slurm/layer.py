@@ -30,6 +30,8 @@ from ...k8s.scope import Scope
 from ...versions import Charts
 from ..database.layer import DatabaseEndpoint
 from ..directory.layer import DirectoryEndpoint
+from ..gpu.active_checks import deploy_active_checks
+from ..gpu.checks_config import ActiveCheck
 from ..provisioning.config import Host
 from ..rdma.config import RdmaConfig
 from ..rdma.layer import RESOURCE_ANNOTATION, attachment_config, rdma_resource
@@ -37,6 +39,7 @@ from ..storage.config import StorageConfig
 from .accounts_job import deploy_accounts
 from .config import SlurmConfig
 from .enroot import ENROOT_DROPIN, enroot_conf
+from .nccl import nccl_conf, nccl_settings
 from .objects import (
     CA_TRUST_SECRET,
     CONTROLLER,
@@ -106,6 +109,8 @@ class SlurmArgs:
     depends_on: Sequence[pulumi.Resource] = ()
     metrics: bool = False
     """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
+    active_checks: Sequence[ActiveCheck] = ()
+    """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/gpu/active_checks.py)."""
     accounts_state: str | None = None
     """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
@@ -248,6 +253,16 @@ class Slurm(pulumi.ComponentResource):
                 depends_on=list(objects),
                 annotations=cfg.inventory_annotations(),
             )
+        objects += deploy_active_checks(
+            ctx,
+            self,
+            checks=args.active_checks,
+            slurm=cfg,
+            namespace=ns,
+            controller=CONTROLLER,
+            slurm_key_secret=SLURM_KEY_SECRET,
+            depends_on=[controller],
+        )
         self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
 
         # --- login -------------------------------------------------------------------------------
@@ -315,6 +330,14 @@ class Slurm(pulumi.ComponentResource):
                 if rdma is not None and nodeset.gpus is not None
                 else {}
             )
+            nccl = nccl_settings(rdma, pool) if nodeset.gpus is not None else {}
+            nccl_map: list[pulumi.Resource] = []
+            if nccl:
+                nccl_map.append(
+                    scope.but(component="slurm-nccl").config_map(
+                        f"slurm-nccl-{nodeset.name}", {"nccl.conf": nccl_conf(nccl), "nccl.env": nccl_conf(nccl)}
+                    )
+                )
             spec = nodeset_spec(
                 nodeset,
                 node_selector=args.node_selectors.get(nodeset.name, {}),
@@ -325,8 +348,10 @@ class Slurm(pulumi.ComponentResource):
                 job_ports=cfg.controller.job_port_range,
                 pyxis=cfg.pyxis_enabled,
                 job_mapping_dir=args.gpu_job_mapping_dir,
+                nccl_config_map=f"slurm-nccl-{nodeset.name}" if nccl else None,
             )
-            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims, *enroot]))
+            objects += nccl_map
+            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims, *enroot, *nccl_map]))
 
         if cfg.restapi.enabled:
             objects.append(cr("RestApi", CONTROLLER, restapi_spec(cfg), [controller]))

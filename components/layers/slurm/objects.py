@@ -21,6 +21,7 @@ from ..storage.config import NfsExport
 from ..storage.objects import container_mounts, pod_volumes
 from .config import LoginConfig, NodeSetConfig, Script, SlurmConfig
 from .enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK
+from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH
 from .script_include import inline_includes
 from .script_settings import apply_settings
 from .site import topology_files
@@ -62,6 +63,8 @@ def script_text(script: Script, root: Path = PROJECT_ROOT) -> str:
 
 ENROOT_CONFIG_MAP = "slurm-enroot-conf"
 JOB_MAPPING_VOLUME = "gpu-job-mapping"
+SHM_VOLUME = "dev-shm"
+NCCL_VOLUME = "nccl-conf"
 
 
 def nodeset_spec(
@@ -76,8 +79,12 @@ def nodeset_spec(
     job_ports: tuple[int, int] | None = None,
     pyxis: bool = False,
     job_mapping_dir: str | None = None,
+    nccl_config_map: str | None = None,
 ) -> dict[str, Any]:
     """The NodeSet spec of one configured nodeset (pure: tested directly).
+
+    `nccl_config_map`: the ConfigMap with the NCCL settings of the nodeset's RDMA pool (layers/slurm/nccl.py),
+    mounted at /etc/nccl.conf and, with `pyxis`, into enroot's environ.d.
 
     `job_ports`: the pods' ephemeral port range (controller.jobPortRange), so that what the jobs' ranks listen on
     is in the range the NetworkPolicies open towards bare-metal hosts. The operator strategic-merges
@@ -127,21 +134,10 @@ def nodeset_spec(
     if job_ports is not None:
         pod_spec["securityContext"] = {"sysctls": [{"name": PORT_RANGE_SYSCTL, "value": f"{job_ports[0]} {job_ports[1]}"}]}
     mounts = container_mounts(exports)
-    if pyxis and nodeset.gpus is not None:
-        pod_spec.setdefault("volumes", []).append({"name": "enroot-conf", "configMap": {"name": ENROOT_CONFIG_MAP}})
-        mounts.append(
-            {
-                "name": "enroot-conf",
-                "mountPath": f"{ENROOT_DROPIN_DIR}/{ENROOT_DROPIN}",
-                "subPath": ENROOT_DROPIN,
-                "readOnly": True,
-            }
-        )
-    if job_mapping_dir is not None and nodeset.gpus is not None:
-        pod_spec.setdefault("volumes", []).append(
-            {"name": JOB_MAPPING_VOLUME, "hostPath": {"path": job_mapping_dir, "type": "DirectoryOrCreate"}}
-        )
-        mounts.append({"name": JOB_MAPPING_VOLUME, "mountPath": job_mapping_dir})
+    volumes, gpu_mounts = node_volumes(nodeset, pyxis=pyxis, nccl_config_map=nccl_config_map, job_mapping_dir=job_mapping_dir)
+    if volumes:
+        pod_spec.setdefault("volumes", []).extend(volumes)
+    mounts += gpu_mounts
     spec: dict[str, Any] = {
         "controllerRef": {"name": controller},
         "replicas": nodeset.replicas,
@@ -168,6 +164,43 @@ def nodeset_spec(
     if extra:
         spec["extraConf"] = extra
     return spec
+
+
+def node_volumes(
+    nodeset: NodeSetConfig, *, pyxis: bool, nccl_config_map: str | None, job_mapping_dir: str | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The volumes a nodeset's pods add for their jobs and the slurmd container's mounts of them, in this order: enroot's
+    drop-in (Pyxis), the NCCL settings, a memory-backed /dev/shm, dcgm-exporter's job mapping (see `nodeset_spec`)."""
+    pod_spec: dict[str, Any] = {}
+    mounts: list[dict[str, Any]] = []
+    if pyxis and nodeset.gpus is not None:
+        pod_spec.setdefault("volumes", []).append({"name": "enroot-conf", "configMap": {"name": ENROOT_CONFIG_MAP}})
+        mounts.append(
+            {
+                "name": "enroot-conf",
+                "mountPath": f"{ENROOT_DROPIN_DIR}/{ENROOT_DROPIN}",
+                "subPath": ENROOT_DROPIN,
+                "readOnly": True,
+            }
+        )
+    if nccl_config_map is not None and nodeset.gpus is not None:
+        pod_spec.setdefault("volumes", []).append({"name": NCCL_VOLUME, "configMap": {"name": nccl_config_map}})
+        mounts.append({"name": NCCL_VOLUME, "mountPath": NCCL_CONF_PATH, "subPath": "nccl.conf", "readOnly": True})
+        if pyxis:
+            mounts.append({"name": NCCL_VOLUME, "mountPath": ENROOT_ENVIRON, "subPath": "nccl.env", "readOnly": True})
+    shm = nodeset.effective_shm_size
+    if shm is not None:
+        # slurm-operator v1.2.1 mounts nothing at /dev/shm (internal/builder/workerbuilder/worker_app.go
+        # nodesetVolumes), so the pod would keep the runtime's 64 MiB; the template's volumes and the slurmd
+        # container's mounts are merged into the pod it builds.
+        pod_spec.setdefault("volumes", []).append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm}})
+        mounts.append({"name": SHM_VOLUME, "mountPath": "/dev/shm"})
+    if job_mapping_dir is not None and nodeset.gpus is not None:
+        pod_spec.setdefault("volumes", []).append(
+            {"name": JOB_MAPPING_VOLUME, "hostPath": {"path": job_mapping_dir, "type": "DirectoryOrCreate"}}
+        )
+        mounts.append({"name": JOB_MAPPING_VOLUME, "mountPath": job_mapping_dir})
+    return pod_spec.get("volumes", []), mounts
 
 
 def login_spec(

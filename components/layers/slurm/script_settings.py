@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ..gpu.config import GpuHealthConfig
+from ..gpu.config import GPU_CHECK_KILL_AFTER_SECONDS, GpuHealthConfig
 
 BEGIN = "# --- settings ("
 END = "# --- end settings ---"
@@ -48,6 +48,7 @@ def gpu_health_settings(
         "GPU_CHECK_PENDING_PAGE_RETIREMENT": policy(health.fail_on_pending_page_retirement),
         "GPU_CHECK_DCGM_DIAG_LEVEL": str(health.dcgm_diag_level),
         "GPU_CHECK_TIMEOUT_SECONDS": str(health.timeout_seconds),
+        "GPU_CHECK_KILL_AFTER_SECONDS": str(GPU_CHECK_KILL_AFTER_SECONDS),
         "GPU_CHECK_MAX_MEMORY_USED_MIB": str(health.epilog_max_memory_used_mib),
         "GPU_CHECK_SETTLE_SECONDS": str(health.epilog_settle_seconds),
         "GPU_CHECK_DRAIN": "yes" if health.drain else "no",

@@ -138,6 +138,8 @@ def controller_parameters(slurm: SlurmConfig, *, accounting: bool, rdma: bool = 
         ("MinJobAge", str(ctl.timeouts.min_job_age)),
         ("UnkillableStepTimeout", str(ctl.timeouts.unkillable_step)),
     ]
+    if ctl.timeouts.prolog_epilog is not None:
+        params.append(("PrologEpilogTimeout", str(ctl.timeouts.prolog_epilog)))
     params.append(("SrunPortRange", f"{ctl.srun_port_range[0]}-{ctl.srun_port_range[1]}"))
     if rdma:
         params.append(("PropagateResourceLimitsExcept", "MEMLOCK"))

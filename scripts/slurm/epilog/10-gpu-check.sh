@@ -3,6 +3,13 @@
 # (`nvidia-smi --query-compute-apps`) and no more than a threshold of memory still in use. The
 # check waits a little for processes that are still exiting; what is left then drains the node
 # ("GPU <index> (<bus id>): <reason>") so the next job does not land on a busy GPU.
+#
+# In a slurmd pod the memory threshold is what catches a leftover, not the process list: NVML reports
+# processes by their host PIDs, and the pod has its own PID namespace (slurm-operator v1.2.1 sets no
+# hostPID, worker_app.go; hpcforge does not add it: every job would see, and as root in a privileged pod
+# could signal, every process of the host). nvidia-smi in a container without the host's PID namespace
+# lists no process or PIDs that mean nothing there (NVIDIA/nvidia-docker#1483, #179), so a leftover below
+# GPU_CHECK_MAX_MEMORY_USED_MIB goes unnoticed in pods. The process check still acts on bare-metal hosts.
 # SLURM_JOB_GPUS's indexes are mapped to GPUs as in the prolog (GPU_CHECK_INDEX_ORDER; see
 # file_order_bus_ids in scripts/slurm/lib/gpu-common.sh for Slurm's rules and sources).
 set -u
@@ -12,6 +19,7 @@ set -u
 : "${GPU_CHECK_MAX_MEMORY_USED_MIB:=1024}"
 : "${GPU_CHECK_SETTLE_SECONDS:=10}"
 : "${GPU_CHECK_TIMEOUT_SECONDS:=60}"
+: "${GPU_CHECK_KILL_AFTER_SECONDS:=5}"
 : "${GPU_CHECK_DRAIN:=yes}"
 : "${GPU_CHECK_SCOPE:=job}"
 : "${GPU_CHECK_INDEX_ORDER:=nvml}"
@@ -85,7 +93,8 @@ problems() {
         '' | *[!0-9]*) ;; # [N/A]: not reported
         *)
           if [ "$used" -gt "$GPU_CHECK_MAX_MEMORY_USED_MIB" ]; then
-            echo "GPU $gpu ($bus): $used MiB of memory still in use (allowed: $GPU_CHECK_MAX_MEMORY_USED_MIB MiB)"
+            # No process listed for it: in a pod NVML's processes are the host's (see the top of this file).
+            echo "GPU $gpu ($bus): $used MiB of memory still in use by no process visible here (allowed: $GPU_CHECK_MAX_MEMORY_USED_MIB MiB)"
             return
           fi
           ;;

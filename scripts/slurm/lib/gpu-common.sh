@@ -36,14 +36,32 @@ require_gpus() {
   fi
 }
 
+# bounded SECONDS COMMAND...: COMMAND with a time limit that holds for a hung GPU too. A GPU that stops answering
+# leaves nvidia-smi (and dcgmi) blocked in the driver, where SIGTERM may never be acted on: plain `timeout N` then
+# waits for ever, and so does the prolog (Slurm waits indefinitely for it unless PrologEpilogTimeout is set,
+# slurm.conf(5) of 26.05). `-k` sends SIGKILL GPU_CHECK_KILL_AFTER_SECONDS after SIGTERM, to the command's whole
+# process group (coreutils timeout: its own group, signalled whole unless --foreground). Exit status 124 (TERM
+# worked) or 137 (128 + KILL) means it did not answer in time. A process stuck in uninterruptible sleep survives
+# even SIGKILL: PrologEpilogTimeout (hpcforge:slurm.controller.timeouts.prologEpilog) is the backstop for that.
+bounded() {
+  local seconds="$1"
+  shift
+  timeout -k "${GPU_CHECK_KILL_AFTER_SECONDS:-5}" "$seconds" "$@"
+}
+
+# timed_out RC: true for the exit statuses of `bounded` when the time limit was reached.
+timed_out() {
+  [ "$1" -eq 124 ] || [ "$1" -eq 137 ]
+}
+
 # smi ARGS...: nvidia-smi with the settings' timeout; prints what it printed (stdout and stderr), returns its status.
 smi() {
-  timeout "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" "$@" 2>&1
+  bounded "$GPU_CHECK_TIMEOUT_SECONDS" "$GPU_CHECK_NVIDIA_SMI" "$@" 2>&1
 }
 
 # smi_ok RC OUTPUT: fails the check when nvidia-smi timed out or failed.
 smi_ok() {
-  if [ "$1" -eq 124 ]; then
+  if timed_out "$1"; then
     fail "nvidia-smi did not answer within ${GPU_CHECK_TIMEOUT_SECONDS}s"
   elif [ "$1" -ne 0 ]; then
     fail "nvidia-smi failed (exit $1): $(printf '%s' "$2" | head -n 1)"
@@ -166,4 +184,44 @@ job_map_write() {
   else
     rm -f "$tmp" "$1"
   fi
+}
+
+# dcgm_reason OUTPUT: from a `dcgmi diag` table, the first failed test ("GPU Memory: Fail - GPU: 0") and the Warning
+# or Error note dcgmi printed right after it; without a failed test, the first Error (else Warning) note. Rows are
+# "| <test> | <result> |"; a note longer than its column continues on rows with an empty test, cut at a fixed
+# width (one space of margin before it, two after), so the pieces join without a separator. Info notes are
+# skipped. Prints nothing for output that is not such a table (outputs quoted in tests/fixtures/dcgmi/). Exits 3
+# when the table names a failed test, else 0.
+dcgm_reason() {
+  printf '%s\n' "$1" | awk -F'|' '
+    function rtrim(text) { sub(/ +$/, "", text); return text }
+    function close_note() {
+      if (kind == "Warning" || kind == "Error") {
+        text = kind ": " rtrim(note)
+        if (follows && fail_note == "") fail_note = text
+        if (kind == "Error" && first_error == "") first_error = text
+        if (kind == "Warning" && first_warning == "") first_warning = text
+      }
+      kind = ""; note = ""
+    }
+    /^\|/ && NF >= 3 {
+      name = $2; gsub(/^ +| +$/, "", name)
+      cell = (NF >= 4) ? substr($3, 2, length($3) - 3) : substr($3, 2)
+      if (name ~ /^-----/) { close_note(); follows = 0; next }
+      if (name == "") { if (kind != "") { note = note cell; next } }
+      else {
+        close_note()
+        if (name == "Warning" || name == "Error" || name == "Info") { kind = name; note = cell; next }
+        current = name; follows = 0
+      }
+      result = rtrim(cell)
+      if (failed == "" && result ~ /^Fail/) { failed = current ": " result; follows = 1 }
+    }
+    END {
+      close_note()
+      if (failed != "") printf "%s%s\n", failed, (fail_note != "" ? " (" fail_note ")" : "")
+      else if (first_error != "") print first_error
+      else if (first_warning != "") print first_warning
+      exit (failed != "" ? 3 : 0)
+    }'
 }

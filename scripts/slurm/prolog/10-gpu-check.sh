@@ -26,6 +26,7 @@ set -u
 : "${GPU_CHECK_PENDING_PAGE_RETIREMENT:=fail}"
 : "${GPU_CHECK_DCGM_DIAG_LEVEL:=0}"
 : "${GPU_CHECK_TIMEOUT_SECONDS:=60}"
+: "${GPU_CHECK_KILL_AFTER_SECONDS:=5}"
 : "${GPU_CHECK_DRAIN:=yes}"
 : "${GPU_CHECK_SCOPE:=job}"
 : "${GPU_CHECK_INDEX_ORDER:=nvml}"
@@ -65,46 +66,6 @@ flag_set() {
     No | no | 0 | False | false) return 1 ;;
   esac
   return 2
-}
-
-# dcgm_reason OUTPUT: from a `dcgmi diag` table, the first failed test ("GPU Memory: Fail - GPU: 0") and the Warning
-# or Error note dcgmi printed right after it; without a failed test, the first Error (else Warning) note. Rows are
-# "| <test> | <result> |"; a note longer than its column continues on rows with an empty test, cut at a fixed
-# width (one space of margin before it, two after), so the pieces join without a separator. Info notes are
-# skipped. Prints nothing for output that is not such a table (outputs quoted in tests/fixtures/dcgmi/). Exits 3
-# when the table names a failed test, else 0.
-dcgm_reason() {
-  printf '%s\n' "$1" | awk -F'|' '
-    function rtrim(text) { sub(/ +$/, "", text); return text }
-    function close_note() {
-      if (kind == "Warning" || kind == "Error") {
-        text = kind ": " rtrim(note)
-        if (follows && fail_note == "") fail_note = text
-        if (kind == "Error" && first_error == "") first_error = text
-        if (kind == "Warning" && first_warning == "") first_warning = text
-      }
-      kind = ""; note = ""
-    }
-    /^\|/ && NF >= 3 {
-      name = $2; gsub(/^ +| +$/, "", name)
-      cell = (NF >= 4) ? substr($3, 2, length($3) - 3) : substr($3, 2)
-      if (name ~ /^-----/) { close_note(); follows = 0; next }
-      if (name == "") { if (kind != "") { note = note cell; next } }
-      else {
-        close_note()
-        if (name == "Warning" || name == "Error" || name == "Info") { kind = name; note = cell; next }
-        current = name; follows = 0
-      }
-      result = rtrim(cell)
-      if (failed == "" && result ~ /^Fail/) { failed = current ": " result; follows = 1 }
-    }
-    END {
-      close_note()
-      if (failed != "") printf "%s%s\n", failed, (fail_note != "" ? " (" fail_note ")" : "")
-      else if (first_error != "") print first_error
-      else if (first_warning != "") print first_warning
-      exit (failed != "" ? 3 : 0)
-    }'
 }
 
 require_gpus "$gpus"
@@ -238,6 +199,33 @@ while IFS='|' read -r gpu bus name; do
   done <<<"$recovery"
 done <<<"$job_gpus"
 
+# MIG mode (`mig.mode.current`: Enabled/Disabled, [N/A] on GPUs without MIG). In job scope the job was given whole
+# GPUs (Slurm's gpu GRES, the device plugin's nvidia.com/gpu with migStrategy none): a GPU in MIG mode cannot run
+# a CUDA process as a whole GPU (CUDA sees only MIG devices made visible to it, NVIDIA MIG user guide "CUDA
+# Device Enumeration"), so the job would fail on it. With migStrategy none the device plugin counts such a GPU as
+# a whole one (k8s-device-plugin v0.20.0, internal/rm/nvml_manager.go: strategy none lists GPUs, MIG mode or
+# not), so nothing else notices. Driver 535 and later list the field (help-query-gpu-535.129.03.fields); where a
+# driver refuses it, there is nothing to check. Node scope (a MIG strategy is configured) expects MIG mode.
+if [ "$GPU_CHECK_SCOPE" = job ]; then
+  modes=$(smi --query-gpu=pci.bus_id,mig.mode.current --format=csv,noheader,nounits)
+  rc=$?
+  if refused "$rc" "$modes" 'mig\.mode\.current'; then
+    modes=""
+  else
+    smi_ok "$rc" "$modes"
+  fi
+  while IFS='|' read -r gpu bus name; do
+    while IFS=, read -r mode_bus mode; do
+      if [ -z "$gpu" ] || [ "$(trim "$mode_bus")" != "$bus" ]; then
+        continue
+      fi
+      if [ "$(trim "$mode")" = Enabled ]; then
+        fail "GPU $gpu ($bus, $name): MIG mode is enabled, but the job was given the whole GPU (disable MIG on it, or set gpu.operator.migStrategy)"
+      fi
+    done <<<"$modes"
+  done <<<"$job_gpus"
+fi
+
 # dcgmi's `-i` takes DCGM GPU ids, which are NVML indexes (DCGM v4.6.0 dcgmlib/src/DcgmCacheManager.cpp: gpuId = i,
 # the i-th NVML device; dcgmi/CommandLineParser.cpp: `-i, --entity-id`, "Basic GPU IDs: '0,1,2'"), not Slurm's
 # indexes: with GPU_CHECK_INDEX_ORDER=file they differ where minor numbers do not follow the PCI order. A failed
@@ -246,7 +234,7 @@ done <<<"$job_gpus"
 if [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ] && ! command -v dcgmi >/dev/null 2>&1; then
   echo "$GPU_CHECK_TAG: dcgmi diag -r $GPU_CHECK_DCGM_DIAG_LEVEL skipped: dcgmi is not installed here" >&2
 elif [ "$GPU_CHECK_DCGM_DIAG_LEVEL" -gt 0 ]; then
-  diag=$(timeout "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$smi_ids" 2>&1)
+  diag=$(bounded "$GPU_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$GPU_CHECK_DCGM_DIAG_LEVEL" -i "$smi_ids" 2>&1)
   rc=$?
   reason=$(dcgm_reason "$diag")
   failed_test=$?
