@@ -32,7 +32,7 @@ def _help_fields(command: str) -> set[str]:
 
 def test_the_capture_is_hpcforges_own_on_an_h200_with_driver_580() -> None:
     header = (FIXTURES / FIXTURE).read_text().splitlines()[:2]
-    assert header[0].startswith("# CAPTURED ON A GPU by scripts/gpu/capture-nvidia-smi.sh, 2026-11-27")
+    assert header[0].startswith("# CAPTURED ON A GPU by scripts/gpu/capture-nvidia-smi.sh, 2026-11-27T08:47")
     assert "1x NVIDIA H200, driver 580.159.04" in header[1]
 
 
@@ -83,3 +83,16 @@ def test_the_fake_replaying_the_capture_gives_the_real_gpus_verdict(script: Path
     result = run_script(script, FIXTURE, tmp_path, gpus=gpus, env={"GPU_CHECK_DEV_DIR": str(dev)})
     real = _real_verdicts()[(f"{'prolog' if script == PROLOG else 'epilog'} (nvml order)", gpus)]
     assert (result.returncode == 0) == (real == 0), result.stderr
+
+
+def test_the_real_prolog_gave_up_on_a_hung_nvidia_smi_within_its_limit() -> None:
+    """second-run/checks.txt: the prolog of 0f52eb3 on the H200 with GPU_CHECK_TIMEOUT_SECONDS=3 and
+    GPU_CHECK_KILL_AFTER_SECONDS=2 against an nvidia-smi that ignores SIGTERM and sleeps."""
+    text = (CAPTURE / "second-run" / "checks.txt").read_text()
+    assert re.search(r"^prolog \(hung nvidia-smi\), SLURM_JOB_GPUS=0: exit [1-9]", text, re.M)
+    assert "nvidia-smi did not answer within 3s" in text
+    seconds = int(re.search(r"^prolog \(hung nvidia-smi\): gave up after (\d+)s$", text, re.M)[1])  # type: ignore[index]
+    assert seconds <= 3 + 2 + 1
+    second = (CAPTURE / "second-run" / "checks.txt").read_text()
+    for order in ("nvml", "file"):
+        assert f"prolog ({order} order), SLURM_JOB_GPUS=0: exit 0" in second
