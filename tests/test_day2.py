@@ -458,7 +458,7 @@ HAND_ACTIONS: list[tuple[str, Callable[[list[RecordedStack], list[tuple[int, str
     (r"^kubectl apply -f -$|kubectl apply` of the restored", _check_restored_secrets),
     (r"rollout restart (deployment sealed-secrets-controller|deploy,statefulset|statefulset/dirsrv)$", _check_restart),
     (r"rollout restart.*(" + "|".join(OPERATOR_MADE) + ")", _check_operator_restart),
-    (r"delete pod( <pod>| <login pod>)?$", _check_pod_delete),
+    (r"delete pod( <pod>| <login pod>| slurm-controller-0)?$", _check_pod_delete),
     (r"kubectl edit$|delete \$\(kubectl -n slurm get jobs", _check_refresh),
 ]
 
