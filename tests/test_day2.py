@@ -226,7 +226,7 @@ def test_migration_hint_with_config_names_the_file_and_migrates_beside_it(
     assert commands == {f"./hpcforge migrate-inventory --stack lab --config {stack_file}"}, errors
     assert f"it writes {directory}/inventory/lab/hosts.yaml" in errors
     # The command the hint names, run as written: it writes beside the stack file, and the stack then loads.
-    argv = shlex.split(commands.pop())[3:]
+    argv = shlex.split(commands.pop())[1:]  # after ./hpcforge
     assert main(argv) == 0
     assert (directory / "inventory/lab/hosts.yaml").is_file() and (directory / "inventory/lab/users.yaml").is_file()
     assert not (REPO / "inventory" / "lab").exists()
