@@ -10,9 +10,18 @@
 #
 #   scripts/ci/build-slurm.sh                 # ../shared, or $HPCFORGE_SHARED
 #   HPCFORGE_CACHE=/tmp/cache scripts/ci/build-slurm.sh
+#   HPCFORGE_SLURM_GIT=DIR scripts/ci/build-slurm.sh   # no tarball: a clone of SchedMD/slurm at the pinned commit
+#
+# Where no shared/ tarball exists (the GitHub workflow, whose shared folder is fetched file by file), the source is a
+# clone of https://github.com/SchedMD/slurm at tag slurm-26-05-3-1: its HEAD must be COMMIT, the commit the shared
+# tarball was made from (`git archive` writes it into the tarball's pax header; tests/test_build_slurm.py checks the
+# two agree), and the build goes to the same cache prefix as the tarball's.
 set -euo pipefail
 
 VERSION=26.05.3
+TAG=slurm-26-05-3-1
+COMMIT=56fe867884038ba2074bd414075b60c2fb1d68bb
+SHA256=d51a0896d270dda7480b41626a102a5490c66d2fb8a7426f1358a3543e947bf0
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 shared="${HPCFORGE_SHARED:-$here/../shared}"
 tarball="$shared/slurm/slurm-$VERSION.tar.bz2"
@@ -22,16 +31,24 @@ cache="${HPCFORGE_CACHE:-/var/cache/hpcforge}"
 say() { echo "build-slurm: $*" >&2; }
 die() { say "error: $*"; exit 1; }
 
-[ -f "$tarball" ] || die "no tarball at $tarball (set HPCFORGE_SHARED to the shared/ folder)"
-[ -f "$readme" ] || die "no $readme to check the tarball's sha256 against"
+git_source="${HPCFORGE_SLURM_GIT:-}"
+if [ -f "$tarball" ]; then
+  [ -f "$readme" ] || die "no $readme to check the tarball's sha256 against"
+  # The README's table row for the tarball carries its sha256 (64 hex digits) in the last column.
+  expected="$(grep -F "\`slurm-$VERSION.tar.bz2\`" "$readme" | grep -oE '\b[0-9a-f]{64}\b' | head -n1 || true)"
+  [ -n "$expected" ] || die "$readme lists no sha256 for slurm-$VERSION.tar.bz2"
+  [ "$expected" = "$SHA256" ] || die "$readme pins $expected, this script $SHA256: update SHA256 and COMMIT here"
+  actual="$(sha256sum "$tarball" | cut -d' ' -f1)"
+  [ "$actual" = "$expected" ] || die "sha256 of $tarball is $actual, $readme says $expected"
+  git_source=""
+elif [ -n "$git_source" ]; then
+  head="$(git -C "$git_source" rev-parse HEAD 2>/dev/null || true)"
+  [ "$head" = "$COMMIT" ] || die "$git_source is at '${head:-no git checkout}', not $COMMIT ($TAG)"
+else
+  die "no tarball at $tarball (set HPCFORGE_SHARED to the shared/ folder, or HPCFORGE_SLURM_GIT to a clone at $TAG)"
+fi
 
-# The README's table row for the tarball carries its sha256 (64 hex digits) in the last column.
-expected="$(grep -F "\`slurm-$VERSION.tar.bz2\`" "$readme" | grep -oE '\b[0-9a-f]{64}\b' | head -n1 || true)"
-[ -n "$expected" ] || die "$readme lists no sha256 for slurm-$VERSION.tar.bz2"
-actual="$(sha256sum "$tarball" | cut -d' ' -f1)"
-[ "$actual" = "$expected" ] || die "sha256 of $tarball is $actual, $readme says $expected"
-
-prefix="$cache/slurm-$actual"
+prefix="$cache/slurm-$SHA256"
 answers() { [ -x "$prefix/sbin/slurmctld" ] && [ "$("$prefix/sbin/slurmctld" -V 2>/dev/null)" = "slurm $VERSION" ]; }
 
 if answers; then
@@ -45,7 +62,11 @@ build="$(mktemp -d "$cache/build-slurm.XXXXXX")"
 trap 'rm -rf "$build"' EXIT
 start=$(date +%s)
 say "building slurm $VERSION into $prefix (a few minutes)"
-tar xjf "$tarball" -C "$build"
+if [ -n "$git_source" ]; then
+  git -C "$git_source" archive --prefix="slurm-$VERSION/" HEAD | tar x -C "$build"
+else
+  tar xjf "$tarball" -C "$build"
+fi
 (
   cd "$build/slurm-$VERSION"
   ./configure --prefix="$prefix" --sysconfdir="$prefix/etc" --with-mysql_config=/usr/bin --disable-debug >"$build/configure.log" 2>&1 \
