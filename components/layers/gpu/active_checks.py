@@ -30,7 +30,7 @@ from ..slurm.config import SlurmConfig
 from ..slurm.script_include import inline_includes
 from .checks_config import ActiveCheck
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 CHECK_SCRIPT = PROJECT_ROOT / "scripts" / "gpu" / "active-check.sh"
 DRIVER = PROJECT_ROOT / "scripts" / "gpu" / "active_checks.py"
 CONFIG_MAP = "gpu-active-checks"
