@@ -40,7 +40,7 @@ from .engine import ProgramConfigError, RecordedStack, run_program
 from .environ import ArgumentListTooLong
 from .render import resource_tree, write_render
 from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
-from .summary import layer_summary
+from .summary import active_check_costs, layer_summary
 from .words import plural
 
 COMMAND = "./hpcforge"
@@ -286,6 +286,9 @@ def _preview(stack: RecordedStack, args: argparse.Namespace) -> int:
     else:
         print(f"Resources per layer (`{COMMAND} preview --stack {stack.stack} --tree` lists each one):")
         print(layer_summary(stack))
+    costs = active_check_costs(stack)
+    if costs:
+        print(f"\n{costs}")
     print()
     print(_summary(stack))
     if args.json:

@@ -71,3 +71,24 @@ def layer_summary(stack: RecordedStack) -> str:
         types = ", ".join(plural(n, label) for label, n in sorted(count.types.items(), key=lambda item: (-item[1], item[0])))
         lines.append(f"    {count.layer:<{width}}  {plural(count.total, 'resource'):>{number}}: {types}")
     return "\n".join(lines)
+
+
+GPU_HOURS_ANNOTATION = "hpcforge.io/gpu-hours-per-week"
+"""On each active GPU check's CronJob (components/layers/gpu/active_checks.py)."""
+
+
+def active_check_costs(stack: RecordedStack) -> str | None:
+    """One line: the scheduled active GPU checks and the GPU-hours a week each holds away from jobs, at most; None
+    without checks."""
+    costs = sorted(
+        (str(r.inputs["metadata"]["name"]), float(r.inputs["metadata"]["annotations"][GPU_HOURS_ANNOTATION]))
+        for r in stack.kubernetes_objects()
+        if r.inputs.get("kind") == "CronJob" and GPU_HOURS_ANNOTATION in (r.inputs["metadata"].get("annotations") or {})
+    )
+    if not costs:
+        return None
+    each = ", ".join(f"{name} {hours:.1f}" for name, hours in costs)
+    return (
+        f"Scheduled GPU checks ({plural(len(costs), 'CronJob')}) hold up to {sum(h for _, h in costs):.1f} GPU-hours a week"
+        f" away from jobs: {each}"
+    )

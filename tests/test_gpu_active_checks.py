@@ -64,7 +64,7 @@ def test_weekly_gpu_hours_of_prods_checks() -> None:
     config = load_config(raw_config(config_values("prod")))
     # dcgm: weekly, 8 a100 + 4 h100 nodes x 8 GPUs, 20 min; nccl: weekly, 4 h100 nodes in pairs x 8 GPUs, 15 min;
     # ib: daily, 4 h100 nodes x 8 GPUs, 5 min.
-    assert weekly_gpu_hours(config) == {"dcgm": 32.0, "nccl": 8.0, "ib": 18.7}
+    assert weekly_gpu_hours(config.slurm, config.gpu.active_checks) == {"dcgm": 32.0, "nccl": 8.0, "ib": 18.7}
 
 
 def test_an_allreduce_holds_a_full_last_group() -> None:
@@ -73,7 +73,7 @@ def test_an_allreduce_holds_a_full_last_group() -> None:
         _checks(values)[1].update(nodes=2, timeLimitMinutes=60)
 
     # 3 nodes in pairs: 2 pairs, the last filled with a node already tested: 4 nodes x 8 GPUs x 1 h, weekly.
-    assert weekly_gpu_hours(_prod_with(odd))["nccl"] == 32.0
+    assert weekly_gpu_hours(_prod_with(odd).slurm, _prod_with(odd).gpu.active_checks)["nccl"] == 32.0
 
 
 @pytest.mark.parametrize(
@@ -238,3 +238,32 @@ def test_the_link_check_drains_a_node_with_a_port_down_or_slow(
     else:
         assert result.returncode == 1
         assert _drains(tmp_path) == [f"update NodeName=n1 State=DRAIN Reason=active-check weekly: {verdict}"]
+
+
+def test_preview_and_diff_print_what_each_check_costs_in_gpu_hours(prod_stack: RecordedStack) -> None:
+    """Each CronJob carries its `weekly_gpu_hours` figure; preview sums them, and a diff that changes a schedule
+    names the old and new cost (issue 28: the cost printed by the impact/preview output)."""
+    import copy
+
+    from offline.diff.base import State
+    from offline.diff.impact import assess
+    from offline.diff.plan import make_plan
+    from offline.summary import active_check_costs
+
+    config = load_config(config_values("prod"), stack="prod")
+    expected = weekly_gpu_hours(config.slurm, config.gpu.active_checks)
+    line = active_check_costs(prod_stack)
+    assert line is not None and f"{sum(expected.values()):.1f} GPU-hours a week" in line
+    for name, hours in expected.items():
+        assert f"gpu-check-{name} {hours:.1f}" in line
+    base = State.from_recorded(prod_stack, "prod")
+    head = copy.deepcopy(base)
+    for resource in head.resources:
+        if resource["name"] == "slurm/gpu-check-nccl":
+            resource["inputs"]["metadata"]["annotations"]["hpcforge.io/gpu-hours-per-week"] = "16.0"
+            resource["inputs"]["spec"]["schedule"] = "0 3 * * 0,3"
+    effects = [e for e in assess(make_plan(base, head)).effects if "active GPU check" in e.what]
+    assert [e.what for e in effects] == [
+        f"active GPU check gpu-check-nccl: up to 16.0 GPU-hours a week (was {expected['nccl']:.1f})"
+    ]
+    assert effects[0].severity == "none"

@@ -1011,9 +1011,38 @@ def refusal_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     ]
 
 
+GPU_HOURS_ANNOTATION = "hpcforge.io/gpu-hours-per-week"  # components/layers/gpu/active_checks.py (on each check's CronJob)
+EVIDENCE_ACTIVE_CHECK = (
+    "components/layers/gpu/checks_config.py weekly_gpu_hours (runs a week of the CronJob's schedule x GPUs one run holds"
+    " x its time limit); docs/layers/gpu.md, Active checks: each run reserves its nodes (scontrol create reservation)"
+)
+
+
+def _gpu_hours(inputs: dict[str, Any]) -> float | None:
+    value = _get(inputs, "metadata", "annotations", GPU_HOURS_ANNOTATION)
+    return float(value) if value is not None else None
+
+
+def active_check_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    """A scheduled active GPU check added, removed or changed: what it takes from jobs, in GPU-hours a week."""
+    if change.kind != "CronJob":
+        return []
+    old, new = _gpu_hours(change.old_inputs), _gpu_hours(change.new_inputs)
+    if (old is None and new is None) or (change.op == "update" and old == new and not change.changed("spec.schedule")):
+        return []
+    if new is None:
+        what = f"active GPU check {change.object_name} removed: gives back up to {old:.1f} GPU-hours a week"
+    elif old is None:
+        what = f"active GPU check {change.object_name} scheduled: holds up to {new:.1f} GPU-hours a week away from jobs"
+    else:
+        what = f"active GPU check {change.object_name}: up to {new:.1f} GPU-hours a week (was {old:.1f})"
+    return [_effect(change, plan, "none", what, EVIDENCE_ACTIVE_CHECK, REVERT_SAFE)]
+
+
 CHANGE_RULES = (
     refusal_rules, nodeset_rules, controller_rules, config_map_rules, accounting_rules, pool_rules, certificate_rules,
     random_rules, stateful_rules, namespace_rules, application_rules, chart_rules, kueue_rules, job_rules, workload_rules,
+    active_check_rules,
 )  # fmt: skip
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...layers.gpu.checks_config import check_active_checks
 from ...layers.gpu.config import GPU_CHECK_KILL_AFTER_SECONDS
 from ...layers.slurm.gpus import MIG_PROFILE
 from ..base import ProblemCollector
+from .active_checks import check_active_checks
 
 if TYPE_CHECKING:
     from ..model import PlatformModel

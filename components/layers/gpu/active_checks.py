@@ -28,7 +28,7 @@ from ...versions import Images
 from ..slurm.accounts_job import SACK_RUN_DIR, SACK_START
 from ..slurm.config import SlurmConfig
 from ..slurm.script_include import inline_includes
-from .checks_config import ActiveCheck
+from .checks_config import ActiveCheck, weekly_gpu_hours
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 CHECK_SCRIPT = PROJECT_ROOT / "scripts" / "gpu" / "active-check.sh"
@@ -36,6 +36,11 @@ DRIVER = PROJECT_ROOT / "scripts" / "gpu" / "active_checks.py"
 CONFIG_MAP = "gpu-active-checks"
 MOUNT = "/etc/hpcforge/active-checks"
 COMPONENT = "gpu-active-check"
+
+
+GPU_HOURS_ANNOTATION = "hpcforge.io/gpu-hours-per-week"
+"""On each check's CronJob: the GPU-hours a week it holds GPU nodes away from jobs, at most (`weekly_gpu_hours`);
+`./hpcforge preview` and `./hpcforge diff` print it from the recorded objects."""
 
 
 def cronjob_name(check: ActiveCheck) -> str:
@@ -193,12 +198,19 @@ def deploy_active_checks(
         depends_on=depends_on,
     )
     out: list[pulumi.Resource] = [data]
+    cost = weekly_gpu_hours(slurm, checks)
     for check in checks:
         labels = {**ctx.labels(controller, COMPONENT), "hpcforge.io/active-check": check.name}
         out.append(
             k8s.batch.v1.CronJob(
                 f"{namespace}/{cronjob_name(check)}",
-                metadata=ctx.meta(cronjob_name(check), COMPONENT, namespace, app=controller),
+                metadata=ctx.meta(
+                    cronjob_name(check),
+                    COMPONENT,
+                    namespace,
+                    app=controller,
+                    annotations={GPU_HOURS_ANNOTATION: f"{cost[check.name]:.1f}"},
+                ),
                 spec=cronjob_spec(check, controller=controller, slurm_key_secret=slurm_key_secret, labels=labels),
                 opts=ctx.opts(parent, depends_on=[data, *depends_on]),
             )

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
-from ...config.base import ProblemCollector, StrictModel
+from ...config.base import StrictModel
 
 if TYPE_CHECKING:
-    from ...config.model import PlatformModel as PlatformConfig
+    from ..slurm.config import SlurmConfig
 
 CheckKind = Literal["dcgm-diag", "nccl-allreduce", "ib-link"]
 
@@ -140,60 +141,34 @@ class ActiveCheck(StrictModel):
         return value
 
 
-def _gpu_nodes(config: PlatformConfig, nodeset: str) -> tuple[int, int]:
+def _gpu_nodes(slurm: SlurmConfig, nodeset: str) -> tuple[int, int]:
     """(nodes, GPUs per node) of a nodeset: its replicas (pods), or 0 where they are not known in advance."""
-    for ns in config.slurm.nodesets:
+    for ns in slurm.nodesets:
         if ns.name == nodeset and ns.gpus is not None:
             return (ns.replicas if ns.scaling_mode == "StatefulSet" else 0), ns.gpus.count
     return 0, 0
 
 
-def gpus_held(config: PlatformConfig, check: ActiveCheck) -> int:
+def gpus_held(slurm: SlurmConfig, check: ActiveCheck) -> int:
     """GPUs one run of `check` holds: every GPU of its nodesets' nodes; an all-reduce tests nodes in groups of
     `nodes`, and a last, partial group is filled up with nodes tested already (so it holds `nodes` nodes too)."""
     total = 0
     for nodeset in check.nodesets:
-        nodes, per_node = _gpu_nodes(config, nodeset)
+        nodes, per_node = _gpu_nodes(slurm, nodeset)
         if check.kind == "nccl-allreduce" and nodes:
             nodes = math.ceil(nodes / check.nodes) * check.nodes
         total += nodes * per_node
     return total
 
 
-def weekly_gpu_hours(config: PlatformConfig) -> dict[str, float]:
+def weekly_gpu_hours(slurm: SlurmConfig, checks: Sequence[ActiveCheck]) -> dict[str, float]:
     """GPU-hours per week each active check holds at most (check name -> hours, rounded to 0.1): runs per week of
-    its schedule x the GPUs one run holds x its time limit. Pure: the change-impact report prints it."""
+    its schedule x the GPUs one run holds x its time limit. Pure; each check's CronJob carries its figure
+    (`hpcforge.io/gpu-hours-per-week`), which `./hpcforge preview` and `diff` print."""
     return {
-        check.name: round(runs_per_week(check.schedule) * gpus_held(config, check) * check.time_limit_minutes / 60, 1)
-        for check in config.gpu.active_checks
+        check.name: round(runs_per_week(check.schedule) * gpus_held(slurm, check) * check.time_limit_minutes / 60, 1)
+        for check in checks
     }
 
 
-def check_active_checks(config: PlatformConfig, problems: ProblemCollector) -> None:
-    """The checks name GPU nodesets, once each; an all-reduce has enough nodes; names are unique."""
-    gpu_nodesets = {ns.name: ns for ns in config.slurm.nodesets if ns.gpus is not None}
-    seen: set[str] = set()
-    for index, check in enumerate(config.gpu.active_checks):
-        where: list[str | int] = ["gpu", "activeChecks", index]
-        if check.name in seen:
-            problems.add([*where, "name"], f"{check.name!r} is used by another check")
-        seen.add(check.name)
-        for ni, nodeset in enumerate(check.nodesets):
-            if nodeset not in gpu_nodesets:
-                problems.add(
-                    [*where, "nodesets", ni],
-                    f"{nodeset!r} is not a GPU nodeset (GPU nodesets: {', '.join(sorted(gpu_nodesets)) or 'none'})",
-                )
-            elif check.kind == "nccl-allreduce" and gpu_nodesets[nodeset].replicas < check.nodes:
-                problems.add(
-                    [*where, "nodes"],
-                    f"an all-reduce across {check.nodes} nodes, but nodeset {nodeset!r} has {gpu_nodesets[nodeset].replicas}",
-                )
-        if check.kind in ("nccl-allreduce", "dcgm-diag") and config.slurm.pyxis is False:
-            problems.add(
-                [*where, "kind"],
-                f"{check.kind} starts its image (nccl-tests, DCGM) with srun --container-image, which needs slurm.pyxis",
-            )
-
-
-__all__ = ["ActiveCheck", "check_active_checks", "gpus_held", "parse_cron", "runs_per_week", "weekly_gpu_hours"]
+__all__ = ["ActiveCheck", "gpus_held", "parse_cron", "runs_per_week", "weekly_gpu_hours"]
