@@ -23,9 +23,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ...context import DeployContext
-from ...k8s.resources import config_map, container_resources
+from ...k8s.resources import config_map
 from ...versions import Images
-from ..slurm.accounts_job import SACK_RUN_DIR, SACK_START
+from ..slurm.accounts_job import SACK_START, slurm_client_pod
 from ..slurm.config import SlurmConfig
 from ..slurm.script_include import inline_includes
 from .checks_config import ActiveCheck, weekly_gpu_hours
@@ -115,53 +115,14 @@ def cronjob_spec(check: ActiveCheck, *, controller: str, slurm_key_secret: str, 
                 "activeDeadlineSeconds": check.time_limit_minutes * 60 + 900,
                 "template": {
                     "metadata": {"labels": labels},
-                    "spec": {
-                        "restartPolicy": "Never",
-                        "automountServiceAccountToken": False,
-                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                        "containers": [
-                            {
-                                "name": "active-check",
-                                "image": Images.LOGIN.ref,
-                                "command": command,
-                                "resources": container_resources("50m", "64Mi", "256Mi"),
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "capabilities": {"drop": ["ALL"]},
-                                    "readOnlyRootFilesystem": True,
-                                },
-                                "volumeMounts": [
-                                    {"name": "slurm-etc", "mountPath": "/etc/slurm", "readOnly": True},
-                                    {"name": "checks", "mountPath": MOUNT, "readOnly": True},
-                                    {"name": "sack", "mountPath": SACK_RUN_DIR},
-                                ],
-                            }
-                        ],
-                        "volumes": [
-                            {
-                                "name": "slurm-etc",
-                                "projected": {
-                                    "defaultMode": 0o600,
-                                    "sources": [
-                                        {
-                                            "configMap": {
-                                                "name": f"{controller}-config",
-                                                "items": [{"key": "slurm.conf", "path": "slurm.conf"}],
-                                            }
-                                        },
-                                        {
-                                            "secret": {
-                                                "name": slurm_key_secret,
-                                                "items": [{"key": "slurm.key", "path": "slurm.key"}],
-                                            }
-                                        },
-                                    ],
-                                },
-                            },
-                            {"name": "checks", "configMap": {"name": CONFIG_MAP}},
-                            {"name": "sack", "emptyDir": {}},
-                        ],
-                    },
+                    "spec": slurm_client_pod(
+                        container="active-check",
+                        command=command,
+                        restart_policy="Never",
+                        controller=controller,
+                        slurm_key_secret=slurm_key_secret,
+                        files=("checks", CONFIG_MAP, MOUNT),
+                    ),
                 },
             },
         },

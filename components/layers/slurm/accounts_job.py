@@ -60,6 +60,63 @@ def digest(desired: str, script: str) -> str:
     return hashlib.sha256((desired + "\0" + script).encode()).hexdigest()[:10]
 
 
+def slurm_client_pod(
+    *,
+    container: str,
+    command: list[str],
+    restart_policy: str,
+    controller: str,
+    slurm_key_secret: str,
+    files: tuple[str, str, str],
+) -> dict[str, Any]:
+    """The pod of a Job that runs Slurm clients against `controller` (the accounts reconcile, the active GPU checks):
+    the login image, `/etc/slurm` from the Controller's slurm.conf and the auth/slurm key, a run directory for the
+    sackd it starts first (SACK_START), and `files` = (volume, ConfigMap, mount path) with what it runs. Pure."""
+    volume, files_map, mount = files
+    return {
+        "restartPolicy": restart_policy,
+        "automountServiceAccountToken": False,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [
+            {
+                "name": container,
+                "image": Images.LOGIN.ref,
+                "command": command,
+                "resources": container_resources("50m", "64Mi", "256Mi"),
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "capabilities": {"drop": ["ALL"]},
+                    "readOnlyRootFilesystem": True,
+                },
+                "volumeMounts": [
+                    {"name": "slurm-etc", "mountPath": "/etc/slurm", "readOnly": True},
+                    {"name": volume, "mountPath": mount, "readOnly": True},
+                    {"name": "sack", "mountPath": SACK_RUN_DIR},
+                ],
+            }
+        ],
+        "volumes": [
+            {
+                "name": "slurm-etc",
+                "projected": {
+                    "defaultMode": 0o600,
+                    "sources": [
+                        {
+                            "configMap": {
+                                "name": f"{controller}-config",
+                                "items": [{"key": "slurm.conf", "path": "slurm.conf"}],
+                            }
+                        },
+                        {"secret": {"name": slurm_key_secret, "items": [{"key": "slurm.key", "path": "slurm.key"}]}},
+                    ],
+                },
+            },
+            {"name": volume, "configMap": {"name": files_map}},
+            {"name": "sack", "emptyDir": {}},
+        ],
+    }
+
+
 def accounts_job_spec(
     *, controller: str, slurm_key_secret: str, labels: dict[str, str], assembly: Assembly | None = None
 ) -> dict[str, Any]:
@@ -80,53 +137,19 @@ def _job_spec(*, controller: str, slurm_key_secret: str, labels: dict[str, str])
         # No ttlSecondsAfterFinished: a Job that deleted itself would show as drift (see the directory's Job).
         "template": {
             "metadata": {"labels": labels},
-            "spec": {
-                "restartPolicy": "OnFailure",
-                "automountServiceAccountToken": False,
-                "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                "containers": [
-                    {
-                        "name": "sacct-sync",
-                        # python3 in the login image: SlinkyProject/containers (snapshot 05efda0, 2026-06-25),
-                        # schedmd/slurm/26.05/ubuntu26.04/Dockerfile line 108 installs `supervisor` in the `base`
-                        # stage that `login` builds on (lines 115, 283, 344); Debian/Ubuntu's supervisor package
-                        # Depends on python3:any, and `sssd` (line 362) on python3-sss. No line installs python3 by
-                        # name: a rebuilt image without supervisor would break this Job.
-                        "image": Images.LOGIN.ref,
-                        "command": job_command(),
-                        "resources": container_resources("50m", "64Mi", "256Mi"),
-                        "securityContext": {
-                            "allowPrivilegeEscalation": False,
-                            "capabilities": {"drop": ["ALL"]},
-                            "readOnlyRootFilesystem": True,
-                        },
-                        "volumeMounts": [
-                            {"name": "slurm-etc", "mountPath": "/etc/slurm", "readOnly": True},
-                            {"name": "accounts", "mountPath": MOUNT, "readOnly": True},
-                            {"name": "sack", "mountPath": SACK_RUN_DIR},
-                        ],
-                    }
-                ],
-                "volumes": [
-                    {
-                        "name": "slurm-etc",
-                        "projected": {
-                            "defaultMode": 0o600,
-                            "sources": [
-                                {
-                                    "configMap": {
-                                        "name": f"{controller}-config",
-                                        "items": [{"key": "slurm.conf", "path": "slurm.conf"}],
-                                    }
-                                },
-                                {"secret": {"name": slurm_key_secret, "items": [{"key": "slurm.key", "path": "slurm.key"}]}},
-                            ],
-                        },
-                    },
-                    {"name": "accounts", "configMap": {"name": CONFIG_MAP}},
-                    {"name": "sack", "emptyDir": {}},
-                ],
-            },
+            "spec": slurm_client_pod(
+                container="sacct-sync",
+                # python3 in the login image: SlinkyProject/containers (snapshot 05efda0, 2026-06-25),
+                # schedmd/slurm/26.05/ubuntu26.04/Dockerfile line 108 installs `supervisor` in the `base`
+                # stage that `login` builds on (lines 115, 283, 344); Debian/Ubuntu's supervisor package
+                # Depends on python3:any, and `sssd` (line 362) on python3-sss. No line installs python3 by
+                # name: a rebuilt image without supervisor would break this Job.
+                command=job_command(),
+                restart_policy="OnFailure",
+                controller=controller,
+                slurm_key_secret=slurm_key_secret,
+                files=("accounts", CONFIG_MAP, MOUNT),
+            ),
         },
     }
 
