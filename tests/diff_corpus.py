@@ -28,7 +28,7 @@ class Case:
     id: str
     what: str
     worst: str
-    """The expected worst severity (offline/diff/impact.py SEVERITIES)."""
+    """The expected worst severity (offline/diff/effects.py SEVERITIES)."""
     edit: Callable[[Site], None]
     pins: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     """`Class.ATTR` of components.versions -> (field, old, new) to change in that pin."""

@@ -14,8 +14,10 @@ import pytest
 
 from offline.cli import main
 from offline.diff.base import BaseError, State, from_git, load_base
-from offline.diff.impact import LISTENING_QUOTE, SLURM_CONF_RESTART, assess, hostlist, slurm_conf_items
+from offline.diff.effects import hostlist
+from offline.diff.impact import assess
 from offline.diff.plan import diff_values, force_new_fields, make_plan, text_diff
+from offline.diff.slurm_conf import LISTENING_QUOTE, SLURM_CONF_RESTART, slurm_conf_items
 from offline.engine import RecordedStack
 from offline.render import write_render
 
@@ -256,7 +258,7 @@ def test_deleting_a_nodeset_with_pods_is_an_outage_and_scaling_it_to_zero_drains
 
 def test_gate_with_live_data_fails_only_when_busy_nodes_drain() -> None:
     from offline.diff.cli import gate
-    from offline.diff.impact import Effect, Impact
+    from offline.diff.effects import Effect, Impact
 
     impact = Impact([Effect("rolling-drain", "roll", "e", [], "revert safe")], drained_nodes={"cpu-0", "cpu-1"})
     assert gate(impact, acknowledged=False) == 0
@@ -280,7 +282,7 @@ def test_diff_with_live_slurm_json_gates_on_running_jobs_on_drained_nodes(
     """`--squeue/--sinfo` (real Slurm 26.05.3 JSON, tests/fixtures/slurm-json: job 3 runs on cpu[1-2]): a change that
     only drains (rolling-drain, below the gate) fails it when a drained node runs a job, and the report names the job."""
     from offline.diff import cli as diff_cli
-    from offline.diff.impact import Effect, Impact
+    from offline.diff.effects import Effect, Impact
     from offline.diff.plan import Plan
 
     live = Path(__file__).parent / "fixtures" / "slurm-json"

@@ -15,7 +15,8 @@ import pytest
 
 from components import versions
 from offline.diff.base import State
-from offline.diff.impact import Impact, assess
+from offline.diff.effects import Impact
+from offline.diff.impact import assess
 from offline.diff.plan import Plan, make_plan
 from offline.engine import RecordedStack, run_program
 from offline.render import render_documents

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from components.config import PlatformConfig, load_config
-from offline.diff.impact import applied_by
+from offline.diff.slurm_conf import applied_by
 
 from .daemons import slurm
 from .daemons.common import free_port, port_open, run, wait_until
@@ -45,7 +45,7 @@ class Case:
 
     @property
     def takes_effect(self) -> str:
-        """`reconfigure` or `restart`: what the change-impact report's table says (offline/diff/impact.py
+        """`reconfigure` or `restart`: what the change-impact report's table says (offline/diff/slurm_conf.py
         SLURM_CONF_RESTART), which this test holds the real slurmctld to."""
         return applied_by(self.key)
 

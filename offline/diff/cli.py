@@ -19,7 +19,8 @@ from ..live_impact import LiveDataError, jobs_at_risk, load_live, render_markdow
 from ..stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
 from ..words import plural
 from .base import BaseError, State, load_base
-from .impact import Impact, assess, rank
+from .effects import Impact, rank
+from .impact import assess
 from .plan import Plan, make_plan
 from .report import render
 

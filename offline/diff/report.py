@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from .impact import SEVERITIES, Impact
+from .effects import SEVERITIES, Impact
 from .plan import MISSING, OPS, Change, Plan
 
 SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-"}

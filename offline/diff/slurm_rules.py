@@ -1,0 +1,483 @@
+"""Impact rules of the Slurm layer: NodeSets rolled or drained, the controller restarted or reconfigured, the
+config files, the accounting reconcile's plan, hosts, users and accounts by name, and the active GPU checks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .effects import CANNOT_UNDO, REVERT_SAFE, Effect, Impact, effect_for, get_path, hostlist, needs_step, scaled
+from .evidence import (
+    EVIDENCE_CLUSTER_NAME,
+    EVIDENCE_CONFIGMAP_REPLACE,
+    EVIDENCE_CONTROLLER_POD,
+    EVIDENCE_GRENDEL_BOOT,
+    EVIDENCE_LDAP,
+    EVIDENCE_NODESET_DELETE,
+    EVIDENCE_NODESET_NAMES,
+    EVIDENCE_NODESET_ROLL,
+    EVIDENCE_NODESET_SCALE_IN,
+    EVIDENCE_SACCT,
+    EVIDENCE_SLURMDBD,
+)
+from .plan import MISSING, Change, Plan, diff_values
+from .slurm_conf import (
+    EVIDENCE_CONTROLLER_RECREATE,
+    SLURM_CONF_DEFAULT_EVIDENCE,
+    SLURM_CONF_MAN,
+    SLURM_CONF_RESTART,
+    slurm_conf_items,
+)
+
+
+def _gpus(nodeset: dict[str, Any]) -> int:
+    limits = get_path(nodeset, "spec", "slurmd", "resources", "limits") or {}
+    try:
+        return int(limits.get("nvidia.com/gpu", 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _nodeset_nodes(nodeset: dict[str, Any], replicas: int | None = None) -> list[str]:
+    name = str(get_path(nodeset, "metadata", "name"))
+    count = int(get_path(nodeset, "spec", "replicas") or 0) if replicas is None else replicas
+    return [f"{name}-{i}" for i in range(count)]
+
+
+def _hosts(resources: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for r in resources:
+        inputs = r.get("inputs") or {}
+        if inputs.get("kind") == "ConfigMap" and str(get_path(inputs, "metadata", "name") or "").startswith("grendel-inventory-"):
+            text = (inputs.get("data") or {}).get("hosts.json")
+            if isinstance(text, str):
+                out.update({str(h["name"]): h for h in json.loads(text)})
+    return out
+
+
+def _host_nodeset(host: dict[str, Any]) -> str | None:
+    return next((t.split(":", 1)[1] for t in host.get("tags") or [] if str(t).startswith("nodeset:")), None)
+
+
+REVISION_FIELDS = (
+    "spec.template",
+    "spec.slurmd",
+    "spec.extraConf",
+    "spec.logfile",
+    "spec.ssh",
+    "spec.ordinalPadding",
+    "spec.oversubscribeNode",
+)
+
+
+def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    if change.kind != "NodeSet":
+        return []
+    name = change.object_name
+    if change.op == "create":
+        nodes = _nodeset_nodes(change.new_inputs)
+        return [
+            effect_for(
+                change,
+                plan,
+                "none",
+                f"NodeSet {name}: {len(nodes)} new Slurm node(s) {hostlist(nodes) or '(bare-metal only)'} register",
+                EVIDENCE_NODESET_NAMES,
+                REVERT_SAFE,
+                nodes=nodes,
+            )
+        ]
+    if change.op in ("delete", "replace"):
+        nodes = _nodeset_nodes(change.old_inputs)
+        impact.drained_nodes.update(nodes)
+        return [
+            effect_for(
+                change, plan, "outage",
+                f"NodeSet {name} {'deleted' if change.op == 'delete' else 'replaced'}: its pods {hostlist(nodes) or '(none)'} are deleted without a drain; jobs on them are killed",
+                EVIDENCE_NODESET_DELETE, needs_step("recreate the NodeSet; killed jobs must be resubmitted"), nodes=nodes, gpus=_gpus(change.old_inputs) * len(nodes),
+            )
+        ]  # fmt: skip
+    effects: list[Effect] = []
+    new, old = change.new_inputs, change.old_inputs
+    replicas = int(get_path(new, "spec", "replicas") or 0)
+    before = int(get_path(old, "spec", "replicas") or 0)
+    if change.changed(*REVISION_FIELDS) and replicas:
+        strategy = get_path(new, "spec", "updateStrategy") or {}
+        nodes = _nodeset_nodes(new, min(replicas, before))
+        if strategy.get("type") == "OnDelete":
+            effects.append(
+                effect_for(
+                    change,
+                    plan,
+                    "none",
+                    f"NodeSet {name}: new pod revision; OnDelete keeps the running pods until each is deleted",
+                    EVIDENCE_NODESET_ROLL,
+                    REVERT_SAFE,
+                    nodes=nodes,
+                )
+            )
+        else:
+            at_once = min(scaled(get_path(strategy, "rollingUpdate", "maxUnavailable"), replicas), len(nodes))
+            gpus = _gpus(new)
+            fields = sorted({f.path.split(".")[1].split("[")[0] for f in change.fields if f.path.startswith(REVISION_FIELDS)})
+            impact.drained_nodes.update(nodes)
+            effects.append(
+                effect_for(
+                    change, plan, "rolling-drain",
+                    f"NodeSet {name}: the operator rolls {len(nodes)} pod(s) {hostlist(nodes)} ({', '.join(fields)} changed), draining each Slurm node "
+                    f"first; at most {at_once} node(s){f' and {at_once * gpus} GPU(s)' if gpus else ''} out at once",
+                    EVIDENCE_NODESET_ROLL, REVERT_SAFE, nodes=nodes, gpus=at_once * gpus,
+                )
+            )  # fmt: skip
+    if replicas < before:
+        gone = [f"{name}-{i}" for i in range(replicas, before)]
+        impact.drained_nodes.update(gone)
+        effects.append(
+            effect_for(change, plan, "rolling-drain", f"NodeSet {name}: scale-in {before} -> {replicas}; {len(gone)} node(s) drained then deleted (default order: highest ordinals, {hostlist(gone)})",
+                    EVIDENCE_NODESET_SCALE_IN, REVERT_SAFE, nodes=gone, gpus=_gpus(old) * len(gone))
+        )  # fmt: skip
+    elif replicas > before:
+        added = [f"{name}-{i}" for i in range(before, replicas)]
+        effects.append(
+            effect_for(
+                change,
+                plan,
+                "none",
+                f"NodeSet {name}: scale-out {before} -> {replicas}; new node(s) {hostlist(added)}",
+                EVIDENCE_NODESET_NAMES,
+                REVERT_SAFE,
+                nodes=added,
+            )
+        )
+    return effects
+
+
+def controller_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    if change.kind != "Controller" or change.op == "create":
+        return []
+    effects: list[Effect] = []
+    old, new = change.old_inputs, change.new_inputs
+    if change.op == "delete":
+        return [
+            effect_for(
+                change,
+                plan,
+                "outage",
+                "Slurm Controller deleted: slurmctld stops; no job is scheduled",
+                EVIDENCE_CONTROLLER_POD,
+                needs_step("recreate the controller"),
+            )
+        ]
+    if get_path(old, "spec", "clusterName") != get_path(new, "spec", "clusterName"):
+        effects.append(
+            effect_for(change, plan, "data-loss",
+                    f"ClusterName {get_path(old, 'spec', 'clusterName')} -> {get_path(new, 'spec', 'clusterName')}: slurmctld refuses to start on its saved state; starting it means deleting the state (every queued and running job) and a new cluster in the accounting database",
+                    EVIDENCE_CLUSTER_NAME, CANNOT_UNDO)
+        )  # fmt: skip
+    a = slurm_conf_items(str(get_path(old, "spec", "extraConf") or ""))
+    b = slurm_conf_items(str(get_path(new, "spec", "extraConf") or ""))
+    changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    reload = [k for k in changed if k not in SLURM_CONF_RESTART]
+    for key in changed:
+        rule = SLURM_CONF_RESTART.get(key)
+        if rule is not None:
+            effects.append(
+                effect_for(
+                    change,
+                    plan,
+                    rule.severity,
+                    f"slurm.conf {key}: {a.get(key, '(unset)')} -> {b.get(key, '(unset)')}: {rule.effect}",
+                    f"{SLURM_CONF_MAN}, {key}: '{rule.quote}'",
+                    CANNOT_UNDO if rule.severity == "data-loss" else REVERT_SAFE,
+                )
+            )
+    if reload:
+        effects.append(_config_effect(change, plan, f"slurm.conf: {', '.join(reload)} changed"))
+    pod_fields = [
+        f.path for f in change.fields if not f.path.startswith(("spec.extraConf", "spec.clusterName", "spec.service", "metadata"))
+    ]
+    if pod_fields:
+        effects.append(
+            effect_for(change, plan, "singleton-restart", f"slurmctld restarts ({', '.join(sorted({p.split('.')[1] for p in pod_fields if '.' in p}))} changed): scheduling pauses; running jobs continue",
+                    EVIDENCE_CONTROLLER_POD, REVERT_SAFE)
+        )  # fmt: skip
+    return effects
+
+
+def _controller(plan: Plan) -> dict[str, Any]:
+    for r in plan.head_resources:
+        inputs = r.get("inputs") or {}
+        if inputs.get("kind") == "Controller" and str(inputs.get("apiVersion", "")).startswith("slinky.slurm.net/"):
+            return dict(inputs)
+    return {}
+
+
+def _controller_config_maps(plan: Plan) -> set[str]:
+    """The ConfigMaps the Controller folds into the Slurm configuration (configFileRefs, prolog and epilog scripts)."""
+    spec = _controller(plan).get("spec") or {}
+    keys = ("configFileRefs", "prologScriptRefs", "epilogScriptRefs", "prologSlurmctldScriptRefs", "epilogSlurmctldScriptRefs")
+    return {str(ref.get("name")) for key in keys for ref in spec.get(key) or [] if isinstance(ref, dict)}
+
+
+def _config_effect(change: Change, plan: Plan, what: str) -> Effect:
+    """A Slurm configuration change that `scontrol reconfigure` applies: in place only with inplaceReconfigure."""
+    if get_path(_controller(plan), "spec", "inplaceReconfigure"):
+        return effect_for(
+            change,
+            plan,
+            "reload",
+            f"{what}; the controller's reconfigure sidecar runs `scontrol reconfigure` (no daemon restart)",
+            SLURM_CONF_DEFAULT_EVIDENCE,
+            REVERT_SAFE,
+        )
+    return effect_for(
+        change, plan, "singleton-restart",
+        f"{what}; the operator recreates the slurmctld pod (Controller inplaceReconfigure is false), which reconfigures the cluster at start: scheduling pauses, running jobs continue",
+        EVIDENCE_CONTROLLER_RECREATE + "; " + SLURM_CONF_DEFAULT_EVIDENCE, REVERT_SAFE,
+    )  # fmt: skip
+
+
+def config_map_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    if change.kind != "ConfigMap" or change.op not in ("update", "replace"):
+        return []
+    name, ns = change.object_name, change.namespace
+    if ns == "slurm" and name in _controller_config_maps(plan):
+        files = sorted({f.path.split(".", 1)[1] for f in change.fields if f.path.startswith("data.")})
+        return [_config_effect(change, plan, f"Slurm config files {', '.join(files)} replaced ({name})")]
+    boot = change.changed("data.images.json") or any(f.path.startswith("data.join-") for f in change.fields)
+    if ns == "provisioning" and name.startswith("grendel-") and boot:
+        hosts = _hosts(plan.head_resources)
+        images_old = {i["name"]: i for i in _images(plan.base_resources)}
+        images_new = {i["name"]: i for i in _images(plan.head_resources)}
+        changed_images = {n for n in set(images_old) | set(images_new) if images_old.get(n) != images_new.get(n)}
+        scripts = {f.path.split(".", 1)[1] for f in change.fields if f.path.startswith("data.join-")}
+        nodesets = {s.removeprefix("join-").removesuffix(".sh") for s in scripts}
+        affected = sorted(
+            h for h, host in hosts.items() if host.get("boot_image") in changed_images or _host_nodeset(host) in nodesets
+        )
+        impact.reprovisioned_nodes.update(affected)
+        if not affected:
+            return []
+        return [
+            effect_for(
+                change,
+                plan,
+                "reload",
+                f"{len(affected)} bare-metal host(s) {hostlist(affected)} boot the new image/join script at their next boot; nothing restarts now",
+                EVIDENCE_GRENDEL_BOOT,
+                REVERT_SAFE,
+                nodes=affected,
+            )
+        ]
+    if ns == "monitoring" and name == "hpcforge-dashboards":
+        return [
+            effect_for(
+                change,
+                plan,
+                "reload",
+                "Grafana dashboards replaced; Grafana's sidecar reloads them",
+                EVIDENCE_CONFIGMAP_REPLACE,
+                REVERT_SAFE,
+            )
+        ]
+    return []
+
+
+def _images(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for r in resources:
+        inputs = r.get("inputs") or {}
+        text = (inputs.get("data") or {}).get("images.json") if inputs.get("kind") == "ConfigMap" else None
+        if isinstance(text, str):
+            return list(json.loads(text))
+    return []
+
+
+def accounting_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    if change.kind == "Accounting" and change.op == "update":
+        return [
+            effect_for(
+                change,
+                plan,
+                "singleton-restart",
+                "slurmdbd restarts; slurmctld keeps job records until it is back",
+                EVIDENCE_SLURMDBD,
+                REVERT_SAFE,
+            )
+        ]
+    return []
+
+
+def entity_rules(plan: Plan, impact: Impact) -> list[Effect]:
+    effects: list[Effect] = []
+    by = {e.kind: e for e in plan.entities}
+    qos, users, accounts = by["QOS"], by["Slurm user"], by["Slurm account"]
+    where = f"pulumi (stack {plan.stack})"
+    if qos.changed or qos.added:
+        effects.append(
+            Effect(
+                "reload",
+                f"accounting reconcile: QOS {', '.join([*(f'+{q}' for q in qos.added), *(f'~{q} ({_qos_changes(plan, q)})' for q in qos.changed)])}; applies to new and pending jobs",
+                EVIDENCE_SACCT,
+                ["slurm/slurm-accounts-sync"],
+                REVERT_SAFE,
+                "slurm",
+                where,
+            )
+        )
+    if users.added or accounts.added:
+        effects.append(
+            Effect(
+                "none",
+                f"accounting reconcile adds {', '.join([*(f'user {u}' for u in users.added), *(f'account {a}' for a in accounts.added)])}",
+                EVIDENCE_SACCT,
+                ["slurm/slurm-accounts-sync"],
+                REVERT_SAFE,
+                "slurm",
+                where,
+                users=users.added,
+            )
+        )
+    removed = [
+        *(f"user {u}" for u in users.removed),
+        *(f"account {a}" for a in accounts.removed),
+        *(f"QOS {q}" for q in qos.removed),
+    ]
+    dropped = _associations_removed(plan)
+    removed += [f"association {a}" for a in dropped if a.split("@")[0] not in users.removed]
+    if removed:
+        effects.append(
+            Effect("reload", f"accounting reconcile removes {', '.join(removed)} (sacctmgr delete; refused while they have running jobs)", EVIDENCE_SACCT, ["slurm/slurm-accounts-sync"],
+                   needs_step("re-adding recreates them, with their usage history reset"), "slurm", where, users=sorted({*users.removed, *(a.split('@')[0] for a in dropped)}))
+        )  # fmt: skip
+    people, groups = by["directory user"], by["directory group"]
+    gone = [*(f"user {u}" for u in people.removed), *(f"group {g}" for g in groups.removed)]
+    if gone:
+        effects.append(
+            Effect(
+                "reload",
+                f"directory: entries removed: {', '.join(gone)} (their logins stop at SSSD's next lookup)",
+                EVIDENCE_LDAP,
+                ["directory/dirsrv-bootstrap"],
+                needs_step("re-add them; passwords set since are lost"),
+                "directory",
+                where,
+                users=people.removed,
+            )
+        )
+    if people.added or groups.added or people.changed or groups.changed:
+        names = [
+            *(f"+user {u}" for u in people.added),
+            *(f"+group {g}" for g in groups.added),
+            *(f"~user {u}" for u in people.changed),
+            *(f"~group {g}" for g in groups.changed),
+        ]
+        effects.append(
+            Effect(
+                "none",
+                f"directory: {', '.join(names)}",
+                EVIDENCE_LDAP,
+                ["directory/dirsrv-bootstrap"],
+                REVERT_SAFE,
+                "directory",
+                where,
+                users=people.added,
+            )
+        )
+    hosts = by["host"]
+    if hosts.removed:
+        impact.drained_nodes.update(hosts.removed)
+        effects.append(
+            Effect("rolling-drain", f"bare-metal host(s) {hostlist(hosts.removed)} removed from provisioning: drain them and take them out of Slurm (they do not boot again)", EVIDENCE_GRENDEL_BOOT,
+                   ["provisioning/grendel-inventory"], needs_step("re-add the host; it rejoins at its next boot"), "provisioning", where, nodes=hosts.removed)
+        )  # fmt: skip
+    if hosts.added:
+        effects.append(
+            Effect(
+                "none",
+                f"bare-metal host(s) {hostlist(hosts.added)} added: provisioned and joined at their first boot",
+                EVIDENCE_GRENDEL_BOOT,
+                ["provisioning/grendel-inventory"],
+                REVERT_SAFE,
+                "provisioning",
+                where,
+                nodes=hosts.added,
+            )
+        )
+    if hosts.changed:
+        impact.reprovisioned_nodes.update(hosts.changed)
+        effects.append(
+            Effect(
+                "reload",
+                f"bare-metal host(s) {hostlist(hosts.changed)} changed (image, addresses or tags): applied at their next boot",
+                EVIDENCE_GRENDEL_BOOT,
+                ["provisioning/grendel-inventory"],
+                REVERT_SAFE,
+                "provisioning",
+                where,
+                nodes=hosts.changed,
+            )
+        )
+    return effects
+
+
+def _qos(resources: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for r in resources:
+        inputs = r.get("inputs") or {}
+        text = (inputs.get("data") or {}).get("accounts.json") if inputs.get("kind") == "ConfigMap" else None
+        if isinstance(text, str):
+            out.update({str(q["name"]): q for q in json.loads(text).get("qos") or []})
+    return out
+
+
+def _qos_changes(plan: Plan, name: str) -> str:
+    """`max_jobs_per_user 200 -> 100, ...`: the limits of QOS `name` that change."""
+    old, new = _qos(plan.base_resources).get(name, {}), _qos(plan.head_resources).get(name, {})
+    return ", ".join(
+        f"{path} {'(unset)' if a is MISSING else a} -> {'(unset)' if b is MISSING else b}" for path, a, b in diff_values(old, new)
+    )
+
+
+def _associations(resources: list[dict[str, Any]]) -> set[str]:
+    out: set[str] = set()
+    for r in resources:
+        inputs = r.get("inputs") or {}
+        text = (inputs.get("data") or {}).get("accounts.json") if inputs.get("kind") == "ConfigMap" else None
+        if isinstance(text, str):
+            for user in json.loads(text).get("users") or []:
+                out.update(f"{user['name']}@{a}" for a in user.get("accounts") or [])
+    return out
+
+
+def _associations_removed(plan: Plan) -> list[str]:
+    return sorted(_associations(plan.base_resources) - _associations(plan.head_resources))
+
+
+GPU_HOURS_ANNOTATION = "hpcforge.io/gpu-hours-per-week"  # components/layers/gpu/active_checks.py (on each check's CronJob)
+
+
+EVIDENCE_ACTIVE_CHECK = (
+    "components/layers/gpu/checks_config.py weekly_gpu_hours (runs a week of the CronJob's schedule x GPUs one run holds"
+    " x its time limit); docs/layers/gpu.md, Active checks: each run reserves its nodes (scontrol create reservation)"
+)
+
+
+def _gpu_hours(inputs: dict[str, Any]) -> float | None:
+    value = get_path(inputs, "metadata", "annotations", GPU_HOURS_ANNOTATION)
+    return float(value) if value is not None else None
+
+
+def active_check_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    """A scheduled active GPU check added, removed or changed: what it takes from jobs, in GPU-hours a week."""
+    if change.kind != "CronJob":
+        return []
+    old, new = _gpu_hours(change.old_inputs), _gpu_hours(change.new_inputs)
+    if (old is None and new is None) or (change.op == "update" and old == new and not change.changed("spec.schedule")):
+        return []
+    if new is None:
+        what = f"active GPU check {change.object_name} removed: gives back up to {old:.1f} GPU-hours a week"
+    elif old is None:
+        what = f"active GPU check {change.object_name} scheduled: holds up to {new:.1f} GPU-hours a week away from jobs"
+    else:
+        what = f"active GPU check {change.object_name}: up to {new:.1f} GPU-hours a week (was {old:.1f})"
+    return [effect_for(change, plan, "none", what, EVIDENCE_ACTIVE_CHECK, REVERT_SAFE)]
