@@ -133,7 +133,11 @@ def _services_only(values: dict[str, Any]) -> None:
     for login in slurm.get("extraLogins", []):
         login.pop("gpus", None)
         login.pop("nodePool", None)
-    values.setdefault("hpcforge:gpu", {}).setdefault("operator", {})["enabled"] = False
+    gpu = values.setdefault("hpcforge:gpu", {})
+    gpu.setdefault("operator", {})["enabled"] = False
+    # A scheduled all-reduce needs the nodeset's node count (its replicas), which bare-metal-only nodesets do not
+    # declare (config/checks/active_checks.py): such a site keeps its other active checks.
+    gpu["activeChecks"] = [c for c in gpu.get("activeChecks", []) if c["kind"] != "nccl-allreduce"]
 
 
 def test_gpu_operator_can_be_off_when_every_gpu_nodeset_is_bare_metal(tmp_path: Path) -> None:
@@ -165,6 +169,8 @@ def _rename_gpu_nodeset(old: str, new: str) -> Edit:
                 nodeset["name"] = new
         for partition in slurm["partitions"]:
             partition["nodesets"] = [new if n == old else n for n in partition.get("nodesets", [])]
+        for check in values.get("hpcforge:gpu", {}).get("activeChecks", []):
+            check["nodesets"] = [new if n == old else n for n in check["nodesets"]]
 
     return edit
 

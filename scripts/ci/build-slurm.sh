@@ -37,18 +37,19 @@ if [ -f "$tarball" ]; then
   # The README's table row for the tarball carries its sha256 (64 hex digits) in the last column.
   expected="$(grep -F "\`slurm-$VERSION.tar.bz2\`" "$readme" | grep -oE '\b[0-9a-f]{64}\b' | head -n1 || true)"
   [ -n "$expected" ] || die "$readme lists no sha256 for slurm-$VERSION.tar.bz2"
-  [ "$expected" = "$SHA256" ] || die "$readme pins $expected, this script $SHA256: update SHA256 and COMMIT here"
   actual="$(sha256sum "$tarball" | cut -d' ' -f1)"
   [ "$actual" = "$expected" ] || die "sha256 of $tarball is $actual, $readme says $expected"
+  key="$actual"
   git_source=""
 elif [ -n "$git_source" ]; then
   head="$(git -C "$git_source" rev-parse HEAD 2>/dev/null || true)"
   [ "$head" = "$COMMIT" ] || die "$git_source is at '${head:-no git checkout}', not $COMMIT ($TAG)"
+  key="$SHA256"  # the tarball archived from COMMIT (tests/test_build_slurm.py: the pins agree with ../shared)
 else
   die "no tarball at $tarball (set HPCFORGE_SHARED to the shared/ folder, or HPCFORGE_SLURM_GIT to a clone at $TAG)"
 fi
 
-prefix="$cache/slurm-$SHA256"
+prefix="$cache/slurm-$key"
 answers() { [ -x "$prefix/sbin/slurmctld" ] && [ "$("$prefix/sbin/slurmctld" -V 2>/dev/null)" = "slurm $VERSION" ]; }
 
 if answers; then

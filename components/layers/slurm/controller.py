@@ -62,6 +62,7 @@ TYPED_CONTROLLER_PARAMETERS: dict[str, str] = {
     "InactiveLimit": "slurm.controller.timeouts.inactiveLimit",
     "MinJobAge": "slurm.controller.timeouts.minJobAge",
     "UnkillableStepTimeout": "slurm.controller.timeouts.unkillableStep",
+    "PrologEpilogTimeout": "slurm.controller.timeouts.prologEpilog",
     "SrunPortRange": "slurm.controller.srunPortRange",
     "PropagateResourceLimitsExcept": "hpcforge:rdma (written when RDMA fabrics are declared)",
 }
