@@ -13,8 +13,9 @@ import pytest
 import yaml
 
 from offline.policy.config import PolicyConfig, PolicyInfo, parse_policy_config, reconcile_policy_config
+from policies.families import ALL_RULES, FAMILIES
 from policies.framework import _deserialize_with_markers, install_secret_shim, to_policy
-from policies.rules import ALL_RULES, FAMILIES, gitops, security, slurm
+from policies.rules import gitops, security, slurm
 from policies.rules.images import parse_image
 from policies.rules.rule import ResourceRule, StackRule
 from policies.rules.view import ResourceView, StackView

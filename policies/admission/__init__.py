@@ -6,8 +6,3 @@
 - report: all of them over a set of plain objects (`admission_report`, for `./hpcforge admission`);
 - rules: the security pack's stack rules built on them.
 """
-
-# The reproductions use the shared helpers of policies/rules, whose package assembles the packs (this package's
-# `rules` among them): load it first, so that whichever module of this package is imported first, the modules load
-# in one order (policies.rules, then this package's modules from its `rules`).
-from .. import rules as _rules  # noqa: F401
