@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from components.layers.gpu.active_checks import GPU_HOURS_ANNOTATION
+
 from .engine import RecordedResource, RecordedStack
 from .words import plural
 
@@ -71,10 +73,6 @@ def layer_summary(stack: RecordedStack) -> str:
         types = ", ".join(plural(n, label) for label, n in sorted(count.types.items(), key=lambda item: (-item[1], item[0])))
         lines.append(f"    {count.layer:<{width}}  {plural(count.total, 'resource'):>{number}}: {types}")
     return "\n".join(lines)
-
-
-GPU_HOURS_ANNOTATION = "hpcforge.io/gpu-hours-per-week"
-"""On each active GPU check's CronJob (components/layers/gpu/active_checks.py)."""
 
 
 def active_check_costs(stack: RecordedStack) -> str | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from components.layers.gpu.active_checks import GPU_HOURS_ANNOTATION
+
 from .effects import CANNOT_UNDO, REVERT_SAFE, Effect, Impact, effect_for, get_path, hostlist, needs_step, scaled
 from .evidence import (
     EVIDENCE_CLUSTER_NAME,
@@ -451,9 +453,6 @@ def _associations(resources: list[dict[str, Any]]) -> set[str]:
 
 def _associations_removed(plan: Plan) -> list[str]:
     return sorted(_associations(plan.base_resources) - _associations(plan.head_resources))
-
-
-GPU_HOURS_ANNOTATION = "hpcforge.io/gpu-hours-per-week"  # components/layers/gpu/active_checks.py (on each check's CronJob)
 
 
 EVIDENCE_ACTIVE_CHECK = (
