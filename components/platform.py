@@ -9,9 +9,17 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
-from .config.checks.gpu import gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints
+from .config.checks.gpu import dcgm_scraped, gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints, gpus_in_nvml_order
 from .config.inventory_ref import digest_annotations
-from .config.placement import login_node_selectors, login_pool_taints, node_selectors, nodeset_pool_taints, nodeset_pools
+from .config.placement import (
+    login_node_selectors,
+    login_pool_taints,
+    node_selectors,
+    nodeset_pool_taints,
+    nodeset_pools,
+    pool_labels,
+    pool_taints,
+)
 from .config.root import PlatformConfig
 from .context import DeployContext
 from .k8s.certificates import CA_ISSUER
@@ -79,45 +87,111 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
     return uses
 
 
-def dns_records(config: PlatformConfig) -> dict[str, dict[str, str]]:
-    """Records the site DNS serves for the bare-metal inventory (hosts and their BMCs)."""
-    prov = config.provisioning
-    if prov is None or not prov.enabled or not prov.hosts:
-        return {}
-    records: dict[str, str] = {"grendel": prov.grendel_ip}
-    for host in prov.hosts:
-        records[host.name] = host.ip
-        if host.bmc is not None:
-            records[f"{host.name}-bmc"] = host.bmc.ip
-    return {config.domain: records}
+@dataclass(frozen=True)
+class _Core:
+    """What every later layer builds on: Argo CD, the network, certificates, sealed secrets and storage."""
+
+    ctx: DeployContext
+    charts: ChartDeployer
+    git: GitOps
+    net: Network
+    certs: Certificates
+    sealed: SealedSecrets
+    storage: Storage
+
+
+@dataclass(frozen=True)
+class _Identity:
+    db: Database | None
+    ldap: Directory
+
+
+@dataclass(frozen=True)
+class _DataPlane:
+    gpus: GpuOperator | None
+    nics: NetworkOperator | None
 
 
 class Platform(pulumi.ComponentResource):
+    """Every layer of the site, each a child component, in dependency order."""
+
     outputs: dict[str, Any]
 
-    def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:  # noqa: PLR0915 (wires the layers in dependency order)
+    def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:platform:Platform", name, None, opts)
         cfg = args.config
-        kubeconfig: pulumi.Output[str] | None = None
-        if cfg.cluster.bootstrap is not None:
-            assert cfg.ssh_private_key is not None  # enforced by config validation
-            cluster = ClusterBootstrap(
-                "cluster",
-                BootstrapArgs(
-                    config=cfg.cluster.bootstrap,
-                    ssh_private_key=pulumi.Output.secret(cfg.ssh_private_key.get_secret_value()),
-                    protection=cfg.protection_mode,
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            kubeconfig = cluster.kubeconfig
-        provider = k8s.Provider(
-            "kubernetes",
-            context=cfg.kubernetes.context,
-            kubeconfig=kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self),
+        kubeconfig = self._cluster(cfg)
+        core = self._core(cfg, self._context(cfg, kubeconfig))
+        identity = self._identity(cfg, core)
+        data_plane = self._data_plane(cfg, core)
+        hpc = self._slurm(cfg, core, identity, data_plane)
+        grendel = self._provisioning(cfg, core, hpc)
+        layers: list[pulumi.Resource] = [
+            core.git,
+            core.net,
+            core.certs,
+            core.sealed,
+            core.storage,
+            *([identity.db] if identity.db is not None else []),
+            identity.ldap,
+            hpc,
+            *([data_plane.gpus] if data_plane.gpus else []),
+            *([data_plane.nics] if data_plane.nics else []),
+            *([grendel] if grendel is not None else []),
+        ]
+        batch_queues = self._batch(cfg, core)
+        registry = self._devops(cfg, core)
+        self._backups(cfg, core, identity)
+        self._observability(cfg, core, identity)
+        evidence = self._evidence(cfg, layers, kubeconfig)
+        self.outputs = {
+            "environment": cfg.environment,
+            "delivery": cfg.delivery,
+            "argocdUrl": core.git.url,
+            "argocdAdminPassword": core.git.admin_password,
+            "ingressAddress": core.net.ingress_address,
+            "caIssuer": core.certs.ca_issuer,
+            "sealedSecretsController": f"{core.sealed.namespace}/{core.sealed.controller_name}",
+            "ldapUri": identity.ldap.endpoint.ldap_uri,
+            "ldapBaseDn": identity.ldap.endpoint.base_dn,
+            "ldapBindDn": identity.ldap.endpoint.bind_dn,
+            "ldapBindPassword": identity.ldap.endpoint.bind_password,
+            "databaseHost": identity.db.endpoint.host if identity.db is not None else None,
+            "slurmCluster": cfg.slurm.cluster_name,
+            "slurmController": hpc.controller_host,
+            "slurmControllerAddress": hpc.controller_address,
+            "slurmLoginAddress": hpc.login_address,
+            "grendelAddress": grendel.address if grendel is not None else None,
+            "kueueClusterQueues": batch_queues,
+            "registry": registry,
+            "evidence": evidence,
+        }
+        self.register_outputs(self.outputs)
+
+    def _child(self) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self)
+
+    # --- the cluster and the deploy context ------------------------------------------------------------------
+
+    def _cluster(self, cfg: PlatformConfig) -> pulumi.Output[str] | None:
+        """The kubeconfig of the cluster hpcforge bootstraps, or None for an existing cluster."""
+        if cfg.cluster.bootstrap is None:
+            return None
+        assert cfg.ssh_private_key is not None  # enforced by config validation
+        cluster = ClusterBootstrap(
+            "cluster",
+            BootstrapArgs(
+                config=cfg.cluster.bootstrap,
+                ssh_private_key=pulumi.Output.secret(cfg.ssh_private_key.get_secret_value()),
+                protection=cfg.protection_mode,
+            ),
+            opts=self._child(),
         )
-        ctx = DeployContext(
+        return cluster.kubeconfig
+
+    def _context(self, cfg: PlatformConfig, kubeconfig: pulumi.Output[str] | None) -> DeployContext:
+        provider = k8s.Provider("kubernetes", context=cfg.kubernetes.context, kubeconfig=kubeconfig, opts=self._child())
+        return DeployContext(
             environment=cfg.environment,
             delivery=cfg.delivery,
             domain=cfg.domain,
@@ -127,10 +201,12 @@ class Platform(pulumi.ComponentResource):
             provider=provider,
             production=cfg.is_production,
         )
+
+    # --- core: GitOps, network, certificates, sealed secrets, storage ------------------------------------------
+
+    def _core(self, cfg: PlatformConfig, ctx: DeployContext) -> _Core:
         plan = planned_charts(cfg)
         by_pulumi = ChartDeployer(ctx, plan, mode="pulumi")
-        argocd_host = cfg.gitops.argocd.hostname or f"argocd.{cfg.domain}"
-
         # Argo CD first: in argocd delivery every other chart is an Application it reconciles.
         git = GitOps(
             "gitops",
@@ -139,61 +215,55 @@ class Platform(pulumi.ComponentResource):
                 config=cfg.gitops,
                 charts=by_pulumi,
                 platform_charts=plan,
-                hostname=argocd_host,
+                hostname=cfg.argocd_hostname,
                 ingress_class=network.INGRESS_CLASS,
                 issuer=certificates.ACME_ISSUER if cfg.tls.acme else CA_ISSUER,
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self._child(),
         )
         charts = by_pulumi.with_argocd(git.ready)
-
-        directory_host = f"ldap.{cfg.domain}" if cfg.directory.expose else None
-        rdma = cfg.rdma if cfg.rdma is not None and cfg.rdma.enabled else None
         net = Network(
             "network",
             NetworkArgs(
                 ctx=ctx,
                 config=cfg.network,
                 charts=charts,
-                dns_records=dns_records(cfg),
+                dns_records=cfg.dns_records(),
                 inventory_annotations=digest_annotations(cfg.provisioning.inventory if cfg.provisioning else None),
-                tcp_entrypoints=[TcpEntryPoint(directory.LDAPS_ENTRYPOINT, 8636, 636)] if directory_host else [],
+                tcp_entrypoints=[TcpEntryPoint(directory.LDAPS_ENTRYPOINT, 8636, 636)] if cfg.directory_hostname else [],
                 # The Network Operator's chart ships the NetworkAttachmentDefinition CRD in its crds/: it owns it then.
-                attachment_crd_chart="network-operator" if rdma is not None else None,
+                attachment_crd_chart="network-operator" if cfg.active_rdma is not None else None,
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self._child(),
         )
         certs = Certificates(
             "certificates",
             CertificatesArgs(ctx=ctx, config=cfg.tls, charts=charts, ingress_class=net.ingress_class),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self._child(),
         )
-        sealed = SealedSecrets(
-            "sealed-secrets",
-            SealedSecretsArgs(ctx=ctx, charts=charts),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-
-        tls = cfg.tls
-        slurm_namespace = cfg.slurm.namespace
+        sealed = SealedSecrets("sealed-secrets", SealedSecretsArgs(ctx=ctx, charts=charts), opts=self._child())
         storage = Storage(
             "storage",
             StorageArgs(
                 ctx=ctx,
                 config=cfg.storage,
                 charts=charts,
-                slurm_namespace=slurm_namespace,
-                kubelet_dir=K0S_KUBELET_DIR
-                if cfg.cluster.bootstrap is not None and cfg.cluster.bootstrap.distribution == "k0s"
-                else None,
+                slurm_namespace=cfg.slurm.namespace,
+                kubelet_dir=K0S_KUBELET_DIR if cfg.distribution == "k0s" else None,
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self._child(),
         )
+        return _Core(ctx, charts, git, net, certs, sealed, storage)
+
+    # --- identity: the accounting database and the directory ----------------------------------------------------
+
+    def _identity(self, cfg: PlatformConfig, core: _Core) -> _Identity:
+        ctx, tls = core.ctx, cfg.tls
         db = (
             Database(
                 "database",
-                DatabaseArgs(ctx=ctx, config=cfg.database, charts=charts, client_namespaces=[slurm_namespace]),
-                opts=pulumi.ResourceOptions(parent=self),
+                DatabaseArgs(ctx=ctx, config=cfg.database, charts=core.charts, client_namespaces=[cfg.slurm.namespace]),
+                opts=self._child(),
             )
             if cfg.slurm.accounting.enabled
             else None
@@ -203,71 +273,79 @@ class Platform(pulumi.ComponentResource):
             DirectoryArgs(
                 ctx=ctx,
                 config=cfg.directory,
-                issuer=certs.ca_issuer,
+                issuer=core.certs.ca_issuer,
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
-                client_namespaces=[slurm_namespace],
-                expose_hostname=directory_host,
-                depends_on=certs.ready,
+                client_namespaces=[cfg.slurm.namespace],
+                expose_hostname=cfg.directory_hostname,
+                depends_on=core.certs.ready,
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self._child(),
         )
-        prov = cfg.provisioning if cfg.provisioning is not None and cfg.provisioning.enabled else None
-        monitored = cfg.observability is not None and cfg.observability.enabled
+        return _Identity(db, ldap)
+
+    # --- the GPU and RDMA data plane ------------------------------------------------------------------------------
+
+    def _data_plane(self, cfg: PlatformConfig, core: _Core) -> _DataPlane:
         gpu_operator_on = gpu_operator_enabled(cfg)
-        # GPU metrics exist wherever the operator runs dcgm-exporter (Slurm GPU nodesets or GPU pools for Kueue).
-        dcgm_scraped = monitored and gpu_operator_on and cfg.gpu.operator.dcgm_exporter
-        job_mapping_dir = gpu_job_mapping_dir(cfg)
         gpus: GpuOperator | None = None
         if gpu_operator_on:
             gpus = GpuOperator(
                 "gpu-operator",
                 GpuOperatorArgs(
-                    ctx=ctx,
+                    ctx=core.ctx,
                     config=cfg.gpu.operator,
-                    charts=charts,
-                    depends_on=net.ready,
-                    site_scrapes_dcgm=dcgm_scraped,
+                    charts=core.charts,
+                    depends_on=core.net.ready,
+                    site_scrapes_dcgm=dcgm_scraped(cfg),
                     gpu_pool_taints=gpu_pool_taints(cfg),
-                    distribution=cfg.cluster.bootstrap.distribution if cfg.cluster.bootstrap is not None else None,
-                    gpudirect_rdma=cfg.rdma is not None and cfg.rdma.enabled,
+                    distribution=cfg.distribution,
+                    gpudirect_rdma=cfg.active_rdma is not None,
                 ),
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=self._child(),
             )
-        nics: NetworkOperator | None = None
-        if rdma is not None:
-            nics = NetworkOperator(
-                "network-operator",
-                NetworkOperatorArgs(
-                    ctx=ctx,
-                    config=rdma,
-                    charts=charts,
-                    deploy_nfd=not gpu_operator_on,
-                    pool_labels={pool.name: pool.labels for pool in cfg.node_pools},
-                    pool_taints={pool.name: pool.taints for pool in cfg.node_pools},
-                    attachment_namespace=cfg.slurm.namespace,
-                    depends_on=net.ready,
-                    # Its NodeFeatureRule needs NFD's CRDs, which the GPU Operator's chart installs then.
-                    nfd_crds=gpus.ready if gpus is not None else [],
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            # The attachments' CRD comes with the Network Operator's chart (Network's attachment_crd_chart).
-            net.add_attachments([nics.chart])
-        hpc = Slurm(
+        rdma = cfg.active_rdma
+        if rdma is None:
+            return _DataPlane(gpus, None)
+        nics = NetworkOperator(
+            "network-operator",
+            NetworkOperatorArgs(
+                ctx=core.ctx,
+                config=rdma,
+                charts=core.charts,
+                deploy_nfd=not gpu_operator_on,
+                pool_labels=pool_labels(cfg),
+                pool_taints=pool_taints(cfg),
+                attachment_namespace=cfg.slurm.namespace,
+                depends_on=core.net.ready,
+                # Its NodeFeatureRule needs NFD's CRDs, which the GPU Operator's chart installs then.
+                nfd_crds=gpus.ready if gpus is not None else [],
+            ),
+            opts=self._child(),
+        )
+        # The attachments' CRD comes with the Network Operator's chart (Network's attachment_crd_chart).
+        core.net.add_attachments([nics.chart])
+        return _DataPlane(gpus, nics)
+
+    # --- Slurm and the bare-metal hosts that join it ----------------------------------------------------------------
+
+    def _slurm(self, cfg: PlatformConfig, core: _Core, identity: _Identity, data_plane: _DataPlane) -> Slurm:
+        tls, job_mapping_dir = cfg.tls, gpu_job_mapping_dir(cfg)
+        gpus, nics = data_plane.gpus, data_plane.nics
+        return Slurm(
             "slurm",
             SlurmArgs(
-                ctx=ctx,
+                ctx=core.ctx,
                 config=cfg.slurm,
-                charts=charts,
-                database=db.endpoint if db is not None else None,
-                directory=ldap.endpoint,
+                charts=core.charts,
+                database=identity.db.endpoint if identity.db is not None else None,
+                directory=identity.ldap.endpoint,
                 node_selectors=node_selectors(cfg),
                 pool_taints=nodeset_pool_taints(cfg),
-                ca_issuer=certs.ca_issuer,
+                ca_issuer=core.certs.ca_issuer,
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
-                bare_metal_subnets=[prov.subnet, *(extra.subnet for extra in prov.subnets)] if prov else [],
+                bare_metal_subnets=cfg.bare_metal_subnets(),
                 # The topology places the inventory's hosts even when Grendel is switched off.
                 hosts=cfg.provisioning.hosts if cfg.provisioning is not None else (),
                 storage=cfg.storage,
@@ -276,13 +354,13 @@ class Platform(pulumi.ComponentResource):
                 script_settings=gpu_health_settings(
                     cfg.gpu.health,
                     mig=cfg.gpu.operator.mig_strategy != "none",
-                    nvml_order=all(ns.gpus.autodetect == "nvml" for ns in cfg.slurm.nodesets if ns.gpus is not None),
+                    nvml_order=gpus_in_nvml_order(cfg),
                     job_mapping_dir=job_mapping_dir,
                 ),
                 gpu_job_mapping_dir=job_mapping_dir,
-                rdma=rdma,
+                rdma=cfg.active_rdma,
                 nodeset_pools=nodeset_pools(cfg),
-                metrics=monitored,
+                metrics=cfg.monitored,
                 active_checks=cfg.gpu.active_checks,
                 accounts_state=(
                     render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
@@ -290,142 +368,124 @@ class Platform(pulumi.ComponentResource):
                     else None
                 ),
                 depends_on=[
-                    *certs.ready,
-                    *net.ready,
-                    *storage.ready,
+                    *core.certs.ready,
+                    *core.net.ready,
+                    *core.storage.ready,
                     *(gpus.ready if gpus else []),
                     *(nics.ready if nics else []),
                 ],
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self._child(),
         )
-        provisioning_address: str | None = None
-        if prov is not None:
-            grendel = Provisioning(
-                "provisioning",
-                ProvisioningArgs(
-                    ctx=ctx,
-                    config=prov,
-                    slurm=cfg.slurm,
-                    domain=cfg.domain,
-                    controller_address=hpc.controller_address,
-                    ingress_class=net.ingress_class,
-                    issuer=certs.ca_issuer,
-                    certificate_duration=tls.certificate_duration,
-                    renew_before=tls.renew_before,
-                    host_mounts=tuple(cfg.storage.mounted_on("compute")),
-                    depends_on=[*net.ready, *certs.ready],
-                    issuer_ready=certs.ready,
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            provisioning_address = grendel.address
 
-        layers: list[pulumi.Resource] = [
-            git,
-            net,
-            certs,
-            sealed,
-            storage,
-            *([db] if db is not None else []),
-            ldap,
-            hpc,
-            *([gpus] if gpus else []),
-            *([nics] if nics else []),
-        ]
-        if prov is not None:
-            layers.append(grendel)
-        batch_queues: list[str] = []
-        if cfg.batch is not None and cfg.batch.enabled:
-            Batch(
-                "batch",
-                BatchArgs(ctx=ctx, config=cfg.batch, pools=cfg.node_pools, charts=charts, depends_on=certs.ready),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            batch_queues = [q.name for q in cfg.batch.cluster_queues]
-        registry: str | None = None
-        if cfg.devops is not None and cfg.devops.enabled:
-            lane = DevOps(
-                "devops",
-                DevOpsArgs(
-                    ctx=ctx,
-                    config=cfg.devops,
-                    charts=charts,
-                    ingress_class=net.ingress_class,
-                    issuer=certs.ca_issuer,
-                    certificate_duration=tls.certificate_duration,
-                    renew_before=tls.renew_before,
-                    depends_on=certs.ready,
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            registry = lane.registry_host
+    def _provisioning(self, cfg: PlatformConfig, core: _Core, hpc: Slurm) -> Provisioning | None:
+        prov = cfg.active_provisioning
+        if prov is None:
+            return None
+        tls = cfg.tls
+        return Provisioning(
+            "provisioning",
+            ProvisioningArgs(
+                ctx=core.ctx,
+                config=prov,
+                slurm=cfg.slurm,
+                domain=cfg.domain,
+                controller_address=hpc.controller_address,
+                ingress_class=core.net.ingress_class,
+                issuer=core.certs.ca_issuer,
+                certificate_duration=tls.certificate_duration,
+                renew_before=tls.renew_before,
+                host_mounts=tuple(cfg.storage.mounted_on("compute")),
+                depends_on=[*core.net.ready, *core.certs.ready],
+                issuer_ready=core.certs.ready,
+            ),
+            opts=self._child(),
+        )
 
-        if cfg.backups is not None:
-            assert db is not None  # PlatformConfig refuses backups without the database
-            Backups(
-                "backups",
-                BackupsArgs(
-                    ctx=ctx,
-                    config=cfg.backups,
-                    mariadb=database.SERVER,
-                    directory_suffix=cfg.directory.suffix,
-                    directory_uri=f"ldaps://{directory.APP}.{directory.NAMESPACE}.svc.cluster.local:{directory.LDAPS_PORT}",
-                    depends_on=[*db.ready, *ldap.ready],
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-        if cfg.observability is not None and cfg.observability.enabled:
-            Observability(
-                "observability",
-                ObservabilityArgs(
-                    ctx=ctx,
-                    config=cfg.observability,
-                    charts=charts,
-                    rules=RuleSettings(
-                        slurm_namespace=slurm_namespace,
-                        slurm_accounting="slurm-accounting" if cfg.slurm.accounting.enabled else None,
-                        gpus=dcgm_scraped,
-                        nodes_unavailable_ratio=cfg.observability.nodes_unavailable_ratio,
-                        backup_max_age_hours=cfg.observability.backup_max_age_hours,
-                    ),
-                    gpus=dcgm_scraped,
-                    database=db is not None,
-                    # its NetworkPolicies go into the scraped layers' namespaces
-                    depends_on=[*certs.ready, *net.ready, *(db.ready if db is not None else []), *git.ready],
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
+    # --- optional layers: batch queues, the build lane, backups, monitoring, evidence ------------------------------
 
-        evidence: dict[str, pulumi.Output[str]] = {}
-        if cfg.evidence.enabled:
-            checks = Evidence(
-                "evidence",
-                EvidenceArgs(config=cfg, kube_context=cfg.kubernetes.context, depends_on=layers, kubeconfig=kubeconfig),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            evidence = checks.results
+    def _batch(self, cfg: PlatformConfig, core: _Core) -> list[str]:
+        """Kueue's queues; their names (none without batch)."""
+        if cfg.batch is None or not cfg.batch.enabled:
+            return []
+        Batch(
+            "batch",
+            BatchArgs(ctx=core.ctx, config=cfg.batch, pools=cfg.node_pools, charts=core.charts, depends_on=core.certs.ready),
+            opts=self._child(),
+        )
+        return [q.name for q in cfg.batch.cluster_queues]
 
-        self.outputs = {
-            "environment": cfg.environment,
-            "delivery": cfg.delivery,
-            "argocdUrl": git.url,
-            "argocdAdminPassword": git.admin_password,
-            "ingressAddress": net.ingress_address,
-            "caIssuer": certs.ca_issuer,
-            "sealedSecretsController": f"{sealed.namespace}/{sealed.controller_name}",
-            "ldapUri": ldap.endpoint.ldap_uri,
-            "ldapBaseDn": ldap.endpoint.base_dn,
-            "ldapBindDn": ldap.endpoint.bind_dn,
-            "ldapBindPassword": ldap.endpoint.bind_password,
-            "databaseHost": db.endpoint.host if db is not None else None,
-            "slurmCluster": cfg.slurm.cluster_name,
-            "slurmController": hpc.controller_host,
-            "slurmControllerAddress": hpc.controller_address,
-            "slurmLoginAddress": hpc.login_address,
-            "grendelAddress": provisioning_address,
-            "kueueClusterQueues": batch_queues,
-            "registry": registry,
-            "evidence": evidence,
-        }
-        self.register_outputs(self.outputs)
+    def _devops(self, cfg: PlatformConfig, core: _Core) -> str | None:
+        """The build-and-test lane; its registry's host (None without it)."""
+        if cfg.devops is None or not cfg.devops.enabled:
+            return None
+        lane = DevOps(
+            "devops",
+            DevOpsArgs(
+                ctx=core.ctx,
+                config=cfg.devops,
+                charts=core.charts,
+                ingress_class=core.net.ingress_class,
+                issuer=core.certs.ca_issuer,
+                certificate_duration=cfg.tls.certificate_duration,
+                renew_before=cfg.tls.renew_before,
+                depends_on=core.certs.ready,
+            ),
+            opts=self._child(),
+        )
+        return lane.registry_host
+
+    def _backups(self, cfg: PlatformConfig, core: _Core, identity: _Identity) -> None:
+        if cfg.backups is None:
+            return
+        assert identity.db is not None  # PlatformConfig refuses backups without the database
+        Backups(
+            "backups",
+            BackupsArgs(
+                ctx=core.ctx,
+                config=cfg.backups,
+                mariadb=database.SERVER,
+                directory_suffix=cfg.directory.suffix,
+                directory_uri=f"ldaps://{directory.APP}.{directory.NAMESPACE}.svc.cluster.local:{directory.LDAPS_PORT}",
+                depends_on=[*identity.db.ready, *identity.ldap.ready],
+            ),
+            opts=self._child(),
+        )
+
+    def _observability(self, cfg: PlatformConfig, core: _Core, identity: _Identity) -> None:
+        if cfg.observability is None or not cfg.observability.enabled:
+            return
+        db, scraped = identity.db, dcgm_scraped(cfg)
+        Observability(
+            "observability",
+            ObservabilityArgs(
+                ctx=core.ctx,
+                config=cfg.observability,
+                charts=core.charts,
+                rules=RuleSettings(
+                    slurm_namespace=cfg.slurm.namespace,
+                    slurm_accounting="slurm-accounting" if cfg.slurm.accounting.enabled else None,
+                    gpus=scraped,
+                    nodes_unavailable_ratio=cfg.observability.nodes_unavailable_ratio,
+                    backup_max_age_hours=cfg.observability.backup_max_age_hours,
+                ),
+                gpus=scraped,
+                database=db is not None,
+                # its NetworkPolicies go into the scraped layers' namespaces
+                depends_on=[*core.certs.ready, *core.net.ready, *(db.ready if db is not None else []), *core.git.ready],
+            ),
+            opts=self._child(),
+        )
+
+    def _evidence(
+        self, cfg: PlatformConfig, layers: list[pulumi.Resource], kubeconfig: pulumi.Output[str] | None
+    ) -> dict[str, pulumi.Output[str]]:
+        """The evidence checks at the end of `pulumi up`, after every layer; their results (none when off)."""
+        if not cfg.evidence.enabled:
+            return {}
+        checks = Evidence(
+            "evidence",
+            EvidenceArgs(config=cfg, kube_context=cfg.kubernetes.context, depends_on=layers, kubeconfig=kubeconfig),
+            opts=self._child(),
+        )
+        return checks.results

@@ -132,3 +132,52 @@ class PlatformModel(StrictModel):
                 if ns.node_selector and all(ns.node_selector.get(k) == v for k, v in pool.labels.items()):
                     used.setdefault(pool.name, ns.name)
         return used
+
+    # --- what the layers are given, resolved once from the config -------------------------------------------------
+
+    @property
+    def argocd_hostname(self) -> str:
+        """Argo CD's host name: as configured, else `argocd.<domain>`."""
+        return self.gitops.argocd.hostname or f"argocd.{self.domain}"
+
+    @property
+    def directory_hostname(self) -> str | None:
+        """The directory's host name behind Traefik's LDAPS entry point (`ldap.<domain>`), or None when not exposed."""
+        return f"ldap.{self.domain}" if self.directory.expose else None
+
+    @property
+    def active_rdma(self) -> RdmaConfig | None:
+        """The RDMA data plane when it is configured and switched on, else None."""
+        return self.rdma if self.rdma is not None and self.rdma.enabled else None
+
+    @property
+    def active_provisioning(self) -> ProvisioningConfig | None:
+        """Grendel's provisioning when it is configured and switched on, else None."""
+        return self.provisioning if self.provisioning is not None and self.provisioning.enabled else None
+
+    @property
+    def monitored(self) -> bool:
+        """Whether the site runs its monitoring (kube-prometheus-stack)."""
+        return self.observability is not None and self.observability.enabled
+
+    @property
+    def distribution(self) -> Literal["k0s", "rke2"] | None:
+        """The Kubernetes distribution hpcforge bootstraps, or None on an existing cluster."""
+        return self.cluster.bootstrap.distribution if self.cluster.bootstrap is not None else None
+
+    def bare_metal_subnets(self) -> list[str]:
+        """The provisioning subnets (CIDRs) that bare-metal hosts boot in (none without active provisioning)."""
+        prov = self.active_provisioning
+        return [prov.subnet, *(extra.subnet for extra in prov.subnets)] if prov is not None else []
+
+    def dns_records(self) -> dict[str, dict[str, str]]:
+        """Records the site DNS serves for the bare-metal inventory (Grendel, the hosts and their BMCs), by zone."""
+        prov = self.active_provisioning
+        if prov is None or not prov.hosts:
+            return {}
+        records: dict[str, str] = {"grendel": prov.grendel_ip}
+        for host in prov.hosts:
+            records[host.name] = host.ip
+            if host.bmc is not None:
+                records[f"{host.name}-bmc"] = host.bmc.ip
+        return {self.domain: records}

@@ -41,3 +41,13 @@ def login_pool_taints(config: PlatformModel) -> dict[str, tuple[str, ...]]:
         for lg in config.slurm.login_sets()
         if lg.node_pool and (pool := config.node_pool(lg.node_pool)) is not None
     }
+
+
+def pool_labels(config: PlatformModel) -> dict[str, dict[str, str]]:
+    """Every node pool's labels, by pool name (what the RDMA layer selects a fabric's nodes by)."""
+    return {pool.name: pool.labels for pool in config.node_pools}
+
+
+def pool_taints(config: PlatformModel) -> dict[str, tuple[str, ...]]:
+    """Every node pool's taint keys, by pool name (what the RDMA layer's daemons tolerate)."""
+    return {pool.name: pool.taints for pool in config.node_pools}

@@ -36,6 +36,17 @@ def gpu_job_mapping_dir(config: PlatformModel) -> str | None:
     return config.gpu.operator.job_mapping_dir if gpu_operator_enabled(config) else None
 
 
+def dcgm_scraped(config: PlatformModel) -> bool:
+    """Whether the site's monitoring scrapes GPU metrics: dcgm-exporter runs wherever the GPU Operator does (Slurm GPU
+    nodesets or GPU pools for Kueue)."""
+    return config.monitored and gpu_operator_enabled(config) and config.gpu.operator.dcgm_exporter
+
+
+def gpus_in_nvml_order(config: PlatformModel) -> bool:
+    """Whether every GPU nodeset's GRES is autodetected with NVML (so Slurm numbers GPUs in NVML's order)."""
+    return all(ns.gpus.autodetect == "nvml" for ns in config.slurm.nodesets if ns.gpus is not None)
+
+
 def check_gpu_data_plane(config: PlatformModel, problems: ProblemCollector) -> None:  # noqa: PLR0912 (one branch per cross-reference checked, each with its own message)
     """Cross-layer checks: the device plugin exists for GPU nodesets, MIG layouts name GPU pools and fit the strategy."""
     operator = config.gpu.operator

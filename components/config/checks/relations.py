@@ -129,7 +129,7 @@ def _check_addresses(cfg: PlatformModel, problems: ProblemCollector) -> None:
 
 
 def _check_dns_names(cfg: PlatformModel, problems: ProblemCollector) -> None:
-    """The records hpcforge writes into the site zone (platform.dns_records) must not collide."""
+    """The records hpcforge writes into the site zone (PlatformModel.dns_records) must not collide."""
     prov = cfg.provisioning
     if prov is None or not prov.enabled:
         return

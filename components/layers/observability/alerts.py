@@ -50,9 +50,8 @@ def _alert(name: str, expr: str, duration: str, severity: str, summary: str, des
     }
 
 
-def alert_rules(settings: RuleSettings) -> dict[str, Any]:
-    """The `spec` of the PrometheusRule `hpcforge-site` (groups of alerting rules)."""
-    s = settings
+def slurm_alerts(s: RuleSettings) -> list[dict[str, Any]]:
+    """The group `hpcforge.slurm`: nodes unavailable, slurmctld down, slurmdbd down (with accounting)."""
     slurm = [
         _alert(
             "SlurmNodesUnavailable",
@@ -85,101 +84,105 @@ def alert_rules(settings: RuleSettings) -> dict[str, Any]:
                 "slurmdbd has no ready pod, or slurmctld queues messages for it: accounting records and limits are stale.",
             )
         )
-    groups: list[dict[str, Any]] = [{"name": "hpcforge.slurm", "rules": slurm}]
-    if s.gpus:
-        groups.append(
-            {
-                "name": "hpcforge.gpu",
-                "rules": [
-                    # A new XID in the last 10 minutes: the counter grew, or its series (one per GPU and XID)
-                    # appeared (increase() cannot see a series' first sample). Not the sticky last-XID gauge
-                    # (components/layers/gpu/dcgm_metrics.py).
-                    _alert(
-                        "GpuXidError",
-                        "increase(DCGM_EXP_XID_ERRORS_TOTAL[10m]) > 0"
-                        " or (DCGM_EXP_XID_ERRORS_TOTAL unless DCGM_EXP_XID_ERRORS_TOTAL offset 10m)",
-                        "0m",
-                        "warning",
-                        "GPU XID error",
-                        "GPU {{ $labels.gpu }} on {{ $labels.hostname }} reported XID {{ $labels.xid }}.",
-                    ),
-                    _alert(
-                        "GpuEccDoubleBitError",
-                        "increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m]) > 0",
-                        "0m",
-                        "critical",
-                        "GPU uncorrectable ECC error",
-                        "GPU {{ $labels.gpu }} on {{ $labels.hostname }} had double-bit ECC errors: drain the node.",
-                    ),
-                    # The scheduled active checks (components/layers/gpu/active_checks.py), one CronJob each: its last
-                    # scheduled run did not succeed and none is running, i.e. the run ended failed (a node failed the
-                    # check and was drained, or the run itself broke). Until a later run succeeds.
-                    _alert(
-                        "GpuActiveCheckFailed",
-                        f'(kube_cronjob_status_last_schedule_time{{namespace="{s.slurm_namespace}", cronjob=~"gpu-check-.*"}}'
-                        f' > kube_cronjob_status_last_successful_time{{namespace="{s.slurm_namespace}", cronjob=~"gpu-check-.*"}})'
-                        f' and on (namespace, cronjob) (kube_cronjob_status_active{{namespace="{s.slurm_namespace}",'
-                        ' cronjob=~"gpu-check-.*"} == 0)',
-                        "5m",
-                        "warning",
-                        "A scheduled GPU check failed",
-                        "The last run of {{ $labels.namespace }}/{{ $labels.cronjob }} failed: the nodes that failed it are"
-                        " drained with the reason 'active-check <name>: ...' (sinfo -R), and are resumed by the check's next"
-                        " passing run.",
-                    ),
-                    _alert(
-                        "GpuRowRemapFailure",
-                        "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",
-                        "0m",
-                        "critical",
-                        "GPU row remapping failed",
-                        "GPU {{ $labels.gpu }} on {{ $labels.hostname }} could not remap a memory row: replace the GPU.",
-                    ),
-                ],
-            }
-        )
-    groups.append(
-        {
-            "name": "hpcforge.platform",
-            "rules": [
-                _alert(
-                    "CertificateExpiresSoon",
-                    "certmanager_certificate_expiration_timestamp_seconds - time() < 14 * 86400",
-                    "1h",
-                    "warning",
-                    "Certificate expires within 14 days",
-                    "Certificate {{ $labels.namespace }}/{{ $labels.name }} expires in {{ $value | humanizeDuration }}.",
-                ),
-                _alert(
-                    "ArgoCdAppOutOfSyncOrDegraded",
-                    f'argocd_app_info{{namespace="{s.argocd_namespace}", sync_status="OutOfSync"}} == 1 '
-                    f'or argocd_app_info{{namespace="{s.argocd_namespace}", health_status="Degraded"}} == 1',
-                    "15m",
-                    "warning",
-                    "Argo CD application out of sync or degraded",
-                    "Application {{ $labels.name }} is {{ $labels.sync_status }} / {{ $labels.health_status }}.",
-                ),
-                _alert(
-                    "BackupTooOld",
-                    f'time() - kube_cronjob_status_last_successful_time{{cronjob=~".*backup.*"}} > {s.backup_max_age_hours} * 3600',
-                    "0m",
-                    "critical",
-                    "Backup older than its schedule allows",
-                    "The last successful run of {{ $labels.namespace }}/{{ $labels.cronjob }} is "
-                    "{{ $value | humanizeDuration }} old.",
-                ),
-                _alert(
-                    "DirectoryUnreachable",
-                    f'kube_statefulset_status_replicas_ready{{namespace="{s.directory_namespace}", '
-                    f'statefulset="{s.directory_statefulset}"}} < 1',
-                    "5m",
-                    "critical",
-                    "The LDAP directory is unreachable",
-                    "389ds has no ready pod: logins and job starts of directory users fail.",
-                ),
-            ],
-        }
-    )
+    return slurm
+
+
+def gpu_alerts(s: RuleSettings) -> list[dict[str, Any]]:
+    """The group `hpcforge.gpu` (where dcgm-exporter is scraped): XIDs, ECC, row remapping, failed active checks."""
+    return [
+        # A new XID in the last 10 minutes: the counter grew, or its series (one per GPU and XID)
+        # appeared (increase() cannot see a series' first sample). Not the sticky last-XID gauge
+        # (components/layers/gpu/dcgm_metrics.py).
+        _alert(
+            "GpuXidError",
+            "increase(DCGM_EXP_XID_ERRORS_TOTAL[10m]) > 0"
+            " or (DCGM_EXP_XID_ERRORS_TOTAL unless DCGM_EXP_XID_ERRORS_TOTAL offset 10m)",
+            "0m",
+            "warning",
+            "GPU XID error",
+            "GPU {{ $labels.gpu }} on {{ $labels.hostname }} reported XID {{ $labels.xid }}.",
+        ),
+        _alert(
+            "GpuEccDoubleBitError",
+            "increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m]) > 0",
+            "0m",
+            "critical",
+            "GPU uncorrectable ECC error",
+            "GPU {{ $labels.gpu }} on {{ $labels.hostname }} had double-bit ECC errors: drain the node.",
+        ),
+        # The scheduled active checks (components/layers/gpu/active_checks.py), one CronJob each: its last
+        # scheduled run did not succeed and none is running, i.e. the run ended failed (a node failed the
+        # check and was drained, or the run itself broke). Until a later run succeeds.
+        _alert(
+            "GpuActiveCheckFailed",
+            f'(kube_cronjob_status_last_schedule_time{{namespace="{s.slurm_namespace}", cronjob=~"gpu-check-.*"}}'
+            f' > kube_cronjob_status_last_successful_time{{namespace="{s.slurm_namespace}", cronjob=~"gpu-check-.*"}})'
+            f' and on (namespace, cronjob) (kube_cronjob_status_active{{namespace="{s.slurm_namespace}",'
+            ' cronjob=~"gpu-check-.*"} == 0)',
+            "5m",
+            "warning",
+            "A scheduled GPU check failed",
+            "The last run of {{ $labels.namespace }}/{{ $labels.cronjob }} failed: the nodes that failed it are"
+            " drained with the reason 'active-check <name>: ...' (sinfo -R), and are resumed by the check's next"
+            " passing run.",
+        ),
+        _alert(
+            "GpuRowRemapFailure",
+            "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",
+            "0m",
+            "critical",
+            "GPU row remapping failed",
+            "GPU {{ $labels.gpu }} on {{ $labels.hostname }} could not remap a memory row: replace the GPU.",
+        ),
+    ]
+
+
+def platform_alerts(s: RuleSettings) -> list[dict[str, Any]]:
+    """The group `hpcforge.platform`: certificates, Argo CD, backups, the directory."""
+    return [
+        _alert(
+            "CertificateExpiresSoon",
+            "certmanager_certificate_expiration_timestamp_seconds - time() < 14 * 86400",
+            "1h",
+            "warning",
+            "Certificate expires within 14 days",
+            "Certificate {{ $labels.namespace }}/{{ $labels.name }} expires in {{ $value | humanizeDuration }}.",
+        ),
+        _alert(
+            "ArgoCdAppOutOfSyncOrDegraded",
+            f'argocd_app_info{{namespace="{s.argocd_namespace}", sync_status="OutOfSync"}} == 1 '
+            f'or argocd_app_info{{namespace="{s.argocd_namespace}", health_status="Degraded"}} == 1',
+            "15m",
+            "warning",
+            "Argo CD application out of sync or degraded",
+            "Application {{ $labels.name }} is {{ $labels.sync_status }} / {{ $labels.health_status }}.",
+        ),
+        _alert(
+            "BackupTooOld",
+            f'time() - kube_cronjob_status_last_successful_time{{cronjob=~".*backup.*"}} > {s.backup_max_age_hours} * 3600',
+            "0m",
+            "critical",
+            "Backup older than its schedule allows",
+            "The last successful run of {{ $labels.namespace }}/{{ $labels.cronjob }} is {{ $value | humanizeDuration }} old.",
+        ),
+        _alert(
+            "DirectoryUnreachable",
+            f'kube_statefulset_status_replicas_ready{{namespace="{s.directory_namespace}", '
+            f'statefulset="{s.directory_statefulset}"}} < 1',
+            "5m",
+            "critical",
+            "The LDAP directory is unreachable",
+            "389ds has no ready pod: logins and job starts of directory users fail.",
+        ),
+    ]
+
+
+def alert_rules(settings: RuleSettings) -> dict[str, Any]:
+    """The `spec` of the PrometheusRule `hpcforge-site` (groups of alerting rules)."""
+    groups: list[dict[str, Any]] = [{"name": "hpcforge.slurm", "rules": slurm_alerts(settings)}]
+    if settings.gpus:
+        groups.append({"name": "hpcforge.gpu", "rules": gpu_alerts(settings)})
+    groups.append({"name": "hpcforge.platform", "rules": platform_alerts(settings)})
     return {"groups": groups}
 
 
