@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import ipaddress
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,40 +13,37 @@ from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
 from ...k8s.addresses import metallb_service_annotations
 from ...k8s.chunks import chunked_file
-from ...k8s.resources import (
-    ANYWHERE,
-    RESTRICTED_CONTAINER_SECURITY,
-    Allow,
-    Namespace,
-    Port,
-    config_map,
-    container_resources,
-    egress_to_apiserver,
-    ingress_from_anywhere,
-)
-from ...versions import Charts, Images
+from ...k8s.resources import ANYWHERE, Allow, Namespace, Port, config_map, egress_to_apiserver, ingress_from_anywhere
+from ...versions import Charts
 from .config import NetworkAttachment, NetworkConfig
 from .dns import render_corefile, render_hosts_file
+from .objects import (
+    DNS_PORT,
+    INGRESS_CLASS,
+    TcpEntryPoint,
+    bgp_advertisement_spec,
+    bgp_peer_spec,
+    ip_address_pool_spec,
+    ipvlan_cni_config,
+    l2_advertisement_spec,
+    metallb_values,
+    site_dns_checksum,
+    site_dns_deployment_spec,
+    site_dns_pdb_spec,
+    site_dns_service_spec,
+    site_dns_zones,
+    traefik_values,
+)
 
 METALLB_NAMESPACE = "metallb-system"
 TRAEFIK_NAMESPACE = "traefik"
 DNS_NAMESPACE = "site-dns"
 MULTUS_NAMESPACE = "kube-system"
-INGRESS_CLASS = "traefik"
 
 CHARTS = (
     ChartUse("metallb", Charts.METALLB, METALLB_NAMESPACE),
     ChartUse("traefik", Charts.TRAEFIK, TRAEFIK_NAMESPACE),
 )
-
-
-@dataclass(frozen=True)
-class TcpEntryPoint:
-    """An extra Traefik TCP entry point (e.g. LDAPS for the directory)."""
-
-    name: str
-    port: int
-    exposed_port: int
 
 
 @dataclass(frozen=True)
@@ -119,69 +113,37 @@ class Network(pulumi.ComponentResource):
                 Allow("allow-ingress-metrics", "ingress", (Port(7472),)),
             ],
         )
-        bgp = cfg.advertisement.mode == "bgp"
-        values: dict[str, Any] = {
-            # L2 needs no routing daemon; BGP uses the bundled frr-k8s backend.
-            "frrk8s": {"enabled": bgp},
-            "controller": {"resources": container_resources("50m", "64Mi", "256Mi")},
-            "speaker": {"resources": container_resources("50m", "64Mi", "256Mi")},
-            "crds": {"enabled": True},
-        }
-        chart = charts.deploy("metallb", Charts.METALLB, METALLB_NAMESPACE, values, parent=self, depends_on=namespace.ready)
-        objects: list[pulumi.Resource] = [*namespace.ready, chart]
-        for pool in cfg.pools:
-            objects.append(
-                k8s.apiextensions.CustomResource(
-                    f"{METALLB_NAMESPACE}/{pool.name}",
-                    api_version="metallb.io/v1beta1",
-                    kind="IPAddressPool",
-                    metadata=ctx.meta(pool.name, "load-balancer", METALLB_NAMESPACE, app="metallb"),
-                    spec={"addresses": pool.metallb_addresses(), "autoAssign": pool.auto_assign},
-                    opts=ctx.opts(self, depends_on=[chart]),
-                )
+        chart = charts.deploy(
+            "metallb",
+            Charts.METALLB,
+            METALLB_NAMESPACE,
+            metallb_values(cfg.advertisement),
+            parent=self,
+            depends_on=namespace.ready,
+        )
+
+        def metallb_object(api_version: str, kind: str, name: str, spec: dict[str, Any]) -> pulumi.Resource:
+            return k8s.apiextensions.CustomResource(
+                f"{METALLB_NAMESPACE}/{name}",
+                api_version=api_version,
+                kind=kind,
+                metadata=ctx.meta(name, "load-balancer", METALLB_NAMESPACE, app="metallb"),
+                spec=spec,
+                opts=ctx.opts(self, depends_on=[chart]),
             )
+
+        objects: list[pulumi.Resource] = [*namespace.ready, chart]
+        objects += [metallb_object("metallb.io/v1beta1", "IPAddressPool", p.name, ip_address_pool_spec(p)) for p in cfg.pools]
         pool_names = [pool.name for pool in cfg.pools]
-        if bgp:
-            for peer in cfg.advertisement.peers:
-                objects.append(
-                    k8s.apiextensions.CustomResource(
-                        f"{METALLB_NAMESPACE}/{peer.name}",
-                        api_version="metallb.io/v1beta2",
-                        kind="BGPPeer",
-                        metadata=ctx.meta(peer.name, "load-balancer", METALLB_NAMESPACE, app="metallb"),
-                        spec={
-                            "myASN": peer.my_asn,
-                            "peerASN": peer.peer_asn,
-                            "peerAddress": peer.address,
-                            "holdTime": peer.hold_time,
-                        },
-                        opts=ctx.opts(self, depends_on=[chart]),
-                    )
-                )
+        if cfg.advertisement.mode == "bgp":
+            peers = cfg.advertisement.peers
+            objects += [metallb_object("metallb.io/v1beta2", "BGPPeer", peer.name, bgp_peer_spec(peer)) for peer in peers]
             objects.append(
-                k8s.apiextensions.CustomResource(
-                    f"{METALLB_NAMESPACE}/site-bgp",
-                    api_version="metallb.io/v1beta1",
-                    kind="BGPAdvertisement",
-                    metadata=ctx.meta("site-bgp", "load-balancer", METALLB_NAMESPACE, app="metallb"),
-                    spec={"ipAddressPools": pool_names},
-                    opts=ctx.opts(self, depends_on=[chart]),
-                )
+                metallb_object("metallb.io/v1beta1", "BGPAdvertisement", "site-bgp", bgp_advertisement_spec(pool_names))
             )
         else:
-            spec: dict[str, Any] = {"ipAddressPools": pool_names}
-            if cfg.advertisement.interfaces:
-                spec["interfaces"] = list(cfg.advertisement.interfaces)
-            objects.append(
-                k8s.apiextensions.CustomResource(
-                    f"{METALLB_NAMESPACE}/site-l2",
-                    api_version="metallb.io/v1beta1",
-                    kind="L2Advertisement",
-                    metadata=ctx.meta("site-l2", "load-balancer", METALLB_NAMESPACE, app="metallb"),
-                    spec=spec,
-                    opts=ctx.opts(self, depends_on=[chart]),
-                )
-            )
+            spec = l2_advertisement_spec(pool_names, cfg.advertisement.interfaces)
+            objects.append(metallb_object("metallb.io/v1beta1", "L2Advertisement", "site-l2", spec))
         return objects
 
     # --- Traefik -----------------------------------------------------------------------------
@@ -207,39 +169,11 @@ class Network(pulumi.ComponentResource):
                 Allow("allow-egress-backends", "egress"),
             ],
         )
-        ports: dict[str, Any] = {
-            "web": {
-                "http": {"redirections": {"entryPoint": {"to": "websecure", "scheme": "https", "permanent": True}}},
-            },
-            "websecure": {"http": {"tls": {"enabled": True}}},
-        }
-        for ep in tcp_entrypoints:
-            ports[ep.name] = {"port": ep.port, "exposedPort": ep.exposed_port, "protocol": "TCP", "expose": {"default": True}}
-        values: dict[str, Any] = {
-            "deployment": {"replicas": cfg.ingress.replicas},
-            "ingressClass": {"enabled": True, "isDefaultClass": True, "name": INGRESS_CLASS},
-            "api": {"dashboard": False},
-            "ingressRoute": {"dashboard": {"enabled": False}},
-            "providers": {
-                "kubernetesCRD": {"enabled": True, "allowCrossNamespace": False},
-                "kubernetesIngress": {"enabled": True, "publishedService": {"enabled": True}},
-            },
-            "ports": ports,
-            "service": {
-                "annotations": metallb_service_annotations(cfg.ingress.pool, cfg.ingress.address),
-                "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local"},
-            },
-            "podDisruptionBudget": {"enabled": cfg.ingress.replicas > 1, "minAvailable": 1}
-            if cfg.ingress.replicas > 1
-            else {"enabled": False},
-            "resources": container_resources("100m", "128Mi", "512Mi"),
-            "commonLabels": {"app.kubernetes.io/part-of": "hpcforge"},
-        }
         return charts.deploy(
             "traefik",
             Charts.TRAEFIK,
             TRAEFIK_NAMESPACE,
-            values,
+            traefik_values(cfg.ingress, tcp_entrypoints),
             parent=self,
             depends_on=[*namespace.ready, *metallb],
         )
@@ -293,15 +227,9 @@ class Network(pulumi.ComponentResource):
                 Allow("allow-egress-upstream-dns", "egress", (Port(53, "UDP"), Port(53)), cidrs=(ANYWHERE,)),
             ],
         )
-        zones: dict[str, dict[str, str]] = {}
-        for zone in cfg.dns.zones:
-            zones[zone.name] = {**dict(dns_records.get(zone.name, {})), **dict(zone.hosts)}
-        for zone_name, records in dns_records.items():
-            zones.setdefault(zone_name, dict(records))
-        corefile = render_corefile(sorted(zones), list(cfg.dns.upstreams), listen_port=1053)
+        zones = site_dns_zones(cfg.dns.zones, dns_records)
+        corefile = render_corefile(sorted(zones), list(cfg.dns.upstreams), listen_port=DNS_PORT)
         files = {f"{zone}.hosts": render_hosts_file(zone, records) for zone, records in sorted(zones.items())}
-        labels = ctx.labels("site-dns", "dns")
-        selector = {"app.kubernetes.io/name": "site-dns", "app.kubernetes.io/component": "dns"}
         corefile_map = config_map(
             ctx,
             "site-dns-corefile",
@@ -324,115 +252,28 @@ class Network(pulumi.ComponentResource):
             depends_on=namespace.ready,
             annotations=dict(inventory_annotations),
         )
-        checksum = hashlib.sha256((corefile + json.dumps(files, sort_keys=True)).encode()).hexdigest()[:16]
         deployment = k8s.apps.v1.Deployment(
             f"{DNS_NAMESPACE}/site-dns",
             metadata=ctx.meta("site-dns", "dns", DNS_NAMESPACE),
-            spec={
-                "replicas": cfg.dns.replicas,
-                "selector": {"matchLabels": selector},
-                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
-                "template": {
-                    # The checksum rolls the pods when a zone changes (the assembled files are copies).
-                    "metadata": {"labels": labels, "annotations": {"hpcforge.io/config-checksum": checksum}},
-                    "spec": {
-                        "automountServiceAccountToken": False,
-                        "securityContext": {
-                            "runAsNonRoot": True,
-                            "runAsUser": 65532,
-                            "runAsGroup": 65532,
-                            "seccompProfile": {"type": "RuntimeDefault"},
-                        },
-                        "initContainers": [assemble.container],
-                        "containers": [
-                            {
-                                "name": "coredns",
-                                "image": Images.COREDNS.ref,
-                                "args": ["-conf", "/etc/coredns/Corefile"],
-                                "ports": [
-                                    {"name": "dns", "containerPort": 1053, "protocol": "UDP"},
-                                    {"name": "dns-tcp", "containerPort": 1053, "protocol": "TCP"},
-                                    {"name": "health", "containerPort": 8080, "protocol": "TCP"},
-                                ],
-                                "livenessProbe": {"httpGet": {"path": "/health", "port": 8080}, "initialDelaySeconds": 10},
-                                "readinessProbe": {"httpGet": {"path": "/ready", "port": 8181}},
-                                "resources": container_resources("50m", "64Mi", "256Mi"),
-                                "securityContext": {**RESTRICTED_CONTAINER_SECURITY, "readOnlyRootFilesystem": True},
-                                "volumeMounts": [
-                                    {
-                                        "name": "corefile",
-                                        "mountPath": "/etc/coredns/Corefile",
-                                        "subPath": "Corefile",
-                                        "readOnly": True,
-                                    },
-                                    *assemble.mounts,
-                                ],
-                            }
-                        ],
-                        "volumes": [
-                            {"name": "corefile", "configMap": {"name": "site-dns-corefile"}},
-                            *assemble.volumes,
-                        ],
-                    },
-                },
-            },
+            spec=site_dns_deployment_spec(
+                cfg.dns.replicas, ctx.labels("site-dns", "dns"), site_dns_checksum(corefile, files), assemble
+            ),
             opts=ctx.opts(self, depends_on=[corefile_map, *zone_maps]),
         )
+        annotations = metallb_service_annotations(cfg.dns.pool or cfg.ingress.pool, cfg.dns.address)
         service = k8s.core.v1.Service(
             f"{DNS_NAMESPACE}/site-dns",
-            metadata=ctx.meta(
-                "site-dns",
-                "dns",
-                DNS_NAMESPACE,
-                annotations=metallb_service_annotations(cfg.dns.pool or cfg.ingress.pool, cfg.dns.address),
-            ),
-            spec={
-                "type": "LoadBalancer",
-                "selector": selector,
-                "ports": [
-                    {"name": "dns", "port": 53, "targetPort": 1053, "protocol": "UDP"},
-                    {"name": "dns-tcp", "port": 53, "targetPort": 1053, "protocol": "TCP"},
-                ],
-            },
+            metadata=ctx.meta("site-dns", "dns", DNS_NAMESPACE, annotations=annotations),
+            spec=site_dns_service_spec(),
             opts=ctx.opts(self, depends_on=[*metallb, deployment]),
         )
         pdb = k8s.policy.v1.PodDisruptionBudget(
             f"{DNS_NAMESPACE}/site-dns",
             metadata=ctx.meta("site-dns", "dns", DNS_NAMESPACE),
-            spec={"maxUnavailable": 1, "selector": {"matchLabels": selector}},
+            spec=site_dns_pdb_spec(),
             opts=ctx.opts(self, depends_on=[deployment]),
         )
         return [*namespace.ready, corefile_map, *zone_maps, deployment, service, pdb]
 
 
-def ipvlan_cni_config(att: NetworkAttachment) -> str:
-    """The CNI config of an IPVLAN attachment (JSON text, as NetworkAttachmentDefinition wants it)."""
-    config: dict[str, Any] = {
-        "cniVersion": "0.3.1",
-        "name": att.name,
-        "type": "ipvlan",
-        "master": att.master,
-        "mode": att.mode,
-    }
-    if att.mtu is not None:
-        config["mtu"] = att.mtu
-    if att.ipam.type == "static":
-        # Static addresses come from the pod's network-selection annotation (`ips`).
-        config["capabilities"] = {"ips": True}
-        config["ipam"] = {"type": "static"}
-    else:
-        ipam: dict[str, Any] = {"type": "whereabouts", "range": att.ipam.range}
-        exclude = list(att.ipam.exclude)
-        gateway = att.ipam.gateway
-        if gateway:
-            ipam["gateway"] = gateway
-            # whereabouts hands out `range` from its first address on, gateway or not (k8snetworkplumbingwg/whereabouts
-            # v0.9.4 pkg/allocate/allocate.go `IterateForAssignment` skips only `exclude`): keep the gateway's address.
-            address = ipaddress.IPv4Address(gateway)
-            excluded = any(address in ipaddress.IPv4Network(net) for net in exclude)
-            if address in ipaddress.IPv4Network(att.ipam.range) and not excluded:
-                exclude.append(f"{gateway}/32")
-        if exclude:
-            ipam["exclude"] = exclude
-        config["ipam"] = ipam
-    return json.dumps(config, sort_keys=True)
+__all__ = ["CHARTS", "INGRESS_CLASS", "Network", "NetworkArgs", "TcpEntryPoint", "ipvlan_cni_config"]

@@ -80,6 +80,102 @@ def _host_path(name: str, path: str, **extra: Any) -> dict[str, Any]:
     return {"name": name, "hostPath": {"path": path, **extra}}
 
 
+def cluster_role_rules() -> list[dict[str, Any]]:
+    """The rules of the ClusterRole `multus`: its own CRDs, pods' status, events."""
+    return [
+        {"apiGroups": ["k8s.cni.cncf.io"], "resources": ["*"], "verbs": ["*"]},
+        {"apiGroups": [""], "resources": ["pods", "pods/status"], "verbs": ["get", "list", "update", "watch"]},
+        {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+    ]
+
+
+def _daemon_container() -> dict[str, Any]:
+    """The thick daemon: it serves the shim's requests and enters pods' network namespaces."""
+    return {
+        "name": "kube-multus",
+        "image": Images.MULTUS.ref,
+        "command": ["/usr/src/multus-cni/bin/multus-daemon"],
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+        "securityContext": {"privileged": True},
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+        "env": [{"name": "MULTUS_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+        "volumeMounts": [
+            {"name": "cni", "mountPath": "/host/etc/cni/net.d"},
+            {"name": "host-run", "mountPath": "/host/run"},
+            {"name": "host-var-lib-cni-multus", "mountPath": "/var/lib/cni/multus"},
+            {
+                "name": "host-var-lib-kubelet",
+                "mountPath": "/var/lib/kubelet",
+                "mountPropagation": "HostToContainer",
+            },
+            {"name": "host-run-k8s-cni-cncf-io", "mountPath": "/run/k8s.cni.cncf.io"},
+            {"name": "host-run-netns", "mountPath": "/run/netns", "mountPropagation": "HostToContainer"},
+            {"name": "multus-daemon-config", "mountPath": "/etc/cni/net.d/multus.d", "readOnly": True},
+            {"name": "hostroot", "mountPath": "/hostroot", "mountPropagation": "HostToContainer"},
+        ],
+    }
+
+
+def daemonset_spec(labels: dict[str, str]) -> dict[str, Any]:
+    """`spec` of the DaemonSet `kube-multus-ds` (upstream's thick daemonset): on every node, privileged with host
+    networking; an init container installs the shim into /opt/cni/bin. `labels`: its pods' labels."""
+    selector = {"app.kubernetes.io/name": APP, "app.kubernetes.io/component": "cni"}
+    return {
+        "selector": {"matchLabels": selector},
+        "updateStrategy": {"type": "RollingUpdate"},
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {
+                "hostNetwork": True,
+                "hostPID": True,
+                "priorityClassName": "system-node-critical",
+                "tolerations": [
+                    {"operator": "Exists", "effect": "NoSchedule"},
+                    {"operator": "Exists", "effect": "NoExecute"},
+                ],
+                "serviceAccountName": "multus",
+                "terminationGracePeriodSeconds": 10,
+                "initContainers": [
+                    {
+                        "name": "install-multus-binary",
+                        "image": Images.MULTUS.ref,
+                        "command": [
+                            "sh",
+                            "-c",
+                            "cp /usr/src/multus-cni/bin/multus-shim /host/opt/cni/bin/multus-shim && "
+                            "cp /usr/src/multus-cni/bin/passthru /host/opt/cni/bin/passthru",
+                        ],
+                        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
+                        "securityContext": {"privileged": True},
+                        "terminationMessagePolicy": "FallbackToLogsOnError",
+                        "volumeMounts": [
+                            {"name": "cnibin", "mountPath": "/host/opt/cni/bin", "mountPropagation": "Bidirectional"}
+                        ],
+                    }
+                ],
+                "containers": [_daemon_container()],
+                "volumes": [
+                    _host_path("cni", "/etc/cni/net.d"),
+                    _host_path("cnibin", "/opt/cni/bin"),
+                    _host_path("hostroot", "/"),
+                    {
+                        "name": "multus-daemon-config",
+                        "configMap": {
+                            "name": "multus-daemon-config",
+                            "items": [{"key": "daemon-config.json", "path": "daemon-config.json"}],
+                        },
+                    },
+                    _host_path("host-run", "/run"),
+                    _host_path("host-var-lib-cni-multus", "/var/lib/cni/multus"),
+                    _host_path("host-var-lib-kubelet", "/var/lib/kubelet"),
+                    _host_path("host-run-k8s-cni-cncf-io", "/run/k8s.cni.cncf.io"),
+                    _host_path("host-run-netns", "/run/netns/"),
+                ],
+            },
+        },
+    }
+
+
 def multus_objects(ctx: DeployContext, parent: pulumi.Resource, *, crd: bool = True) -> list[pulumi.Resource]:
     """Multus' objects; `crd`: with its NetworkAttachmentDefinition CRD (False when a chart of the stack ships it:
     one owner per object)."""
@@ -101,11 +197,7 @@ def multus_objects(ctx: DeployContext, parent: pulumi.Resource, *, crd: bool = T
     role = k8s.rbac.v1.ClusterRole(
         "multus",
         metadata=meta("multus", None),
-        rules=[
-            {"apiGroups": ["k8s.cni.cncf.io"], "resources": ["*"], "verbs": ["*"]},
-            {"apiGroups": [""], "resources": ["pods", "pods/status"], "verbs": ["get", "list", "update", "watch"]},
-            {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
-        ],
+        rules=cluster_role_rules(),
         opts=ctx.opts(parent),
     )
     account = k8s.core.v1.ServiceAccount(f"{NAMESPACE}/multus", metadata=meta("multus"), opts=ctx.opts(parent))
@@ -122,89 +214,10 @@ def multus_objects(ctx: DeployContext, parent: pulumi.Resource, *, crd: bool = T
         data={"daemon-config.json": json.dumps(DAEMON_CONFIG, indent=4)},
         opts=ctx.opts(parent),
     )
-    selector = {"app.kubernetes.io/name": APP, "app.kubernetes.io/component": "cni"}
-    privileged = {"privileged": True}
     daemonset = k8s.apps.v1.DaemonSet(
         f"{NAMESPACE}/kube-multus-ds",
         metadata=meta("kube-multus-ds"),
-        spec={
-            "selector": {"matchLabels": selector},
-            "updateStrategy": {"type": "RollingUpdate"},
-            "template": {
-                "metadata": {"labels": ctx.labels(APP, "cni")},
-                "spec": {
-                    "hostNetwork": True,
-                    "hostPID": True,
-                    "priorityClassName": "system-node-critical",
-                    "tolerations": [
-                        {"operator": "Exists", "effect": "NoSchedule"},
-                        {"operator": "Exists", "effect": "NoExecute"},
-                    ],
-                    "serviceAccountName": "multus",
-                    "terminationGracePeriodSeconds": 10,
-                    "initContainers": [
-                        {
-                            "name": "install-multus-binary",
-                            "image": Images.MULTUS.ref,
-                            "command": [
-                                "sh",
-                                "-c",
-                                "cp /usr/src/multus-cni/bin/multus-shim /host/opt/cni/bin/multus-shim && "
-                                "cp /usr/src/multus-cni/bin/passthru /host/opt/cni/bin/passthru",
-                            ],
-                            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
-                            "securityContext": privileged,
-                            "terminationMessagePolicy": "FallbackToLogsOnError",
-                            "volumeMounts": [
-                                {"name": "cnibin", "mountPath": "/host/opt/cni/bin", "mountPropagation": "Bidirectional"}
-                            ],
-                        }
-                    ],
-                    "containers": [
-                        {
-                            "name": "kube-multus",
-                            "image": Images.MULTUS.ref,
-                            "command": ["/usr/src/multus-cni/bin/multus-daemon"],
-                            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
-                            "securityContext": privileged,
-                            "terminationMessagePolicy": "FallbackToLogsOnError",
-                            "env": [{"name": "MULTUS_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
-                            "volumeMounts": [
-                                {"name": "cni", "mountPath": "/host/etc/cni/net.d"},
-                                {"name": "host-run", "mountPath": "/host/run"},
-                                {"name": "host-var-lib-cni-multus", "mountPath": "/var/lib/cni/multus"},
-                                {
-                                    "name": "host-var-lib-kubelet",
-                                    "mountPath": "/var/lib/kubelet",
-                                    "mountPropagation": "HostToContainer",
-                                },
-                                {"name": "host-run-k8s-cni-cncf-io", "mountPath": "/run/k8s.cni.cncf.io"},
-                                {"name": "host-run-netns", "mountPath": "/run/netns", "mountPropagation": "HostToContainer"},
-                                {"name": "multus-daemon-config", "mountPath": "/etc/cni/net.d/multus.d", "readOnly": True},
-                                {"name": "hostroot", "mountPath": "/hostroot", "mountPropagation": "HostToContainer"},
-                            ],
-                        }
-                    ],
-                    "volumes": [
-                        _host_path("cni", "/etc/cni/net.d"),
-                        _host_path("cnibin", "/opt/cni/bin"),
-                        _host_path("hostroot", "/"),
-                        {
-                            "name": "multus-daemon-config",
-                            "configMap": {
-                                "name": "multus-daemon-config",
-                                "items": [{"key": "daemon-config.json", "path": "daemon-config.json"}],
-                            },
-                        },
-                        _host_path("host-run", "/run"),
-                        _host_path("host-var-lib-cni-multus", "/var/lib/cni/multus"),
-                        _host_path("host-var-lib-kubelet", "/var/lib/kubelet"),
-                        _host_path("host-run-k8s-cni-cncf-io", "/run/k8s.cni.cncf.io"),
-                        _host_path("host-run-netns", "/run/netns/"),
-                    ],
-                },
-            },
-        },
+        spec=daemonset_spec(ctx.labels(APP, "cni")),
         opts=ctx.opts(parent, depends_on=[*crds, binding, daemon_config]),
     )
     return [*crds, role, account, binding, daemon_config, daemonset]
