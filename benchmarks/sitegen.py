@@ -62,12 +62,24 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
     group (1,000 at 100,000 users): both grow with the site, so `write_site` puts them in the Slurm
     inventory file (`hpcforge:slurm.inventory`), not in the stack config.
     """
-    rack = RACK_HOSTS
     # Read as the Pulumi CLI reads stack files (yaml.v3 rules), like every stack file in hpcforge.
     config: dict[str, Any] = copy.deepcopy(load_document(base.read_text())["config"])
+    _hosts(config["hpcforge:provisioning"], hosts)
+    topology = config["hpcforge:slurm"].get("topology")
+    if topology is not None:
+        _racks(topology, config["hpcforge:provisioning"]["hosts"])
+    _nodesets(config, nodesets)
+    # Generated users replace prod's: the evidence check looks up the first one.
+    config.get("hpcforge:evidence", {}).pop("lookupUser", None)
+    projects = max(1, users // 100)
+    _users(config["hpcforge:directory"], config["hpcforge:slurm"], users, projects)
+    _accounts(config["hpcforge:slurm"], projects)
+    return config
 
+
+def _hosts(prov: dict[str, Any], hosts: int) -> None:
+    """`hosts` bare-metal hosts of the bare-metal nodeset, each with a BMC, on a provisioning subnet that fits them."""
     plan = address_plan(hosts)
-    prov = config["hpcforge:provisioning"]
     prov.pop("inventory", None)
     prov.update(
         address=plan["address"],
@@ -84,24 +96,27 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
             "nodeset": "cpu-bm",
             "bmc": {"mac": _mac(0x20, i), "ip": str(ipaddress.IPv4Address(first_bmc + i))},
             "tags": ["compute", f"rack{i // RACK_HOSTS + 1}"],
-            "switch": f"rack{i // rack + 1}",
+            "switch": f"rack{i // RACK_HOSTS + 1}",
             **({"features": ["bigmem"]} if i > hosts - 2 else {}),
         }
         for i in range(1, hosts + 1)
     ]
-    # BMCs share the provisioning subnet here: no separate BMC network or further subnets. The racks
-    # follow the hosts' switch tags (40 hosts a rack).
+    # BMCs share the provisioning subnet here: no separate BMC network or further subnets.
     prov.pop("bmcNetwork", None)
     prov.pop("subnets", None)
-    topology = config["hpcforge:slurm"].get("topology")
-    if topology is not None:
-        racks = sorted({host["switch"] for host in prov["hosts"]}, key=lambda name: int(name[4:]))
-        others = [sw for sw in topology["switches"] if sw["name"] != "spine" and not sw["name"].startswith("rack")]
-        spine = {"name": "spine", "switches": [*racks, *(sw["name"] for sw in others)]}
-        topology["switches"] = [spine, *({"name": rack} for rack in racks), *others]
 
-    # Nodesets: exactly `nodesets` of them. Below prod's four, keep the bare-metal one first (the
-    # hosts join it); above, add CPU nodesets on one large pool, in partitions of ten.
+
+def _racks(topology: dict[str, Any], hosts: list[dict[str, Any]]) -> None:
+    """The topology's racks follow the hosts' switch tags (40 hosts a rack), all under the spine."""
+    racks = sorted({host["switch"] for host in hosts}, key=lambda name: int(name[4:]))
+    others = [sw for sw in topology["switches"] if sw["name"] != "spine" and not sw["name"].startswith("rack")]
+    spine = {"name": "spine", "switches": [*racks, *(sw["name"] for sw in others)]}
+    topology["switches"] = [spine, *({"name": rack} for rack in racks), *others]
+
+
+def _nodesets(config: dict[str, Any], nodesets: int) -> None:
+    """Exactly `nodesets` nodesets. Below prod's four, keep the bare-metal one first (the hosts join it); above, add
+    CPU nodesets on one large pool, in partitions of ten."""
     slurm = config["hpcforge:slurm"]
     base_order = ["cpu-bm", "cpu", "gpu-a100", "gpu-h100"]
     if nodesets < len(base_order):
@@ -136,15 +151,12 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
         slurm["partitions"].append(
             {"name": f"scale-{start // 10:03d}", "nodesets": [n["name"] for n in group], "maxTime": "1-00:00:00"}
         )
-    kept = {ns["name"] for ns in slurm["nodesets"]}
-    assert "cpu-bm" in kept
-    # Generated users replace prod's: the evidence check looks up the first one.
-    config.get("hpcforge:evidence", {}).pop("lookupUser", None)
+    assert "cpu-bm" in {ns["name"] for ns in slurm["nodesets"]}
 
-    # Users: spread over project groups.
-    directory = config["hpcforge:directory"]
+
+def _users(directory: dict[str, Any], slurm: dict[str, Any], users: int, projects: int) -> None:
+    """`users` users spread over `projects` project groups, one in ten with an SSH key."""
     directory.pop("inventory", None)
-    projects = max(1, users // 100)
     for partition in slurm["partitions"]:  # group limits name prod's groups: keep the one every site has
         if partition.get("allowGroups"):
             partition["allowGroups"] = ["hpc-users"]
@@ -162,15 +174,18 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
         }
         for i in range(users)
     ]
-    # Slurm accounts: one per project group (prod's name prod's groups and users).
-    if "accounts" in slurm:
-        slurm["accounts"]["users"] = []
-        slurm["accounts"]["accounts"] = [{"name": "science"}] + [
-            {"name": f"proj{i:04d}", "parent": "science", "groups": [f"proj{i:04d}"]} for i in range(projects)
-        ]
-        for partition in slurm["partitions"]:  # account limits name prod's accounts, which are gone
-            partition.pop("allowAccounts", None)
-    return config
+
+
+def _accounts(slurm: dict[str, Any], projects: int) -> None:
+    """Slurm accounts: one per project group (prod's name prod's groups and users)."""
+    if "accounts" not in slurm:
+        return
+    slurm["accounts"]["users"] = []
+    slurm["accounts"]["accounts"] = [{"name": "science"}] + [
+        {"name": f"proj{i:04d}", "parent": "science", "groups": [f"proj{i:04d}"]} for i in range(projects)
+    ]
+    for partition in slurm["partitions"]:  # account limits name prod's accounts, which are gone
+        partition.pop("allowAccounts", None)
 
 
 def write_site(path: Path, *, hosts: int = 100, nodesets: int = 4, users: int = 6) -> Path:
