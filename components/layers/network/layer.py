@@ -13,7 +13,8 @@ from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
 from ...k8s.addresses import metallb_service_annotations
 from ...k8s.chunks import chunked_file
-from ...k8s.resources import ANYWHERE, Allow, Namespace, Port, config_map, egress_to_apiserver, ingress_from_anywhere
+from ...k8s.resources import ANYWHERE, Allow, Namespace, Port, egress_to_apiserver, ingress_from_anywhere
+from ...k8s.scope import Scope
 from ...versions import Charts
 from .config import NetworkAttachment, NetworkConfig
 from .dns import render_corefile, render_hosts_file
@@ -230,16 +231,8 @@ class Network(pulumi.ComponentResource):
         zones = site_dns_zones(cfg.dns.zones, dns_records)
         corefile = render_corefile(sorted(zones), list(cfg.dns.upstreams), listen_port=DNS_PORT)
         files = {f"{zone}.hosts": render_hosts_file(zone, records) for zone, records in sorted(zones.items())}
-        corefile_map = config_map(
-            ctx,
-            "site-dns-corefile",
-            DNS_NAMESPACE,
-            {"Corefile": corefile},
-            component="dns",
-            parent=self,
-            app="site-dns",
-            depends_on=namespace.ready,
-        )
+        scope = Scope(ctx, self, DNS_NAMESPACE, "dns", app="site-dns", depends_on=namespace.ready)
+        corefile_map = scope.config_map("site-dns-corefile", {"Corefile": corefile})
         zone_maps, assemble = chunked_file(
             ctx,
             self,
