@@ -233,4 +233,4 @@ def alertmanager_config(receivers: tuple[AlertReceiver, ...]) -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
-__all__ = ["RuleSettings", "alert_rules", "alertmanager_config", "rules_file"]
+__all__ = ["RuleSettings", "alert_rules", "alertmanager_config", "gpu_alerts", "platform_alerts", "rules_file", "slurm_alerts"]
