@@ -1,6 +1,6 @@
-"""The Slurm layer's objects as plain data (pure: tested directly, no Pulumi): the specs of the Controller,
-Accounting, LoginSet, NodeSet and RestApi custom resources, the config files and the scripts they reference.
-layer.py registers them."""
+"""The Slurm layer's objects as plain data (pure: tested directly, no Pulumi): the operator chart's values, the specs
+of the Controller, Accounting, LoginSet, NodeSet and RestApi custom resources, the config files and the scripts they
+reference, the RDMA attachments and NCCL settings of the nodesets. layer.py registers them."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ from ...k8s.resources import (
 )
 from ...versions import Images
 from ..provisioning.config import Host
-from ..rdma.layer import NETWORKS_ANNOTATION
+from ..rdma.config import Fabric, RdmaConfig
+from ..rdma.layer import NETWORKS_ANNOTATION, attachment_config, rdma_resource
 from ..storage.config import NfsExport
 from ..storage.objects import container_mounts, pod_volumes
 from .config import LoginConfig, NodeSetConfig, Script, SlurmConfig
 from .enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK
-from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH
+from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf, nccl_settings
 from .script_include import inline_includes
 from .script_settings import apply_settings
 from .site import topology_files
@@ -360,3 +361,50 @@ def restapi_spec(cfg: SlurmConfig) -> dict[str, Any]:
             "resources": container_resources("100m", "128Mi", "512Mi"),
         },
     }
+
+
+def operator_values() -> dict[str, Any]:
+    """The slurm-operator chart's values (its CRDs come from the slurm-operator-crds chart)."""
+    return {
+        "crds": {"enabled": False},
+        # Security contexts for `restricted` come from components/chart_security.py (ChartDeployer).
+        "operator": {"resources": container_resources("100m", "128Mi", "512Mi")},
+        # The webhook's serving certificate comes from cert-manager.
+        "webhook": {"resources": container_resources("50m", "64Mi", "256Mi")},
+    }
+
+
+def controller_host(namespace: str) -> str:
+    """slurmctld's address inside the cluster (the operator's controller Service)."""
+    return f"{CONTROLLER}-controller.{namespace}.svc.cluster.local"
+
+
+def shared_fabrics(rdma: RdmaConfig | None) -> list[Fabric]:
+    """The fabrics whose NetworkAttachmentDefinition the Slurm layer makes: the shared-mode ones (the SR-IOV
+    operator makes those of SR-IOV fabrics)."""
+    return [f for f in (rdma.fabrics if rdma else ()) if f.mode == "shared"]
+
+
+def attachment_spec(rdma: RdmaConfig, fabric: Fabric) -> dict[str, Any]:
+    """The NetworkAttachmentDefinition spec of a shared-mode fabric, on its master interface."""
+    return {"config": attachment_config(fabric, rdma.master_interface(fabric.name))}
+
+
+def nodeset_fabrics(rdma: RdmaConfig | None, nodeset: NodeSetConfig, pool: str | None) -> dict[str, str]:
+    """The RDMA fabrics a GPU nodeset's pods attach (name -> device-plugin resource): those its pool's nodes reach."""
+    if rdma is None or nodeset.gpus is None:
+        return {}
+    return {name: rdma_resource(rdma, name) for name in rdma.fabrics_of(pool)}
+
+
+def nccl_config_map_name(nodeset: NodeSetConfig) -> str:
+    return f"slurm-nccl-{nodeset.name}"
+
+
+def nccl_files(rdma: RdmaConfig | None, nodeset: NodeSetConfig, pool: str | None) -> dict[str, str]:
+    """The NCCL settings ConfigMap of a GPU nodeset on an RDMA pool (nccl.conf, and nccl.env for enroot); empty when
+    it has none."""
+    nccl = nccl_settings(rdma, pool) if nodeset.gpus is not None else {}
+    if not nccl:
+        return {}
+    return {"nccl.conf": nccl_conf(nccl), "nccl.env": nccl_conf(nccl)}
