@@ -65,24 +65,7 @@ class DevOps(pulumi.ComponentResource):
         super().__init__("hpcforge:devops:DevOps", name, None, opts)
         ctx, cfg = args.ctx, args.config
         ns = cfg.namespace
-        controller_ns = Namespace(
-            ctx,
-            WORKFLOWS_NAMESPACE,
-            component="workflows",
-            parent=self,
-            allows=workflows_namespace_allows(cfg),
-            depends_on=args.depends_on,
-        )
-        lane_ns = Namespace(
-            ctx,
-            ns,
-            component="devops",
-            parent=self,
-            # Build images (e.g. Spack's) run as root; baseline still forbids privilege and host access.
-            pod_security="baseline",
-            allows=lane_namespace_allows(cfg),
-            depends_on=args.depends_on,
-        )
+        controller_ns, lane_ns = self._namespaces(args)
         chart = args.charts.deploy(
             "argo-workflows",
             Charts.ARGO_WORKFLOWS,
@@ -107,6 +90,29 @@ class DevOps(pulumi.ComponentResource):
             objects += self._registry(ctx, args)
         self.ready = objects
         self.register_outputs({"workflowTemplate": f"{ns}/{cfg.pipeline.name}", "registry": self.registry_host})
+
+    def _namespaces(self, args: DevOpsArgs) -> tuple[Namespace, Namespace]:
+        """The workflow controller's namespace and the lane's."""
+        ctx, cfg = args.ctx, args.config
+        controller_ns = Namespace(
+            ctx,
+            WORKFLOWS_NAMESPACE,
+            component="workflows",
+            parent=self,
+            allows=workflows_namespace_allows(cfg),
+            depends_on=args.depends_on,
+        )
+        lane_ns = Namespace(
+            ctx,
+            cfg.namespace,
+            component="devops",
+            parent=self,
+            # Build images (e.g. Spack's) run as root; baseline still forbids privilege and host access.
+            pod_security="baseline",
+            allows=lane_namespace_allows(cfg),
+            depends_on=args.depends_on,
+        )
+        return controller_ns, lane_ns
 
     def _workflow_rbac(self, ctx: DeployContext, ns: str, ready: Sequence[pulumi.Resource]) -> None:
         """The workflow pods' ServiceAccount, Role and RoleBinding in the lane (what the chart would create there)."""

@@ -131,9 +131,9 @@ class Slurm(pulumi.ComponentResource):
         self.controller_host = controller_host(ns)
         login_deps = self._login_secrets(scope, args)
         self.login_address = cfg.login.address
-        claims = shared_tree_claims(args.ctx, self, args.storage, namespace=ns, app=CONTROLLER, depends_on=ready_ns)
+        claims = shared_tree_claims(scope, args.storage)
         objects += self._login_sets(args, [controller, *login_deps, *claims])
-        objects += site_objects(args.ctx, self, cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET, depends_on=[controller])
+        objects += site_objects(scope.but(depends_on=[controller]), cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET)
         attachments = self._attachments(args, ready_ns)
         objects += self._nodesets(scope, args, [controller, *attachments, *claims, *keys.enroot])
         if cfg.restapi.enabled:
