@@ -102,38 +102,11 @@ def nodeset_spec(
     `fabrics`: RDMA fabrics the pool's nodes reach (name -> device-plugin resource): the pods request the resource,
     attach the fabric's NetworkAttachmentDefinition (in `namespace`) and get IPC_LOCK to pin memory for RDMA.
     """
-    # CPU and memory limits: the slurmd image turns them into CoreSpecCount/MemSpecLimit (host minus pod), so Slurm
-    # schedules what the pod has. Reservations for slurmd itself lower what the image is told the pod has (POD_CPUS,
-    # POD_MEMORY: the operator's env, overridden by name through the container merge).
-    cpu_limit = nodeset.cpu_limit or nodeset.cpu
-    memory_limit = nodeset.memory_limit or nodeset.memory
-    limits: dict[str, Any] = {"cpu": cpu_limit, "memory": memory_limit}
-    requests: dict[str, Any] = {"cpu": nodeset.cpu, "memory": nodeset.memory}
-    if nodeset.gpus is not None:
-        limits[nodeset.gpus.resource] = nodeset.gpus.count
-        requests[nodeset.gpus.resource] = nodeset.gpus.count
     fabrics = dict(fabrics or {})
-    for resource in fabrics.values():
-        limits[resource] = 1
-        requests[resource] = 1
-    env: list[dict[str, str]] = []
-    if nodeset.reserved_cpus:
-        cpus = math.ceil(quantity_value(cpu_limit)) - nodeset.reserved_cpus
-        env.append({"name": "POD_CPUS", "value": str(cpus)})
-    if nodeset.reserved_memory is not None:
-        env.append({"name": "POD_MEMORY", "value": str(mebibytes(memory_limit) - mebibytes(nodeset.reserved_memory))})
-    pod_spec: dict[str, Any] = {}
-    if node_selector:
-        pod_spec["nodeSelector"] = dict(node_selector)
-    tolerations = [t.model_dump(exclude_none=True) for t in nodeset.tolerations]
-    tolerated = {t["key"] for t in tolerations}
-    tolerations += [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints if key not in tolerated]
-    if tolerations:
-        pod_spec["tolerations"] = tolerations
-    if exports:
-        pod_spec["volumes"] = pod_volumes(exports)
-    if job_ports is not None:
-        pod_spec["securityContext"] = {"sysctls": [{"name": PORT_RANGE_SYSCTL, "value": f"{job_ports[0]} {job_ports[1]}"}]}
+    env = _slurmd_env(nodeset)
+    pod_spec = _nodeset_pod_spec(
+        nodeset, node_selector=node_selector, pool_taints=pool_taints, exports=exports, job_ports=job_ports
+    )
     mounts = container_mounts(exports)
     volumes, gpu_mounts = node_volumes(nodeset, pyxis=pyxis, nccl_config_map=nccl_config_map, job_mapping_dir=job_mapping_dir)
     if volumes:
@@ -145,7 +118,7 @@ def nodeset_spec(
         "scalingMode": nodeset.scaling_mode,
         "slurmd": {
             "image": (Images.SLURMD_PYXIS if pyxis and nodeset.gpus is not None else Images.SLURMD).ref,
-            "resources": {"requests": requests, "limits": limits},
+            "resources": _slurmd_resources(nodeset, fabrics),
             **({"env": env} if env else {}),
             # RDMA registers (pins) memory: IPC_LOCK, on top of what the operator gives slurmd.
             **({"securityContext": {"capabilities": {"add": ["IPC_LOCK"]}}} if fabrics else {}),
@@ -165,6 +138,61 @@ def nodeset_spec(
     if extra:
         spec["extraConf"] = extra
     return spec
+
+
+def _slurmd_resources(nodeset: NodeSetConfig, fabrics: Mapping[str, str]) -> dict[str, Any]:
+    """slurmd's requests and limits: CPU and memory, the GPUs, one device of each RDMA fabric's resource.
+
+    The slurmd image turns the CPU and memory limits into CoreSpecCount/MemSpecLimit (host minus pod), so Slurm
+    schedules what the pod has."""
+    limits: dict[str, Any] = {"cpu": nodeset.cpu_limit or nodeset.cpu, "memory": nodeset.memory_limit or nodeset.memory}
+    requests: dict[str, Any] = {"cpu": nodeset.cpu, "memory": nodeset.memory}
+    if nodeset.gpus is not None:
+        limits[nodeset.gpus.resource] = nodeset.gpus.count
+        requests[nodeset.gpus.resource] = nodeset.gpus.count
+    for resource in fabrics.values():
+        limits[resource] = 1
+        requests[resource] = 1
+    return {"requests": requests, "limits": limits}
+
+
+def _slurmd_env(nodeset: NodeSetConfig) -> list[dict[str, str]]:
+    """Reservations for slurmd itself lower what the image is told the pod has (POD_CPUS, POD_MEMORY: the operator's
+    env, overridden by name through the container merge)."""
+    cpu_limit = nodeset.cpu_limit or nodeset.cpu
+    memory_limit = nodeset.memory_limit or nodeset.memory
+    env: list[dict[str, str]] = []
+    if nodeset.reserved_cpus:
+        cpus = math.ceil(quantity_value(cpu_limit)) - nodeset.reserved_cpus
+        env.append({"name": "POD_CPUS", "value": str(cpus)})
+    if nodeset.reserved_memory is not None:
+        env.append({"name": "POD_MEMORY", "value": str(mebibytes(memory_limit) - mebibytes(nodeset.reserved_memory))})
+    return env
+
+
+def _nodeset_pod_spec(
+    nodeset: NodeSetConfig,
+    *,
+    node_selector: dict[str, str],
+    pool_taints: Sequence[str],
+    exports: Sequence[NfsExport],
+    job_ports: tuple[int, int] | None,
+) -> dict[str, Any]:
+    """The pod template's placement (node selector, tolerations of the nodeset's and its pool's taints), the shared
+    trees' volumes and the jobs' port range (see `nodeset_spec`)."""
+    pod_spec: dict[str, Any] = {}
+    if node_selector:
+        pod_spec["nodeSelector"] = dict(node_selector)
+    tolerations = [t.model_dump(exclude_none=True) for t in nodeset.tolerations]
+    tolerated = {t["key"] for t in tolerations}
+    tolerations += [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints if key not in tolerated]
+    if tolerations:
+        pod_spec["tolerations"] = tolerations
+    if exports:
+        pod_spec["volumes"] = pod_volumes(exports)
+    if job_ports is not None:
+        pod_spec["securityContext"] = {"sysctls": [{"name": PORT_RANGE_SYSCTL, "value": f"{job_ports[0]} {job_ports[1]}"}]}
+    return pod_spec
 
 
 def node_volumes(
