@@ -13,7 +13,7 @@ import pytest
 
 from components.chart_hooks import merge_values
 from components.chart_security import SECURITY_VALUES, security_values, with_security
-from components.layers.batch.layer import KUEUE_VISIBILITY_PORT
+from components.layers.batch.objects import KUEUE_VISIBILITY_PORT
 from components.versions import Charts
 from offline.charts.cluster import builtin_api_versions, helm_kube_version, kubernetes_version
 from offline.charts.render import chart_releases

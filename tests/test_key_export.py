@@ -170,7 +170,7 @@ def test_key_export_needs_a_pem_certificate() -> None:
 
 def test_key_export_cronjob_runs_the_tested_script_with_its_service_account() -> None:
     from components.layers.backups.config import BackupsConfig
-    from components.layers.backups.layer import KEYS_ACCOUNT, key_export_spec
+    from components.layers.backups.objects import KEYS_ACCOUNT, key_export_spec
 
     cfg = BackupsConfig.model_validate(
         {"volume": {}, "keyRecipient": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"}

@@ -123,7 +123,7 @@ def test_import_repairs_a_damaged_entry(directory: DirectoryServer, prod: Platfo
 
 def test_backup_cronjob_runs_the_tested_export() -> None:
     from components.layers.backups.config import BackupsConfig
-    from components.layers.backups.layer import directory_backup_spec
+    from components.layers.backups.objects import directory_backup_spec
 
     cfg = BackupsConfig.model_validate({"schedule": "0 3 * * *", "maxRetention": "168h", "volume": {"size": "5Gi"}})
     spec = directory_backup_spec(cfg, suffix="dc=hpc,dc=example,dc=org", uri="ldaps://dirsrv:3636", labels={})

@@ -25,15 +25,17 @@ import pytest
 import yaml
 
 from components.layers.backups.config import BackupsConfig
-from components.layers.backups.layer import (
+from components.layers.backups.objects import (
     BACKUP_VOLUME,
+    DUMP_OPTIONS,
     KEYS_SCRIPT,
     LDIF_SCRIPT,
+    S3_SECRET,
     S3PUT_SCRIPT,
     directory_backup_spec,
+    dump_argv,
     key_export_spec,
 )
-from components.layers.backups.objects import DUMP_OPTIONS, S3_SECRET, dump_argv
 from components.versions import Images
 from policies.admission import pss
 
@@ -93,7 +95,7 @@ def test_restore_pods_use_the_pinned_images_and_the_backup_claim() -> None:
 
 
 def test_runbook_preamble_sets_what_the_s3_client_reads_and_the_tests_set() -> None:
-    from components.layers.backups.layer import s3_env
+    from components.layers.backups.objects import s3_env
 
     text = DOC.read_text()
     preamble = text[text.index("```sh", text.index(FIRST)) : text.index("## Restore the accounting database")]

@@ -131,7 +131,7 @@ def test_key_export_uploads_the_encrypted_file_with_a_valid_signature(
 
 def test_s3_target_sends_every_export_to_the_bucket() -> None:
     from components.layers.backups.config import BackupsConfig
-    from components.layers.backups.layer import directory_backup_spec, key_export_spec
+    from components.layers.backups.objects import directory_backup_spec, key_export_spec
 
     s3 = {
         "bucket": "site-backups",

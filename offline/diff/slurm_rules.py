@@ -22,7 +22,7 @@ from .evidence import (
     EVIDENCE_SACCT,
     EVIDENCE_SLURMDBD,
 )
-from .plan import MISSING, Change, Plan, diff_values
+from .plan import MISSING, Change, EntityChange, Plan, diff_values
 from .slurm_conf import (
     EVIDENCE_CONTROLLER_RECREATE,
     SLURM_CONF_DEFAULT_EVIDENCE,
@@ -310,10 +310,20 @@ def accounting_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
 
 
 def entity_rules(plan: Plan, impact: Impact) -> list[Effect]:
-    effects: list[Effect] = []
+    """The effects of the plan's changed entities (not objects): Slurm accounting, directory entries, bare-metal hosts."""
     by = {e.kind: e for e in plan.entities}
-    qos, users, accounts = by["QOS"], by["Slurm user"], by["Slurm account"]
     where = f"pulumi (stack {plan.stack})"
+    return [
+        *_accounting_entity_rules(plan, by, where),
+        *_directory_entity_rules(by, where),
+        *_host_entity_rules(by, impact, where),
+    ]
+
+
+def _accounting_entity_rules(plan: Plan, by: dict[str, EntityChange], where: str) -> list[Effect]:
+    """QOS, Slurm users and accounts reconciled into slurmdbd by the accounts Job."""
+    effects: list[Effect] = []
+    qos, users, accounts = by["QOS"], by["Slurm user"], by["Slurm account"]
     if qos.changed or qos.added:
         effects.append(
             Effect(
@@ -351,6 +361,12 @@ def entity_rules(plan: Plan, impact: Impact) -> list[Effect]:
             Effect("reload", f"accounting reconcile removes {', '.join(removed)} (sacctmgr delete; refused while they have running jobs)", EVIDENCE_SACCT, ["slurm/slurm-accounts-sync"],
                    needs_step("re-adding recreates them, with their usage history reset"), "slurm", where, users=sorted({*users.removed, *(a.split('@')[0] for a in dropped)}))
         )  # fmt: skip
+    return effects
+
+
+def _directory_entity_rules(by: dict[str, EntityChange], where: str) -> list[Effect]:
+    """Users and groups of the directory (LDAP), which SSSD serves to the login and compute pods."""
+    effects: list[Effect] = []
     people, groups = by["directory user"], by["directory group"]
     gone = [*(f"user {u}" for u in people.removed), *(f"group {g}" for g in groups.removed)]
     if gone:
@@ -385,6 +401,12 @@ def entity_rules(plan: Plan, impact: Impact) -> list[Effect]:
                 users=people.added,
             )
         )
+    return effects
+
+
+def _host_entity_rules(by: dict[str, EntityChange], impact: Impact, where: str) -> list[Effect]:
+    """Bare-metal hosts of the provisioning inventory (they join Slurm as dynamic nodes at boot)."""
+    effects: list[Effect] = []
     hosts = by["host"]
     if hosts.removed:
         impact.drained_nodes.update(hosts.removed)

@@ -9,28 +9,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from ...context import DeployContext, Stateful
-from ...k8s.certificates import CA_SECRET as CA_SECRET_NAME
-from ...k8s.resources import Namespace, config_map, container_resources, egress_to_apiserver, egress_to_internet, secret
-from ...versions import Images
+from ...k8s.resources import Namespace, config_map, secret
 from .config import BackupsConfig
-from .objects import S3_SECRET, mariadb_backup_spec
-
-LDIF_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "directory" / "ldif_backup.py"
-KEYS_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "backup" / "export_keys.py"
-S3PUT_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "backup" / "s3put.py"
-KEYS_NAMESPACE = "backups"
-KEYS_ACCOUNT = "key-export"
-
-DATABASE_NAMESPACE = "database"
-DIRECTORY_NAMESPACE = "directory"
-BACKUP_VOLUME = "hpcforge-backups"
+from .objects import (
+    BACKUP_VOLUME,
+    DATABASE_NAMESPACE,
+    DIRECTORY_NAMESPACE,
+    KEY_EXPORT_ROLE,
+    KEYS_ACCOUNT,
+    KEYS_NAMESPACE,
+    KEYS_SCRIPT,
+    LDIF_SCRIPT,
+    S3_SECRET,
+    S3PUT_SCRIPT,
+    backup_claim_spec,
+    directory_backup_spec,
+    directory_s3_policy_spec,
+    key_export_allows,
+    key_export_grants,
+    key_export_spec,
+    mariadb_backup_spec,
+    s3_credentials,
+)
 
 
 @dataclass(frozen=True)
@@ -51,48 +56,17 @@ class Backups(pulumi.ComponentResource):
     def __init__(self, name: str, args: BackupsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:backups:Backups", name, None, opts)
         ctx, cfg = args.ctx, args.config
-        depends: list[pulumi.Resource] = list(args.depends_on)
-        claim: str | None = None
-        if cfg.s3 is not None:
-            depends.append(
-                secret(
-                    ctx,
-                    S3_SECRET,
-                    DATABASE_NAMESPACE,
-                    {
-                        "access-key-id": cfg.s3.access_key_id.get_secret_value(),
-                        "secret-access-key": cfg.s3.secret_access_key.get_secret_value(),
-                    },
-                    component="backups",
-                    parent=self,
-                    depends_on=args.depends_on,
-                )
-            )
-        else:
-            assert cfg.volume is not None
-            storage_class = ctx.storage_class_for(cfg.volume.storage_class)
-            claim = BACKUP_VOLUME
-            depends.append(
-                k8s.core.v1.PersistentVolumeClaim(
-                    f"{DATABASE_NAMESPACE}/{BACKUP_VOLUME}",
-                    metadata=ctx.meta(BACKUP_VOLUME, "backups", DATABASE_NAMESPACE, stateful=Stateful.VOLUME),
-                    spec={
-                        "accessModes": ["ReadWriteOnce"],
-                        "resources": {"requests": {"storage": cfg.volume.size}},
-                        **({"storageClassName": storage_class} if storage_class else {}),
-                    },
-                    opts=ctx.opts(self, depends_on=list(args.depends_on), stateful=Stateful.VOLUME),
-                )
-            )
+        target = self._target(args, DATABASE_NAMESPACE, args.depends_on)
+        depends: list[pulumi.Resource] = [*args.depends_on, target]
         backup = k8s.apiextensions.CustomResource(
             f"{DATABASE_NAMESPACE}/backup-slurm-acct-db",
             api_version="k8s.mariadb.com/v1alpha1",
             kind="Backup",
             metadata=ctx.meta("slurm-acct-db-backup", "backups", DATABASE_NAMESPACE, stateful=Stateful.DATABASE),
-            spec=mariadb_backup_spec(cfg, mariadb=args.mariadb, volume_claim=claim),
+            spec=mariadb_backup_spec(cfg, mariadb=args.mariadb, volume_claim=BACKUP_VOLUME if cfg.s3 is None else None),
             opts=ctx.opts(self, depends_on=depends, stateful=Stateful.DATABASE),
         )
-        self.ready = [*depends[len(args.depends_on) :], backup]
+        self.ready = [target, backup]
         self.ready += self._directory_backup(args)
         if cfg.key_recipient is not None:
             self.ready += self._key_export(args, cfg.key_recipient)
@@ -102,28 +76,12 @@ class Backups(pulumi.ComponentResource):
         """The backup volume (protected) or the S3 credentials' Secret in `namespace`."""
         ctx, cfg = args.ctx, args.config
         if cfg.s3 is not None:
-            return secret(
-                ctx,
-                S3_SECRET,
-                namespace,
-                {
-                    "access-key-id": cfg.s3.access_key_id.get_secret_value(),
-                    "secret-access-key": cfg.s3.secret_access_key.get_secret_value(),
-                },
-                component="backups",
-                parent=self,
-                depends_on=depends_on,
-            )
+            return secret(ctx, S3_SECRET, namespace, s3_credentials(cfg), component="backups", parent=self, depends_on=depends_on)
         assert cfg.volume is not None
-        storage_class = ctx.storage_class_for(cfg.volume.storage_class)
         return k8s.core.v1.PersistentVolumeClaim(
             f"{namespace}/{BACKUP_VOLUME}",
             metadata=ctx.meta(BACKUP_VOLUME, "backups", namespace, stateful=Stateful.VOLUME),
-            spec={
-                "accessModes": ["ReadWriteOnce"],
-                "resources": {"requests": {"storage": cfg.volume.size}},
-                **({"storageClassName": storage_class} if storage_class else {}),
-            },
+            spec=backup_claim_spec(cfg, ctx.storage_class_for(cfg.volume.storage_class)),
             opts=ctx.opts(self, depends_on=list(depends_on), stateful=Stateful.VOLUME),
         )
 
@@ -141,18 +99,11 @@ class Backups(pulumi.ComponentResource):
         )
         extra: list[pulumi.Resource] = []
         if args.config.s3 is not None:
-            # the directory namespace denies egress by default: let the backup pods reach the S3 endpoint
-            rule = egress_to_internet(443, 80, 9000)
             extra.append(
                 k8s.networking.v1.NetworkPolicy(
                     f"{DIRECTORY_NAMESPACE}/allow-egress-backup-s3",
                     metadata=ctx.meta("allow-egress-backup-s3", "network-policy", DIRECTORY_NAMESPACE),
-                    spec={
-                        **rule.to_spec(),
-                        "podSelector": {
-                            "matchLabels": {"app.kubernetes.io/name": "dirsrv", "app.kubernetes.io/component": "backups"}
-                        },
-                    },
+                    spec=directory_s3_policy_spec(),
                     opts=ctx.opts(self, depends_on=list(args.depends_on)),
                 )
             )
@@ -168,10 +119,14 @@ class Backups(pulumi.ComponentResource):
 
     def _key_export(self, args: BackupsArgs, recipient: str) -> list[pulumi.Resource]:
         ctx = args.ctx
-        allows = [egress_to_apiserver()]
-        if args.config.s3 is not None:
-            allows.append(egress_to_internet(443, 80, 9000))  # the S3 endpoint, inside or outside the cluster
-        ns = Namespace(ctx, KEYS_NAMESPACE, component="backups", parent=self, allows=allows, depends_on=args.depends_on)
+        ns = Namespace(
+            ctx,
+            KEYS_NAMESPACE,
+            component="backups",
+            parent=self,
+            allows=key_export_allows(args.config),
+            depends_on=args.depends_on,
+        )
         claim = self._target(args, KEYS_NAMESPACE, ns.ready)
         account = k8s.core.v1.ServiceAccount(
             f"{KEYS_NAMESPACE}/{KEYS_ACCOUNT}",
@@ -179,25 +134,19 @@ class Backups(pulumi.ComponentResource):
             opts=ctx.opts(self, depends_on=ns.ready),
         )
         objects: list[pulumi.Resource] = [claim, account]
-        # Read access to exactly what is exported: the sealed-secrets keys (generated names: list by label)
-        # and the CA's Secret by name.
-        grants = (("kube-system", ["get", "list"], None), ("cert-manager", ["get"], [CA_SECRET_NAME]))
-        for namespace, verbs, names in grants:
-            rule: dict[str, Any] = {"apiGroups": [""], "resources": ["secrets"], "verbs": verbs}
-            if names:
-                rule["resourceNames"] = names
+        for namespace, rules in key_export_grants():
             role = k8s.rbac.v1.Role(
-                f"{namespace}/hpcforge-key-export",
-                metadata=ctx.meta("hpcforge-key-export", "backups", namespace),
-                rules=[rule],
+                f"{namespace}/{KEY_EXPORT_ROLE}",
+                metadata=ctx.meta(KEY_EXPORT_ROLE, "backups", namespace),
+                rules=rules,
                 opts=ctx.opts(self, depends_on=list(args.depends_on)),
             )
             objects.append(role)
             objects.append(
                 k8s.rbac.v1.RoleBinding(
-                    f"{namespace}/hpcforge-key-export",
-                    metadata=ctx.meta("hpcforge-key-export", "backups", namespace),
-                    role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "hpcforge-key-export"},
+                    f"{namespace}/{KEY_EXPORT_ROLE}",
+                    metadata=ctx.meta(KEY_EXPORT_ROLE, "backups", namespace),
+                    role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": KEY_EXPORT_ROLE},
                     subjects=[{"kind": "ServiceAccount", "name": KEYS_ACCOUNT, "namespace": KEYS_NAMESPACE}],
                     opts=ctx.opts(self, depends_on=[role, account]),
                 )
@@ -223,158 +172,4 @@ class Backups(pulumi.ComponentResource):
         return objects
 
 
-def backup_volume(cfg: BackupsConfig) -> dict[str, Any]:
-    """Where the exports are written: the backup volume, or scratch space before the S3 upload."""
-    if cfg.s3 is not None:
-        return {"name": "backup", "emptyDir": {}}
-    return {"name": "backup", "persistentVolumeClaim": {"claimName": BACKUP_VOLUME}}
-
-
-def s3_env(cfg: BackupsConfig, what: str) -> list[dict[str, Any]]:
-    """The environment of scripts/backup/s3put.py (empty: no S3 target)."""
-    if cfg.s3 is None:
-        return []
-    s3 = cfg.s3
-    return [
-        {"name": "S3_ENDPOINT", "value": s3.endpoint},
-        {"name": "S3_BUCKET", "value": s3.bucket},
-        {"name": "S3_PREFIX", "value": f"{s3.prefix.strip('/')}/{what}".lstrip("/")},
-        {"name": "S3_REGION", "value": s3.region},
-        {"name": "S3_TLS", "value": "true" if s3.tls else "false"},
-        {"name": "AWS_ACCESS_KEY_ID", "valueFrom": {"secretKeyRef": {"name": S3_SECRET, "key": "access-key-id"}}},
-        {"name": "AWS_SECRET_ACCESS_KEY", "valueFrom": {"secretKeyRef": {"name": S3_SECRET, "key": "secret-access-key"}}},
-    ]
-
-
-def _keep_days(cfg: BackupsConfig) -> int:
-    """How many days of exports the scripts keep (`maxRetention` in whole days, at least one)."""
-    return max(1, int(cfg.max_retention.removesuffix("h")) // 24)
-
-
-def _export_cronjob(
-    cfg: BackupsConfig,
-    *,
-    labels: dict[str, str],
-    pod: dict[str, Any],
-    command: list[str],
-    env: list[dict[str, Any]],
-    memory_limit: str,
-    mounts: list[dict[str, Any]],
-    volumes: list[dict[str, Any]],
-) -> dict[str, Any]:
-    """A scheduled export as the directory's dirsrv user (389), restricted Pod Security, onto the backup volume."""
-    return {
-        "schedule": cfg.schedule,
-        "concurrencyPolicy": "Forbid",
-        "successfulJobsHistoryLimit": 3,
-        "failedJobsHistoryLimit": 3,
-        "jobTemplate": {
-            "spec": {
-                "backoffLimit": 3,
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "restartPolicy": "OnFailure",
-                        **pod,
-                        "securityContext": {
-                            "runAsNonRoot": True,
-                            "runAsUser": 389,
-                            "runAsGroup": 389,
-                            "fsGroup": 389,
-                            "seccompProfile": {"type": "RuntimeDefault"},
-                        },
-                        "containers": [
-                            {
-                                "name": "export",
-                                # python3 + python-ldap and /usr/bin/openssl in docker.io/389ds/dirsrv: its build
-                                # recipe lives on the openSUSE Build Service (home:firstyear/389-ds-container, not
-                                # on GitHub; 389ds/389-ds-base removed its docker/ folder in b8f7533af as unused), so
-                                # this rests on what the image's own entrypoint needs, read at 389-ds-base-3.1.4:
-                                # `dscontainer -r` is python3 importing lib389 (src/lib389/cli/dscontainer lines
-                                # 37-42), lib389 depends on python-ldap (src/lib389/pyproject.toml line 48), and its
-                                # first start creates the self-signed CA (lib389/instance/setup.py lines 994-1002 ->
-                                # nss_ssl.py create_rsa_ca -> openssl_rehash, lines 252/258, `/usr/bin/openssl`);
-                                # the RPM spec makes python3-lib389 require openssl (rpm/389-ds-base.spec.in line 328).
-                                "image": Images.DIRSRV.ref,
-                                "command": command,
-                                "env": env,
-                                "resources": container_resources("50m", "64Mi", memory_limit),
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "capabilities": {"drop": ["ALL"]},
-                                    "readOnlyRootFilesystem": True,
-                                },
-                                "volumeMounts": [*mounts, {"name": "backup", "mountPath": "/backup"}],
-                            }
-                        ],
-                        "volumes": [*volumes, backup_volume(cfg)],
-                    },
-                },
-            }
-        },
-    }
-
-
-def key_export_spec(cfg: BackupsConfig, *, labels: dict[str, str]) -> dict[str, Any]:
-    """The key-export CronJob's spec (pure): export_keys.py with the service account's token, onto the volume."""
-    return _export_cronjob(
-        cfg,
-        labels=labels,
-        pod={"serviceAccountName": KEYS_ACCOUNT},
-        command=[
-            "python3",
-            "/scripts/export_keys.py",
-            "--recipient",
-            "/scripts/recipient.pem",
-            "--dir",
-            "/backup",
-            "--keep-days",
-            str(_keep_days(cfg)),
-            "--ca-secret",
-            CA_SECRET_NAME,
-        ],
-        env=s3_env(cfg, "keys"),
-        memory_limit="256Mi",
-        mounts=[{"name": "scripts", "mountPath": "/scripts", "readOnly": True}],
-        volumes=[{"name": "scripts", "configMap": {"name": "key-export"}}],
-    )
-
-
-def directory_backup_spec(cfg: BackupsConfig, *, suffix: str, uri: str, labels: dict[str, str]) -> dict[str, Any]:
-    """The directory backup CronJob's spec (pure): ldif_backup.py export onto the backup volume."""
-    return _export_cronjob(
-        cfg,
-        labels=labels,
-        pod={"automountServiceAccountToken": False},
-        command=[
-            "python3",
-            "/scripts/ldif_backup.py",
-            "export",
-            "--uri",
-            uri,
-            "--ca-file",
-            "/tls/ca.crt",
-            "--suffix",
-            suffix,
-            "--dir",
-            "/backup",
-            "--keep-days",
-            str(_keep_days(cfg)),
-        ],
-        env=[
-            {"name": "LDAP_BIND_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "dirsrv-dm-password", "key": "password"}}},
-            *s3_env(cfg, "directory"),
-        ],
-        memory_limit="512Mi",
-        mounts=[
-            {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
-            {"name": "tls", "mountPath": "/tls", "readOnly": True},
-        ],
-        volumes=[
-            {"name": "scripts", "configMap": {"name": "dirsrv-backup"}},
-            {"name": "tls", "secret": {"secretName": "dirsrv-tls", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-        ],
-    )
-
-
-__all__ = ["BACKUP_VOLUME", "Backups", "BackupsArgs", "directory_backup_spec", "key_export_spec"]
+__all__ = ["Backups", "BackupsArgs"]

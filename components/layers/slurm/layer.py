@@ -17,15 +17,7 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
-from ...k8s.resources import (
-    Allow,
-    Namespace,
-    Port,
-    container_resources,
-    egress_to_apiserver,
-    egress_to_namespaces,
-    ingress_from_anywhere,
-)
+from ...k8s.resources import Namespace
 from ...k8s.scope import Scope
 from ...versions import Charts
 from ..database.layer import DatabaseEndpoint
@@ -34,12 +26,11 @@ from ..gpu.active_checks import deploy_active_checks
 from ..gpu.checks_config import ActiveCheck
 from ..provisioning.config import Host
 from ..rdma.config import RdmaConfig
-from ..rdma.layer import RESOURCE_ANNOTATION, attachment_config, rdma_resource
+from ..rdma.layer import RESOURCE_ANNOTATION
 from ..storage.config import StorageConfig
 from .accounts_job import deploy_accounts
 from .config import SlurmConfig
 from .enroot import ENROOT_DROPIN, enroot_conf
-from .nccl import nccl_conf, nccl_settings
 from .objects import (
     CA_TRUST_SECRET,
     CONTROLLER,
@@ -53,19 +44,23 @@ from .objects import (
     SLURM_KEY_SECRET,
     SSSD_SECRET,
     accounting_spec,
+    attachment_spec,
     config_files,
+    controller_host,
     controller_spec,
     login_spec,
+    nccl_config_map_name,
+    nccl_files,
+    nodeset_fabrics,
     nodeset_spec,
+    operator_values,
     restapi_spec,
     script_files,
+    shared_fabrics,
 )
 from .site import shared_tree_claims, site_objects
-from .slurm_conf import (
-    SLURMCTLD_PORT,
-)
 from .sssd import SssdSettings, render_sssd_conf
-from .traffic import slurm_bare_metal_allows
+from .traffic import operator_namespace_allows, slurm_namespace_allows
 
 CHARTS = (
     ChartUse("slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, OPERATOR_NAMESPACE),
@@ -122,25 +117,50 @@ class Slurm(pulumi.ComponentResource):
     login_address: str | None
     ready: list[pulumi.Resource]
 
-    def __init__(self, name: str, args: SlurmArgs, opts: pulumi.ResourceOptions | None = None) -> None:  # noqa: PLR0915 (registers the layer's objects in dependency order; they are built in objects.py)
+    def __init__(self, name: str, args: SlurmArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Registers the layer's objects in dependency order: the namespaces and the operator, the keys and files,
+        the controller (and what runs against it), the login pools, the RDMA attachments, the nodesets, slurmrestd."""
         super().__init__("hpcforge:slurm:Slurm", name, None, opts)
-        ctx, cfg = args.ctx, args.config
-        ns = cfg.namespace
-        self.namespace = ns
+        self._ctx, cfg = args.ctx, args.config
+        self.namespace = ns = cfg.namespace
+        operator, ready_ns = self._operator(args)
+        scope = Scope(args.ctx, self, ns, "slurm", app=CONTROLLER, depends_on=ready_ns)
+        keys = self._keys_and_files(scope, args)
+        self.controller_address = cfg.controller.service.address if cfg.controller.service is not None else None
+        controller, objects = self._controller(scope, args, operator, keys)
+        self.controller_host = controller_host(ns)
+        login_deps = self._login_secrets(scope, args)
+        self.login_address = cfg.login.address
+        claims = shared_tree_claims(scope, args.storage)
+        objects += self._login_sets(args, [controller, *login_deps, *claims])
+        objects += site_objects(scope.but(depends_on=[controller]), cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET)
+        attachments = self._attachments(args, ready_ns)
+        objects += self._nodesets(scope, args, [controller, *attachments, *claims, *keys.enroot])
+        if cfg.restapi.enabled:
+            objects.append(self._slinky("RestApi", CONTROLLER, restapi_spec(cfg), [controller]))
+        self.ready = objects
+        self.register_outputs(
+            {
+                "clusterName": cfg.cluster_name,
+                "controller": self.controller_host,
+                "loginAddress": cfg.login.address,
+                "nodesets": [n.name for n in cfg.nodesets],
+                "partitions": [p.name for p in cfg.partitions],
+            }
+        )
+
+    def _operator(self, args: SlurmArgs) -> tuple[pulumi.Resource, Sequence[pulumi.Resource]]:
+        """The operator's namespace and charts, and the Slurm namespace: the operator, and what the Slurm
+        namespace's objects wait for."""
+        ctx, ns = args.ctx, args.config.namespace
         operator_ns = Namespace(
             ctx,
             OPERATOR_NAMESPACE,
             component="slurm-operator",
             parent=self,
-            allows=[
-                egress_to_apiserver(),
-                ingress_from_anywhere("allow-ingress-webhook", Port(9443)),
-                # The operator talks to slurmctld/slurmrestd to drain nodes before deleting pods.
-                egress_to_namespaces("allow-egress-slurm", [ns]),
-            ],
+            allows=operator_namespace_allows(ns),
             depends_on=args.depends_on,
         )
-        bare_metal = tuple(args.bare_metal_subnets)
         slurm_ns = Namespace(
             ctx,
             ns,
@@ -148,15 +168,7 @@ class Slurm(pulumi.ComponentResource):
             parent=self,
             # slurmd manages cgroups and devices for jobs: its pods run privileged.
             pod_security="privileged",
-            allows=[
-                ingress_from_anywhere("allow-ingress-ssh", Port(22)),
-                ingress_from_anywhere("allow-ingress-slurmctld", Port(SLURMCTLD_PORT)),
-                Allow("allow-ingress-from-operator", "ingress", namespaces=(OPERATOR_NAMESPACE,)),
-                *([egress_to_namespaces("allow-egress-database", ["database"], Port(3306))] if cfg.accounting.enabled else []),
-                egress_to_namespaces("allow-egress-directory", ["directory"], Port(3636)),
-                egress_to_apiserver(),
-                *slurm_bare_metal_allows(bare_metal, cfg.controller.srun_port_range, cfg.controller.job_port_range),
-            ],
+            allows=slurm_namespace_allows(args.config, tuple(args.bare_metal_subnets)),
             depends_on=args.depends_on,
         )
         crds = args.charts.deploy(
@@ -166,27 +178,21 @@ class Slurm(pulumi.ComponentResource):
             "slurm-operator",
             Charts.SLURM_OPERATOR,
             OPERATOR_NAMESPACE,
-            {
-                "crds": {"enabled": False},
-                # Security contexts for `restricted` come from components/chart_security.py (ChartDeployer).
-                "operator": {"resources": container_resources("100m", "128Mi", "512Mi")},
-                # The webhook's serving certificate comes from cert-manager.
-                "webhook": {"resources": container_resources("50m", "64Mi", "256Mi")},
-            },
+            operator_values(),
             parent=self,
             depends_on=[crds],
             # Runbooks stop the operator (`kubectl scale deployment slurm-operator --replicas=0`, docs/operations.md):
             # Argo CD must neither undo it (selfHeal) nor reset it at a later sync.
             ignore_differences=[OPERATOR_REPLICAS_IGNORED],
         )
-        ready_ns = slurm_ns.ready
-        scope = Scope(ctx, self, ns, "slurm", app=CONTROLLER, depends_on=ready_ns)
+        return operator, slurm_ns.ready
 
-        # --- keys and secrets -------------------------------------------------------------------
+    def _keys_and_files(self, scope: Scope, args: SlurmArgs) -> _KeysAndFiles:
+        """The auth/slurm and JWT keys, the extra config files, enroot's drop-in (Pyxis on GPU nodesets) and the
+        prolog and epilog scripts."""
+        cfg = args.config
         key_secret = scope.generated_secret("slurm-key", SLURM_KEY_SECRET, "slurm.key", length=1024, kind="bytes").secret
         jwt_secret = scope.generated_secret("slurm-jwt-key", JWT_KEY_SECRET, "jwt.key", length=1024, kind="bytes").secret
-
-        # --- config files and scripts -----------------------------------------------------------
         extra_files = scope.config_map(
             "slurm-config-extra",
             config_files(cfg, args.hosts),
@@ -200,53 +206,46 @@ class Slurm(pulumi.ComponentResource):
         for kind, scripts in (("prolog", cfg.prolog), ("epilog", cfg.epilog)):
             if scripts:
                 script_maps[kind] = scope.config_map(f"slurm-{kind}-scripts", script_files(scripts, args.script_settings))
+        return _KeysAndFiles(
+            key_secret, jwt_secret, [key_secret, jwt_secret, extra_files, *script_maps.values()], enroot, set(script_maps)
+        )
 
-        # --- controller --------------------------------------------------------------------------
-        accounting = cfg.accounting.enabled
-        self.controller_address = cfg.controller.service.address if cfg.controller.service is not None else None
-        pre_controller: list[pulumi.Resource] = [operator, key_secret, jwt_secret, extra_files, *script_maps.values()]
-
-        def cr(
-            kind: str, name: str, spec: dict[str, Any], depends: list[pulumi.Resource], stateful: Stateful | None = None
-        ) -> k8s.apiextensions.CustomResource:
-            return k8s.apiextensions.CustomResource(
-                f"{ns}/{kind.lower()}-{name}",
-                api_version=SLINKY_API,
-                kind=kind,
-                metadata=ctx.meta(name, f"slurm-{kind.lower()}", ns, app=CONTROLLER, stateful=stateful),
-                spec=spec,
-                opts=ctx.opts(self, depends_on=depends, stateful=stateful),
-            )
-
+    def _controller(
+        self, scope: Scope, args: SlurmArgs, operator: pulumi.Resource, keys: _KeysAndFiles
+    ) -> tuple[pulumi.Resource, list[pulumi.Resource]]:
+        """The Accounting (when accounting is on) and the Controller, then the accounts Job and the active GPU
+        checks, which run against it: the Controller, and all of them (the Controller first)."""
+        cfg = args.config
+        pre_controller = [operator, *keys.pre_controller]
         objects: list[pulumi.Resource] = []
-        if accounting:
+        if cfg.accounting.enabled:
             db = args.database
             if db is None:
                 raise ValueError("slurm.accounting.enabled needs the database layer's endpoint")
             db_secret = scope.secret(DB_PASSWORD_SECRET, {"password": db.password}, stateful=Stateful.KEY_MATERIAL)
-            accounting = cr(
+            accounting = self._slinky(
                 "Accounting",
                 CONTROLLER,
                 accounting_spec(cfg, host=db.host, port=db.port, database=db.database, user=db.user),
-                [operator, key_secret, jwt_secret, db_secret],
+                [operator, keys.key_secret, keys.jwt_secret, db_secret],
             )
             objects.append(accounting)
             pre_controller.append(accounting)
         spec = controller_spec(
             cfg,
-            storage_class=ctx.storage_class_for(cfg.controller.storage.storage_class),
+            storage_class=args.ctx.storage_class_for(cfg.controller.storage.storage_class),
             rdma=args.rdma is not None,
             metrics=args.metrics,
-            prolog="prolog" in script_maps,
-            epilog="epilog" in script_maps,
+            prolog="prolog" in keys.scripts,
+            epilog="epilog" in keys.scripts,
         )
-        controller = cr("Controller", CONTROLLER, spec, pre_controller, Stateful.SLURM_STATE)
+        controller = self._slinky("Controller", CONTROLLER, spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
         if args.accounts_state is not None:
             objects += deploy_accounts(
-                ctx,
+                args.ctx,
                 self,
-                namespace=ns,
+                namespace=cfg.namespace,
                 controller=CONTROLLER,
                 slurm_key_secret=SLURM_KEY_SECRET,
                 desired=args.accounts_state,
@@ -254,24 +253,25 @@ class Slurm(pulumi.ComponentResource):
                 annotations=cfg.inventory_annotations(),
             )
         objects += deploy_active_checks(
-            ctx,
+            args.ctx,
             self,
             checks=args.active_checks,
             slurm=cfg,
-            namespace=ns,
+            namespace=cfg.namespace,
             controller=CONTROLLER,
             slurm_key_secret=SLURM_KEY_SECRET,
             depends_on=[controller],
         )
-        self.controller_host = f"{CONTROLLER}-controller.{ns}.svc.cluster.local"
+        return controller, objects
 
-        # --- login -------------------------------------------------------------------------------
-        login = cfg.login
-        directory = args.directory
+    def _login_secrets(self, scope: Scope, args: SlurmArgs) -> list[pulumi.Resource]:
+        """What login pods mount: SSSD's configuration (with the directory's bind password) and the CA that signs
+        the directory's certificate (a client certificate issued by it carries ca.crt)."""
+        cfg, directory = args.config, args.directory
         login_scope = scope.but(component="slurm-login")
         ca_trust = login_scope.certificate(
             CA_TRUST_SECRET,
-            dns_names=[f"sssd.{ns}.svc"],
+            dns_names=[f"sssd.{cfg.namespace}.svc"],
             issuer=args.ca_issuer,
             duration=args.certificate_duration,
             renew_before=args.renew_before,
@@ -282,28 +282,29 @@ class Slurm(pulumi.ComponentResource):
         )
         sssd_conf = directory.bind_password.apply(lambda password: render_sssd_conf(settings, password))
         sssd_secret = login_scope.secret(SSSD_SECRET, {"sssd.conf": sssd_conf})
-        self.login_address = login.address
-        storage = args.storage
-        login_exports = storage.mounted_on("login") if storage else ()
-        compute_exports = storage.mounted_on("compute") if storage else ()
-        claims = shared_tree_claims(ctx, self, storage, namespace=ns, app=CONTROLLER, depends_on=ready_ns)
+        return [sssd_secret, ca_trust]
+
+    def _login_sets(self, args: SlurmArgs, depends: list[pulumi.Resource]) -> list[pulumi.Resource]:
+        """One LoginSet per login pool."""
+        cfg = args.config
+        exports = args.storage.mounted_on("login") if args.storage else ()
+        login_sets: list[pulumi.Resource] = []
         for login_set in cfg.login_sets():
             spec = login_spec(
                 login_set,
                 node_selector=args.login_node_selectors.get(login_set.name, {}),
                 pool_taints=args.login_pool_taints.get(login_set.name, ()),
-                exports=login_exports,
+                exports=exports,
                 pyxis=cfg.pyxis_enabled,
             )
-            objects.append(cr("LoginSet", login_set.name, spec, [controller, sssd_secret, ca_trust, *claims]))
+            login_sets.append(self._slinky("LoginSet", login_set.name, spec, depends))
+        return login_sets
 
-        objects += site_objects(ctx, self, cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET, depends_on=[controller])
-
-        # --- RDMA attachments --------------------------------------------------------------------
+    def _attachments(self, args: SlurmArgs, ready_ns: Sequence[pulumi.Resource]) -> list[pulumi.Resource]:
+        """A NetworkAttachmentDefinition per shared-mode RDMA fabric, in the Slurm namespace."""
+        ctx, ns, rdma = args.ctx, args.config.namespace, args.rdma
         attachments: list[pulumi.Resource] = []
-        rdma = args.rdma
-        # Shared-mode fabrics get their attachment here; the SR-IOV operator makes those of SR-IOV fabrics.
-        for fabric in (f for f in (rdma.fabrics if rdma else ()) if f.mode == "shared"):
+        for fabric in shared_fabrics(rdma):
             assert rdma is not None
             attachments.append(
                 k8s.apiextensions.CustomResource(
@@ -311,60 +312,66 @@ class Slurm(pulumi.ComponentResource):
                     api_version="k8s.cni.cncf.io/v1",
                     kind="NetworkAttachmentDefinition",
                     metadata=ctx.meta(
-                        fabric.name,
-                        "rdma-attachment",
-                        ns,
-                        app=CONTROLLER,
-                        annotations={RESOURCE_ANNOTATION: fabric.resource},
+                        fabric.name, "rdma-attachment", ns, app=CONTROLLER, annotations={RESOURCE_ANNOTATION: fabric.resource}
                     ),
-                    spec={"config": attachment_config(fabric, rdma.master_interface(fabric.name))},
+                    spec=attachment_spec(rdma, fabric),
                     opts=ctx.opts(self, depends_on=ready_ns),
                 )
             )
+        return attachments
 
-        # --- compute -----------------------------------------------------------------------------
+    def _nodesets(self, scope: Scope, args: SlurmArgs, depends: list[pulumi.Resource]) -> list[pulumi.Resource]:
+        """One NodeSet per configured nodeset, each after its NCCL settings ConfigMap (GPU nodesets on RDMA pools)."""
+        cfg, rdma = args.config, args.rdma
+        exports = args.storage.mounted_on("compute") if args.storage else ()
+        objects: list[pulumi.Resource] = []
         for nodeset in cfg.nodesets:
             pool = args.nodeset_pools.get(nodeset.name)
-            fabrics = (
-                {name: rdma_resource(rdma, name) for name in rdma.fabrics_of(pool)}
-                if rdma is not None and nodeset.gpus is not None
-                else {}
-            )
-            nccl = nccl_settings(rdma, pool) if nodeset.gpus is not None else {}
-            nccl_map: list[pulumi.Resource] = []
-            if nccl:
-                nccl_map.append(
-                    scope.but(component="slurm-nccl").config_map(
-                        f"slurm-nccl-{nodeset.name}", {"nccl.conf": nccl_conf(nccl), "nccl.env": nccl_conf(nccl)}
-                    )
-                )
+            nccl = nccl_files(rdma, nodeset, pool)
+            nccl_map = [scope.but(component="slurm-nccl").config_map(nccl_config_map_name(nodeset), nccl)] if nccl else []
             spec = nodeset_spec(
                 nodeset,
                 node_selector=args.node_selectors.get(nodeset.name, {}),
                 pool_taints=args.pool_taints.get(nodeset.name, ()),
-                fabrics=fabrics,
-                namespace=ns,
-                exports=compute_exports,
+                fabrics=nodeset_fabrics(rdma, nodeset, pool),
+                namespace=cfg.namespace,
+                exports=exports,
                 job_ports=cfg.controller.job_port_range,
                 pyxis=cfg.pyxis_enabled,
                 job_mapping_dir=args.gpu_job_mapping_dir,
-                nccl_config_map=f"slurm-nccl-{nodeset.name}" if nccl else None,
+                nccl_config_map=nccl_config_map_name(nodeset) if nccl else None,
             )
             objects += nccl_map
-            objects.append(cr(NODESET_KIND, nodeset.name, spec, [controller, *attachments, *claims, *enroot, *nccl_map]))
+            objects.append(self._slinky(NODESET_KIND, nodeset.name, spec, [*depends, *nccl_map]))
+        return objects
 
-        if cfg.restapi.enabled:
-            objects.append(cr("RestApi", CONTROLLER, restapi_spec(cfg), [controller]))
-        self.ready = objects
-        self.register_outputs(
-            {
-                "clusterName": cfg.cluster_name,
-                "controller": self.controller_host,
-                "loginAddress": login.address,
-                "nodesets": [n.name for n in cfg.nodesets],
-                "partitions": [p.name for p in cfg.partitions],
-            }
+    def _slinky(
+        self, kind: str, name: str, spec: dict[str, Any], depends: list[pulumi.Resource], stateful: Stateful | None = None
+    ) -> k8s.apiextensions.CustomResource:
+        """Registers one of the operator's custom resources in the Slurm namespace."""
+        ctx, ns = self._ctx, self.namespace
+        return k8s.apiextensions.CustomResource(
+            f"{ns}/{kind.lower()}-{name}",
+            api_version=SLINKY_API,
+            kind=kind,
+            metadata=ctx.meta(name, f"slurm-{kind.lower()}", ns, app=CONTROLLER, stateful=stateful),
+            spec=spec,
+            opts=ctx.opts(self, depends_on=depends, stateful=stateful),
         )
+
+
+@dataclass(frozen=True)
+class _KeysAndFiles:
+    """What `Slurm._keys_and_files` registered."""
+
+    key_secret: pulumi.Resource
+    jwt_secret: pulumi.Resource
+    pre_controller: list[pulumi.Resource]
+    """The keys, the extra config files and the scripts: what the Controller waits for."""
+    enroot: list[pulumi.Resource]
+    """enroot's drop-in ConfigMap (Pyxis on GPU nodesets), which the NodeSets wait for."""
+    scripts: set[str]
+    """The kinds of scripts that have a ConfigMap ("prolog", "epilog")."""
 
 
 __all__ = ["CHARTS", "Slurm", "SlurmArgs"]

@@ -1,6 +1,6 @@
-"""The Slurm layer's objects as plain data (pure: tested directly, no Pulumi): the specs of the Controller,
-Accounting, LoginSet, NodeSet and RestApi custom resources, the config files and the scripts they reference.
-layer.py registers them."""
+"""The Slurm layer's objects as plain data (pure: tested directly, no Pulumi): the operator chart's values, the specs
+of the Controller, Accounting, LoginSet, NodeSet and RestApi custom resources, the config files and the scripts they
+reference, the RDMA attachments and NCCL settings of the nodesets. layer.py registers them."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ from ...k8s.resources import (
 )
 from ...versions import Images
 from ..provisioning.config import Host
-from ..rdma.layer import NETWORKS_ANNOTATION
+from ..rdma.config import Fabric, RdmaConfig
+from ..rdma.layer import NETWORKS_ANNOTATION, attachment_config, rdma_resource
 from ..storage.config import NfsExport
 from ..storage.objects import container_mounts, pod_volumes
 from .config import LoginConfig, NodeSetConfig, Script, SlurmConfig
 from .enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK
-from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH
+from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf, nccl_settings
 from .script_include import inline_includes
 from .script_settings import apply_settings
 from .site import topology_files
@@ -101,38 +102,11 @@ def nodeset_spec(
     `fabrics`: RDMA fabrics the pool's nodes reach (name -> device-plugin resource): the pods request the resource,
     attach the fabric's NetworkAttachmentDefinition (in `namespace`) and get IPC_LOCK to pin memory for RDMA.
     """
-    # CPU and memory limits: the slurmd image turns them into CoreSpecCount/MemSpecLimit (host minus pod), so Slurm
-    # schedules what the pod has. Reservations for slurmd itself lower what the image is told the pod has (POD_CPUS,
-    # POD_MEMORY: the operator's env, overridden by name through the container merge).
-    cpu_limit = nodeset.cpu_limit or nodeset.cpu
-    memory_limit = nodeset.memory_limit or nodeset.memory
-    limits: dict[str, Any] = {"cpu": cpu_limit, "memory": memory_limit}
-    requests: dict[str, Any] = {"cpu": nodeset.cpu, "memory": nodeset.memory}
-    if nodeset.gpus is not None:
-        limits[nodeset.gpus.resource] = nodeset.gpus.count
-        requests[nodeset.gpus.resource] = nodeset.gpus.count
     fabrics = dict(fabrics or {})
-    for resource in fabrics.values():
-        limits[resource] = 1
-        requests[resource] = 1
-    env: list[dict[str, str]] = []
-    if nodeset.reserved_cpus:
-        cpus = math.ceil(quantity_value(cpu_limit)) - nodeset.reserved_cpus
-        env.append({"name": "POD_CPUS", "value": str(cpus)})
-    if nodeset.reserved_memory is not None:
-        env.append({"name": "POD_MEMORY", "value": str(mebibytes(memory_limit) - mebibytes(nodeset.reserved_memory))})
-    pod_spec: dict[str, Any] = {}
-    if node_selector:
-        pod_spec["nodeSelector"] = dict(node_selector)
-    tolerations = [t.model_dump(exclude_none=True) for t in nodeset.tolerations]
-    tolerated = {t["key"] for t in tolerations}
-    tolerations += [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints if key not in tolerated]
-    if tolerations:
-        pod_spec["tolerations"] = tolerations
-    if exports:
-        pod_spec["volumes"] = pod_volumes(exports)
-    if job_ports is not None:
-        pod_spec["securityContext"] = {"sysctls": [{"name": PORT_RANGE_SYSCTL, "value": f"{job_ports[0]} {job_ports[1]}"}]}
+    env = _slurmd_env(nodeset)
+    pod_spec = _nodeset_pod_spec(
+        nodeset, node_selector=node_selector, pool_taints=pool_taints, exports=exports, job_ports=job_ports
+    )
     mounts = container_mounts(exports)
     volumes, gpu_mounts = node_volumes(nodeset, pyxis=pyxis, nccl_config_map=nccl_config_map, job_mapping_dir=job_mapping_dir)
     if volumes:
@@ -144,7 +118,7 @@ def nodeset_spec(
         "scalingMode": nodeset.scaling_mode,
         "slurmd": {
             "image": (Images.SLURMD_PYXIS if pyxis and nodeset.gpus is not None else Images.SLURMD).ref,
-            "resources": {"requests": requests, "limits": limits},
+            "resources": _slurmd_resources(nodeset, fabrics),
             **({"env": env} if env else {}),
             # RDMA registers (pins) memory: IPC_LOCK, on top of what the operator gives slurmd.
             **({"securityContext": {"capabilities": {"add": ["IPC_LOCK"]}}} if fabrics else {}),
@@ -164,6 +138,61 @@ def nodeset_spec(
     if extra:
         spec["extraConf"] = extra
     return spec
+
+
+def _slurmd_resources(nodeset: NodeSetConfig, fabrics: Mapping[str, str]) -> dict[str, Any]:
+    """slurmd's requests and limits: CPU and memory, the GPUs, one device of each RDMA fabric's resource.
+
+    The slurmd image turns the CPU and memory limits into CoreSpecCount/MemSpecLimit (host minus pod), so Slurm
+    schedules what the pod has."""
+    limits: dict[str, Any] = {"cpu": nodeset.cpu_limit or nodeset.cpu, "memory": nodeset.memory_limit or nodeset.memory}
+    requests: dict[str, Any] = {"cpu": nodeset.cpu, "memory": nodeset.memory}
+    if nodeset.gpus is not None:
+        limits[nodeset.gpus.resource] = nodeset.gpus.count
+        requests[nodeset.gpus.resource] = nodeset.gpus.count
+    for resource in fabrics.values():
+        limits[resource] = 1
+        requests[resource] = 1
+    return {"requests": requests, "limits": limits}
+
+
+def _slurmd_env(nodeset: NodeSetConfig) -> list[dict[str, str]]:
+    """Reservations for slurmd itself lower what the image is told the pod has (POD_CPUS, POD_MEMORY: the operator's
+    env, overridden by name through the container merge)."""
+    cpu_limit = nodeset.cpu_limit or nodeset.cpu
+    memory_limit = nodeset.memory_limit or nodeset.memory
+    env: list[dict[str, str]] = []
+    if nodeset.reserved_cpus:
+        cpus = math.ceil(quantity_value(cpu_limit)) - nodeset.reserved_cpus
+        env.append({"name": "POD_CPUS", "value": str(cpus)})
+    if nodeset.reserved_memory is not None:
+        env.append({"name": "POD_MEMORY", "value": str(mebibytes(memory_limit) - mebibytes(nodeset.reserved_memory))})
+    return env
+
+
+def _nodeset_pod_spec(
+    nodeset: NodeSetConfig,
+    *,
+    node_selector: dict[str, str],
+    pool_taints: Sequence[str],
+    exports: Sequence[NfsExport],
+    job_ports: tuple[int, int] | None,
+) -> dict[str, Any]:
+    """The pod template's placement (node selector, tolerations of the nodeset's and its pool's taints), the shared
+    trees' volumes and the jobs' port range (see `nodeset_spec`)."""
+    pod_spec: dict[str, Any] = {}
+    if node_selector:
+        pod_spec["nodeSelector"] = dict(node_selector)
+    tolerations = [t.model_dump(exclude_none=True) for t in nodeset.tolerations]
+    tolerated = {t["key"] for t in tolerations}
+    tolerations += [{"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in pool_taints if key not in tolerated]
+    if tolerations:
+        pod_spec["tolerations"] = tolerations
+    if exports:
+        pod_spec["volumes"] = pod_volumes(exports)
+    if job_ports is not None:
+        pod_spec["securityContext"] = {"sysctls": [{"name": PORT_RANGE_SYSCTL, "value": f"{job_ports[0]} {job_ports[1]}"}]}
+    return pod_spec
 
 
 def node_volumes(
@@ -360,3 +389,50 @@ def restapi_spec(cfg: SlurmConfig) -> dict[str, Any]:
             "resources": container_resources("100m", "128Mi", "512Mi"),
         },
     }
+
+
+def operator_values() -> dict[str, Any]:
+    """The slurm-operator chart's values (its CRDs come from the slurm-operator-crds chart)."""
+    return {
+        "crds": {"enabled": False},
+        # Security contexts for `restricted` come from components/chart_security.py (ChartDeployer).
+        "operator": {"resources": container_resources("100m", "128Mi", "512Mi")},
+        # The webhook's serving certificate comes from cert-manager.
+        "webhook": {"resources": container_resources("50m", "64Mi", "256Mi")},
+    }
+
+
+def controller_host(namespace: str) -> str:
+    """slurmctld's address inside the cluster (the operator's controller Service)."""
+    return f"{CONTROLLER}-controller.{namespace}.svc.cluster.local"
+
+
+def shared_fabrics(rdma: RdmaConfig | None) -> list[Fabric]:
+    """The fabrics whose NetworkAttachmentDefinition the Slurm layer makes: the shared-mode ones (the SR-IOV
+    operator makes those of SR-IOV fabrics)."""
+    return [f for f in (rdma.fabrics if rdma else ()) if f.mode == "shared"]
+
+
+def attachment_spec(rdma: RdmaConfig, fabric: Fabric) -> dict[str, Any]:
+    """The NetworkAttachmentDefinition spec of a shared-mode fabric, on its master interface."""
+    return {"config": attachment_config(fabric, rdma.master_interface(fabric.name))}
+
+
+def nodeset_fabrics(rdma: RdmaConfig | None, nodeset: NodeSetConfig, pool: str | None) -> dict[str, str]:
+    """The RDMA fabrics a GPU nodeset's pods attach (name -> device-plugin resource): those its pool's nodes reach."""
+    if rdma is None or nodeset.gpus is None:
+        return {}
+    return {name: rdma_resource(rdma, name) for name in rdma.fabrics_of(pool)}
+
+
+def nccl_config_map_name(nodeset: NodeSetConfig) -> str:
+    return f"slurm-nccl-{nodeset.name}"
+
+
+def nccl_files(rdma: RdmaConfig | None, nodeset: NodeSetConfig, pool: str | None) -> dict[str, str]:
+    """The NCCL settings ConfigMap of a GPU nodeset on an RDMA pool (nccl.conf, and nccl.env for enroot); empty when
+    it has none."""
+    nccl = nccl_settings(rdma, pool) if nodeset.gpus is not None else {}
+    if not nccl:
+        return {}
+    return {"nccl.conf": nccl_conf(nccl), "nccl.env": nccl_conf(nccl)}

@@ -14,8 +14,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...context import DeployContext, Stateful
-from ...k8s.resources import config_map, container_resources
+from ...context import Stateful
+from ...k8s.resources import container_resources
+from ...k8s.scope import Scope
 from ...versions import Images
 from ..provisioning.config import Host
 from ..storage.config import StorageConfig
@@ -106,17 +107,10 @@ def reservation_job_spec(*, controller: str, key_secret: str, script_map: str, l
     }
 
 
-def shared_tree_claims(
-    ctx: DeployContext,
-    parent: pulumi.Resource,
-    storage: StorageConfig | None,
-    *,
-    namespace: str,
-    app: str,
-    depends_on: Sequence[pulumi.Resource],
-) -> list[pulumi.Resource]:
+def shared_tree_claims(scope: Scope, storage: StorageConfig | None) -> list[pulumi.Resource]:
     """One claim per NFS export mounted on login or compute pods, bound to the storage layer's volume of
-    the export's root."""
+    the export's root (in the scope's namespace, with its app label, after what it waits for)."""
+    ctx, namespace = scope.ctx, scope.namespace
     claims: list[pulumi.Resource] = []
     for export in storage.nfs_exports if storage else ():
         if not (export.login or export.compute):
@@ -124,24 +118,18 @@ def shared_tree_claims(
         claims.append(
             k8s.core.v1.PersistentVolumeClaim(
                 f"{namespace}/{claim_name(export)}",
-                metadata=ctx.meta(claim_name(export), "storage", namespace, app=app, stateful=Stateful.VOLUME),
+                metadata=ctx.meta(claim_name(export), "storage", namespace, app=scope.app, stateful=Stateful.VOLUME),
                 spec=tree_claim_spec(export, f"slurm-{export.name}"),
-                opts=ctx.opts(parent, depends_on=list(depends_on), stateful=Stateful.VOLUME),
+                opts=ctx.opts(scope.parent, depends_on=list(scope.depends_on), stateful=Stateful.VOLUME),
             )
         )
     return claims
 
 
-def site_objects(
-    ctx: DeployContext,
-    parent: pulumi.Resource,
-    slurm: SlurmConfig,
-    *,
-    controller: str,
-    key_secret: str,
-    depends_on: Sequence[pulumi.Resource],
-) -> list[pulumi.Resource]:
-    """Node annotations for the topology and the reservations Job (none when neither is configured)."""
+def site_objects(scope: Scope, slurm: SlurmConfig, *, controller: str, key_secret: str) -> list[pulumi.Resource]:
+    """Node annotations for the topology and the reservations Job (none when neither is configured); the Job and its
+    script's ConfigMap go in the scope's namespace, after what it waits for (the Controller)."""
+    ctx, parent = scope.ctx, scope.parent
     created: list[pulumi.Resource] = []
     if slurm.topology is not None:
         for node, annotations in node_annotations(slurm.topology).items():
@@ -155,18 +143,9 @@ def site_objects(
                 )
             )
     if slurm.reservations:
-        ns = slurm.namespace
+        ns = scope.namespace
         script = reservation_script(slurm.reservations)
-        script_map = config_map(
-            ctx,
-            RESERVATIONS_MAP,
-            ns,
-            {"reservations.sh": script},
-            component="slurm",
-            parent=parent,
-            app=controller,
-            depends_on=depends_on,
-        )
+        script_map = scope.config_map(RESERVATIONS_MAP, {"reservations.sh": script})
         # A Job's pod template is immutable: a changed script runs a new Job under a new name.
         digest = hashlib.sha256(script.encode()).hexdigest()[:10]
         created.append(
@@ -179,7 +158,7 @@ def site_objects(
                     script_map=RESERVATIONS_MAP,
                     labels=ctx.labels(controller, "slurm-reservations"),
                 ),
-                opts=ctx.opts(parent, depends_on=[*depends_on, script_map]),
+                opts=ctx.opts(parent, depends_on=[*scope.depends_on, script_map]),
             )
         )
     return created

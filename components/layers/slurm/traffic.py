@@ -1,11 +1,14 @@
-"""Slurm traffic between the Slurm namespace's pods and bare-metal Slurm hosts: the NetworkPolicy rules (pure)."""
+"""Slurm traffic: the NetworkPolicy rules (pure) of the operator's namespace and of the Slurm namespace, whose pods
+talk to the database, the directory and bare-metal Slurm hosts."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...k8s.resources import Allow, Port
-from .slurm_conf import SLURMD_PORT
+from ...k8s.resources import Allow, Port, egress_to_apiserver, egress_to_namespaces, ingress_from_anywhere
+from .config import SlurmConfig
+from .objects import OPERATOR_NAMESPACE
+from .slurm_conf import SLURMCTLD_PORT, SLURMD_PORT
 
 SLURMD_POD = {"app.kubernetes.io/name": "slurmd"}
 """Labels of the NodeSet pods (slurm-operator v1.2.1 internal/builder/labels/labels.go: AppLabel = WorkerApp)."""
@@ -40,3 +43,27 @@ def slurm_bare_metal_allows(
             Allow("allow-egress-bare-metal-job-ranks", "egress", (ranks,), cidrs=cidrs, pod_labels=SLURMD_POD),
         ]
     return allows
+
+
+def operator_namespace_allows(slurm_namespace: str) -> list[Allow]:
+    """The operator's namespace: the API server, its webhook, and the Slurm namespace (the operator talks to
+    slurmctld/slurmrestd to drain nodes before deleting pods)."""
+    return [
+        egress_to_apiserver(),
+        ingress_from_anywhere("allow-ingress-webhook", Port(9443)),
+        egress_to_namespaces("allow-egress-slurm", [slurm_namespace]),
+    ]
+
+
+def slurm_namespace_allows(cfg: SlurmConfig, bare_metal: Sequence[str]) -> list[Allow]:
+    """The Slurm namespace: ssh to the login pods and slurmctld from anywhere, the operator, the accounting database
+    (when accounting is on), the directory, the API server, and Slurm traffic with bare-metal hosts."""
+    return [
+        ingress_from_anywhere("allow-ingress-ssh", Port(22)),
+        ingress_from_anywhere("allow-ingress-slurmctld", Port(SLURMCTLD_PORT)),
+        Allow("allow-ingress-from-operator", "ingress", namespaces=(OPERATOR_NAMESPACE,)),
+        *([egress_to_namespaces("allow-egress-database", ["database"], Port(3306))] if cfg.accounting.enabled else []),
+        egress_to_namespaces("allow-egress-directory", ["directory"], Port(3636)),
+        egress_to_apiserver(),
+        *slurm_bare_metal_allows(bare_metal, cfg.controller.srun_port_range, cfg.controller.job_port_range),
+    ]

@@ -1,5 +1,5 @@
-"""Shared-storage renderers (pure): StorageClasses, the PersistentVolumes and claims that put each NFS
-export's whole tree into the Slurm pods, the pods' volumes and mounts, and the mount commands of the
+"""Shared-storage renderers (pure): the charts' values, StorageClasses, the PersistentVolumes and claims that put
+each NFS export's whole tree into the Slurm pods, the pods' volumes and mounts, and the mount commands of the
 bare-metal hosts' join scripts. One list (`hpcforge:storage.nfsExports`) feeds all of them, so pods and
 hosts see the same trees at the same paths.
 """
@@ -10,10 +10,36 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from .config import NfsExport
+from ...k8s.resources import container_resources
+from ...versions import Images
+from .config import LocalPathConfig, NfsExport
 
 NFS_DRIVER = "nfs.csi.k8s.io"
 """csi-driver-nfs 4.13.4 `driver.name` (its values.yaml default)."""
+LOCAL_PATH_CLASS = "local-path"
+
+
+def nfs_values(*, kubelet_dir: str | None) -> dict[str, Any]:
+    """csi-driver-nfs values: no chart-made StorageClass (hpcforge makes one per export)."""
+    values: dict[str, Any] = {
+        "storageClass": {"create": False},
+        "controller": {"replicas": 2},
+        "customLabels": {"app.kubernetes.io/part-of": "hpcforge"},
+    }
+    if kubelet_dir is not None:
+        values["kubeletDir"] = kubelet_dir
+    return values
+
+
+def local_path_values(config: LocalPathConfig) -> dict[str, Any]:
+    """local-path-provisioner values: its StorageClass (the lab's default, if so configured) on one node path."""
+    return {
+        "helperImage": {"repository": Images.BUSYBOX.repository, "tag": Images.BUSYBOX.tag},
+        "storageClass": {"create": True, "name": LOCAL_PATH_CLASS, "defaultClass": config.default_class},
+        "nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": [config.path]}],
+        "resources": container_resources("10m", "32Mi", "128Mi"),
+        "commonLabels": {"app.kubernetes.io/part-of": "hpcforge"},
+    }
 
 
 def storage_class_name(export: NfsExport) -> str:
