@@ -17,7 +17,7 @@ import pytest
 from components.charts import ChartUse, SyncRetry, application_spec, project_spec
 from components.config import PlatformConfig, load_config
 from components.k8s.chunks import MAP_PAYLOAD_LIMIT, PLAIN_LIMIT, plan_parts
-from components.layers.database.layer import my_cnf
+from components.layers.database.objects import my_cnf
 from components.layers.database.sql import database_sql, grant_sql, user_sql
 from components.layers.directory.ldif import BIND_PASSWORD_PLACEHOLDER, render_directory_ldif, sssd_bind_dn
 from components.layers.network.config import NetworkAttachment

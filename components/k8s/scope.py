@@ -15,6 +15,7 @@ import pulumi_kubernetes as k8s
 
 from ..context import DeployContext, Stateful
 from .certificates import certificate
+from .chunks import Assembly, chunked_file
 from .generated import GeneratedSecret, generated_secret
 from .resources import config_map, secret
 
@@ -63,7 +64,14 @@ class Scope:
         )
 
     def generated_secret(
-        self, generator_name: str, secret_name: str, key: str, *, length: int, kind: Literal["password", "bytes"] = "password"
+        self,
+        generator_name: str,
+        secret_name: str,
+        key: str,
+        *,
+        length: int,
+        kind: Literal["password", "bytes"] = "password",
+        stateful: Stateful | None = Stateful.KEY_MATERIAL,
     ) -> GeneratedSecret:
         return generated_secret(
             self.ctx,
@@ -77,6 +85,29 @@ class Scope:
             parent=self.parent,
             app=self.app,
             depends_on=self.depends_on,
+            stateful=stateful,
+        )
+
+    def chunked_file(
+        self,
+        name: str,
+        files: Mapping[str, str],
+        *,
+        target_dir: str,
+        annotations: Mapping[str, str] | None = None,
+    ) -> tuple[list[k8s.core.v1.ConfigMap], Assembly]:
+        """Files gzip-chunked into ConfigMaps under the 1 MiB limit, and how a pod puts them together (chunks.py)."""
+        return chunked_file(
+            self.ctx,
+            self.parent,
+            self.namespace,
+            name,
+            files,
+            component=self.component,
+            app=self.app or name,
+            target_dir=target_dir,
+            depends_on=self.depends_on,
+            annotations=annotations,
         )
 
     def certificate(

@@ -13,12 +13,20 @@ import pulumi_kubernetes as k8s
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
 from ...k8s.certificates import CA_ISSUER, CA_SECRET
-from ...k8s.resources import Namespace, Port, container_resources, egress_to_apiserver, egress_to_internet, ingress_from_anywhere
+from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.resources import Port, egress_to_apiserver, egress_to_internet, ingress_from_anywhere
 from ...versions import Charts
 from .config import TlsConfig
+from .objects import (
+    BOOTSTRAP_ISSUER,
+    acme_issuer_spec,
+    ca_certificate_spec,
+    ca_issuer_spec,
+    chart_values,
+    self_signed_issuer_spec,
+)
 
 NAMESPACE = "cert-manager"
-BOOTSTRAP_ISSUER = "hpcforge-selfsigned-bootstrap"
 ACME_ISSUER = "acme"
 
 CHARTS = (ChartUse("cert-manager", Charts.CERT_MANAGER, NAMESPACE),)
@@ -42,11 +50,11 @@ class Certificates(pulumi.ComponentResource):
     def __init__(self, name: str, args: CertificatesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:certificates:Certificates", name, None, opts)
         ctx, cfg = args.ctx, args.config
-        namespace = Namespace(
+        namespace = LayerNamespace(
             ctx,
+            self,
             NAMESPACE,
             component="certificates",
-            parent=self,
             allows=[
                 egress_to_apiserver(),
                 # ACME directories and HTTP-01 self-checks.
@@ -54,25 +62,9 @@ class Certificates(pulumi.ComponentResource):
                 ingress_from_anywhere("allow-ingress-webhook", Port(10250)),
             ],
             depends_on=args.depends_on,
+            charts=args.charts,
         )
-        values: dict[str, Any] = {
-            "crds": {"enabled": True, "keep": True},
-            # The startupapicheck Job is a Helm post-install hook, which helm.v4.Chart drops; readiness
-            # is awaited instead by Pulumi on the webhook Deployment (or by Argo CD's health check).
-            "startupapicheck": {"enabled": False},
-            "replicaCount": 2 if ctx.production else 1,
-            "podDisruptionBudget": {"enabled": ctx.production, "minAvailable": 1},
-            "resources": container_resources("50m", "128Mi", "512Mi"),
-            "webhook": {
-                "replicaCount": 2 if ctx.production else 1,
-                "resources": container_resources("20m", "64Mi", "256Mi"),
-            },
-            "cainjector": {"resources": container_resources("20m", "128Mi", "512Mi")},
-            "prometheus": {"enabled": False},
-        }
-        chart = args.charts.deploy(
-            "cert-manager", Charts.CERT_MANAGER, NAMESPACE, values, parent=self, depends_on=namespace.ready
-        )
+        chart = namespace.chart("cert-manager", Charts.CERT_MANAGER, chart_values(production=ctx.production))
 
         def issuer(name: str, spec: dict[str, Any], depends: list[pulumi.Resource]) -> k8s.apiextensions.CustomResource:
             return k8s.apiextensions.CustomResource(
@@ -84,40 +76,21 @@ class Certificates(pulumi.ComponentResource):
                 opts=ctx.opts(self, depends_on=depends),
             )
 
-        bootstrap = issuer(BOOTSTRAP_ISSUER, {"selfSigned": {}}, [chart])
+        bootstrap = issuer(BOOTSTRAP_ISSUER, self_signed_issuer_spec(), [chart])
         ca_certificate = k8s.apiextensions.CustomResource(
             f"{NAMESPACE}/{CA_SECRET}",
             api_version="cert-manager.io/v1",
             kind="Certificate",
             metadata=ctx.meta(CA_SECRET, "certificates", NAMESPACE, app="cert-manager"),
-            spec={
-                "isCA": True,
-                "commonName": cfg.ca.common_name,
-                "subject": {"organizations": [cfg.ca.organization]},
-                "duration": cfg.ca.duration,
-                "secretName": CA_SECRET,
-                "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Never"},
-                "issuerRef": {"name": BOOTSTRAP_ISSUER, "kind": "ClusterIssuer", "group": "cert-manager.io"},
-            },
+            spec=ca_certificate_spec(cfg.ca),
             opts=ctx.opts(self, depends_on=[bootstrap]),
         )
-        ca_issuer = issuer(CA_ISSUER, {"ca": {"secretName": CA_SECRET}}, [ca_certificate])
+        ca_issuer = issuer(CA_ISSUER, ca_issuer_spec(), [ca_certificate])
         self.ca_issuer = CA_ISSUER
         self.acme_issuer = None
         self.ready = [chart, bootstrap, ca_certificate, ca_issuer]
         if cfg.acme is not None:
-            acme = issuer(
-                ACME_ISSUER,
-                {
-                    "acme": {
-                        "email": cfg.acme.email,
-                        "server": cfg.acme.server,
-                        "privateKeySecretRef": {"name": "acme-account-key"},
-                        "solvers": [{"http01": {"ingress": {"ingressClassName": args.ingress_class}}}],
-                    }
-                },
-                [chart],
-            )
+            acme = issuer(ACME_ISSUER, acme_issuer_spec(cfg.acme, ingress_class=args.ingress_class), [chart])
             self.acme_issuer = ACME_ISSUER
             self.ready.append(acme)
         self.register_outputs({"caIssuer": self.ca_issuer, "acmeIssuer": self.acme_issuer})

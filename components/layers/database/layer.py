@@ -16,46 +16,31 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
-from ...k8s.generated import generated_secret
-from ...k8s.resources import (
-    Namespace,
-    Port,
-    container_resources,
-    egress_to_apiserver,
-    egress_to_namespaces,
-    ingress_from_anywhere,
-    ingress_from_namespaces,
-)
+from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.resources import Port, egress_to_apiserver, egress_to_namespaces, ingress_from_anywhere, ingress_from_namespaces
 from ...versions import Charts, Images
 from .config import DatabaseConfig
+from .objects import (
+    ACCOUNTING_DATABASE,
+    ACCOUNTING_USER,
+    PASSWORD_KEY,
+    PASSWORD_SECRET,
+    ROOT_SECRET,
+    SERVER,
+    database_spec,
+    grant_spec,
+    mariadb_spec,
+    operator_values,
+    user_spec,
+)
 
 OPERATOR_NAMESPACE = "mariadb-system"
 NAMESPACE = "database"
-SERVER = "mariadb"
-ACCOUNTING_DATABASE = "slurm_acct_db"
-ACCOUNTING_USER = "slurm"
-PASSWORD_SECRET = "slurm-db-password"
-PASSWORD_KEY = "password"
 
 CHARTS = (
     ChartUse("mariadb-operator-crds", Charts.MARIADB_OPERATOR_CRDS, OPERATOR_NAMESPACE),
     ChartUse("mariadb-operator", Charts.MARIADB_OPERATOR, OPERATOR_NAMESPACE),
 )
-
-
-def my_cnf(config: DatabaseConfig) -> str:
-    """Server settings for slurmdbd (SchedMD's accounting guide: large buffer pool, long lock waits)."""
-    return (
-        "[mariadb]\n"
-        "bind-address=*\n"
-        "default_storage_engine=InnoDB\n"
-        "binlog_format=row\n"
-        "innodb_autoinc_lock_mode=2\n"
-        f"innodb_buffer_pool_size={config.innodb_buffer_pool_size}\n"
-        f"innodb_log_file_size={config.innodb_log_file_size}\n"
-        f"innodb_lock_wait_timeout={config.innodb_lock_wait_timeout}\n"
-        f"max_allowed_packet={config.max_allowed_packet}\n"
-    )
 
 
 @dataclass(frozen=True)
@@ -88,11 +73,11 @@ class Database(pulumi.ComponentResource):
     def __init__(self, name: str, args: DatabaseArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:database:Database", name, None, opts)
         ctx, cfg = args.ctx, args.config
-        operator_ns = Namespace(
+        operator_ns = LayerNamespace(
             ctx,
+            self,
             OPERATOR_NAMESPACE,
             component="database-operator",
-            parent=self,
             allows=[
                 egress_to_apiserver(),
                 ingress_from_anywhere("allow-ingress-webhook", Port(9443), Port(10250)),
@@ -100,12 +85,14 @@ class Database(pulumi.ComponentResource):
                 egress_to_namespaces("allow-egress-mysql", [NAMESPACE], Port(3306)),
             ],
             depends_on=args.depends_on,
+            charts=args.charts,
         )
-        db_ns = Namespace(
+        db_ns = LayerNamespace(
             ctx,
+            self,
             NAMESPACE,
             component="database",
-            parent=self,
+            app=SERVER,
             # The operator's MariaDB pods are not guaranteed to pass `restricted`; baseline still
             # forbids privilege, host namespaces and host paths (audit/warn stay at restricted).
             pod_security="baseline",
@@ -114,59 +101,13 @@ class Database(pulumi.ComponentResource):
             ],
             depends_on=args.depends_on,
         )
-        crds = args.charts.deploy(
-            "mariadb-operator-crds",
-            Charts.MARIADB_OPERATOR_CRDS,
-            OPERATOR_NAMESPACE,
-            {},
-            parent=self,
-            depends_on=operator_ns.ready,
-        )
-        # Security contexts for `restricted` come from components/chart_security.py (ChartDeployer).
-        operator_values: dict[str, Any] = {
-            "crds": {"enabled": False},
-            "resources": container_resources("50m", "128Mi", "512Mi"),
-            "webhook": {"resources": container_resources("20m", "64Mi", "256Mi")},
-            "certController": {"resources": container_resources("20m", "64Mi", "256Mi")},
-            "metrics": {"enabled": False},
-        }
-        operator = args.charts.deploy(
-            "mariadb-operator",
-            Charts.MARIADB_OPERATOR,
-            OPERATOR_NAMESPACE,
-            operator_values,
-            parent=self,
-            depends_on=[crds],
-        )
-
-        root = generated_secret(
-            ctx,
-            "mariadb-root",
-            "mariadb-root",
-            NAMESPACE,
-            PASSWORD_KEY,
-            length=32,
-            component="database",
-            parent=self,
-            app=SERVER,
-            depends_on=db_ns.ready,
-        )
-        slurm_user = generated_secret(
-            ctx,
-            "slurm-db",
-            PASSWORD_SECRET,
-            NAMESPACE,
-            PASSWORD_KEY,
-            length=32,
-            component="database",
-            parent=self,
-            app=SERVER,
-            depends_on=db_ns.ready,
-        )
-        root_secret, user_secret = root.secret, slurm_user.secret
+        crds = operator_ns.chart("mariadb-operator-crds", Charts.MARIADB_OPERATOR_CRDS, {})
+        operator = operator_ns.chart("mariadb-operator", Charts.MARIADB_OPERATOR, operator_values(), depends_on=[crds])
+        root = db_ns.scope.generated_secret("mariadb-root", ROOT_SECRET, PASSWORD_KEY, length=32)
+        slurm_user = db_ns.scope.generated_secret("slurm-db", PASSWORD_SECRET, PASSWORD_KEY, length=32)
 
         def custom(
-            kind: str, name: str, spec: dict[str, Any], depends: list[pulumi.Resource], stateful: Stateful | None
+            kind: str, name: str, spec: dict[str, Any], depends: list[pulumi.Resource], stateful: Stateful | None = None
         ) -> k8s.apiextensions.CustomResource:
             return k8s.apiextensions.CustomResource(
                 f"{NAMESPACE}/{kind.lower()}-{name}",
@@ -177,71 +118,12 @@ class Database(pulumi.ComponentResource):
                 opts=ctx.opts(self, depends_on=depends, stateful=stateful),
             )
 
-        server = custom(
-            "MariaDB",
-            SERVER,
-            {
-                "image": Images.MARIADB.ref,
-                "rootPasswordSecretKeyRef": {"name": "mariadb-root", "key": PASSWORD_KEY, "generate": False},
-                "replicas": 1,
-                "storage": {
-                    "size": cfg.storage.size,
-                    **({"storageClassName": sc} if (sc := ctx.storage_class_for(cfg.storage.storage_class)) else {}),
-                    "resizeInUseVolumes": True,
-                    "waitForVolumeResize": True,
-                },
-                "myCnf": my_cnf(cfg),
-                "resources": container_resources(cfg.cpu, cfg.memory, cfg.memory_limit),
-                "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
-                "metrics": {"enabled": False},
-            },
-            [operator, root_secret],
-            Stateful.DATABASE,
-        )
-        ref = {"name": SERVER, "waitForIt": True}
-        database = custom(
-            "Database",
-            "slurm-acct-db",
-            {
-                "name": ACCOUNTING_DATABASE,
-                "mariaDbRef": ref,
-                "characterSet": "utf8mb4",
-                "collate": "utf8mb4_unicode_ci",
-                "cleanupPolicy": "Skip",
-            },
-            [server],
-            Stateful.DATABASE,
-        )
-        user = custom(
-            "User",
-            ACCOUNTING_USER,
-            {
-                "name": ACCOUNTING_USER,
-                "mariaDbRef": ref,
-                "host": "%",
-                "passwordSecretKeyRef": {"name": PASSWORD_SECRET, "key": PASSWORD_KEY},
-                "maxUserConnections": 100,
-                "cleanupPolicy": "Skip",
-            },
-            [server, user_secret],
-            None,
-        )
-        grant = custom(
-            "Grant",
-            "slurm-acct-db",
-            {
-                "mariaDbRef": ref,
-                "privileges": ["ALL PRIVILEGES"],
-                "database": ACCOUNTING_DATABASE,
-                "table": "*",
-                "username": ACCOUNTING_USER,
-                "host": "%",
-                "grantOption": False,
-                "cleanupPolicy": "Skip",
-            },
-            [database, user],
-            None,
-        )
+        storage_class = ctx.storage_class_for(cfg.storage.storage_class)
+        server_spec = mariadb_spec(cfg, image=Images.MARIADB.ref, storage_class=storage_class)
+        server = custom("MariaDB", SERVER, server_spec, [operator, root.secret], Stateful.DATABASE)
+        database = custom("Database", "slurm-acct-db", database_spec(), [server], Stateful.DATABASE)
+        user = custom("User", ACCOUNTING_USER, user_spec(), [server, slurm_user.secret])
+        grant = custom("Grant", "slurm-acct-db", grant_spec(), [database, user])
         self.endpoint = DatabaseEndpoint(
             host=f"{SERVER}.{NAMESPACE}.svc.cluster.local",
             port=3306,

@@ -23,17 +23,8 @@ from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
 from ...k8s.certificates import CA_ISSUER
 from ...k8s.generated import generated_password
-from ...k8s.resources import (
-    ANYWHERE,
-    Allow,
-    Namespace,
-    Port,
-    config_map,
-    container_resources,
-    egress_to_apiserver,
-    ingress_from_anywhere,
-    secret,
-)
+from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.resources import ANYWHERE, Allow, Port, config_map, container_resources, egress_to_apiserver, ingress_from_anywhere
 from ...versions import Charts
 from .alerts import RuleSettings, alert_rules, alertmanager_config
 from .config import ObservabilityConfig
@@ -191,11 +182,11 @@ class Observability(pulumi.ComponentResource):
     def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:observability:Observability", name, None, opts)
         ctx, cfg = args.ctx, args.config
-        ns = Namespace(
+        ns = LayerNamespace(
             ctx,
+            self,
             NAMESPACE,
             component="observability",
-            parent=self,
             # node exporter reads the host's /proc and /sys with hostPID/hostNetwork
             pod_security="privileged",
             allows=[
@@ -206,32 +197,15 @@ class Observability(pulumi.ComponentResource):
                 Allow("allow-egress-scrape-and-notify", "egress", cidrs=(ANYWHERE,)),
             ],
             depends_on=args.depends_on,
+            charts=args.charts,
         )
-        alerts = secret(
-            ctx,
-            ALERTMANAGER_SECRET,
-            NAMESPACE,
-            {"alertmanager.yaml": alertmanager_config(cfg.receivers)},
-            component="observability",
-            parent=self,
-            depends_on=ns.ready,
-        )
+        alerts = ns.scope.secret(ALERTMANAGER_SECRET, {"alertmanager.yaml": alertmanager_config(cfg.receivers)})
         grafana_password = generated_password(ctx, "grafana-admin", length=32, parent=self)
-        grafana = secret(
-            ctx,
-            GRAFANA_SECRET,
-            NAMESPACE,
-            {"admin-user": "admin", "admin-password": grafana_password.result},
-            component="observability",
-            parent=self,
-            depends_on=ns.ready,
-        )
+        grafana = ns.scope.secret(GRAFANA_SECRET, {"admin-user": "admin", "admin-password": grafana_password.result})
         values = chart_values(
             cfg, storage_class=ctx.storage_class_for(cfg.storage.storage_class), retain_claims=ctx.protection != "none"
         )
-        chart = args.charts.deploy(
-            RELEASE, Charts.KUBE_PROMETHEUS_STACK, NAMESPACE, values, parent=self, depends_on=[*ns.ready, alerts, grafana]
-        )
+        chart = ns.chart(RELEASE, Charts.KUBE_PROMETHEUS_STACK, values, depends_on=[*ns.ready, alerts, grafana])
         objects: list[pulumi.Resource] = [chart]
         objects.append(monitoring_object(ctx, self, "PrometheusRule", "hpcforge-site", alert_rules(args.rules), [chart]))
         site_targets = [t for t in SITE_TARGETS if args.database or t.namespace != "mariadb-system"]

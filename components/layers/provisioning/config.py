@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
@@ -259,164 +260,233 @@ class ProvisioningConfig(StrictModel):
         return host.nodeset is not None and image is not None and image.joins_slurm
 
     @model_validator(mode="after")
-    def _inventory(self) -> ProvisioningConfig:  # noqa: PLR0912, PLR0915 (one pass over the host inventory, one branch per rule, each naming its key)
+    def _inventory(self) -> ProvisioningConfig:
         # One pass over the inventory with dictionaries: a 10,000-host site validates in milliseconds.
         problems = ProblemCollector()
-        subnet = ipaddress.IPv4Network(self.subnet)
-        if ipaddress.IPv4Interface(self.address).network != subnet:
-            problems.add(["address"], f"{self.address} is not in the provisioning subnet {self.subnet}")
-        gateway = ipaddress.IPv4Address(self.gateway)
-        if gateway not in subnet:
-            problems.add(["gateway"], f"{self.gateway} is not in the provisioning subnet {self.subnet}")
-        # Networks as (first, last, dynamic range or None, name); hosts on the provisioning networks,
-        # BMCs on the BMC network when there is one.
-        host_nets: list[tuple[int, int, tuple[int, int, str] | None, str]] = []
-        ranges: list[tuple[list[str | int], ipaddress.IPv4Network, DhcpRange | None]] = [
-            (["dhcp", "range"], subnet, self.dhcp.range)
-        ]
-        for index, extra in enumerate(self.subnets):
-            network = ipaddress.IPv4Network(extra.subnet)
-            if ipaddress.IPv4Address(extra.gateway) not in network:
-                problems.add(["subnets", index, "gateway"], f"{extra.gateway} is not in subnet {extra.subnet}")
-            for other_index, (other, _) in enumerate(self.networks()[: index + 1]):
-                if network.overlaps(other):
-                    other_name = "the provisioning subnet" if other_index == 0 else f"subnets[{other_index - 1}]"
-                    problems.add(["subnets", index, "subnet"], f"{extra.subnet} overlaps {other_name} {other}")
-            ranges.append((["subnets", index, "range"], network, extra.range))
-        for path, network, dhcp_range in ranges:
-            dyn: tuple[int, int, str] | None = None
-            if dhcp_range is not None:
-                first, last = ipaddress.IPv4Address(dhcp_range.start), ipaddress.IPv4Address(dhcp_range.end)
-                if last < first:
-                    problems.add(path, f"the range ends ({last}) before it starts ({first})")
-                for end_name, address in (("start", first), ("end", last)):
-                    if address not in network:
-                        what = "the provisioning subnet" if path[0] == "dhcp" else "subnet"
-                        problems.add([*path, end_name], f"{address} is not in {what} {network}")
-                dyn = (int(first), int(last), f"{first}-{last}")
-            host_nets.append((int(network.network_address), int(network.broadcast_address), dyn, str(network)))
-        bmc_nets = host_nets
-        if self.bmc_network is not None:
-            bmc_net = ipaddress.IPv4Network(self.bmc_network.subnet)
-            if ipaddress.IPv4Address(self.bmc_network.gateway) not in bmc_net:
-                problems.add(["bmcNetwork", "gateway"], f"{self.bmc_network.gateway} is not in the BMC network {bmc_net}")
-            for network, _ in self.networks():
-                if bmc_net.overlaps(network):
-                    problems.add(["bmcNetwork", "subnet"], f"{bmc_net} overlaps the provisioning network {network}")
-            bmc_nets = [(int(bmc_net.network_address), int(bmc_net.broadcast_address), None, str(bmc_net))]
-        image_names = [image.name for image in self.images]
-        for index, image in enumerate(self.images):
-            if image.name in image_names[:index]:
-                problems.add(["images", index, "name"], f"duplicate image name {image.name!r}")
-        known_images = ", ".join(image_names)
-        known_image_set = set(image_names)
-        if self.default_image is not None and self.default_image not in image_names:
-            problems.add(["defaultImage"], f"unknown image {self.default_image!r} (known: {known_images})")
-
-        # Owners are kept as (host name, what) and formatted only for a message: 100,000 hosts.
-        def owner_text(owner: tuple[str | None, str]) -> str:
-            return owner[1] if owner[0] is None else f"host {owner[0]!r}{owner[1]}"
-
-        names: dict[str, int] = {}
-        macs: dict[str, tuple[str | None, str]] = {}
-        ips: dict[str, tuple[str | None, str]] = {str(gateway): (None, "the gateway"), self.grendel_ip: (None, "Grendel itself")}
-        for extra_index, extra in enumerate(self.subnets):
-            ips.setdefault(extra.gateway, (None, f"the gateway of subnets[{extra_index}]"))
-        if self.bmc_network is not None:
-            ips.setdefault(self.bmc_network.gateway, (None, "the BMC network's gateway"))
-        inside: dict[int, int] = {}  # id of a network tuple -> addresses of hosts found in it
-        for index, host in enumerate(self.hosts):
-            name = host.name
-            if name in names:
-                problems.add(["hosts", index, "name"], f"host {name!r}: duplicate host name (also hosts[{names[name]}])")
-            else:
-                names[name] = index
-            bmc = host.bmc
-            interfaces: tuple[tuple[str, str, str, str, str], ...] = (("mac", host.mac, "ip", host.ip, ""),)
-            if bmc is not None:
-                interfaces += (("bmc.mac", bmc.mac, "bmc.ip", bmc.ip, " (BMC)"),)
-                if bmc.mac == host.mac:
-                    problems.add(["hosts", index, "bmc", "mac"], f"host {name!r}: the BMC has the same MAC as the host NIC")
-                if bmc.ip == host.ip:
-                    problems.add(["hosts", index, "bmc", "ip"], f"host {name!r}: the BMC has the same IP as the host NIC")
-            for mac_key, mac, ip_key, ip_text, what in interfaces:
-                owner = (name, what)
-                seen = macs.setdefault(mac, owner)
-                if seen != owner:
-                    problems.add(
-                        ["hosts", index, *mac_key.split(".")], f"host {name!r}: MAC {mac} is already used by {owner_text(seen)}"
-                    )
-                ip = ipv4_int(ip_text)
-                nets = bmc_nets if what else host_nets
-                net = next((n for n in nets if n[0] < ip < n[1]), None)
-                if net is not None:
-                    inside[id(net)] = inside.get(id(net), 0) + 1
-                if net is None:
-                    kind = "the BMC network" if what and self.bmc_network is not None else "the provisioning subnet"
-                    if len(nets) > 1:
-                        kind = "the provisioning subnets"
-                    problems.add(
-                        ["hosts", index, *ip_key.split(".")],
-                        f"host {name!r}: IP {ip_text} is outside {kind} {', '.join(n[3] for n in nets)}",
-                    )
-                elif net[2] is not None and net[2][0] <= ip <= net[2][1]:
-                    problems.add(
-                        ["hosts", index, *ip_key.split(".")],
-                        f"host {name!r}: IP {ip_text} is inside the DHCP dynamic range {net[2][2]}",
-                    )
-                seen = ips.setdefault(ip_text, owner)
-                if seen != owner:
-                    problems.add(
-                        ["hosts", index, *ip_key.split(".")], f"host {name!r}: IP {ip_text} is already used by {owner_text(seen)}"
-                    )
-            image_name = host.image or self.default_image
-            if image_name is None:
-                problems.add(["hosts", index, "image"], f"host {name!r}: no image and no provisioning.defaultImage")
-            elif image_name not in known_image_set and host.image is not None:
-                # A host without its own image whose default is unknown: reported once, at defaultImage.
-                problems.add(["hosts", index, "image"], f"host {name!r}: unknown image {image_name!r} (known: {known_images})")
-        _fold_dhcp_ranges(problems, ranges)
-        # Hosts without an image and no default: one missing key (defaultImage), reported once there.
-        no_image = "no image and no provisioning.defaultImage"
-        problems.rewrite(
-            lambda found: fold_into(
-                found,
-                ["defaultImage"],
-                lambda where, message: where[:1] == ("hosts",) and message.endswith(no_image),
-                lambda picked: (
-                    f"not set, and {len(picked)} hosts name no image of their own "
-                    f"({', '.join(f'hosts[{path[1]}]' for path, _ in picked[:3])}{', ...' if len(picked) > 3 else ''}): "
-                    f"set it to one of {known_images}, or give each host an image"
-                ),
-            )
-        )
-        # A subnet that holds none of its addresses is the one mistake behind all of them: reported once.
-        host_ips: set[tuple[str | int, ...]] = {("ip",)} if self.bmc_network is not None else {("ip",), ("bmc", "ip")}
-        main_inside = inside.get(id(host_nets[0]), 0) + (gateway in subnet) + (ipaddress.IPv4Interface(self.address).ip in subnet)
-        main_keys: set[tuple[str | int, ...]] = {("address",), ("gateway",), ("dhcp", "range", "start"), ("dhcp", "range", "end")}
-        _fold_network(problems, ("subnet",), subnet, gateway, main_inside, main_keys, host_ips, "the provisioning subnet")
-        for index, extra in enumerate(self.subnets):
-            network, extra_gateway = ipaddress.IPv4Network(extra.subnet), ipaddress.IPv4Address(extra.gateway)
-            own: set[tuple[str | int, ...]] = {("subnets", index, "gateway"), ("subnets", index, "range", "start")}
-            own.add(("subnets", index, "range", "end"))
-            extra_inside = inside.get(id(host_nets[index + 1]), 0) + (extra_gateway in network)
-            _fold_network(problems, ("subnets", index, "subnet"), network, extra_gateway, extra_inside, own, host_ips, "subnet")
-        if self.bmc_network is not None:
-            bmc_subnet = ipaddress.IPv4Network(self.bmc_network.subnet)
-            bmc_gateway = ipaddress.IPv4Address(self.bmc_network.gateway)
-            bmc_inside = inside.get(id(bmc_nets[0]), 0) + (bmc_gateway in bmc_subnet)
-            bmc_keys: set[tuple[str | int, ...]] = {("bmcNetwork", "gateway")}
-            bmc_ips: set[tuple[str | int, ...]] = {("bmc", "ip")}
-            _fold_network(
-                problems, ("bmcNetwork", "subnet"), bmc_subnet, bmc_gateway, bmc_inside, bmc_keys, bmc_ips, "the BMC network"
-            )
+        nets = _check_networks(self, problems)
+        known_images = _check_images(self, problems)
+        inside = _check_hosts(self, problems, nets, known_images)
+        _fold_dhcp_ranges(problems, nets.ranges)
+        _fold_default_image(problems, known_images)
+        _fold_empty_networks(self, problems, nets, inside)
         problems.raise_if_any()
         return self
 
 
-def _fold_dhcp_ranges(
-    problems: ProblemCollector, ranges: list[tuple[list[str | int], ipaddress.IPv4Network, DhcpRange | None]]
+class _Net(NamedTuple):
+    """A network as integers, for one comparison per address: 100,000 hosts."""
+
+    first: int
+    last: int
+    dynamic: tuple[int, int, str] | None
+    """The DHCP dynamic range (first, last, as written), if any."""
+    name: str
+
+
+DhcpRanges = list[tuple[list[str | int], ipaddress.IPv4Network, DhcpRange | None]]
+
+
+@dataclass(frozen=True)
+class _Networks:
+    host_nets: list[_Net]
+    """The provisioning networks, the main one first: where hosts' addresses lie."""
+    bmc_nets: list[_Net]
+    """Where BMCs' addresses lie: the BMC network when there is one, else the provisioning networks."""
+    ranges: DhcpRanges
+    """(key, network, DHCP range) of every provisioning network."""
+
+
+def _net(network: ipaddress.IPv4Network, dynamic: tuple[int, int, str] | None = None) -> _Net:
+    return _Net(int(network.network_address), int(network.broadcast_address), dynamic, str(network))
+
+
+def _check_networks(cfg: ProvisioningConfig, problems: ProblemCollector) -> _Networks:
+    """Grendel's address, the gateways and DHCP ranges in their networks; no network overlapping another."""
+    subnet = ipaddress.IPv4Network(cfg.subnet)
+    if ipaddress.IPv4Interface(cfg.address).network != subnet:
+        problems.add(["address"], f"{cfg.address} is not in the provisioning subnet {cfg.subnet}")
+    if ipaddress.IPv4Address(cfg.gateway) not in subnet:
+        problems.add(["gateway"], f"{cfg.gateway} is not in the provisioning subnet {cfg.subnet}")
+    ranges: DhcpRanges = [(["dhcp", "range"], subnet, cfg.dhcp.range)]
+    for index, extra in enumerate(cfg.subnets):
+        network = ipaddress.IPv4Network(extra.subnet)
+        if ipaddress.IPv4Address(extra.gateway) not in network:
+            problems.add(["subnets", index, "gateway"], f"{extra.gateway} is not in subnet {extra.subnet}")
+        for other_index, (other, _) in enumerate(cfg.networks()[: index + 1]):
+            if network.overlaps(other):
+                other_name = "the provisioning subnet" if other_index == 0 else f"subnets[{other_index - 1}]"
+                problems.add(["subnets", index, "subnet"], f"{extra.subnet} overlaps {other_name} {other}")
+        ranges.append((["subnets", index, "range"], network, extra.range))
+    host_nets = [_net(network, _check_range(problems, path, network, dhcp_range)) for path, network, dhcp_range in ranges]
+    bmc_nets = host_nets
+    if cfg.bmc_network is not None:
+        bmc_net = ipaddress.IPv4Network(cfg.bmc_network.subnet)
+        if ipaddress.IPv4Address(cfg.bmc_network.gateway) not in bmc_net:
+            problems.add(["bmcNetwork", "gateway"], f"{cfg.bmc_network.gateway} is not in the BMC network {bmc_net}")
+        for network, _ in cfg.networks():
+            if bmc_net.overlaps(network):
+                problems.add(["bmcNetwork", "subnet"], f"{bmc_net} overlaps the provisioning network {network}")
+        bmc_nets = [_net(bmc_net)]
+    return _Networks(host_nets, bmc_nets, ranges)
+
+
+def _check_range(
+    problems: ProblemCollector, path: list[str | int], network: ipaddress.IPv4Network, dhcp_range: DhcpRange | None
+) -> tuple[int, int, str] | None:
+    """A DHCP range in order and inside its network; the range as integers (None without one)."""
+    if dhcp_range is None:
+        return None
+    first, last = ipaddress.IPv4Address(dhcp_range.start), ipaddress.IPv4Address(dhcp_range.end)
+    if last < first:
+        problems.add(path, f"the range ends ({last}) before it starts ({first})")
+    for end_name, address in (("start", first), ("end", last)):
+        if address not in network:
+            what = "the provisioning subnet" if path[0] == "dhcp" else "subnet"
+            problems.add([*path, end_name], f"{address} is not in {what} {network}")
+    return (int(first), int(last), f"{first}-{last}")
+
+
+def _check_images(cfg: ProvisioningConfig, problems: ProblemCollector) -> str:
+    """Image names unique and the default image known; the known names, as a message lists them."""
+    image_names = [image.name for image in cfg.images]
+    for index, image in enumerate(cfg.images):
+        if image.name in image_names[:index]:
+            problems.add(["images", index, "name"], f"duplicate image name {image.name!r}")
+    known_images = ", ".join(image_names)
+    if cfg.default_image is not None and cfg.default_image not in image_names:
+        problems.add(["defaultImage"], f"unknown image {cfg.default_image!r} (known: {known_images})")
+    return known_images
+
+
+Owner = tuple[str | None, str]
+"""Who holds an address: (host name, what: "" or " (BMC)"), or (None, a description); formatted only for a message."""
+
+
+def _owner_text(owner: Owner) -> str:
+    return owner[1] if owner[0] is None else f"host {owner[0]!r}{owner[1]}"
+
+
+def _check_hosts(cfg: ProvisioningConfig, problems: ProblemCollector, nets: _Networks, known_images: str) -> dict[int, int]:
+    """Every host: a unique name, unique MACs and IPs (the gateways' and Grendel's included), addresses in their
+    network and out of its DHCP range, a known image. Returns how many addresses each network (by `id`) holds."""
+    names: dict[str, int] = {}
+    macs: dict[str, Owner] = {}
+    ips: dict[str, Owner] = {
+        str(ipaddress.IPv4Address(cfg.gateway)): (None, "the gateway"),
+        cfg.grendel_ip: (None, "Grendel itself"),
+    }
+    for extra_index, extra in enumerate(cfg.subnets):
+        ips.setdefault(extra.gateway, (None, f"the gateway of subnets[{extra_index}]"))
+    if cfg.bmc_network is not None:
+        ips.setdefault(cfg.bmc_network.gateway, (None, "the BMC network's gateway"))
+    known_image_set = {image.name for image in cfg.images}
+    inside: dict[int, int] = {}
+    for index, host in enumerate(cfg.hosts):
+        name = host.name
+        if name in names:
+            problems.add(["hosts", index, "name"], f"host {name!r}: duplicate host name (also hosts[{names[name]}])")
+        else:
+            names[name] = index
+        for mac_key, mac, ip_key, ip_text, what in _interfaces(problems, index, host):
+            owner = (name, what)
+            seen = macs.setdefault(mac, owner)
+            if seen != owner:
+                problems.add(
+                    ["hosts", index, *mac_key.split(".")], f"host {name!r}: MAC {mac} is already used by {_owner_text(seen)}"
+                )
+            path: list[str | int] = ["hosts", index, *ip_key.split(".")]
+            _check_address(cfg, problems, path, name, ip_text, nets.bmc_nets if what else nets.host_nets, inside, bmc=bool(what))
+            seen = ips.setdefault(ip_text, owner)
+            if seen != owner:
+                problems.add(path, f"host {name!r}: IP {ip_text} is already used by {_owner_text(seen)}")
+        image_name = host.image or cfg.default_image
+        if image_name is None:
+            problems.add(["hosts", index, "image"], f"host {name!r}: no image and no provisioning.defaultImage")
+        elif image_name not in known_image_set and host.image is not None:
+            # A host without its own image whose default is unknown: reported once, at defaultImage.
+            problems.add(["hosts", index, "image"], f"host {name!r}: unknown image {image_name!r} (known: {known_images})")
+    return inside
+
+
+def _interfaces(problems: ProblemCollector, index: int, host: Host) -> list[tuple[str, str, str, str, str]]:
+    """(MAC key, MAC, IP key, IP, what) of the host's NIC and of its BMC; the BMC's may not be the NIC's."""
+    interfaces = [("mac", host.mac, "ip", host.ip, "")]
+    if host.bmc is not None:
+        interfaces.append(("bmc.mac", host.bmc.mac, "bmc.ip", host.bmc.ip, " (BMC)"))
+        if host.bmc.mac == host.mac:
+            problems.add(["hosts", index, "bmc", "mac"], f"host {host.name!r}: the BMC has the same MAC as the host NIC")
+        if host.bmc.ip == host.ip:
+            problems.add(["hosts", index, "bmc", "ip"], f"host {host.name!r}: the BMC has the same IP as the host NIC")
+    return interfaces
+
+
+def _check_address(
+    cfg: ProvisioningConfig,
+    problems: ProblemCollector,
+    path: list[str | int],
+    name: str,
+    ip_text: str,
+    nets: list[_Net],
+    inside: dict[int, int],
+    *,
+    bmc: bool,
 ) -> None:
+    """An address inside one of `nets` (counted in `inside`) and out of its DHCP dynamic range."""
+    ip = ipv4_int(ip_text)
+    net = next((n for n in nets if n.first < ip < n.last), None)
+    if net is None:
+        kind = "the BMC network" if bmc and cfg.bmc_network is not None else "the provisioning subnet"
+        if len(nets) > 1:
+            kind = "the provisioning subnets"
+        problems.add(path, f"host {name!r}: IP {ip_text} is outside {kind} {', '.join(n.name for n in nets)}")
+        return
+    inside[id(net)] = inside.get(id(net), 0) + 1
+    if net.dynamic is not None and net.dynamic[0] <= ip <= net.dynamic[1]:
+        problems.add(path, f"host {name!r}: IP {ip_text} is inside the DHCP dynamic range {net.dynamic[2]}")
+
+
+def _fold_default_image(problems: ProblemCollector, known_images: str) -> None:
+    """Hosts without an image and no default: one missing key (defaultImage), reported once there."""
+    no_image = "no image and no provisioning.defaultImage"
+    problems.rewrite(
+        lambda found: fold_into(
+            found,
+            ["defaultImage"],
+            lambda where, message: where[:1] == ("hosts",) and message.endswith(no_image),
+            lambda picked: (
+                f"not set, and {len(picked)} hosts name no image of their own "
+                f"({', '.join(f'hosts[{path[1]}]' for path, _ in picked[:3])}{', ...' if len(picked) > 3 else ''}): "
+                f"set it to one of {known_images}, or give each host an image"
+            ),
+        )
+    )
+
+
+def _fold_empty_networks(cfg: ProvisioningConfig, problems: ProblemCollector, nets: _Networks, inside: dict[int, int]) -> None:
+    """A subnet that holds none of its addresses is the one mistake behind all of them: reported once."""
+    subnet, gateway = ipaddress.IPv4Network(cfg.subnet), ipaddress.IPv4Address(cfg.gateway)
+    host_ips: set[tuple[str | int, ...]] = {("ip",)} if cfg.bmc_network is not None else {("ip",), ("bmc", "ip")}
+    main_inside = inside.get(id(nets.host_nets[0]), 0) + (gateway in subnet) + (ipaddress.IPv4Interface(cfg.address).ip in subnet)
+    main_keys: set[tuple[str | int, ...]] = {("address",), ("gateway",), ("dhcp", "range", "start"), ("dhcp", "range", "end")}
+    _fold_network(problems, ("subnet",), subnet, gateway, main_inside, main_keys, host_ips, "the provisioning subnet")
+    for index, extra in enumerate(cfg.subnets):
+        network, extra_gateway = ipaddress.IPv4Network(extra.subnet), ipaddress.IPv4Address(extra.gateway)
+        own: set[tuple[str | int, ...]] = {("subnets", index, "gateway"), ("subnets", index, "range", "start")}
+        own.add(("subnets", index, "range", "end"))
+        extra_inside = inside.get(id(nets.host_nets[index + 1]), 0) + (extra_gateway in network)
+        _fold_network(problems, ("subnets", index, "subnet"), network, extra_gateway, extra_inside, own, host_ips, "subnet")
+    if cfg.bmc_network is not None:
+        bmc_subnet = ipaddress.IPv4Network(cfg.bmc_network.subnet)
+        bmc_gateway = ipaddress.IPv4Address(cfg.bmc_network.gateway)
+        bmc_inside = inside.get(id(nets.bmc_nets[0]), 0) + (bmc_gateway in bmc_subnet)
+        bmc_keys: set[tuple[str | int, ...]] = {("bmcNetwork", "gateway")}
+        bmc_ips: set[tuple[str | int, ...]] = {("bmc", "ip")}
+        _fold_network(
+            problems, ("bmcNetwork", "subnet"), bmc_subnet, bmc_gateway, bmc_inside, bmc_keys, bmc_ips, "the BMC network"
+        )
+
+
+def _fold_dhcp_ranges(problems: ProblemCollector, ranges: DhcpRanges) -> None:
     """A DHCP range over many hosts' addresses is one mistake (the range): reported once, at the range."""
     for path, _, dhcp_range in ranges:
         if dhcp_range is None:
