@@ -2,7 +2,7 @@ package main
 
 // The rules by which the plugins that read hpcforge's CNI configs accept them, written here (not copied) from their
 // source at the versions network-operator 26.4.1 pins; each function names the file it follows. Decoding is Go's own
-// encoding/json into the same shapes. tests/test_cni_consumers.py builds and runs this program.
+// encoding/json into the same shapes. tests/components/layers/rdma/test_cni_consumers.py builds and runs this program.
 
 import (
 	"encoding/json"

@@ -1,7 +1,7 @@
 """A corpus of realistic changes to prod, each with its expected worst impact written down before it ran.
 
 Each case edits a copy of Pulumi.prod.yaml and its inventory files (`Site`), or a version pin
-(`pins`: components/versions.py attributes the program reads when it runs). tests/test_diff_corpus.py
+(`pins`: components/versions.py attributes the program reads when it runs). tests/offline/diff/test_diff_corpus.py
 runs the program on the edited copy and checks the plan and the impact against what is written here.
 """
 
