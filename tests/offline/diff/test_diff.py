@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from offline import recording
 from offline.cli import main
-from offline.diff.base import BaseError, State, from_git, load_base
+from offline.diff.base import CACHE_FORMAT, BaseError, State, base_cache_dir, from_git, load_base, resolve_ref
 from offline.diff.effects import hostlist
 from offline.diff.impact import assess
 from offline.diff.plan import diff_values, force_new_fields, make_plan, text_diff
@@ -208,9 +209,30 @@ def test_git_ref_base_runs_that_refs_program(monkeypatch: pytest.MonkeyPatch) ->
         raise
     assert state.origin.startswith("HEAD (")
     assert any(r["type"] == "kubernetes:slinky.slurm.net/v1beta1:Controller" for r in state.resources)
-    assert not list((REPO / ".offline" / "diff-base").glob(f"*{state.origin[6:18]}*"))
+    assert not list(base_cache_dir().glob(f"*{state.origin[6:18]}*"))  # tests/conftest.py's temporary folder
     with pytest.raises(BaseError, match="neither a git ref"):
         from_git("no-such-ref-j33", "prod")
+
+
+def test_git_bases_are_kept_where_the_environment_says(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A base kept by the user's own `./hpcforge diff --against HEAD` (.offline/diff-base/) is not what the tests
+    read: tests/conftest.py points HPCFORGE_DIFF_BASE_DIR at a temporary folder, and `from_git` reads the base kept
+    there (a planted one here, so no program runs)."""
+    assert not base_cache_dir().is_relative_to(REPO)
+    monkeypatch.delenv(recording.ENV_BASE_DIR)
+    assert base_cache_dir() == REPO / ".offline" / "diff-base"  # the CLI's default
+    commit = resolve_ref("HEAD")
+    if not commit:
+        pytest.skip("not a git checkout")
+    monkeypatch.setenv(recording.ENV_BASE_DIR, str(tmp_path))
+    monkeypatch.delenv(recording.ENV_SWITCH, raising=False)
+    planted = {"stack": "prod", "resources": [_k8s("planted", {"kind": "ConfigMap"})]}
+    (tmp_path / f"{commit}-prod-{CACHE_FORMAT}.json").write_text(json.dumps(planted))
+    said: list[str] = []
+    state = from_git("HEAD", "prod", progress=said.append)
+    assert [r["name"] for r in state.resources] == ["planted"]
+    assert state.origin == f"HEAD ({commit[:12]})"
+    assert said == [f"base: HEAD ({commit[:12]}), recorded before ({tmp_path / f'{commit}-prod-{CACHE_FORMAT}.json'})"]
 
 
 def _with_controller(stack: RecordedStack, extra_conf: str, inplace: bool) -> State:
