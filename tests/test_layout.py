@@ -1,5 +1,5 @@
 """The import graph of the project (issue 29): no import circle, components/ never imports offline/,
-and no offline module takes another's private name.
+and no offline module takes another's private name; and the tests' folders mirror the source's.
 
 Every import counts, also those under `if TYPE_CHECKING:` and inside functions: a circle that only
 typing or a late import breaks is still a circle for the reader.
@@ -128,3 +128,27 @@ def test_offline_modules_take_no_private_name_of_another() -> None:
         if n.startswith("_")
     )
     assert taken == []
+
+
+MIRRORED = ("components", "offline", "policies", "scripts", "benchmarks")
+"""Source folders whose tests sit under tests/ at the same path (tests/components/layers/slurm/ for
+components/layers/slurm/); the project-wide tests stay in tests/ itself."""
+
+
+def test_the_tests_mirror_the_source_tree() -> None:
+    """Every test module under tests/<source folder>/ sits in a folder the source tree has, and every such folder is
+    a package (an `__init__.py`: two test modules of the same name in different folders must not collide), so the
+    mirror cannot rot when a source folder moves."""
+    modules = [path for package in MIRRORED for path in (REPO / "tests" / package).rglob("test_*.py")]
+    assert len(modules) > 100  # the check reads the real tree
+    strays = sorted(
+        path.relative_to(REPO).as_posix() for path in modules if not (REPO / path.parent.relative_to(REPO / "tests")).is_dir()
+    )
+    assert strays == []
+    packageless = {
+        folder.relative_to(REPO).as_posix()
+        for path in modules
+        for folder in path.parents
+        if folder.is_relative_to(REPO / "tests") and not (folder / "__init__.py").is_file()
+    }
+    assert sorted(packageless) == []
