@@ -1,4 +1,4 @@
-"""Admission of a rendered chart: the test chart of tests/charts (written for these tests, one defect
+"""Admission of a rendered chart: the test chart of tests/offline/charts/charts (written for these tests, one defect
 per template) rendered like helm.v4.Chart, then judged: each defect is reported, by name."""
 
 from __future__ import annotations

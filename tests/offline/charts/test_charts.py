@@ -1,6 +1,6 @@
-"""The chart renderer (offline/charts/render.py) on the test chart under tests/charts.
+"""The chart renderer (offline/charts/render.py) on the test chart under tests/offline/charts/charts.
 
-The test chart holds one defect per template (tests/charts/README.md); each is reported by name
+The test chart holds one defect per template (tests/offline/charts/charts/README.md); each is reported by name
 here, as far as the renderer's side goes: hooks, CRDs kept apart, every object a resource of its
 own type under the Chart, `:latest` set through values caught by the policy packs on the rendered
 Deployment. The upstream charts hpcforge deploys are rendered by the `charts` tier
@@ -31,7 +31,7 @@ from offline.policy.packs import PackSpec
 from offline.stackfile import StackFile
 from tests.helpers import REPO
 
-CHARTS = REPO / "tests" / "charts"
+CHARTS = REPO / "tests" / "offline" / "charts" / "charts"
 PROGRAM = CHARTS / "program"
 TEST_PIN = ChartPin("hpcforge-test", "0.1.0", "https://charts.example.org")
 KUBERNETES = "1.33"

@@ -1,4 +1,4 @@
-"""`offline diff` on a corpus of realistic changes to prod (tests/diff_corpus.py): each case's worst impact is
+"""`offline diff` on a corpus of realistic changes to prod (tests/offline/diff/diff_corpus.py): each case's worst impact is
 the one written down for it, its plan names every resource that a render-and-compare of the two states shows
 changed, and the unchanged stack diffs empty.
 
@@ -21,8 +21,8 @@ from offline.diff.plan import Plan, make_plan
 from offline.engine import RecordedStack, run_program
 from offline.render import render_documents
 from offline.stackfile import read_stack_file
-from tests.diff_corpus import CASES, Case, Site
 from tests.helpers import REPO
+from tests.offline.diff.diff_corpus import CASES, Case, Site
 
 
 def _write(site: Site, folder: Path) -> Path:

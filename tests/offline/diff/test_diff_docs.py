@@ -1,5 +1,5 @@
 """docs/operations.md shows real `offline diff` output: the add-a-nodeset example is generated here from the corpus
-case `add-gpu-pool` (tests/diff_corpus.py) and must match the block after `<!-- offline-diff: add-gpu-pool -->`.
+case `add-gpu-pool` (tests/offline/diff/diff_corpus.py) and must match the block after `<!-- offline-diff: add-gpu-pool -->`.
 
 HPCFORGE_UPDATE_DOCS=1 rewrites the block instead of failing (say why in the commit message)."""
 
@@ -13,8 +13,8 @@ import pytest
 
 from offline.diff.report import render
 from offline.engine import RecordedStack
-from tests.diff_corpus import CASES
 from tests.helpers import REPO
+from tests.offline.diff.diff_corpus import CASES
 from tests.offline.diff.test_diff_corpus import base_prod, diff_case  # noqa: F401  (base_prod: the fixture)
 
 DOC = REPO / "docs" / "operations.md"

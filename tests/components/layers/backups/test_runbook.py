@@ -1,4 +1,4 @@
-"""The restore runbook in docs/operations.md, run block by block (tests/runbook.py reads the blocks from the
+"""The restore runbook in docs/operations.md, run block by block (tests/components/layers/backups/runbook.py reads the blocks from the
 doc): every numbered step is either run here or marked cluster-only, and a new unmarked step fails.
 
 The backups restored are made the way the CronJobs make them: the key export and the directory export run
@@ -36,8 +36,8 @@ from components.layers.backups.layer import (
 from components.layers.backups.objects import DUMP_OPTIONS, S3_SECRET, dump_argv
 from components.versions import Images
 from policies.admission import pss
+from tests.components.layers.backups.runbook import DOC, FIRST, Cluster, S3Server, ScaleHook, blocks, heredoc, steps
 from tests.helpers import config_values, require_binaries, skip_or_fail
-from tests.runbook import DOC, FIRST, Cluster, S3Server, ScaleHook, blocks, heredoc, steps
 from tests.scripts.backup.test_key_export import CA, SEALED, api, make_recipient  # noqa: F401  (api: the Kubernetes API stand-in fixture)
 
 pytestmark = [pytest.mark.timeout(600)]

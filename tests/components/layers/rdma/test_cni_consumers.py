@@ -5,7 +5,7 @@ its `network-operator-v26.4.1` tag): Mellanox/ipoib-cni (the InfiniBand fabrics'
 (the fabrics' IPAM: the CNI plugin's config, the IPPool's validation and the controller's per-node blocks),
 Mellanox/sriov-network-operator (branch network-operator-26.4.x: how a SriovNetwork's `ipam` enters the attachment it
 makes), and k8snetworkplumbingwg/whereabouts v0.9.4 (the newest tag; hpcforge does not install whereabouts, so no
-version is pinned). tests/cni_rules.go writes their rules down, each function citing the file it follows, and decodes
+version is pinned). tests/components/layers/rdma/cni_rules.go writes their rules down, each function citing the file it follows, and decodes
 with Go's encoding/json (Debian's golang-go) as they do. The plugins that Debian packages (ipvlan, macvlan, static)
 run for real in tests/components/layers/rdma/test_cni_plugins.py.
 
@@ -44,7 +44,7 @@ from tests.components.layers.rdma.test_rdma_device_plugin import validate
 from tests.helpers import REPO, config_values, go_program, raw_config
 from tests.test_layers import objects
 
-RULES_SOURCE = REPO / "tests" / "cni_rules.go"
+RULES_SOURCE = REPO / "tests" / "components" / "layers" / "rdma" / "cni_rules.go"
 IB = {"name": "ib-rail0", "type": "infiniband", "mtu": 4092, "range": "10.60.0.0/16"}
 
 

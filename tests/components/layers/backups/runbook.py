@@ -24,8 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from .daemons.common import free_port, port_open
-from .helpers import REPO
+from tests.daemons.common import free_port, port_open
+from tests.helpers import REPO
 
 DOC = REPO / "docs" / "operations.md"
 SHIM = REPO / "tests" / "fakes" / "kubectl_cluster.py"
