@@ -139,7 +139,7 @@ components/layers/slurm/); the project-wide tests stay in tests/ itself."""
 def test_the_tests_mirror_the_source_tree() -> None:
     """Every test module under tests/<source folder>/ sits in a folder the source tree has, and every such folder is
     a package (an `__init__.py`: two test modules of the same name in different folders must not collide), and every
-    test path the docs, comments and fixtures name exists, so the mirror cannot rot when a folder moves."""
+    file under tests/ that the docs, comments and fixtures name exists, so the mirror cannot rot when a folder moves."""
     modules = [path for package in MIRRORED for path in (REPO / "tests" / package).rglob("test_*.py")]
     assert len(modules) > 100  # the check reads the real tree
     strays = sorted(
@@ -169,11 +169,12 @@ NAMED_IN = (
     "benchmarks",
     "tests",
 )
-TEST_PATH = re.compile(r"\btests/[\w/]*?test_\w+\.py\b")
+TEST_PATH = re.compile(r"\btests/[\w/-]+\.(?:py|go|md)\b")
+"""A file under tests/ as the docs and comments name one: a test module, a helper, a README."""
 
 
 def _named_test_paths_that_do_not_exist() -> list[str]:
-    """`tests/.../test_x.py` named in the docs, comments and fixtures where no such file is (a test moved or renamed)."""
+    """Files under tests/ (TEST_PATH) named in the docs, comments and fixtures where no such file is (moved or renamed)."""
     found = set()
     for root in NAMED_IN:
         for path in [REPO / root] if (REPO / root).is_file() else (REPO / root).rglob("*"):
