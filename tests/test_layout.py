@@ -159,6 +159,10 @@ def test_the_tests_mirror_the_source_tree() -> None:
 NAMED_IN = (
     "README.md",
     "Makefile",
+    "pyproject.toml",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "requirements-nca.txt",
     ".ci",
     ".github",
     "docs",
