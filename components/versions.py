@@ -3,7 +3,7 @@
 Bump a version here and nowhere else: the chart helper, the schema tier (which reads the chart's
 default values from ../shared/charts/<chart>-<version>) and the policy packs all read these pins. Moving a pin whose
 admission policies/admission/ reproduces (argo-cd, cert-manager, kueue, mariadb-operator, metallb, slurm-operator,
-KUBERNETES_VERSION) fails tests/test_admission_pins.py, naming the module, until its REPRODUCES says the new release.
+KUBERNETES_VERSION) fails tests/policies/admission/test_admission_pins.py, naming the module, until its REPRODUCES says the new release.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class Manifests:
 KUBERNETES_VERSION = "1.33"
 """The Kubernetes minor version hpcforge targets unless a stack says otherwise (`hpcforge:kubernetes.version`'s default,
 which also sets every namespace's Pod Security `enforce-version`); policies/admission/pss.py reproduces Pod Security
-Admission at this version, and a test fails when this moves without it (tests/test_admission_pins.py)."""
+Admission at this version, and a test fails when this moves without it (tests/policies/admission/test_admission_pins.py)."""
 
 SLINKY_TAG = "26.05-ubuntu26.04"
 

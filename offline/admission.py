@@ -307,7 +307,7 @@ CONFIG_KEYS = {
     ("Backup", "spec.storage"): "hpcforge:backups.s3 or hpcforge:backups.volume (the target and the s3 keys but the credentials)",
     ("Backup", "spec.maxRetention"): "hpcforge:backups.maxRetention",
 }
-"""The config keys behind the fields mariadb-operator's webhook refuses to change (tests/test_admission_mariadb.py)."""
+"""The config keys behind the fields mariadb-operator's webhook refuses to change (tests/policies/admission/test_admission_mariadb.py)."""
 
 
 def print_argocd_admission(stack: RecordedStack, report: RenderReport, out: TextIO) -> int:

@@ -15,7 +15,8 @@ content key proves the run would be the same:
 
 Anything that does not match runs the program again, as before; `HPCFORGE_RECORDING_CACHE=off` (or
 `--no-reuse` on `check`) never reuses, and nothing is stored when it is off; `HPCFORGE_RECORDINGS_DIR`
-keeps them in another folder (where, not what: it is not part of the key). Entries are pickles written
+keeps them in another folder, `HPCFORGE_DIFF_BASE_DIR` the diff's git bases (where, not what: neither is part of
+the key). Entries are pickles written
 by this program into the working tree's ignored `.offline/` folder (anyone who can write there can
 also change the program itself); the newest `KEEP` are kept.
 """
@@ -43,6 +44,9 @@ KEEP = 4
 ENV_SWITCH = "HPCFORGE_RECORDING_CACHE"
 ENV_DIR = "HPCFORGE_RECORDINGS_DIR"
 """Where recordings are kept instead of `.offline/recordings/` (the test suite points it at a temporary folder)."""
+ENV_BASE_DIR = "HPCFORGE_DIFF_BASE_DIR"
+"""Where `offline diff` keeps the git bases it ran (offline/diff/base.py) instead of `.offline/diff-base/` (the test
+suite points it at a temporary folder too)."""
 PROGRAM_FILES = ("__main__.py", "Pulumi.yaml", "pyproject.toml", "requirements.txt")
 PROGRAM_TREES = ("components", "offline")
 DISTRIBUTIONS = (
@@ -114,7 +118,7 @@ def run_key(stack: StackFile, project: Path = PROJECT_ROOT, *, preview: bool) ->
     for name in DISTRIBUTIONS:
         add("distribution", name, _version(name))
     for key in sorted(os.environ):
-        if key.startswith(("PULUMI_", "HPCFORGE_")) and key not in (ENV_SWITCH, ENV_DIR):
+        if key.startswith(("PULUMI_", "HPCFORGE_")) and key not in (ENV_SWITCH, ENV_DIR, ENV_BASE_DIR):
             add("env", key, os.environ[key])
     return digest.hexdigest()
 
@@ -267,4 +271,14 @@ def reuse_or_run(
     return run_program(stack, project, preview=preview, on_resource=on_resource), False
 
 
-__all__ = ["ENV_DIR", "ENV_SWITCH", "Entry", "cache_dir", "enabled", "record_and_store", "reuse_or_run", "run_key"]
+__all__ = [
+    "ENV_BASE_DIR",
+    "ENV_DIR",
+    "ENV_SWITCH",
+    "Entry",
+    "cache_dir",
+    "enabled",
+    "record_and_store",
+    "reuse_or_run",
+    "run_key",
+]

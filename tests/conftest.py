@@ -9,21 +9,23 @@ from collections.abc import Iterator
 import pytest
 
 from offline.engine import RecordedStack
+from tests.helpers import run_stack
 
-from .helpers import run_stack
-
-_RECORDINGS: list[str] = []
+_RECORDINGS: list[tuple[str, str]] = []
+"""(environment variable, the temporary folder this run set it to)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Recordings that tests make (`offline render`) go to a temporary folder, not the user's .offline/recordings/,
-    where the user's next `check` would report reusing them (offline/recording.py, ENV_DIR)."""
-    from offline.recording import ENV_DIR
+    where the user's next `check` would report reusing them (offline/recording.py, ENV_DIR); so do the git bases
+    `offline diff` keeps, and the user's own .offline/diff-base/ is not read either (ENV_BASE_DIR)."""
+    from offline.recording import ENV_BASE_DIR, ENV_DIR
 
-    if ENV_DIR not in os.environ:
-        folder = tempfile.mkdtemp(prefix="hpcforge-test-recordings-")
-        _RECORDINGS.append(folder)
-        os.environ[ENV_DIR] = folder
+    for variable, prefix in ((ENV_DIR, "hpcforge-test-recordings-"), (ENV_BASE_DIR, "hpcforge-test-diff-base-")):
+        if variable not in os.environ:
+            folder = tempfile.mkdtemp(prefix=prefix)
+            _RECORDINGS.append((variable, folder))
+            os.environ[variable] = folder
 
 
 SLOW_TIERS = ("program", "schema", "real_daemon", "policy_protocol", "charts")
@@ -97,12 +99,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from offline.recording import ENV_DIR
-
-    for folder in _RECORDINGS:
+    for variable, folder in _RECORDINGS:
         shutil.rmtree(folder, ignore_errors=True)
-        if os.environ.get(ENV_DIR) == folder:
-            del os.environ[ENV_DIR]
+        if os.environ.get(variable) == folder:
+            del os.environ[variable]
     _RECORDINGS.clear()
 
 

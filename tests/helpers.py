@@ -17,6 +17,8 @@ from offline.engine import RecordedStack, run_program
 from offline.stackfile import PROJECT_ROOT, config_string, read_stack_file
 
 REPO = PROJECT_ROOT
+FIXTURES = REPO / "tests" / "fixtures"
+"""Recorded outputs of real programs (nvidia-smi, dcgmi, Slurm's JSON, ...); each folder's README says how."""
 
 
 def shared_dir() -> Path:

@@ -1,4 +1,4 @@
-"""NCA as an independent oracle for NetworkPolicy reachability (tests/test_netpol_nca.py).
+"""NCA as an independent oracle for NetworkPolicy reachability (tests/policies/rules/test_netpol_nca.py).
 
 NCA is IBM np-guard's Network Config Analyzer (network-config-analyzer 2.1.0 on PyPI, Apache-2.0,
 https://github.com/np-guard/network-config-analyzer): given Namespaces, Pods and NetworkPolicies it computes

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from .daemons import dirsrv, mariadb, slurm, sssd
-from .daemons.common import (
+from tests.daemons import dirsrv, mariadb, slurm, sssd
+from tests.daemons.common import (
     HarnessError,
     HarnessTimeoutError,
     ManagedProcess,
@@ -29,11 +29,11 @@ from .daemons.common import (
     wait_until,
     write_script,
 )
-from .daemons.dirsrv import DirectoryServer, LdapError, cleanup_leftover_instances
-from .daemons.mariadb import MariaDBServer, error_code
-from .daemons.slurm import SlurmCluster, leftover_slurm_pids, node_line
-from .daemons.sssd import lookup_with_sssd_settings, run_real_sssd_lookup, sssctl_config_check
-from .helpers import REPO, require_binaries, skip_or_fail
+from tests.daemons.dirsrv import DirectoryServer, LdapError, cleanup_leftover_instances
+from tests.daemons.mariadb import MariaDBServer, error_code
+from tests.daemons.slurm import SlurmCluster, leftover_slurm_pids, node_line
+from tests.daemons.sssd import lookup_with_sssd_settings, run_real_sssd_lookup, sssctl_config_check
+from tests.helpers import REPO, require_binaries, skip_or_fail
 
 pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(240)]
 
@@ -565,7 +565,7 @@ def fake_shared(root: Path, tarball: bytes, listed_sha: str | None = None) -> Pa
 
 
 def test_slurm_prefix_defaults_to_the_build_cache_of_the_tarballs_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from .daemons import slurm_prefix
+    from tests.daemons import slurm_prefix
 
     shared = fake_shared(tmp_path, b"not really slurm")
     monkeypatch.setenv("HPCFORGE_SHARED", str(shared))
@@ -583,7 +583,7 @@ def test_slurm_prefix_defaults_to_the_build_cache_of_the_tarballs_sha256(tmp_pat
 
 
 def test_a_missing_slurm_skips_with_the_reason_and_fails_in_strict_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from .daemons import slurm_prefix
+    from tests.daemons import slurm_prefix
 
     monkeypatch.setenv("HPCFORGE_SLURM_PREFIX", str(tmp_path / "none"))
     reason = slurm_prefix.missing_reason()

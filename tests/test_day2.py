@@ -19,8 +19,7 @@ from offline.cli import policy_config_for
 from offline.engine import RecordedStack
 from offline.policy.packs import PackSpec
 from offline.stackfile import read_stack_file
-
-from .helpers import REPO, config_values, inline_inventories, outline_inventories, raw_config, run_stack_file, write_variant
+from tests.helpers import REPO, config_values, inline_inventories, outline_inventories, raw_config, run_stack_file, write_variant
 
 Edit = Callable[[dict[str, Any]], None]
 PACKS = ("gitops-drift", "security", "slurm-contract")
@@ -321,7 +320,7 @@ def test_without_rdma_hpcforge_declares_the_attachment_crd(dev_stack: RecordedSt
 def test_the_network_operator_chart_waits_for_the_gpu_operator_chart(delivery: str, tmp_path: Path) -> None:
     # network-operator 26.4.1 templates/nodefeaturerules.yaml renders a nfd.k8s-sigs.io NodeFeatureRule; with the GPU
     # Operator on, hpcforge switches the network operator's own NFD off and the gpu-operator chart's NFD subchart
-    # installs the CRD (tests/test_day2_charts.py renders both). In argocd delivery each Application waits until Argo CD
+    # installs the CRD (tests/offline/charts/test_day2_charts.py renders both). In argocd delivery each Application waits until Argo CD
     # has synced it and it is Healthy (pulumi.com/waitFor), so depending on it orders the syncs.
     stack = _prod(delivery, tmp_path)
     names = ("network-operator", "gpu-operator") if delivery == "pulumi" else ("argocd/network-operator", "argocd/gpu-operator")

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from offline.engine import RecordedResource, RecordedStack
-
-from .helpers import run_stack_file, write_variant
+from tests.helpers import run_stack_file, write_variant
 
 pytestmark = pytest.mark.program
 

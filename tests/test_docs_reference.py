@@ -17,8 +17,7 @@ from pydantic import BaseModel, Field, SecretStr
 from components.config.base import IPv4, K8sName, Quantity, StrictModel
 from components.config.root import PlatformConfig
 from docs import generate
-
-from .helpers import REPO
+from tests.helpers import REPO
 
 DOC = REPO / "docs" / "configuration.md"
 

@@ -13,8 +13,7 @@ import yaml
 from benchmarks.sitegen import write_site
 from offline.engine import ProgramConfigError, RecordedResource, RecordedStack
 from offline.render import render_documents
-
-from .helpers import run_stack_file, write_variant
+from tests.helpers import REPO, run_stack_file, write_variant
 
 pytestmark = pytest.mark.program
 
@@ -347,6 +346,4 @@ def test_builds_may_reach_the_registry(prod_stack: RecordedStack) -> None:
 
 def test_missing_script_file_is_refused(tmp_path: Path) -> None:
     messages = _refused(tmp_path, lambda v: v["hpcforge:slurm"]["epilog"][0].update(file="scripts/nope.sh"))
-    assert messages == [
-        f"hpcforge:slurm.epilog[0].file: scripts/nope.sh does not exist (relative to {Path(__file__).resolve().parents[1]})"
-    ]
+    assert messages == [f"hpcforge:slurm.epilog[0].file: scripts/nope.sh does not exist (relative to {REPO})"]

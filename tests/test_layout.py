@@ -1,5 +1,5 @@
 """The import graph of the project (issue 29): no import circle, components/ never imports offline/,
-and no offline module takes another's private name.
+and no offline module takes another's private name; and the tests' folders mirror the source's.
 
 Every import counts, also those under `if TYPE_CHECKING:` and inside functions: a circle that only
 typing or a late import breaks is still a circle for the reader.
@@ -8,6 +8,7 @@ typing or a late import breaks is still a circle for the reader.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -128,3 +129,64 @@ def test_offline_modules_take_no_private_name_of_another() -> None:
         if n.startswith("_")
     )
     assert taken == []
+
+
+MIRRORED = ("components", "offline", "policies", "scripts", "benchmarks")
+"""Source folders whose tests sit under tests/ at the same path (tests/components/layers/slurm/ for
+components/layers/slurm/); the project-wide tests stay in tests/ itself."""
+
+
+def test_the_tests_mirror_the_source_tree() -> None:
+    """Every test module under tests/<source folder>/ sits in a folder the source tree has, and every such folder is
+    a package (an `__init__.py`: two test modules of the same name in different folders must not collide), and every
+    file under tests/ that the docs, comments and fixtures name exists, so the mirror cannot rot when a folder moves."""
+    modules = [path for package in MIRRORED for path in (REPO / "tests" / package).rglob("test_*.py")]
+    assert len(modules) > 100  # the check reads the real tree
+    strays = sorted(
+        path.relative_to(REPO).as_posix() for path in modules if not (REPO / path.parent.relative_to(REPO / "tests")).is_dir()
+    )
+    assert strays == []
+    packageless = {
+        folder.relative_to(REPO).as_posix()
+        for path in modules
+        for folder in path.parents
+        if folder.is_relative_to(REPO / "tests") and not (folder / "__init__.py").is_file()
+    }
+    assert sorted(packageless) == []
+    assert _named_test_paths_that_do_not_exist() == []
+
+
+NAMED_IN = (
+    "README.md",
+    "Makefile",
+    "pyproject.toml",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "requirements-nca.txt",
+    ".ci",
+    ".github",
+    "docs",
+    "components",
+    "offline",
+    "policies",
+    "scripts",
+    "benchmarks",
+    "tests",
+)
+TEST_PATH = re.compile(r"\btests/[\w/-]+\.(?:py|go|md)\b")
+"""A file under tests/ as the docs and comments name one: a test module, a helper, a README."""
+
+
+def _named_test_paths_that_do_not_exist() -> list[str]:
+    """Files under tests/ (TEST_PATH) named in the docs, comments and fixtures where no such file is (moved or renamed)."""
+    found = set()
+    for root in NAMED_IN:
+        for path in [REPO / root] if (REPO / root).is_file() else (REPO / root).rglob("*"):
+            if not path.is_file() or path.suffix in (".pyc", ".pickle", ".gz", ".tgz", ".bz2"):
+                continue
+            try:
+                text = path.read_text()
+            except UnicodeDecodeError:
+                continue
+            found.update(f"{path.relative_to(REPO)}: {name}" for name in TEST_PATH.findall(text) if not (REPO / name).is_file())
+    return sorted(found)

@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 
 from offline.engine import UNKNOWN, UNKNOWN_TEXT, RecordedStack, mock_secret, preview_outputs
-
-from .helpers import REPO, run_stack_file, write_variant
-from .test_operations import _with_bootstrap
+from tests.components.layers.evidence.test_operations import _with_bootstrap
+from tests.helpers import REPO, run_stack_file, write_variant
 
 pytestmark = pytest.mark.program
 

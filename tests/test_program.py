@@ -14,8 +14,7 @@ import yaml
 
 from offline.engine import RecordedStack
 from offline.render import render_documents, resource_tree, write_render
-
-from .helpers import REPO, run_stack, write_variant
+from tests.helpers import REPO, run_stack, write_variant
 
 pytestmark = pytest.mark.program
 

@@ -19,8 +19,7 @@ import pytest
 from offline.engine import RecordedStack, engine_urn, run_program
 from offline.stackfile import StackFile
 from offline.urns import compare, read_snapshot, report, snapshot_path, stack_urns, write_snapshot
-
-from .helpers import REPO
+from tests.helpers import REPO
 
 pytestmark = pytest.mark.program
 

@@ -30,7 +30,7 @@ import jsonschema
 import pytest
 from ruamel.yaml import YAML
 
-from .helpers import REPO, require_binaries
+from tests.helpers import REPO, require_binaries
 
 WORKFLOW_DIR = REPO / ".github" / "workflows"
 WORKFLOWS = sorted(WORKFLOW_DIR.glob("*.yml"))
@@ -906,7 +906,7 @@ def test_drift_opens_an_issue_naming_the_stack_on_failure() -> None:
     assert steps.index(preview) < steps.index(report)
 
 
-# --- the change-impact gate (scripts/ci/impact_gate.py; tests/test_impact_gate.py) ------------------------------------
+# --- the change-impact gate (scripts/ci/impact_gate.py; tests/scripts/ci/test_impact_gate.py) ------------------------------------
 
 RERUN_ONLY_THE_GATE = ["edited", "labeled", "unlabeled"]
 

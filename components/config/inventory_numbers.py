@@ -8,7 +8,7 @@ digits (`1_000`, `_12`, `12_`, `1__0`, `0x_1F`, `1_0.5`), binary (`0b101`), uppe
 (`0X1F`, `0O17`) and signed hex/octal (`+0x1F`, `-0x1F`). Those forms never turn a core-schema
 number into a string, nor a boolean or null into anything else (checked when this was written over
 every scalar of up to four characters of `0 1 7 9 _ . e E + - x X o O b B a f F i n N`;
-tests/test_inventory_numbers.py repeats it up to three).
+tests/components/config/test_inventory_numbers.py repeats it up to three).
 
 Finding them needs the text of each plain scalar, which yaml-rs does not give back, and scanning a
 100,000-host inventory (15 MB) for them on every run cost 0.25-0.8 s (a fix that did so was reverted;
@@ -147,7 +147,7 @@ class _Frame:
 
 
 # Every plain scalar that yaml-rs reads as a number and the core schema as a string holds an `_`, a `0b`/`0B`/`0X`/`0O`
-# prefix or a signed `0x`/`0o` (tests/test_inventory_numbers.py checks this over every short scalar), and only
+# prefix or a signed `0x`/`0o` (tests/components/config/test_inventory_numbers.py checks this over every short scalar), and only
 # characters of `_TOKEN`: finding those triggers, then the whole token around each, bounds where the walk must look.
 _TRIGGER = re.compile(r"_|0[bBXO]|[-+]0[xXoO]")
 _TOKEN = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ._+-")

@@ -3,8 +3,8 @@
 - head: this working tree's program run on the stack file (`State.from_recorded`);
 - base from a git ref: the ref's tree exported (`git archive`) into a temporary folder and ITS program run
   there (`python -m offline preview --json`, with this interpreter), so changes to the program are seen
-  too, not only changes to the stack file; kept under `.offline/diff-base/` by commit and stack (not with
-  HPCFORGE_RECORDING_CACHE=off);
+  too, not only changes to the stack file; kept under `.offline/diff-base/` (or $HPCFORGE_DIFF_BASE_DIR) by commit
+  and stack (not with HPCFORGE_RECORDING_CACHE=off);
 - base from a file: a saved `offline preview --json` recording;
 - base from a folder: a saved `offline render --out DIR` (Kubernetes objects only: no Pulumi options, so
   resources are matched by object identity instead of URN).
@@ -152,7 +152,8 @@ def resolve_ref(ref: str, project: Path = PROJECT_ROOT) -> str:
 
 
 def base_cache_dir(project: Path = PROJECT_ROOT) -> Path:
-    return project / ".offline" / "diff-base"
+    configured = os.environ.get(recording.ENV_BASE_DIR)
+    return Path(configured) if configured else project / ".offline" / "diff-base"
 
 
 def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: Any = None) -> State:
@@ -163,7 +164,8 @@ def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: An
     cache = base_cache_dir(project) / f"{commit}-{stack}-{CACHE_FORMAT}.json"
     if recording.enabled() and cache.is_file():
         if progress:
-            progress(f"base: {ref} ({commit[:12]}), recorded before ({cache.relative_to(project)})")
+            shown = cache.relative_to(project) if cache.is_relative_to(project) else cache
+            progress(f"base: {ref} ({commit[:12]}), recorded before ({shown})")
         state = State.from_json(cache)
         state.origin = f"{ref} ({commit[:12]})"
         return state

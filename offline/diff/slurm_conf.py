@@ -1,5 +1,5 @@
 """Which slurm.conf parameters a running slurmctld applies on `scontrol reconfigure` and which need a restart
-(slurm.conf(5) of Slurm 26.05.3, read from the pinned tarball by tests/test_diff.py), and slurm.conf's lines as items."""
+(slurm.conf(5) of Slurm 26.05.3, read from the pinned tarball by tests/offline/diff/test_diff.py), and slurm.conf's lines as items."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class RestartRule:
     severity: str
     effect: str
     quote: str
-    """Words of the parameter's entry in slurm.conf(5) (tests/test_diff.py finds them there, in the pinned tarball)."""
+    """Words of the parameter's entry in slurm.conf(5) (tests/offline/diff/test_diff.py finds them there, in the pinned tarball)."""
 
 
 SLURM_CONF_RESTART: dict[str, RestartRule] = {
@@ -68,7 +68,7 @@ LISTENING_QUOTE = "Changes to TCP listening settings will require a daemon resta
 
 def applied_by(key: str) -> str:
     """How a change of slurm.conf parameter `key` takes effect on a running slurmctld: `restart` for the parameters
-    of `SLURM_CONF_RESTART`, else `reconfigure` (tests/test_real_slurm_reconfigure.py holds real 26.05.3 to it)."""
+    of `SLURM_CONF_RESTART`, else `reconfigure` (tests/components/layers/slurm/test_real_slurm_reconfigure.py holds real 26.05.3 to it)."""
     return "restart" if key in SLURM_CONF_RESTART else "reconfigure"
 
 

@@ -24,7 +24,7 @@ v0.33.9, whose tag pod-security-admission is reproduced from too):
 - the function libraries cel-cpp lacks (k8s.io/apiserver v0.33.9 pkg/cel/library/<file>.go): offline/schema/cel_library.py
   (`isURL`, the list functions, `find`/`findAll`, `isQuantity`, `isIP`, `isCIDR`, `isSemver`, `sets.*`). Not
   provided, because they return a Kubernetes object type the binding cannot declare: `url()`, `quantity()`,
-  `ip()`, `cidr()`, `semver()`, `format.*` and the authorizer; no pinned CRD's rule uses one (`tests/test_cel.py`
+  `ip()`, `cidr()`, `semver()`, `format.*` and the authorizer; no pinned CRD's rule uses one (`tests/offline/schema/test_cel.py`
   compiles them all).
 
 Not modelled: the cost budget (estimated and runtime cost limits), and type checking against the schema's

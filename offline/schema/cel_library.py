@@ -6,7 +6,7 @@ net/url `ParseRequestURI`), `isSorted`/`sum`/`min`/`max`/`indexOf`/`lastIndexOf`
 (regex.go), `isQuantity` (quantity.go, through policies/rules/apimachinery.py), `isIP` (ip.go), `isCIDR`
 (cidr.go), `isSemver` (semver.go), `sets.contains`/`sets.equivalent`/`sets.intersects`. The functions that
 return a Kubernetes object type (`url()`, `quantity()`, `ip()`, `cidr()`, `semver()`, `format.*`) are not
-here: the binding cannot declare such a type, and no pinned CRD's rule uses one (tests/test_cel.py).
+here: the binding cannot declare such a type, and no pinned CRD's rule uses one (tests/offline/schema/test_cel.py).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ RUNTIME_CRDS: dict[tuple[str, str], str] = {
         "applied by the NVIDIA Network Operator at run time when the NicClusterPolicy enables nvIpam"
         " (network-operator v26.4.1 manifests/state-nv-ipam-cni/005-nv-ipam.nvidia.com_ippools.yaml); not in"
         " shared/crds (crds/INDEX.md: not collected); the IPPool spec is checked against that file's schema by"
-        " tests/test_rdma_ipam.py"
+        " tests/components/layers/rdma/test_rdma_ipam.py"
     ),
 }
 """(group, kind) of custom resources whose CRD an operator applies at run time and shared/crds does not hold: not

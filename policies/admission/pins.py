@@ -4,7 +4,7 @@ Every reproduction module of this package declares `REPRODUCES = Pin(...)`: the 
 read at (a literal, changed only by whoever checks the reproduction against a new release), the upstream source it
 was read from, and where components/versions.py pins that software (`Charts.KUEUE`, `Images.KUEUE`,
 `KUBERNETES_VERSION`, ...). `moved` compares the two: when a pin in versions.py moves and the module's declared
-version does not, the reproduction no longer describes what is deployed, and tests/test_admission_pins.py fails
+version does not, the reproduction no longer describes what is deployed, and tests/policies/admission/test_admission_pins.py fails
 naming the module.
 
 The policies read nothing outside the standard library (the packs run with the repository only on sys.path for

@@ -122,7 +122,7 @@ class Cluster:
     address). The API leaves it to the network plugin: its reference says ipBlocks "should be cluster-external IPs,
     since Pod IPs are ephemeral and unpredictable" (k8s.io/api/networking/v1 IPBlock). True, the default, is the
     reading under which a block that covers pod IPs lets them through (Calico); False, the reading that ipBlocks
-    never select pods (Cilium's default, and NCA's; tests/test_netpol_nca.py)."""
+    never select pods (Cilium's default, and NCA's; tests/policies/rules/test_netpol_nca.py)."""
 
     @classmethod
     def of(cls, objects: Iterable[Mapping[str, Any]], *, ip_blocks_select_pods: bool = True) -> Cluster:

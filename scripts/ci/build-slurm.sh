@@ -14,7 +14,7 @@
 #
 # Where no shared/ tarball exists (the GitHub workflow, whose shared folder is fetched file by file), the source is a
 # clone of https://github.com/SchedMD/slurm at tag slurm-26-05-3-1: its HEAD must be COMMIT, the commit the shared
-# tarball was made from (`git archive` writes it into the tarball's pax header; tests/test_build_slurm.py checks the
+# tarball was made from (`git archive` writes it into the tarball's pax header; tests/scripts/ci/test_build_slurm.py checks the
 # two agree), and the build goes to the same cache prefix as the tarball's.
 set -euo pipefail
 
@@ -44,7 +44,7 @@ if [ -f "$tarball" ]; then
 elif [ -n "$git_source" ]; then
   head="$(git -C "$git_source" rev-parse HEAD 2>/dev/null || true)"
   [ "$head" = "$COMMIT" ] || die "$git_source is at '${head:-no git checkout}', not $COMMIT ($TAG)"
-  key="$SHA256"  # the tarball archived from COMMIT (tests/test_build_slurm.py: the pins agree with ../shared)
+  key="$SHA256"  # the tarball archived from COMMIT (tests/scripts/ci/test_build_slurm.py: the pins agree with ../shared)
 else
   die "no tarball at $tarball (set HPCFORGE_SHARED to the shared/ folder, or HPCFORGE_SLURM_GIT to a clone at $TAG)"
 fi

@@ -35,7 +35,7 @@ if ! command -v "$smi" >/dev/null 2>&1; then
   exit 1
 fi
 
-# Every --query-gpu field the prolog and epilog ask for (tests/test_gpu_capture.py keeps this in step).
+# Every --query-gpu field the prolog and epilog ask for (tests/scripts/gpu/test_gpu_capture.py keeps this in step).
 gpu_fields=(index name pci.bus_id memory.used ecc.errors.uncorrected.volatile.total retired_pages.pending
   remapped_rows.pending remapped_rows.failure gpu_recovery_action mig.mode.current)
 app_fields=(gpu_bus_id pid process_name used_memory)

@@ -27,7 +27,7 @@ static ``NodeName`` line, its own ``Port=``, ``NodeHostname=<the node's name>`` 
 Where jobs run, the proctrack/task/jobacct plugins are the harness's: ../shared/slurm/README.md says
 these machines have no usable freezer cgroup for proctrack/cgroup.  (On the machine this was written on,
 26.05.3 did start jobs with the rendered proctrack/cgroup, task/cgroup,task/affinity and jobacct_gather/cgroup
-under cgroup v1: tests/test_real_slurm.py loads them as rendered where it runs no job.)  cgroup/v2 cannot
+under cgroup v1: tests/components/layers/slurm/test_real_slurm.py loads them as rendered where it runs no job.)  cgroup/v2 cannot
 load on a hybrid-cgroup host at all ("fatal: Hybrid mode is not supported").
 
 Keys the harness must own for the daemons to run here (ports, paths, users, auth, proctrack/task/acct
@@ -77,7 +77,7 @@ Checked on Slurm 26.05.3 (each asserted by tests/test_daemon_harness.py or the t
   (22.05 did): the job stays pending with ``Reason=uid_<uid>_not_in_group_permitted_to_use_this_partition_...``.
   ``sbatch --uid`` is gone: submit as the user (run(..., user=)).
 * ``scontrol reconfigure`` starts a new slurmctld process (scontrol(1)); it reloads associations and QOS from
-  slurmdbd too, but not the listening port (tests/test_real_slurm_reconfigure.py).
+  slurmdbd too, but not the listening port (tests/components/layers/slurm/test_real_slurm_reconfigure.py).
 * ``MpiDefault=none`` and ``MailProg=/bin/true`` keep the logs free of errors about PMIx and mail; a node line
   with more CPUs/RealMemory than the host has is drained, so :func:`node_line` defaults to ``CPUs=1
   RealMemory=100``.

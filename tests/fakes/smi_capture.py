@@ -159,7 +159,7 @@ def left_out(text: str, kept: tuple[str, ...] = KEPT) -> list[str]:
 
 
 if __name__ == "__main__":
-    # python tests/fakes/smi_capture.py CAPTURE PROVENANCE_FILE > FIXTURE (see tests/fixtures/nvidia-smi/captures/README.md)
+    # python tests/fakes/smi_capture.py CAPTURE PROVENANCE_FILE > FIXTURE (see tests/fixtures/nvidia-smi/README.md, "captures/")
     import sys
 
     with open(sys.argv[1], encoding="utf-8", newline="") as source, open(sys.argv[2], encoding="utf-8") as note:

@@ -47,7 +47,7 @@ SACK_START = (
 )
 """The Job's shell: sackd first, then the reconciler. Under auth/slurm a client (sacctmgr, squeue) never reads
 slurm.key itself; it asks a sack socket for a token (Slurm 26.05.3 src/common/sack_api.c; without one: "create_external:
-failed to create token", tests/test_real_accounting.py). The login pods run sackd; a Job has to start its own, which reads
+failed to create token", tests/components/layers/slurm/test_real_accounting.py). The login pods run sackd; a Job has to start its own, which reads
 /etc/slurm/slurm.conf and the slurm.key beside it (src/plugins/auth/slurm/internal.c)."""
 
 

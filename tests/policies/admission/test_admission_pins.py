@@ -1,0 +1,94 @@
+"""Each admission reproduction tied to its pin (policies/admission/pins.py): the release a module reproduces is the
+one components/versions.py deploys, and moving a pin alone fails here, naming the module."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import pytest
+
+from components import versions
+from components.config.platform_core import KubernetesConfig
+from policies.admission import pins
+from policies.admission.pins import Pin
+from tests.helpers import REPO
+
+PINS = [(name, pins.reproduction(name).REPRODUCES) for name in pins.REPRODUCTIONS]
+PLACES = [(name, pin, where) for name, pin in PINS for where in pin.pinned]
+
+
+def bumped(version: str) -> str:
+    """`version` with its last number plus one (`v0.19.2` -> `v0.19.3`, `1.33` -> `1.34`)."""
+    head, last = version.rsplit(".", 1)
+    return f"{head}.{int(last) + 1}"
+
+
+def test_every_reproduction_declares_the_pin_it_reproduces() -> None:
+    modules = {path.stem for path in (REPO / "policies" / "admission").glob("*.py")}
+    assert modules - {"__init__", "pins", "report", "rules"} == set(pins.REPRODUCTIONS)
+    assert all(isinstance(pin, Pin) and pin.pinned for _, pin in PINS)
+    # Every reproduced operator, and Pod Security as the Kubernetes version.
+    assert {pin.software for _, pin in PINS} == {
+        "argo-cd",
+        "cert-manager",
+        "kubernetes",
+        "kueue",
+        "mariadb-operator",
+        "metallb",
+        "slurm-operator",
+    }
+
+
+@pytest.mark.parametrize(("name", "pin"), PINS, ids=[p[0] for p in PINS])
+def test_the_module_says_which_upstream_tag_it_was_read_at(name: str, pin: Pin) -> None:
+    [tag] = re.findall(r"\bv[0-9]+\.[0-9]+\.[0-9]+\b", pin.source)
+    assert tag in (pins.reproduction(name).__doc__ or ""), f"policies/admission/{name}.py's docstring does not name {tag}"
+
+
+def test_every_reproduction_is_in_step_with_components_versions() -> None:
+    assert pins.out_of_step(versions) == []
+
+
+def test_the_stack_default_kubernetes_version_is_the_pinned_one() -> None:
+    assert KubernetesConfig().version == versions.KUBERNETES_VERSION
+
+
+def move(monkeypatch: pytest.MonkeyPatch, where: str, version: str) -> None:
+    """Set the pin at `where` in components/versions.py to `version`, as a bump there would."""
+    owner: Any = versions
+    *path, last = where.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    value = getattr(owner, last)
+    if isinstance(value, versions.ChartPin):
+        value = dataclasses.replace(value, version=version)
+    elif isinstance(value, versions.ImagePin):
+        value = dataclasses.replace(value, tag=version)
+    else:
+        value = version
+    monkeypatch.setattr(owner, last, value)
+
+
+@pytest.mark.parametrize(("name", "pin", "where"), PLACES, ids=[f"{p[0]}-{p[2]}" for p in PLACES])
+def test_moving_a_pin_without_its_reproduction_fails_naming_the_module(
+    monkeypatch: pytest.MonkeyPatch, name: str, pin: Pin, where: str
+) -> None:
+    moved_to = bumped(pins.pinned_version(versions, where))
+    move(monkeypatch, where, moved_to)
+    [message] = pins.out_of_step(versions)
+    assert message.startswith(f"policies.admission.{name} reproduces {pin.software} {pin.version} ")
+    assert f"components/versions.py pins {where} at {moved_to}" in message
+    # Once the module says it reproduces the new release, it is in step again.
+    monkeypatch.setattr(pins.reproduction(name), "REPRODUCES", dataclasses.replace(pin, version=moved_to))
+    remaining = [other for other in pin.pinned if other != where]
+    assert [m for m in pins.out_of_step(versions) if f"policies.admission.{name} " not in m] == []
+    assert len(pins.out_of_step(versions)) == len(remaining)
+
+
+def test_a_leading_v_is_not_a_move() -> None:
+    pin = Pin("kueue", "0.19.2", ("Images.KUEUE",), "kubernetes-sigs/kueue v0.19.2")
+    assert versions.Images.KUEUE.tag == "v0.19.2"
+    assert pins.moved("m", pin, versions) == []
+    assert pins.moved("m", dataclasses.replace(pin, version="0.19.1"), versions) != []
