@@ -628,8 +628,8 @@ def test_go_standard_library_agrees(tmp_path: Any) -> None:
         go = next(answers)
         if "-" in cidr.strip("/-"):
             continue  # a `-` makes MetalLB's ParseCIDR read a range, not call net.ParseCIDR
-        ours = str(mlb._go_cidr(cidr)) if mlb._go_cidr(cidr) is not None else "error"
+        ours = str(mlb.go_cidr(cidr)) if mlb.go_cidr(cidr) is not None else "error"
         assert ours == go, f"net.ParseCIDR({cidr!r})"
     for ip in IPS:
         go = next(answers) == "true"
-        assert (mlb._go_ip(ip) is not None) == go == cm.go_ip(ip), f"net.ParseIP({ip!r})"
+        assert (mlb.go_ip(ip) is not None) == go == cm.go_ip(ip), f"net.ParseIP({ip!r})"

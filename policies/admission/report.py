@@ -138,7 +138,7 @@ class PodSecurityGap:
             f"Pod Security of Kubernetes {self.version[0]}.{self.version[1]} is not reproduced: namespace"
             f"{'s' if len(self.namespaces) > 1 else ''} {', '.join(self.namespaces)} enforce{'' if len(self.namespaces) > 1 else 's'} "
             f"{label} (its enforce-version label, or `latest` on a cluster of that version), and their pods were judged as "
-            f"{reproduced} judges them: {self.reason}. Bring policies/admission/pss.py (and its REPRODUCES) to "
+            f"{reproduced} judges them: {self.reason}. Bring policies/admission/pss/ (and its REPRODUCES, in versions.py) to "
             f"Kubernetes {self.version[0]}.{self.version[1]}, or keep hpcforge:kubernetes.version (which sets "
             f"hpcforge's enforce-version labels) at {reproduced} or below"
         )
