@@ -1,4 +1,4 @@
-"""MetalLB's validating webhooks (policies/admission/metallb.py) against MetalLB v0.16.1's own table tests,
+"""MetalLB's validating webhooks (policies/admission/metallb/) against MetalLB v0.16.1's own table tests,
 transcribed from Go structs into the JSON objects the API server sends (same names and values):
 
 - internal/config/config_test.go `TestParse` (`For(crs, DontValidate)`; `want: nil` means the parse must

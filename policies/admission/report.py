@@ -1,17 +1,17 @@
 """Admission as the cluster and Argo CD decide it, over a whole set of plain object dicts:
 
-- Pod Security: every pod template (pss.py) against its namespace's enforce level/version;
+- Pod Security: every pod template (pss/) against its namespace's enforce level/version;
 - Argo CD: every Application against its AppProject, with the objects it would sync (argocd.py);
 - reachability: every Service the API server calls, through the NetworkPolicies (netpol);
 - Slinky: every slurm-operator custom resource, created as it is, against the operator's webhook and its
   CRDs' CEL rules (slinky.py);
 - Kueue: every Kueue object and every job Kueue's webhooks see, against Kueue 0.19.2's webhooks and
-  CRD rules (kueue.py);
+  CRD rules (kueue/);
 - operator webhooks: every cert-manager Certificate/Issuer/ClusterIssuer and MetalLB IPAddressPool,
   L2Advertisement, BGPAdvertisement, BGPPeer and Community, as the operators' validating webhooks answer
-  it (certmanager.py, metallb.py).
+  it (certmanager/, metallb/).
 - mariadb-operator: every mariadb-operator object as its validating webhook judges it, on create or, given the
-  objects deployed before, on update (mariadb.py).
+  objects deployed before, on update (mariadb/).
 
 Pure functions; the security pack's rules (rules.py) and the offline report
 (`./hpcforge admission`) both use them.
