@@ -4,7 +4,7 @@
 - Argo CD: every Application against its AppProject, with the objects it would sync (argocd.py);
 - reachability: every Service the API server calls, through the NetworkPolicies (netpol);
 - Slinky: every slurm-operator custom resource, created as it is, against the operator's webhook and its
-  CRDs' CEL rules (slinky.py);
+  CRDs' CEL rules (slinky/);
 - Kueue: every Kueue object and every job Kueue's webhooks see, against Kueue 0.19.2's webhooks and
   CRD rules (kueue/);
 - operator webhooks: every cert-manager Certificate/Issuer/ClusterIssuer and MetalLB IPAddressPool,

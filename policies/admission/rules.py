@@ -12,7 +12,7 @@
   NetworkPolicies.
 - slinky-webhook-admission (stack): every Slinky custom resource passes its CRD's CEL rules and, where
   the slurm-operator chart's values run it, the operator's validating webhook, as slurm-operator 1.2.1
-  decides them when the resource is created (slinky.py).
+  decides them when the resource is created (slinky/).
 - kueue-admission (stack): every Kueue object (ClusterQueue, Cohort, ResourceFlavor) and every job
   Kueue's webhooks see (Jobs, CronJobs' Jobs, Pods, Deployments, StatefulSets, AppWrappers) passes
   Kueue 0.19.2's validating webhooks and CRD rules; for a job Kueue will manage, so does the
