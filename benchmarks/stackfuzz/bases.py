@@ -17,7 +17,7 @@ def base_config(stack: str) -> dict[str, Any]:
     """A stack's config with its inventories (hosts, users, groups) inline, so they mutate like config;
     `apply` writes them back to inventory files."""
     if stack == "site":
-        from .sitegen import generate_site
+        from ..sitegen import generate_site
 
         return generate_site(hosts=20, nodesets=6, users=10)
     from components.config.inventory import KINDS, read_yaml_file
