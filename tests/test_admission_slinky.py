@@ -1,4 +1,4 @@
-"""Slinky slurm-operator 1.2.1's admission rules (policies/admission/slinky.py) against what hpcforge sends.
+"""Slinky slurm-operator 1.2.1's admission rules (policies/admission/slinky/) against what hpcforge sends.
 
 - Every Slinky custom resource of dev and prod, in both delivery modes, passes the webhook and the CRDs' CEL rules as
   created, without a warning; the webhook runs in hpcforge's deployment (the chart's values).
