@@ -4,6 +4,8 @@ one components/versions.py deploys, and moving a pin alone fails here, naming th
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 import re
 from typing import Any
 
@@ -43,6 +45,17 @@ def test_every_reproduction_declares_the_pin_it_reproduces() -> None:
         "metallb",
         "slurm-operator",
     }
+
+
+@pytest.mark.parametrize("name", [name for name, _ in PINS if hasattr(pins.reproduction(name), "__path__")])
+def test_a_reproduction_package_declares_its_pin_once(name: str) -> None:
+    """A package's modules hold no second `REPRODUCES` that could stay behind when the package's moves (pss/ keeps its
+    in versions.py, which its checks read, and the package re-exports that one)."""
+    package = pins.reproduction(name)
+    modules = [importlib.import_module(f"{package.__name__}.{info.name}") for info in pkgutil.iter_modules(package.__path__)]
+    assert modules
+    for module in modules:
+        assert vars(module).get("REPRODUCES", package.REPRODUCES) is package.REPRODUCES, module.__name__
 
 
 @pytest.mark.parametrize(("name", "pin"), PINS, ids=[p[0] for p in PINS])
