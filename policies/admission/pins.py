@@ -1,6 +1,7 @@
 """The upstream release each reproduction was written against, tied to the pin in components/versions.py.
 
-Every reproduction module of this package declares `REPRODUCES = Pin(...)`: the software, the version its code was
+Every reproduction of this package (a module, or a package with one module per kind or family of checks) declares
+`REPRODUCES = Pin(...)` (a package in its `__init__`, itself or re-exported): the software, the version its code was
 read at (a literal, changed only by whoever checks the reproduction against a new release), the upstream source it
 was read from, and where components/versions.py pins that software (`Charts.KUEUE`, `Images.KUEUE`,
 `KUBERNETES_VERSION`, ...). `moved` compares the two: when a pin in versions.py moves and the module's declared
@@ -19,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 REPRODUCTIONS = ("argocd", "certmanager", "kueue", "mariadb", "metallb", "pss", "slinky")
-"""The modules of this package that reproduce an upstream's admission, each declaring `REPRODUCES`."""
+"""The modules and packages of this package that reproduce an upstream's admission, each declaring `REPRODUCES`."""
 
 
 @dataclass(frozen=True)

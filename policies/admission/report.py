@@ -1,17 +1,17 @@
 """Admission as the cluster and Argo CD decide it, over a whole set of plain object dicts:
 
-- Pod Security: every pod template (pss.py) against its namespace's enforce level/version;
+- Pod Security: every pod template (pss/) against its namespace's enforce level/version;
 - Argo CD: every Application against its AppProject, with the objects it would sync (argocd.py);
 - reachability: every Service the API server calls, through the NetworkPolicies (netpol);
 - Slinky: every slurm-operator custom resource, created as it is, against the operator's webhook and its
-  CRDs' CEL rules (slinky.py);
+  CRDs' CEL rules (slinky/);
 - Kueue: every Kueue object and every job Kueue's webhooks see, against Kueue 0.19.2's webhooks and
-  CRD rules (kueue.py);
+  CRD rules (kueue/);
 - operator webhooks: every cert-manager Certificate/Issuer/ClusterIssuer and MetalLB IPAddressPool,
   L2Advertisement, BGPAdvertisement, BGPPeer and Community, as the operators' validating webhooks answer
-  it (certmanager.py, metallb.py).
+  it (certmanager/, metallb/).
 - mariadb-operator: every mariadb-operator object as its validating webhook judges it, on create or, given the
-  objects deployed before, on update (mariadb.py).
+  objects deployed before, on update (mariadb/).
 
 Pure functions; the security pack's rules (rules.py) and the offline report
 (`./hpcforge admission`) both use them.
@@ -138,7 +138,7 @@ class PodSecurityGap:
             f"Pod Security of Kubernetes {self.version[0]}.{self.version[1]} is not reproduced: namespace"
             f"{'s' if len(self.namespaces) > 1 else ''} {', '.join(self.namespaces)} enforce{'' if len(self.namespaces) > 1 else 's'} "
             f"{label} (its enforce-version label, or `latest` on a cluster of that version), and their pods were judged as "
-            f"{reproduced} judges them: {self.reason}. Bring policies/admission/pss.py (and its REPRODUCES) to "
+            f"{reproduced} judges them: {self.reason}. Bring policies/admission/pss/ (and its REPRODUCES, in versions.py) to "
             f"Kubernetes {self.version[0]}.{self.version[1]}, or keep hpcforge:kubernetes.version (which sets "
             f"hpcforge's enforce-version labels) at {reproduced} or below"
         )

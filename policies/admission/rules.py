@@ -12,18 +12,18 @@
   NetworkPolicies.
 - slinky-webhook-admission (stack): every Slinky custom resource passes its CRD's CEL rules and, where
   the slurm-operator chart's values run it, the operator's validating webhook, as slurm-operator 1.2.1
-  decides them when the resource is created (slinky.py).
+  decides them when the resource is created (slinky/).
 - kueue-admission (stack): every Kueue object (ClusterQueue, Cohort, ResourceFlavor) and every job
   Kueue's webhooks see (Jobs, CronJobs' Jobs, Pods, Deployments, StatefulSets, AppWrappers) passes
   Kueue 0.19.2's validating webhooks and CRD rules; for a job Kueue will manage, so does the
-  Workload it builds from the job's pod templates (kueue.py).
+  Workload it builds from the job's pod templates (kueue/).
 - operator-webhook-admission (stack): every cert-manager Certificate, Issuer and ClusterIssuer and every
   MetalLB IPAddressPool, L2Advertisement, BGPAdvertisement, BGPPeer and Community passes the operator's
-  validating webhook, as cert-manager v1.21.1 and MetalLB v0.16.1 decide it (certmanager.py,
-  metallb.py).
+  validating webhook, as cert-manager v1.21.1 and MetalLB v0.16.1 decide it (certmanager/,
+  metallb/).
 - mariadb-operator-admission (stack): every mariadb-operator object (MariaDB, Database, User, Grant,
   Backup) passes the operator's validating webhook on create, as mariadb-operator 26.6.0 decides it
-  (mariadb.py).
+  (mariadb/).
 
 They judge every object the engine sends: hpcforge's own and charts' rendered objects alike. Each is one
 `admission_rule`: the stack's objects (`stack_objects`, also what `./hpcforge admission` judges), a judge that

@@ -1,6 +1,6 @@
 """Policy pack `hpcforge-gitops-drift`: GitOps and drift.
 
-Only assembles the rules of policies/rules/gitops.py (see docs/policies.md). The Pulumi CLI starts a pack
+Only assembles the rules of policies/rules/gitops/ (see docs/policies.md). The Pulumi CLI starts a pack
 as `python -u -m pulumi.policy <engine-address> .` with this directory as working directory, so the
 repository root (two levels up) is put on sys.path to import the `policies` package.
 """

@@ -1,6 +1,6 @@
 """Policy pack `hpcforge-security`: security.
 
-Only assembles the rules of policies/rules/security.py (see docs/policies.md). The Pulumi CLI starts a pack
+Only assembles the rules of policies/rules/security/ (see docs/policies.md). The Pulumi CLI starts a pack
 as `python -u -m pulumi.policy <engine-address> .` with this directory as working directory, so the
 repository root (two levels up) is put on sys.path to import the `policies` package.
 """

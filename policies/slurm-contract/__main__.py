@@ -1,6 +1,6 @@
 """Policy pack `hpcforge-slurm-contract`: the Slurm/Kubernetes contract.
 
-Only assembles the rules of policies/rules/slurm.py (see docs/policies.md). The Pulumi CLI starts a pack
+Only assembles the rules of policies/rules/slurm/ (see docs/policies.md). The Pulumi CLI starts a pack
 as `python -u -m pulumi.policy <engine-address> .` with this directory as working directory, so the
 repository root (two levels up) is put on sys.path to import the `policies` package.
 """

@@ -1,7 +1,7 @@
 """Property-based suite: mutated stack files are refused by name or accepted rightly, never crash.
 
 Hypothesis generates mutations of `Pulumi.dev.yaml`, `Pulumi.prod.yaml` and a generated example
-site (benchmarks/stackfuzz.py describes each kind and its oracle) with a fixed seed; each file is
+site (benchmarks/stackfuzz/ describes each kind and its oracle) with a fixed seed; each file is
 read as the Pulumi CLI reads it, run through the real program under the mock engine, its objects
 are rendered and checked against the Kubernetes, CRD and chart schemas (../shared). No case may
 end as a traceback, a crash after preview, a wrongly accepted file or a refusal that names no key.

@@ -437,7 +437,7 @@ def test_slurm_accounting_reaches_mariadb_through_hpcforges_policies(prod_stack:
 #
 # The charts enable them with hpcforge's values (tests/offline/charts/test_charts_tier.py renders their
 # ValidatingWebhookConfigurations); here every cert-manager and MetalLB object of dev and prod is held against
-# the webhooks' rules (policies/admission/certmanager.py, policies/admission/metallb.py), and each config or
+# the webhooks' rules (policies/admission/certmanager/, policies/admission/metallb/), and each config or
 # renderer fix that keeps user config from producing a refused object is shown biting.
 
 

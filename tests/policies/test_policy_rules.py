@@ -784,7 +784,7 @@ def test_pod_security_admission() -> None:
 
 
 def test_pod_security_admission_names_a_kubernetes_version_it_does_not_reproduce() -> None:
-    """hpcforge:kubernetes.version sets the enforce-version labels: above 1.33 (what policies/admission/pss.py
+    """hpcforge:kubernetes.version sets the enforce-version labels: above 1.33 (what policies/admission/pss/
     reproduces) the rule reports the gap once, for the stack, naming the config key; at 1.33 it does not."""
     rule = admission_rules.POD_SECURITY_ADMISSION
     restricted = {

@@ -386,7 +386,7 @@ def _webhook_configuration(report: RenderReport, release: str, name: str) -> dic
 def test_operator_webhooks_are_enabled_and_admit_every_object(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
     """With hpcforge's values both charts render their validating webhooks (failurePolicy Fail, so a refusal
     stops `pulumi up` or the sync), and every cert-manager and MetalLB object, hpcforge's and the charts', passes
-    them (policies/admission/certmanager.py, policies/admission/metallb.py)."""
+    them (policies/admission/certmanager/, policies/admission/metallb/)."""
     name, stack, report = rendered
     cert_manager = _webhook_configuration(report, "cert-manager", "cert-manager-webhook")
     [hook] = cert_manager["webhooks"]

@@ -504,7 +504,7 @@ def test_admission_judges_updates_and_honours_replace_on_changes() -> None:
 
 
 # --- the hand-written ports against the generic path -------------------------------------------------------
-# policies/admission/slinky.py `crd_rule_errors` and the `CRD_RULE` refusals of admission_kueue.py stay:
+# policies/admission/slinky/ `crd_rule_errors` and the `CRD_RULE` refusals of admission_kueue.py stay:
 # the policy packs run them under `pulumi preview`/`up` (deploy.yml), where neither ../shared/crds nor the CEL
 # runtime is (the packs need stdlib + pyyaml only). Each case their tests hold goes through the generic path
 # too, and the two must agree, so a moved pin that changes a rule fails here, naming the rule.

@@ -1,4 +1,4 @@
-"""cert-manager's validating webhook (policies/admission/certmanager.py) against cert-manager v1.21.1's
+"""cert-manager's validating webhook (policies/admission/certmanager/) against cert-manager v1.21.1's
 own table tests, transcribed from Go structs into the JSON the API server sends (same names, values and
 expected field errors):
 

@@ -1,4 +1,4 @@
-"""Kueue 0.19.2's admission (policies/admission/kueue.py): each rule against the cases upstream's
+"""Kueue 0.19.2's admission (policies/admission/kueue/): each rule against the cases upstream's
 own tests list, then every Kueue object and job of dev and prod.
 
 The cases are kubernetes-sigs/kueue v0.19.2's tests, transcribed from Go builders into dicts (same

@@ -1,4 +1,4 @@
-"""mariadb-operator 26.6.0's validating webhooks (policies/admission/mariadb.py) against what hpcforge generates.
+"""mariadb-operator 26.6.0's validating webhooks (policies/admission/mariadb/) against what hpcforge generates.
 
 - every k8s.mariadb.com object of dev and prod passes the CREATE rules, and an unchanged second apply (with what the
   API server and the operator wrote into the stored object) passes the UPDATE rules;

@@ -1,4 +1,4 @@
-"""MetalLB's validating webhooks (policies/admission/metallb.py) against MetalLB v0.16.1's own table tests,
+"""MetalLB's validating webhooks (policies/admission/metallb/) against MetalLB v0.16.1's own table tests,
 transcribed from Go structs into the JSON objects the API server sends (same names and values):
 
 - internal/config/config_test.go `TestParse` (`For(crs, DontValidate)`; `want: nil` means the parse must
@@ -627,8 +627,8 @@ def test_go_standard_library_agrees(tmp_path: Any) -> None:
         go = next(answers)
         if "-" in cidr.strip("/-"):
             continue  # a `-` makes MetalLB's ParseCIDR read a range, not call net.ParseCIDR
-        ours = str(mlb._go_cidr(cidr)) if mlb._go_cidr(cidr) is not None else "error"
+        ours = str(mlb.go_cidr(cidr)) if mlb.go_cidr(cidr) is not None else "error"
         assert ours == go, f"net.ParseCIDR({cidr!r})"
     for ip in IPS:
         go = next(answers) == "true"
-        assert (mlb._go_ip(ip) is not None) == go == cm.go_ip(ip), f"net.ParseIP({ip!r})"
+        assert (mlb.go_ip(ip) is not None) == go == cm.go_ip(ip), f"net.ParseIP({ip!r})"

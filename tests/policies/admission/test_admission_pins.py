@@ -4,6 +4,8 @@ one components/versions.py deploys, and moving a pin alone fails here, naming th
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 import re
 from typing import Any
 
@@ -26,7 +28,10 @@ def bumped(version: str) -> str:
 
 
 def test_every_reproduction_declares_the_pin_it_reproduces() -> None:
-    modules = {path.stem for path in (REPO / "policies" / "admission").glob("*.py")}
+    # A reproduction is a module (policies/admission/argocd.py) or a package (policies/admission/kueue/, its
+    # REPRODUCES in __init__.py and one module per kind or family of rules beside it).
+    admission = REPO / "policies" / "admission"
+    modules = {path.stem for path in admission.glob("*.py")} | {path.parent.name for path in admission.glob("*/__init__.py")}
     assert modules - {"__init__", "pins", "report", "rules"} == set(pins.REPRODUCTIONS)
     assert all(isinstance(pin, Pin) and pin.pinned for _, pin in PINS)
     # Every reproduced operator, and Pod Security as the Kubernetes version.
@@ -39,6 +44,17 @@ def test_every_reproduction_declares_the_pin_it_reproduces() -> None:
         "metallb",
         "slurm-operator",
     }
+
+
+@pytest.mark.parametrize("name", [name for name, _ in PINS if hasattr(pins.reproduction(name), "__path__")])
+def test_a_reproduction_package_declares_its_pin_once(name: str) -> None:
+    """A package's modules hold no second `REPRODUCES` that could stay behind when the package's moves (pss/ keeps its
+    in versions.py, which its checks read, and the package re-exports that one)."""
+    package = pins.reproduction(name)
+    modules = [importlib.import_module(f"{package.__name__}.{info.name}") for info in pkgutil.iter_modules(package.__path__)]
+    assert modules
+    for module in modules:
+        assert vars(module).get("REPRODUCES", package.REPRODUCES) is package.REPRODUCES, module.__name__
 
 
 @pytest.mark.parametrize(("name", "pin"), PINS, ids=[p[0] for p in PINS])

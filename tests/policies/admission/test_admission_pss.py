@@ -1,4 +1,4 @@
-"""Pod Security Standards checks (policies/admission/pss.py).
+"""Pod Security Standards checks (policies/admission/pss/).
 
 The failing cases and their expected ForbiddenReason/ForbiddenDetail are upstream's own table tests,
 k8s.io/pod-security-admission v0.33.9 `policy/check_<id>_test.go`, transcribed from Go structs into

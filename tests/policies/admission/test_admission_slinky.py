@@ -1,4 +1,4 @@
-"""Slinky slurm-operator 1.2.1's admission rules (policies/admission/slinky.py) against what hpcforge sends.
+"""Slinky slurm-operator 1.2.1's admission rules (policies/admission/slinky/) against what hpcforge sends.
 
 - Every Slinky custom resource of dev and prod, in both delivery modes, passes the webhook and the CRDs' CEL rules as
   created, without a warning; the webhook runs in hpcforge's deployment (the chart's values).
@@ -118,7 +118,7 @@ def test_chart_webhook_defaults_are_the_charts() -> None:
 
 def test_the_crds_cel_rules_are_the_ones_reproduced() -> None:
     """Every `x-kubernetes-validations` message of the Slinky CRDs is one crd_rule_errors can give."""
-    source = Path(slinky.__file__).read_text()
+    source = Path(slinky.__file__).with_name("crd.py").read_text()  # the module of crd_rule_errors
     found = set()
     for path in require_shared("crds", "slurm-operator-1.2.1").glob("*.yaml"):
         text = path.read_text()
