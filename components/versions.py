@@ -116,7 +116,7 @@ class Manifests:
 
 KUBERNETES_VERSION = "1.33"
 """The Kubernetes minor version hpcforge targets unless a stack says otherwise (`hpcforge:kubernetes.version`'s default,
-which also sets every namespace's Pod Security `enforce-version`); policies/admission/pss.py reproduces Pod Security
+which also sets every namespace's Pod Security `enforce-version`); policies/admission/pss/ reproduces Pod Security
 Admission at this version, and a test fails when this moves without it (tests/policies/admission/test_admission_pins.py)."""
 
 SLINKY_TAG = "26.05-ubuntu26.04"

@@ -15,8 +15,8 @@ whose inputs differ is an update, or a replacement when:
 
 Refusals: deleting or replacing a `protect`ed resource (the engine stops: "unable to replace/delete
 protected resource", pulumi/pulumi pkg/resource/deploy/step_generator.go), and a changed field that an
-operator's admission webhook refuses on UPDATE (the reproductions in policies/rules/admission_slinky.py
-`update_verdicts` and policies/rules/admission.py `mariadb_verdicts`).
+operator's admission webhook refuses on UPDATE (the reproductions in policies/admission/slinky/verdicts.py
+`update_verdicts` and policies/admission/report.py `mariadb_verdicts`).
 
 The provider version: pulumi-kubernetes==4.34.2 (requirements.txt). The force-new table below was read in
 provider/pkg/provider/diff.go of the pulumi/pulumi-kubernetes snapshot at 94977969d (July 2026, after

@@ -312,7 +312,7 @@ SLINKY_WEBHOOK_ADMISSION = admission_rule(
     f"slurm-operator {slinky.REPRODUCES.version}'s validating webhook.",
     SlinkyAdmissionConfig,
     judge_slinky,
-    "Fix the custom resource where components/layers/slurm/layer.py builds it, and refuse the config value that led to it "
+    "Fix the custom resource where components/layers/slurm/objects.py builds it, and refuse the config value that led to it "
     "in components/layers/slurm/config.py (a validator naming the key).",
 )
 

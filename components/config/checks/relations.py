@@ -183,7 +183,7 @@ def _check_certificates(cfg: PlatformModel, problems: ProblemCollector) -> None:
     renew = go_duration_seconds(tls.renew_before)
     # cert-manager v1.21.1's webhook (internal/apis/certmanager/validation/certificate.go ValidateDuration)
     # refuses a Certificate whose duration is under 1h, whose renewBefore is under 5m, or whose renewBefore
-    # is not shorter than its duration (policies/admission/certmanager.py validate_duration).
+    # is not shorter than its duration (policies/admission/certmanager/certificate.py validate_duration).
     if duration < 3600:
         problems.add(["tls", "certificateDuration"], f"{tls.certificate_duration} is shorter than cert-manager's minimum of 1h")
     if renew < 300:

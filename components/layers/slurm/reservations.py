@@ -3,7 +3,7 @@
 slurm.conf cannot hold reservations: they live in slurmctld's state and are made with
 `scontrol create reservation`. hpcforge renders those commands (idempotent: update when the
 reservation exists) and runs them in a Job against the controller (see
-`components/layers/slurm/reservation_script.py` and `components/layers/reservations.py`).
+`components/layers/slurm/reservation_script.py` and `reservation_job_spec` in `components/layers/slurm/site.py`).
 """
 
 from __future__ import annotations

@@ -97,5 +97,5 @@ ARGOCD_NODESET_CUSTOMIZATION = StackRule(
     "When Argo CD and Slinky NodeSets share a cluster, Argo CD knows that NodeSet spec.template.spec is a PodSpec.",
     CustomizationConfig,
     check_argocd_nodeset_customization,
-    "Keep NODESET_KNOWN_TYPE_FIELDS in the argo-cd values (components/layers/gitops/layer.py).",
+    "Keep NODESET_KNOWN_TYPE_FIELDS in the argo-cd values (components/layers/gitops/objects.py).",
 )

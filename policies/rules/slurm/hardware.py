@@ -152,7 +152,7 @@ NODESET_POD_RESOURCES = ResourceRule(
     "A NodeSet's slurmd has CPU (= request) and memory limits, so Slurm schedules what the pod has.",
     PodResourcesConfig,
     check_nodeset_pod_resources,
-    "hpcforge sets limits from the nodeset's cpu/cpuLimit and memory/memoryLimit (components/layers/slurm/layer.py).",
+    "hpcforge sets limits from the nodeset's cpu/cpuLimit and memory/memoryLimit (components/layers/slurm/objects.py).",
 )
 
 
@@ -205,5 +205,5 @@ NODESET_RDMA = ResourceRule(
     "A NodeSet's RDMA devices, network attachments and IPC_LOCK come together.",
     RdmaConfig,
     check_nodeset_rdma,
-    "Describe the pool's NICs in hpcforge:rdma: GPU nodesets on it get all three (components/layers/slurm/layer.py).",
+    "Describe the pool's NICs in hpcforge:rdma: GPU nodesets on it get all three (components/layers/slurm/objects.py).",
 )
