@@ -193,6 +193,7 @@ def write_site(path: Path, *, hosts: int = 100, nodesets: int = 4, users: int = 
     `<stem>.slurm.yaml` (topology and accounts) beside it, named by absolute path), with libyaml's dumper:
     these files are large."""
     config = generate_site(hosts=hosts, nodesets=nodesets, users=users)
+    path.parent.mkdir(parents=True, exist_ok=True)
     stem = path.name.removesuffix(".yaml")
     for section, keys, suffix in (
         ("provisioning", ("hosts",), "hosts"),

@@ -68,3 +68,10 @@ def test_write_site_moves_the_growing_sections_into_inventory_files(tmp_path: Pa
         inventory = Path(values["inventory"]["file"])
         assert inventory == tmp_path / f"Pulumi.small.{suffix}.yaml"
         assert key in yaml.safe_load(inventory.read_text())
+
+
+def test_write_site_makes_the_folder_it_writes_into(tmp_path: Path) -> None:
+    # benchmarks/inventory_load.py's docstring tells users to generate into /tmp/site/, which need not exist.
+    path = write_site(tmp_path / "site" / "Pulumi.small.yaml", hosts=3, nodesets=4, users=5)
+    assert path.is_file()
+    assert (tmp_path / "site" / "Pulumi.small.hosts.yaml").is_file()
