@@ -1,5 +1,6 @@
 """The import graph of the project (issue 29): no import circle, components/ never imports offline/,
-and no offline module takes another's private name; and the tests' folders mirror the source's.
+no offline module takes another's private name, and each name under components/layers/ has one import path
+(no re-export); and the tests' folders mirror the source's.
 
 Every import counts, also those under `if TYPE_CHECKING:` and inside functions: a circle that only
 typing or a late import breaks is still a circle for the reader.
