@@ -30,10 +30,11 @@ from .layers.bootstrap.layer import BootstrapArgs, ClusterBootstrap
 from .layers.certificates import layer as certificates
 from .layers.certificates.layer import Certificates, CertificatesArgs
 from .layers.database import layer as database
+from .layers.database import objects as database_objects
 from .layers.database.layer import Database, DatabaseArgs
 from .layers.devops import layer as devops
 from .layers.devops.layer import DevOps, DevOpsArgs
-from .layers.directory import layer as directory
+from .layers.directory import objects as directory_objects
 from .layers.directory.layer import Directory, DirectoryArgs
 from .layers.evidence.layer import Evidence, EvidenceArgs
 from .layers.gitops import layer as gitops
@@ -41,7 +42,8 @@ from .layers.gitops.layer import GitOps, GitOpsArgs
 from .layers.gpu import layer as gpu_operator
 from .layers.gpu.layer import GpuOperator, GpuOperatorArgs
 from .layers.network import layer as network
-from .layers.network.layer import Network, NetworkArgs, TcpEntryPoint
+from .layers.network.layer import Network, NetworkArgs
+from .layers.network.objects import INGRESS_CLASS, TcpEntryPoint
 from .layers.observability import layer as observability
 from .layers.observability.alerts import RuleSettings
 from .layers.observability.layer import Observability, ObservabilityArgs
@@ -216,7 +218,7 @@ class Platform(pulumi.ComponentResource):
                 charts=by_pulumi,
                 platform_charts=plan,
                 hostname=cfg.argocd_hostname,
-                ingress_class=network.INGRESS_CLASS,
+                ingress_class=INGRESS_CLASS,
                 issuer=certificates.ACME_ISSUER if cfg.tls.acme else CA_ISSUER,
             ),
             opts=self._child(),
@@ -230,7 +232,7 @@ class Platform(pulumi.ComponentResource):
                 charts=charts,
                 dns_records=cfg.dns_records(),
                 inventory_annotations=digest_annotations(cfg.provisioning.inventory if cfg.provisioning else None),
-                tcp_entrypoints=[TcpEntryPoint(directory.LDAPS_ENTRYPOINT, 8636, 636)] if cfg.directory_hostname else [],
+                tcp_entrypoints=[TcpEntryPoint(directory_objects.LDAPS_ENTRYPOINT, 8636, 636)] if cfg.directory_hostname else [],
                 # The Network Operator's chart ships the NetworkAttachmentDefinition CRD in its crds/: it owns it then.
                 attachment_crd_chart="network-operator" if cfg.active_rdma is not None else None,
             ),
@@ -444,9 +446,9 @@ class Platform(pulumi.ComponentResource):
             BackupsArgs(
                 ctx=core.ctx,
                 config=cfg.backups,
-                mariadb=database.SERVER,
+                mariadb=database_objects.SERVER,
                 directory_suffix=cfg.directory.suffix,
-                directory_uri=f"ldaps://{directory.APP}.{directory.NAMESPACE}.svc.cluster.local:{directory.LDAPS_PORT}",
+                directory_uri=f"ldaps://{directory_objects.APP}.{directory_objects.NAMESPACE}.svc.cluster.local:{directory_objects.LDAPS_PORT}",
                 depends_on=[*identity.db.ready, *identity.ldap.ready],
             ),
             opts=self._child(),

@@ -1,5 +1,6 @@
 """The import graph of the project (issue 29): no import circle, components/ never imports offline/,
-and no offline module takes another's private name; and the tests' folders mirror the source's.
+no offline module takes another's private name, and each name under components/layers/ has one import path
+(no re-export); and the tests' folders mirror the source's.
 
 Every import counts, also those under `if TYPE_CHECKING:` and inside functions: a circle that only
 typing or a late import breaks is still a circle for the reader.
@@ -8,6 +9,7 @@ typing or a late import breaks is still a circle for the reader.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,3 +192,96 @@ def _named_test_paths_that_do_not_exist() -> list[str]:
                 continue
             found.update(f"{path.relative_to(REPO)}: {name}" for name in TEST_PATH.findall(text) if not (REPO / name).is_file())
     return sorted(found)
+
+
+LAYERS = "components.layers"
+"""Each name under components/layers/ has one import path: the module that defines it. A layer.py keeps what it
+defines (its ComponentResource, Args, outputs, CHARTS); its builders are imported from objects.py, never through it."""
+IMPORTERS = ("components", "offline", "policies", "scripts", "benchmarks", "tests", "docs")
+
+
+def _defined(tree: ast.Module) -> set[str]:
+    """The names a module's own top-level statements bind (def, class, assignment), not those it imports."""
+    found = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.Try, ast.With, ast.For)):
+            found.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+            found.update(n.name for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.ClassDef)))
+    return found
+
+
+def _exported(tree: ast.Module) -> list[str]:
+    """The names of a module's `__all__` (empty where it has none)."""
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
+            return [e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def _reexports(source: str) -> list[str]:
+    tree = ast.parse(source)
+    return sorted(set(_exported(tree)) - _defined(tree) - {"__all__"})
+
+
+def test_the_reexport_finder_finds_a_reexport() -> None:
+    assert _reexports('from .objects import spec, CHART\nclass Layer: ...\n__all__ = ["CHART", "Layer", "spec"]\n') == [
+        "CHART",
+        "spec",
+    ]
+    assert _reexports('from .objects import spec\nCHARTS = ()\ndef build(): return spec()\n__all__ = ["CHARTS", "build"]\n') == []
+
+
+def test_layer_modules_reexport_nothing() -> None:
+    """No module under components/layers/ lists in `__all__` a name it only imports (a compatibility re-export)."""
+    layers = {name: path for name, path in MODULES.items() if name.startswith(LAYERS)}
+    assert len(layers) > 50  # the check reads the real tree
+    handed_on = sorted(f"{name}: {n}" for name, path in layers.items() for n in _reexports(path.read_text()))
+    assert handed_on == []
+
+
+@functools.cache
+def _defined_in(module: str) -> frozenset[str]:
+    return frozenset(_defined(ast.parse(MODULES[module].read_text())))
+
+
+def _module_aliases(name: str, path: Path) -> dict[str, str]:
+    """{local name: module under components/layers/} for every `from package import module [as alias]` and
+    `import package.module as alias` of a file."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    aliases = {}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - (node.level - 1)] if node.level else []
+            for alias in node.names:
+                module = ".".join([*base, *([node.module] if node.module else []), alias.name])
+                if module.startswith(LAYERS) and module in MODULES:
+                    aliases[alias.asname or alias.name] = module
+        elif isinstance(node, ast.Import):
+            aliases.update({a.asname: a.name for a in node.names if a.asname and a.name.startswith(LAYERS) and a.name in MODULES})
+    return aliases
+
+
+def _taken_through(path: Path) -> Iterator[str]:
+    """`module.name` for every name a file imports from (or reads off, `module.NAME`) a module under
+    components/layers/ that does not define it."""
+    name = _module_name(path)
+    for target, names in _imports(name, path):
+        if target.startswith(LAYERS):
+            yield from (f"{target}.{n}" for n in names if n not in _defined_in(target))
+    aliases = _module_aliases(name, path)
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            module = aliases[node.value.id]
+            if node.attr not in _defined_in(module):
+                yield f"{module}.{node.attr}"
+
+
+def test_every_layer_name_is_imported_from_its_module() -> None:
+    """Every importer (the program, the runner, the rules, the scripts, the tests, the docs' code) takes a name of
+    components/layers/ from the module that defines it, not through one that imports it."""
+    files = [path for root in IMPORTERS for path in (REPO / root).rglob("*.py") if ".venv" not in path.parts]
+    through = sorted(f"{path.relative_to(REPO)}: {taken}" for path in files for taken in _taken_through(path))
+    assert through == []

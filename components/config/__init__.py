@@ -6,7 +6,8 @@ from ..layers.directory.config import DirectoryConfig, PosixGroup, PosixUser
 from ..layers.gitops.config import GitOpsConfig
 from ..layers.network.config import NetworkConfig
 from ..layers.provisioning.config import ProvisioningConfig
-from ..layers.slurm.config import NodeSetConfig, PartitionConfig, SlurmConfig
+from ..layers.slurm.config import NodeSetConfig, SlurmConfig
+from ..layers.slurm.partitions import PartitionConfig
 from ..layers.storage.config import Storage
 from .base import ConfigProblems, StrictModel
 from .loader import ConfigError, load_config, load_config_from_pulumi, parse_config_values

@@ -26,7 +26,6 @@ from .objects import (
     COMPONENT,
     DM_SECRET,
     LDAP_PORT,
-    LDAPS_ENTRYPOINT,
     LDAPS_PORT,
     LDAPS_URI,
     NAMESPACE,
@@ -171,4 +170,4 @@ class Directory(pulumi.ComponentResource):
         )
 
 
-__all__ = ["LDAPS_ENTRYPOINT", "Directory", "DirectoryArgs", "DirectoryEndpoint"]
+__all__ = ["Directory", "DirectoryArgs", "DirectoryEndpoint"]

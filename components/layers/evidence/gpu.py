@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...config.root import PlatformConfig
 from ...versions import Images
-from ..rdma.layer import rdma_resource
+from ..rdma.objects import rdma_resource
 from ..slurm.nccl import nccl_settings
 
 

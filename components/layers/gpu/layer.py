@@ -24,7 +24,7 @@ from ...context import DeployContext
 from ...k8s.resources import Namespace, Port, egress_to_apiserver, ingress_from_anywhere
 from ...versions import Charts
 from .config import GpuOperatorConfig
-from .objects import gpu_operator_values, mig_parted_config, toolkit_env
+from .objects import gpu_operator_values
 
 NAMESPACE = "gpu-operator"
 DCGM_EXPORTER_PORT = 9400
@@ -87,4 +87,4 @@ class GpuOperator(pulumi.ComponentResource):
         self.register_outputs({"namespace": NAMESPACE, "migStrategy": args.config.mig_strategy})
 
 
-__all__ = ["CHARTS", "GpuOperator", "GpuOperatorArgs", "gpu_operator_values", "mig_parted_config", "toolkit_env"]
+__all__ = ["CHARTS", "GpuOperator", "GpuOperatorArgs"]

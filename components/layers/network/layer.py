@@ -269,4 +269,4 @@ class Network(pulumi.ComponentResource):
         return [*namespace.ready, corefile_map, *zone_maps, deployment, service, pdb]
 
 
-__all__ = ["CHARTS", "INGRESS_CLASS", "Network", "NetworkArgs", "TcpEntryPoint", "ipvlan_cni_config"]
+__all__ = ["CHARTS", "Network", "NetworkArgs"]

@@ -26,18 +26,13 @@ from ...versions import Charts
 from .config import RdmaConfig
 from .objects import (
     NAMESPACE,
-    NETWORKS_ANNOTATION,
     NIC_CLUSTER_POLICY,
     NIC_CLUSTER_POLICY_READY,
     NV_IPAM_API,
-    RESOURCE_ANNOTATION,
     SRIOV_OPERATOR_CONFIG,
-    attachment_config,
     ip_pool_spec,
     network_operator_values,
     nic_cluster_policy_spec,
-    rdma_resource,
-    shared_device_plugin_config,
     sriov_network,
     sriov_node_policies,
     sriov_operator_config_spec,
@@ -163,21 +158,4 @@ class NetworkOperator(pulumi.ComponentResource):
         return sriov
 
 
-__all__ = [
-    "CHARTS",
-    "NAMESPACE",
-    "NETWORKS_ANNOTATION",
-    "NIC_CLUSTER_POLICY_READY",
-    "RESOURCE_ANNOTATION",
-    "NetworkOperator",
-    "NetworkOperatorArgs",
-    "attachment_config",
-    "ip_pool_spec",
-    "network_operator_values",
-    "nic_cluster_policy_spec",
-    "rdma_resource",
-    "shared_device_plugin_config",
-    "sriov_network",
-    "sriov_node_policies",
-    "sriov_operator_config_spec",
-]
+__all__ = ["CHARTS", "NetworkOperator", "NetworkOperatorArgs"]

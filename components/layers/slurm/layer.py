@@ -26,7 +26,7 @@ from ..gpu.active_checks import deploy_active_checks
 from ..gpu.checks_config import ActiveCheck
 from ..provisioning.config import Host
 from ..rdma.config import RdmaConfig
-from ..rdma.layer import RESOURCE_ANNOTATION
+from ..rdma.objects import RESOURCE_ANNOTATION
 from ..storage.config import StorageConfig
 from .accounts_job import deploy_accounts
 from .config import SlurmConfig

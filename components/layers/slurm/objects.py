@@ -17,7 +17,7 @@ from ...k8s.resources import (
 from ...versions import Images
 from ..provisioning.config import Host
 from ..rdma.config import Fabric, RdmaConfig
-from ..rdma.layer import NETWORKS_ANNOTATION, attachment_config, rdma_resource
+from ..rdma.objects import NETWORKS_ANNOTATION, attachment_config, rdma_resource
 from ..storage.config import NfsExport
 from ..storage.objects import container_mounts, pod_volumes
 from .config import LoginConfig, NodeSetConfig, Script, SlurmConfig

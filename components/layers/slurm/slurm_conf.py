@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from ...config.base import quantity_value
 from ..provisioning.config import Host
-from .config import NodeSetConfig, PartitionConfig, SlurmConfig
+from .config import NodeSetConfig, SlurmConfig
+from .partitions import PartitionConfig
 
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818

@@ -22,7 +22,7 @@ from components.layers.database.sql import database_sql, grant_sql, user_sql
 from components.layers.directory.ldif import BIND_PASSWORD_PLACEHOLDER, render_directory_ldif, sssd_bind_dn
 from components.layers.network.config import NetworkAttachment
 from components.layers.network.dns import render_corefile, render_hosts_file
-from components.layers.network.layer import ipvlan_cni_config
+from components.layers.network.objects import ipvlan_cni_config
 from components.layers.provisioning.grendel import GrendelSecrets, render_grendel_toml, render_inventory, render_join_script
 from components.layers.slurm.objects import nodeset_spec
 from components.layers.slurm.slurm_conf import (

@@ -30,7 +30,7 @@ from components.layers.gpu.dcgm_metrics import (
     dcgm_metrics_csv,
     metric_names,
 )
-from components.layers.gpu.layer import gpu_operator_values
+from components.layers.gpu.objects import gpu_operator_values
 from components.layers.observability.alerts import RuleSettings, alert_rules
 from components.layers.observability.dashboards import dashboards, query_metrics
 from offline.engine import RecordedStack

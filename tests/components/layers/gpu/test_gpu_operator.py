@@ -11,7 +11,7 @@ import yaml
 from components.config import ConfigError, load_config
 from components.config.checks.gpu import gpu_operator_enabled
 from components.layers.gpu.config import GpuOperatorConfig
-from components.layers.gpu.layer import gpu_operator_values, mig_parted_config
+from components.layers.gpu.objects import gpu_operator_values, mig_parted_config
 from components.platform import planned_charts
 from components.versions import Charts, Images
 from offline.engine import RecordedStack

@@ -30,9 +30,9 @@ from pydantic import ValidationError
 
 from components.config import ConfigError, PlatformConfig, load_config
 from components.layers.network.config import NetworkAttachment
-from components.layers.network.layer import ipvlan_cni_config
+from components.layers.network.objects import ipvlan_cni_config
 from components.layers.rdma.config import Fabric, RdmaConfig
-from components.layers.rdma.layer import (
+from components.layers.rdma.objects import (
     NAMESPACE,
     attachment_config,
     ip_pool_spec,

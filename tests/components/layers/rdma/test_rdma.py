@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from components.chart_hooks import with_hooks_off
 from components.config import ConfigError, load_config
 from components.layers.rdma.config import RdmaConfig
-from components.layers.rdma.layer import (
+from components.layers.rdma.objects import (
     attachment_config,
     network_operator_values,
     nic_cluster_policy_spec,

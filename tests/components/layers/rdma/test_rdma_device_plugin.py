@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 from components.layers.rdma.config import RdmaConfig
-from components.layers.rdma.layer import shared_device_plugin_config
+from components.layers.rdma.objects import shared_device_plugin_config
 from offline.engine import RecordedStack
 from tests.helpers import go_program
 from tests.test_layers import one

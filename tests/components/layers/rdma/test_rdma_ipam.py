@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from components.config import ConfigError, load_config
 from components.layers.rdma.config import RdmaConfig
-from components.layers.rdma.layer import (
+from components.layers.rdma.objects import (
     NIC_CLUSTER_POLICY_READY,
     attachment_config,
     ip_pool_spec,
