@@ -13,7 +13,7 @@ With `--render-charts` the charts are rendered first (offline/charts/render.py) 
 sent as its own resource, the Chart its parent (offline/charts/objects.py `engine_view`). Charts
 delivered by Argo CD (`argocd` delivery) never reach the packs, as under the real engine; for them the
 check prints what Argo CD would decide: each Application's AppProject rules applied to every rendered
-object it would sync (offline/admission.py `argocd_chart_verdicts`), and the cert-manager and MetalLB
+object it would sync (offline/admission/command.py `argocd_chart_verdicts`), and the cert-manager and MetalLB
 webhooks' answer to each of those objects (`argocd_chart_webhook_verdicts`), a refusal failing the check.
 
 Diagnostics are printed like `pulumi preview`'s policy summary; exit 1 on any mandatory
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .admission import print_argocd_admission, print_argocd_webhooks
+from .admission.command import print_argocd_admission, print_argocd_webhooks
 from .charts.render import RenderReport
 from .engine import RecordedStack
 from .environ import ArgumentListTooLong

@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--slurm", action="store_true", help="also move hpcforge:slurm.topology and .accounts into inventory/<stack>/slurm.yaml"
     )
 
-    from .live_cli import add_live_impact_parser
+    from .live.cli import add_live_impact_parser
 
     add_live_impact_parser(commands)
 
@@ -273,7 +273,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _live_impact(args: argparse.Namespace) -> int:
-    from .live_cli import run_live_impact
+    from .live.cli import run_live_impact
 
     return run_live_impact(args)
 
@@ -309,7 +309,7 @@ def _preview(stack: RecordedStack, args: argparse.Namespace) -> int:
 
 
 def _admission(stack: RecordedStack, args: argparse.Namespace) -> int:
-    from .admission import run_admission
+    from .admission.command import run_admission
 
     try:
         report = render_charts(args, stack)

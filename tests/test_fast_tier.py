@@ -42,6 +42,6 @@ def test_the_fast_tier_leaves_out_the_slow_tiers_and_whole_stack_runs(fast_ids: 
 
 def test_the_fast_tier_keeps_the_unit_tests(fast_ids: set[str]) -> None:
     assert "tests/offline/test_summary.py::test_plurals" in fast_ids
-    assert "tests/offline/test_live_impact.py::test_jobs_at_risk_on_the_gpu_node_and_their_gpu_hours" in fast_ids
+    assert "tests/offline/live/test_live_impact.py::test_jobs_at_risk_on_the_gpu_node_and_their_gpu_hours" in fast_ids
     assert sum(1 for test_id in fast_ids if test_id.startswith("tests/policies/test_policy_rules.py::")) > 50
     assert len(fast_ids) > 1000

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from ..engine import ProgramConfigError, run_program
-from ..live_impact import LiveDataError, jobs_at_risk, load_live, render_markdown, render_text
+from ..live.impact import LiveDataError, jobs_at_risk, load_live, render_markdown, render_text
 from ..stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
 from ..words import plural
 from .base import BaseError, State, load_base
@@ -48,7 +48,7 @@ def gate(impact: Impact, acknowledged: bool, busy_nodes: set[str] | None = None)
     """1 when the change needs an acknowledgement it does not have: an outage or data loss, or (with live data)
     Slurm nodes with running jobs among those that drain or restart now.
 
-    `busy_nodes`: the nodes the live view found running jobs on (offline/live_impact.py: `jobs_at_risk(live,
+    `busy_nodes`: the nodes the live view found running jobs on (offline/live/impact.py: `jobs_at_risk(live,
     impact.drained_nodes)`, wired by `--squeue/--sinfo`); None without live data."""
     if acknowledged:
         return 0

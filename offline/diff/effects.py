@@ -9,7 +9,7 @@ of the cluster stops until someone acts, or the deploy itself is refused half-wa
 cannot be recreated is deleted or orphaned).
 
 `Impact.drained_nodes` is the set of Slurm node names that drain or restart NOW; the live view
-(offline/live_impact.py `jobs_at_risk`) names the running jobs on them.
+(offline/live/impact.py `jobs_at_risk`) names the running jobs on them.
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "hpcforge:network.pools[1].addresses: overlaps pool 'services'",
     ),
     # What cert-manager v1.21.1's and MetalLB v0.16.1's webhooks would refuse at `pulumi up`
-    # (policies/admission/certmanager/, policies/admission/metallb/; tests/offline/test_admission_program.py).
+    # (policies/admission/certmanager/, policies/admission/metallb/; tests/offline/admission/test_admission_program.py).
     (
         "CA common name over 64 bytes (33 characters in UTF-8)",
         "prod",

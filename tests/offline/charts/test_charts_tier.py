@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from offline.admission import metallb_bgp_type, recorded_objects
+from offline.admission.command import metallb_bgp_type, recorded_objects
 from offline.charts.objects import chart_documents
 from offline.charts.render import RenderReport, hook_errors, render_stack
 from offline.charts.source import ChartSource
@@ -149,7 +149,7 @@ def test_argo_cd_permits_every_rendered_object_its_applications_sync(rendered: t
     blacklists, as Argo CD 3.4 computes them) applied to every rendered object of its sync, as
     `offline check --render-charts` reports it: nothing refused (prod's argo-workflows Role in `devops`
     was)."""
-    from offline.admission import argocd_chart_verdicts
+    from offline.admission.command import argocd_chart_verdicts
 
     name, stack, report = rendered
     verdicts = argocd_chart_verdicts(stack, report)

@@ -27,7 +27,7 @@ import yaml
 from components.config import ConfigError, load_config
 from components.layers.slurm.config import NodeSetConfig
 from components.layers.slurm.objects import nodeset_spec
-from offline.admission import recorded_objects, slinky_scope
+from offline.admission.command import recorded_objects, slinky_scope
 from offline.engine import ProgramConfigError, RecordedStack
 from policies.admission import slinky
 from policies.rules import apimachinery, gotime

@@ -1,8 +1,8 @@
-"""offline/live_impact.py on JSON captured from a real Slurm 26.05.3 (tests/fixtures/slurm-json/README.md).
+"""offline/live/impact.py on JSON captured from a real Slurm 26.05.3 (tests/fixtures/slurm-json/README.md).
 
 The fixture's cluster: gpu1 (4 GPUs) runs job 1 (2 GPUs, 12 h limit) and job 2 (1 GPU, 30 min) of root;
 cpu[1-2] run job 3 (root, both nodes) and cpu1 job 8 (nobody, no time limit); job 7 is pending; cpu2 is
-draining. Captured at 1795766430 (Unix seconds). The live tier (tests/offline/test_real_live_impact.py) checks
+draining. Captured at 1795766430 (Unix seconds). The live tier (tests/offline/live/test_real_live_impact.py) checks
 the same against a cluster it starts.
 """
 
@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import pytest
 
-from offline.live_impact import (
+from offline.live.impact import (
     LiveDataError,
     LiveSlurm,
     duration,

@@ -5,7 +5,7 @@
 
 The node names come from a change's impact (`offline diff` names the Slurm nodes that drain or restart);
 the JSON from `squeue --json` and `sinfo --json`, or from slurmrestd (token in SLURM_JWT, never on the
-command line). offline/live_impact.py says what the figures mean. Exit 0 with a report, 2 when the
+command line). offline/live/impact.py says what the figures mean. Exit 0 with a report, 2 when the
 input cannot be read.
 """
 
@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from .live_impact import LiveDataError, fetch_live, jobs_at_risk, load_live, render_markdown, render_text
+from .impact import LiveDataError, fetch_live, jobs_at_risk, load_live, render_markdown, render_text
 
 TOKEN_VARIABLE = "SLURM_JWT"
 

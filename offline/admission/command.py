@@ -13,7 +13,7 @@ metallb chart values), and per mariadb-operator object its validating webhook's 
 `--previous-config FILE` (the stack file deployed before, e.g. `git show origin/main:Pulumi.prod.yaml`),
 the mariadb-operator objects both declare are judged as updates: a changed immutable field is refused
 there, before `pulumi up` is (the other families are judged as created either way). Last, every custom
-resource against its CRD's CEL rules (offline/cel_admission.py): as an update of the object the previous
+resource against its CRD's CEL rules (offline/admission/cel.py): as an update of the object the previous
 stack file declares, where there is one (transition rules run there only).
 Exit status 1 when anything is refused, 2 when the previous stack file is invalid.
 """
@@ -48,12 +48,12 @@ from policies.rules.podtemplates import display, group_of, kind_of, namespace_of
 from policies.rules.sources import chart_basename
 from policies.rules.view import ResourceView, StackView
 
-from .cel_admission import cel_verdicts, object_key
-from .cel_admission import report_lines as cel_report_lines
-from .charts.render import RenderReport
-from .engine import ProgramConfigError, RecordedResource, RecordedStack, run_program
-from .stackfile import PROJECT_ROOT, StackFileError, read_stack_file
-from .words import plural
+from ..charts.render import RenderReport
+from ..engine import ProgramConfigError, RecordedResource, RecordedStack, run_program
+from ..stackfile import PROJECT_ROOT, StackFileError, read_stack_file
+from ..words import plural
+from .cel import cel_verdicts, object_key
+from .cel import report_lines as cel_report_lines
 
 RELEASE_LABELS = ("app.kubernetes.io/instance", "release")
 # Helm hooks Argo CD ignores (argo-cd v3.4.4 docs/user-guide/helm.md "Helm Hooks": "Unsupported hooks

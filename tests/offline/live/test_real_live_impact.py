@@ -1,4 +1,4 @@
-"""offline/live_impact.py against what a real Slurm 26.05.3 prints while jobs run.
+"""offline/live/impact.py against what a real Slurm 26.05.3 prints while jobs run.
 
 A private cluster (tests/daemons/slurm.py: slurmctld, slurmd cpu1, cpu2 and gpu1 with 4 GPUs given as
 device files, as the harness docstring describes) runs jobs as root and as nobody, two of them with
@@ -6,7 +6,7 @@ device files, as the harness docstring describes) runs jobs as root and as nobod
 `/slurm/v0.0.45/jobs` and `/nodes` with a JWT (rest_auth/jwt, `scontrol token`), and checks the jobs
 at risk on the nodes a change would drain against what Slurm's own plain `squeue` says.
 
-The same setup made the fixtures of tests/offline/test_live_impact.py (tests/fixtures/slurm-json/README.md).
+The same setup made the fixtures of tests/offline/live/test_live_impact.py (tests/fixtures/slurm-json/README.md).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from offline.live_impact import fetch_live, jobs_at_risk, load_live, render_text
+from offline.live.impact import fetch_live, jobs_at_risk, load_live, render_text
 from tests.components.layers.slurm.test_real_slurm import require_root
 from tests.daemons import slurm
 from tests.daemons.common import ManagedProcess, free_ports, run, wait_until
