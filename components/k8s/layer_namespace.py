@@ -55,9 +55,12 @@ class LayerNamespace:
         values: Mapping[str, Any],
         *,
         depends_on: Sequence[pulumi.Resource] | None = None,
+        component: str = "chart",
+        ignore_differences: Sequence[Mapping[str, Any]] = (),
     ) -> pulumi.Resource:
         """Release `release` of chart `pin` in this namespace, after `depends_on` (by default the namespace and
-        its NetworkPolicies), through the layer's ChartDeployer."""
+        its NetworkPolicies), through the layer's ChartDeployer (`component` and `ignore_differences`: the
+        Argo CD Application's label and the fields it leaves alone, see ChartDeployer.deploy)."""
         if self._charts is None:
             raise ValueError(f"namespace {self.name!r} was made without a ChartDeployer")
         return self._charts.deploy(
@@ -67,4 +70,6 @@ class LayerNamespace:
             values,
             parent=self.scope.parent,
             depends_on=self.ready if depends_on is None else depends_on,
+            ignore_differences=ignore_differences,
+            component=component,
         )

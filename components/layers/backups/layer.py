@@ -14,7 +14,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ...context import DeployContext, Stateful
-from ...k8s.resources import Namespace, config_map, secret
+from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.scope import Scope
 from .config import BackupsConfig
 from .objects import (
     BACKUP_VOLUME,
@@ -56,7 +57,7 @@ class Backups(pulumi.ComponentResource):
     def __init__(self, name: str, args: BackupsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:backups:Backups", name, None, opts)
         ctx, cfg = args.ctx, args.config
-        target = self._target(args, DATABASE_NAMESPACE, args.depends_on)
+        target = self._target(args, Scope(ctx, self, DATABASE_NAMESPACE, "backups", depends_on=args.depends_on))
         depends: list[pulumi.Resource] = [*args.depends_on, target]
         backup = k8s.apiextensions.CustomResource(
             f"{DATABASE_NAMESPACE}/backup-slurm-acct-db",
@@ -72,30 +73,25 @@ class Backups(pulumi.ComponentResource):
             self.ready += self._key_export(args, cfg.key_recipient)
         self.register_outputs({"schedule": cfg.schedule, "target": "s3" if cfg.s3 is not None else "volume"})
 
-    def _target(self, args: BackupsArgs, namespace: str, depends_on: Sequence[pulumi.Resource]) -> pulumi.Resource:
-        """The backup volume (protected) or the S3 credentials' Secret in `namespace`."""
-        ctx, cfg = args.ctx, args.config
+    def _target(self, args: BackupsArgs, scope: Scope) -> pulumi.Resource:
+        """The backup volume (protected) or the S3 credentials' Secret in the scope's namespace."""
+        ctx, cfg, namespace = args.ctx, args.config, scope.namespace
         if cfg.s3 is not None:
-            return secret(ctx, S3_SECRET, namespace, s3_credentials(cfg), component="backups", parent=self, depends_on=depends_on)
+            return scope.secret(S3_SECRET, s3_credentials(cfg))
         assert cfg.volume is not None
         return k8s.core.v1.PersistentVolumeClaim(
             f"{namespace}/{BACKUP_VOLUME}",
             metadata=ctx.meta(BACKUP_VOLUME, "backups", namespace, stateful=Stateful.VOLUME),
             spec=backup_claim_spec(cfg, ctx.storage_class_for(cfg.volume.storage_class)),
-            opts=ctx.opts(self, depends_on=list(depends_on), stateful=Stateful.VOLUME),
+            opts=ctx.opts(self, depends_on=list(scope.depends_on), stateful=Stateful.VOLUME),
         )
 
     def _directory_backup(self, args: BackupsArgs) -> list[pulumi.Resource]:
         ctx = args.ctx
-        claim = self._target(args, DIRECTORY_NAMESPACE, args.depends_on)
-        script = config_map(
-            ctx,
-            "dirsrv-backup",
-            DIRECTORY_NAMESPACE,
-            {"ldif_backup.py": LDIF_SCRIPT.read_text(), "s3put.py": S3PUT_SCRIPT.read_text()},
-            component="backups",
-            parent=self,
-            depends_on=args.depends_on,
+        scope = Scope(ctx, self, DIRECTORY_NAMESPACE, "backups", depends_on=args.depends_on)
+        claim = self._target(args, scope)
+        script = scope.config_map(
+            "dirsrv-backup", {"ldif_backup.py": LDIF_SCRIPT.read_text(), "s3put.py": S3PUT_SCRIPT.read_text()}
         )
         extra: list[pulumi.Resource] = []
         if args.config.s3 is not None:
@@ -119,15 +115,10 @@ class Backups(pulumi.ComponentResource):
 
     def _key_export(self, args: BackupsArgs, recipient: str) -> list[pulumi.Resource]:
         ctx = args.ctx
-        ns = Namespace(
-            ctx,
-            KEYS_NAMESPACE,
-            component="backups",
-            parent=self,
-            allows=key_export_allows(args.config),
-            depends_on=args.depends_on,
+        ns = LayerNamespace(
+            ctx, self, KEYS_NAMESPACE, component="backups", allows=key_export_allows(args.config), depends_on=args.depends_on
         )
-        claim = self._target(args, KEYS_NAMESPACE, ns.ready)
+        claim = self._target(args, ns.scope)
         account = k8s.core.v1.ServiceAccount(
             f"{KEYS_NAMESPACE}/{KEYS_ACCOUNT}",
             metadata=ctx.meta(KEYS_ACCOUNT, "backups", KEYS_NAMESPACE),
@@ -151,14 +142,9 @@ class Backups(pulumi.ComponentResource):
                     opts=ctx.opts(self, depends_on=[role, account]),
                 )
             )
-        files = config_map(
-            ctx,
+        files = ns.scope.config_map(
             "key-export",
-            KEYS_NAMESPACE,
             {"export_keys.py": KEYS_SCRIPT.read_text(), "s3put.py": S3PUT_SCRIPT.read_text(), "recipient.pem": recipient},
-            component="backups",
-            parent=self,
-            depends_on=ns.ready,
         )
         objects.append(files)
         objects.append(

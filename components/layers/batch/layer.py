@@ -17,6 +17,7 @@ import pulumi_kubernetes as k8s
 from ...charts import ChartDeployer, ChartUse
 from ...config.pools import NodePool
 from ...context import DeployContext
+from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.resources import KubernetesObject, Namespace
 from ...versions import Charts, Manifests
 from .config import BatchConfig
@@ -74,10 +75,16 @@ class Batch(pulumi.ComponentResource):
     def _controllers(self, args: BatchArgs) -> tuple[pulumi.Resource, pulumi.Resource, list[pulumi.Resource]]:
         """Kueue (its namespace and chart) and the AppWrapper controller (its release manifest and namespace)."""
         ctx = self._ctx
-        namespace = Namespace(
-            ctx, NAMESPACE, component="batch", parent=self, allows=kueue_namespace_allows(), depends_on=args.depends_on
+        namespace = LayerNamespace(
+            ctx,
+            self,
+            NAMESPACE,
+            component="batch",
+            allows=kueue_namespace_allows(),
+            depends_on=args.depends_on,
+            charts=args.charts,
         )
-        kueue = args.charts.deploy("kueue", Charts.KUEUE, NAMESPACE, kueue_values(), parent=self, depends_on=namespace.ready)
+        kueue = namespace.chart("kueue", Charts.KUEUE, kueue_values())
         # AppWrapper has no chart: its pinned release manifest, applied by Pulumi in both delivery modes.
         appwrapper = k8s.yaml.v2.ConfigFile(
             "appwrapper",

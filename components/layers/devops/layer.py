@@ -16,8 +16,7 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
-from ...k8s.resources import Namespace
-from ...k8s.scope import Scope
+from ...k8s.layer_namespace import LayerNamespace
 from ...versions import Charts
 from .config import DevOpsConfig
 from .objects import (
@@ -66,12 +65,10 @@ class DevOps(pulumi.ComponentResource):
         ctx, cfg = args.ctx, args.config
         ns = cfg.namespace
         controller_ns, lane_ns = self._namespaces(args)
-        chart = args.charts.deploy(
+        chart = controller_ns.chart(
             "argo-workflows",
             Charts.ARGO_WORKFLOWS,
-            WORKFLOWS_NAMESPACE,
             workflows_values(cfg, ingress_class=args.ingress_class, issuer=args.issuer),
-            parent=self,
             depends_on=[*controller_ns.ready, *lane_ns.ready],
         )
         self._workflow_rbac(ctx, ns, lane_ns.ready)
@@ -91,22 +88,23 @@ class DevOps(pulumi.ComponentResource):
         self.ready = objects
         self.register_outputs({"workflowTemplate": f"{ns}/{cfg.pipeline.name}", "registry": self.registry_host})
 
-    def _namespaces(self, args: DevOpsArgs) -> tuple[Namespace, Namespace]:
-        """The workflow controller's namespace and the lane's."""
+    def _namespaces(self, args: DevOpsArgs) -> tuple[LayerNamespace, LayerNamespace]:
+        """The workflow controller's namespace (where the chart goes) and the lane's."""
         ctx, cfg = args.ctx, args.config
-        controller_ns = Namespace(
+        controller_ns = LayerNamespace(
             ctx,
+            self,
             WORKFLOWS_NAMESPACE,
             component="workflows",
-            parent=self,
             allows=workflows_namespace_allows(cfg),
             depends_on=args.depends_on,
+            charts=args.charts,
         )
-        lane_ns = Namespace(
+        lane_ns = LayerNamespace(
             ctx,
+            self,
             cfg.namespace,
             component="devops",
-            parent=self,
             # Build images (e.g. Spack's) run as root; baseline still forbids privilege and host access.
             pod_security="baseline",
             allows=lane_namespace_allows(cfg),
@@ -156,10 +154,10 @@ class DevOps(pulumi.ComponentResource):
         when it has an external hostname (which is then the registry's address)."""
         cfg = args.config.registry
         ns = REGISTRY_NAMESPACE
-        namespace = Namespace(
-            ctx, ns, component="registry", parent=self, allows=registry_namespace_allows(), depends_on=args.depends_on
+        namespace = LayerNamespace(
+            ctx, self, ns, component="registry", app="registry", allows=registry_namespace_allows(), depends_on=args.depends_on
         )
-        tls = Scope(ctx, self, ns, "registry", app="registry", depends_on=namespace.ready).certificate(
+        tls = namespace.scope.certificate(
             "registry-tls",
             dns_names=registry_dns_names(cfg),
             issuer=args.issuer,

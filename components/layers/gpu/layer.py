@@ -21,7 +21,8 @@ import pulumi
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
-from ...k8s.resources import Namespace, Port, egress_to_apiserver, ingress_from_anywhere
+from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.resources import Port, egress_to_apiserver, ingress_from_anywhere
 from ...versions import Charts
 from .config import GpuOperatorConfig
 from .objects import gpu_operator_values
@@ -54,23 +55,23 @@ class GpuOperator(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:gpu:GpuOperator", name, None, opts)
-        namespace = Namespace(
+        namespace = LayerNamespace(
             args.ctx,
+            self,
             NAMESPACE,
             component="gpu-operator",
-            parent=self,
             # The driver, toolkit, device plugin and DCGM DaemonSets use host paths, host PID and privileges.
             pod_security="privileged",
             allows=[
                 egress_to_apiserver(),
                 ingress_from_anywhere("allow-ingress-dcgm-exporter", Port(DCGM_EXPORTER_PORT)),
             ],
-            depends_on=list(args.depends_on),
+            depends_on=args.depends_on,
+            charts=args.charts,
         )
-        chart = args.charts.deploy(
+        chart = namespace.chart(
             "gpu-operator",
             Charts.GPU_OPERATOR,
-            NAMESPACE,
             gpu_operator_values(
                 args.config,
                 site_scrapes_dcgm=args.site_scrapes_dcgm,
@@ -78,8 +79,6 @@ class GpuOperator(pulumi.ComponentResource):
                 distribution=args.distribution,
                 gpudirect_rdma=args.gpudirect_rdma,
             ),
-            parent=self,
-            depends_on=namespace.ready,
             component="gpu-operator",
         )
         self.namespace = NAMESPACE

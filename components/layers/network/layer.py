@@ -12,9 +12,8 @@ import pulumi_kubernetes as k8s
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
 from ...k8s.addresses import metallb_service_annotations
-from ...k8s.chunks import chunked_file
-from ...k8s.resources import ANYWHERE, Allow, Namespace, Port, egress_to_apiserver, ingress_from_anywhere
-from ...k8s.scope import Scope
+from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.resources import ANYWHERE, Allow, Port, egress_to_apiserver, ingress_from_anywhere
 from ...versions import Charts
 from .config import NetworkAttachment, NetworkConfig
 from .dns import render_corefile, render_hosts_file
@@ -100,11 +99,11 @@ class Network(pulumi.ComponentResource):
     # --- MetalLB -----------------------------------------------------------------------------
 
     def _metallb(self, ctx: DeployContext, cfg: NetworkConfig, charts: ChartDeployer) -> list[pulumi.Resource]:
-        namespace = Namespace(
+        namespace = LayerNamespace(
             ctx,
+            self,
             METALLB_NAMESPACE,
             component="load-balancer",
-            parent=self,
             # The speaker needs host networking and NET_RAW to answer ARP/BGP for service addresses.
             pod_security="privileged",
             allows=[
@@ -113,15 +112,9 @@ class Network(pulumi.ComponentResource):
                 Allow("allow-ingress-memberlist", "ingress", (Port(7946), Port(7946, "UDP"))),
                 Allow("allow-ingress-metrics", "ingress", (Port(7472),)),
             ],
+            charts=charts,
         )
-        chart = charts.deploy(
-            "metallb",
-            Charts.METALLB,
-            METALLB_NAMESPACE,
-            metallb_values(cfg.advertisement),
-            parent=self,
-            depends_on=namespace.ready,
-        )
+        chart = namespace.chart("metallb", Charts.METALLB, metallb_values(cfg.advertisement))
 
         def metallb_object(api_version: str, kind: str, name: str, spec: dict[str, Any]) -> pulumi.Resource:
             return k8s.apiextensions.CustomResource(
@@ -158,25 +151,21 @@ class Network(pulumi.ComponentResource):
         tcp_entrypoints: Sequence[TcpEntryPoint],
     ) -> pulumi.Resource:
         extra_ports = tuple(Port(ep.port) for ep in tcp_entrypoints)
-        namespace = Namespace(
+        namespace = LayerNamespace(
             ctx,
+            self,
             TRAEFIK_NAMESPACE,
             component="ingress",
-            parent=self,
             allows=[
                 egress_to_apiserver(),
                 ingress_from_anywhere("allow-ingress-entrypoints", Port(8000), Port(8443), *extra_ports),
                 # Traefik forwards to backends in any namespace; their own policies decide.
                 Allow("allow-egress-backends", "egress"),
             ],
+            charts=charts,
         )
-        return charts.deploy(
-            "traefik",
-            Charts.TRAEFIK,
-            TRAEFIK_NAMESPACE,
-            traefik_values(cfg.ingress, tcp_entrypoints),
-            parent=self,
-            depends_on=[*namespace.ready, *metallb],
+        return namespace.chart(
+            "traefik", Charts.TRAEFIK, traefik_values(cfg.ingress, tcp_entrypoints), depends_on=[*namespace.ready, *metallb]
         )
 
     # --- Multus (thick plugin) ---------------------------------------------------------------
@@ -217,11 +206,12 @@ class Network(pulumi.ComponentResource):
         dns_records: Mapping[str, Mapping[str, str]],
         inventory_annotations: Mapping[str, str],
     ) -> list[pulumi.Resource]:
-        namespace = Namespace(
+        namespace = LayerNamespace(
             ctx,
+            self,
             DNS_NAMESPACE,
             component="dns",
-            parent=self,
+            app="site-dns",
             allows=[
                 ingress_from_anywhere("allow-ingress-dns", Port(1053, "UDP"), Port(1053, "TCP")),
                 Allow("allow-ingress-health", "ingress", (Port(8080), Port(8181))),
@@ -231,19 +221,9 @@ class Network(pulumi.ComponentResource):
         zones = site_dns_zones(cfg.dns.zones, dns_records)
         corefile = render_corefile(sorted(zones), list(cfg.dns.upstreams), listen_port=DNS_PORT)
         files = {f"{zone}.hosts": render_hosts_file(zone, records) for zone, records in sorted(zones.items())}
-        scope = Scope(ctx, self, DNS_NAMESPACE, "dns", app="site-dns", depends_on=namespace.ready)
-        corefile_map = scope.config_map("site-dns-corefile", {"Corefile": corefile})
-        zone_maps, assemble = chunked_file(
-            ctx,
-            self,
-            DNS_NAMESPACE,
-            "site-dns-zones",
-            files,
-            component="dns",
-            app="site-dns",
-            target_dir="/etc/coredns/zones",
-            depends_on=namespace.ready,
-            annotations=dict(inventory_annotations),
+        corefile_map = namespace.scope.config_map("site-dns-corefile", {"Corefile": corefile})
+        zone_maps, assemble = namespace.scope.chunked_file(
+            "site-dns-zones", files, target_dir="/etc/coredns/zones", annotations=dict(inventory_annotations)
         )
         deployment = k8s.apps.v1.Deployment(
             f"{DNS_NAMESPACE}/site-dns",

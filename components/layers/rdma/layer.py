@@ -21,7 +21,8 @@ import pulumi_kubernetes as k8s
 
 from ...charts import WAIT_FOR_ANNOTATION, ChartDeployer, ChartUse
 from ...context import DeployContext
-from ...k8s.resources import Namespace, egress_to_apiserver
+from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.resources import egress_to_apiserver
 from ...versions import Charts
 from .config import RdmaConfig
 from .objects import (
@@ -68,22 +69,21 @@ class NetworkOperator(pulumi.ComponentResource):
     def __init__(self, name: str, args: NetworkOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:rdma:NetworkOperator", name, None, opts)
         ctx = args.ctx
-        namespace = Namespace(
+        namespace = LayerNamespace(
             ctx,
+            self,
             NAMESPACE,
             component="network-operator",
-            parent=self,
             # The device plugin and CNI DaemonSets write to host paths and use the host network.
             pod_security="privileged",
             allows=[egress_to_apiserver()],
-            depends_on=list(args.depends_on),
+            depends_on=args.depends_on,
+            charts=args.charts,
         )
-        chart = args.charts.deploy(
+        chart = namespace.chart(
             "network-operator",
             Charts.NETWORK_OPERATOR,
-            NAMESPACE,
             network_operator_values(nfd=args.deploy_nfd, sriov=any(f.mode == "sriov" for f in args.config.fabrics)),
-            parent=self,
             depends_on=[*namespace.ready, *args.nfd_crds],
             component="network-operator",
         )

@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
-from ...k8s.resources import Namespace
+from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.scope import Scope
 from ...versions import Charts
 from ..database.layer import DatabaseEndpoint
@@ -123,8 +123,7 @@ class Slurm(pulumi.ComponentResource):
         super().__init__("hpcforge:slurm:Slurm", name, None, opts)
         self._ctx, cfg = args.ctx, args.config
         self.namespace = ns = cfg.namespace
-        operator, ready_ns = self._operator(args)
-        scope = Scope(args.ctx, self, ns, "slurm", app=CONTROLLER, depends_on=ready_ns)
+        operator, scope = self._operator(args)
         keys = self._keys_and_files(scope, args)
         self.controller_address = cfg.controller.service.address if cfg.controller.service is not None else None
         controller, objects = self._controller(scope, args, operator, keys)
@@ -134,7 +133,7 @@ class Slurm(pulumi.ComponentResource):
         claims = shared_tree_claims(scope, args.storage)
         objects += self._login_sets(args, [controller, *login_deps, *claims])
         objects += site_objects(scope.but(depends_on=[controller]), cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET)
-        attachments = self._attachments(args, ready_ns)
+        attachments = self._attachments(args, scope.depends_on)
         objects += self._nodesets(scope, args, [controller, *attachments, *claims, *keys.enroot])
         if cfg.restapi.enabled:
             objects.append(self._slinky("RestApi", CONTROLLER, restapi_spec(cfg), [controller]))
@@ -149,43 +148,41 @@ class Slurm(pulumi.ComponentResource):
             }
         )
 
-    def _operator(self, args: SlurmArgs) -> tuple[pulumi.Resource, Sequence[pulumi.Resource]]:
-        """The operator's namespace and charts, and the Slurm namespace: the operator, and what the Slurm
-        namespace's objects wait for."""
+    def _operator(self, args: SlurmArgs) -> tuple[pulumi.Resource, Scope]:
+        """The operator's namespace and charts, and the Slurm namespace: the operator, and the scope of the Slurm
+        namespace's objects (they wait for the namespace and its policies)."""
         ctx, ns = args.ctx, args.config.namespace
-        operator_ns = Namespace(
+        operator_ns = LayerNamespace(
             ctx,
+            self,
             OPERATOR_NAMESPACE,
             component="slurm-operator",
-            parent=self,
             allows=operator_namespace_allows(ns),
             depends_on=args.depends_on,
+            charts=args.charts,
         )
-        slurm_ns = Namespace(
+        slurm_ns = LayerNamespace(
             ctx,
+            self,
             ns,
             component="slurm",
-            parent=self,
+            app=CONTROLLER,
             # slurmd manages cgroups and devices for jobs: its pods run privileged.
             pod_security="privileged",
             allows=slurm_namespace_allows(args.config, tuple(args.bare_metal_subnets)),
             depends_on=args.depends_on,
         )
-        crds = args.charts.deploy(
-            "slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, OPERATOR_NAMESPACE, {}, parent=self, depends_on=operator_ns.ready
-        )
-        operator = args.charts.deploy(
+        crds = operator_ns.chart("slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, {})
+        operator = operator_ns.chart(
             "slurm-operator",
             Charts.SLURM_OPERATOR,
-            OPERATOR_NAMESPACE,
             operator_values(),
-            parent=self,
             depends_on=[crds],
             # Runbooks stop the operator (`kubectl scale deployment slurm-operator --replicas=0`, docs/operations.md):
             # Argo CD must neither undo it (selfHeal) nor reset it at a later sync.
             ignore_differences=[OPERATOR_REPLICAS_IGNORED],
         )
-        return operator, slurm_ns.ready
+        return operator, slurm_ns.scope
 
     def _keys_and_files(self, scope: Scope, args: SlurmArgs) -> _KeysAndFiles:
         """The auth/slurm and JWT keys, the extra config files, enroot's drop-in (Pyxis on GPU nodesets) and the

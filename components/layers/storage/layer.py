@@ -16,7 +16,8 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
-from ...k8s.resources import Namespace, egress_to_apiserver
+from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.resources import egress_to_apiserver
 from ...versions import Charts
 from .config import StorageConfig
 from .objects import local_path_values, nfs_values, storage_class_body, storage_class_name, tree_volume_spec
@@ -105,22 +106,16 @@ class Storage(pulumi.ComponentResource):
     def _local_path(self, args: StorageArgs) -> list[pulumi.Resource]:
         """local-path-provisioner in its namespace."""
         assert args.config.local_path is not None
-        namespace = Namespace(
+        namespace = LayerNamespace(
             args.ctx,
+            self,
             LOCAL_PATH_NAMESPACE,
             component="storage",
-            parent=self,
             # Helper pods create and remove directories on the node (hostPath).
             pod_security="privileged",
             allows=[egress_to_apiserver()],
-            depends_on=list(args.depends_on),
+            depends_on=args.depends_on,
+            charts=args.charts,
         )
-        chart = args.charts.deploy(
-            "local-path-provisioner",
-            Charts.LOCAL_PATH_PROVISIONER,
-            LOCAL_PATH_NAMESPACE,
-            local_path_values(args.config.local_path),
-            parent=self,
-            depends_on=namespace.ready,
-        )
-        return [chart]
+        values = local_path_values(args.config.local_path)
+        return [namespace.chart("local-path-provisioner", Charts.LOCAL_PATH_PROVISIONER, values)]

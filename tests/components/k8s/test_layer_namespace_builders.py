@@ -42,13 +42,20 @@ def _chart(stack: RecordedStack, release: str) -> RecordedResource:
         ("argocd", "argocd"),
         ("mariadb-operator-crds", "mariadb-system"),
         ("kube-prometheus-stack", "monitoring"),
+        ("metallb", "metallb-system"),
+        ("traefik", "traefik"),
+        ("gpu-operator", "gpu-operator"),
+        ("network-operator", "nvidia-network-operator"),
+        ("kueue", "kueue-system"),
+        ("argo-workflows", "argo"),
+        ("slurm-operator-crds", "slinky"),
     ],
 )
 def test_a_chart_waits_for_its_namespace_and_policies(prod_stack: RecordedStack, release: str, namespace: str) -> None:
     assert _namespace_ready(prod_stack, namespace) <= set(_chart(prod_stack, release).depends_on)
 
 
-@pytest.mark.parametrize("namespace", ["directory", "database", "provisioning"])
+@pytest.mark.parametrize("namespace", ["directory", "database", "provisioning", "site-dns", "registry", "backups"])
 def test_the_scope_objects_wait_for_their_namespace_and_policies(prod_stack: RecordedStack, namespace: str) -> None:
     ready = _namespace_ready(prod_stack, namespace)
     kinds = ("kubernetes:core/v1:Secret", "kubernetes:core/v1:ConfigMap", "kubernetes:cert-manager.io/v1:Certificate")
@@ -57,3 +64,18 @@ def test_the_scope_objects_wait_for_their_namespace_and_policies(prod_stack: Rec
     assert made
     for resource in made:
         assert ready <= set(resource.depends_on), resource.name
+
+
+@pytest.mark.parametrize(
+    ("release", "component"),
+    [("gpu-operator", "gpu-operator"), ("network-operator", "network-operator"), ("kueue", "chart")],
+)
+def test_a_chart_carries_the_component_it_is_given(prod_stack: RecordedStack, release: str, component: str) -> None:
+    labels = _chart(prod_stack, release).inputs["metadata"]["labels"]
+    assert labels["app.kubernetes.io/component"] == component
+
+
+def test_a_chart_passes_the_fields_argo_cd_leaves_alone(prod_stack: RecordedStack) -> None:
+    ignored = _chart(prod_stack, "slurm-operator").inputs["spec"]["ignoreDifferences"]
+    assert {"kind": "Deployment", "name": "slurm-operator"}.items() <= ignored[0].items()
+    assert "/spec/replicas" in ignored[0]["jsonPointers"]
