@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from offline.admission.command import cel as cel_admission
+from offline.admission import cel as cel_admission
 from offline.engine import RecordedStack
 from offline.render import render_documents
 from offline.schema import cel

@@ -110,7 +110,7 @@ def test_other_delivery_mode_generates_the_same_mariadb_objects(
 def test_the_deployment_runs_the_webhooks(prod_stack: RecordedStack) -> None:
     """The chart's ValidatingWebhookConfiguration is rendered when `webhook.enabled` and not `currentNamespaceOnly`
     (v26.6.0 deploy/charts/mariadb-operator/templates/webhook/config.yaml); hpcforge's values keep both defaults."""
-    from tests.offline.test_admission_program import chart_values, merge
+    from tests.offline.admission.test_admission_program import chart_values, merge
 
     defaults = yaml.safe_load((require_shared("charts", "mariadb-operator-26.6.0") / "values.yaml").read_text())
     values = merge(defaults, chart_values(prod_stack, "mariadb-operator"))

@@ -33,7 +33,7 @@ from policies.admission import slinky
 from policies.rules import apimachinery, gotime
 from policies.rules.podtemplates import kind_of, name_of
 from tests.helpers import REPO, config_values, go_program, raw_config, require_shared, run_stack_file, write_variant
-from tests.offline.test_admission_program import chart_values, flipped
+from tests.offline.admission.test_admission_program import chart_values, flipped
 
 Obj = dict[str, Any]
 

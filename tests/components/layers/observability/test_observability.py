@@ -87,7 +87,7 @@ def test_chart_values_keep_data_and_select_every_monitor() -> None:
 
 def test_prod_retains_the_prometheus_and_alertmanager_claims(prod_stack: RecordedStack) -> None:
     # the operator's StatefulSets own these claims, not Pulumi: their retention policy is what protects them
-    from tests.offline.test_admission_program import chart_values as deployed_values
+    from tests.offline.admission.test_admission_program import chart_values as deployed_values
 
     values = deployed_values(prod_stack, "kube-prometheus-stack")
     retain = {"whenDeleted": "Retain", "whenScaled": "Retain"}
