@@ -35,7 +35,7 @@ MAX_BASES = 40
 """Passing objects the search mutates before it gives up."""
 
 STRINGS = ["", "a", "1", "/", "/a", "a/../b", "/..", "A", "a b", "https://example.com", "1.0.0"]
-STRINGS += ["1s", "500ms", "1500ms", "20h", "x" * 300]
+STRINGS += ["1s", "500ms", "1500ms", "20h", "2Gi", "x" * 300]
 FORMATTED = {
     "duration": ["1m", "0s", "1s", "500ms", "1500ms", "2h", "10000h"],
     "date-time": ["2026-01-01T00:00:00Z", "2031-01-01T00:00:00Z"],
@@ -44,6 +44,7 @@ FORMATTED = {
 INTEGERS = [1, 0, -1, 2, 3, 2**40]
 NUMBERS = [1.0, 0.0, -1.0, 0.5, 1e12]
 MINIMAL_STRINGS = ["a", "a1", "abc", "1", "0", "1s", "1m", "a.b", "a-b", "A", "10.0.0.1", "10.0.0.0/8", "/a", "1.0.0", "1Gi"]
+MINIMAL_STRINGS += ["https://example.com", "* * * * *"]
 METADATA = {"type": "object", "properties": {"name": {"type": "string"}, "generateName": {"type": "string"}}}
 """What a rule sees of `metadata` (the root object's name and generateName)."""
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -335,6 +336,8 @@ class Found:
     mutated: Obj
     old: Obj | None
     findings: list[str]
+    mutation_schema_valid: bool
+    """Whether the mutation passes the CRD's structural schema too (the search prefers one that does)."""
 
 
 class Search:
@@ -344,6 +347,7 @@ class Search:
         """`seed` changes the skeleton before the search starts (a hand-written entry, for a rule the search
         cannot reach from the skeleton alone)."""
         self.compiled = crd.compiled_rules
+        self.validator = crd.validator
         self.rule = rule
         self.single = only(self.compiled, rule)
         self.tries = 0
@@ -360,6 +364,11 @@ class Search:
         properties = {cel.escape_property(name) for name in rule.node.get("properties") or {}}
         if properties and not properties & set(self.hints.names):  # the rule judges the whole value (`self == oldSelf`)
             self.hints |= Hints(tuple(p for p in properties if p), (), ())
+
+    def schema_valid(self, obj: Obj) -> bool:
+        """Whether `obj` passes the CRD's structural schema (types, required fields, enum, pattern, bounds)."""
+        self.tries += 1
+        return next(self.validator.iter_errors(obj), None) is None
 
     def refused_by(self, rule: cel.Rule, obj: Obj) -> bool:
         self.tries += 1
@@ -431,26 +440,35 @@ class Search:
             yield candidate
 
     def run(self) -> Found | None:
-        """Iterative deepening: changes one level below the rule's node first, then deeper."""
+        """Iterative deepening: changes one level below the rule's node first, then deeper (until a mutation
+        that passes the schema is found, else the first one found)."""
+        first = None
         for depth in range(DEPTH + 1):
             found = self._run(depth)
-            if found is not None or self.tries > MAX_TRIES:
-                return found
-        return None
+            first = first or found
+            if (found is not None and found.mutation_schema_valid) or self.tries > MAX_TRIES:
+                break
+        return first if found is None or not found.mutation_schema_valid else found
 
     def _run(self, depth: int) -> Found | None:
+        """The first refused mutation that passes the schema, else the first refused one."""
         tried = 0
+        fallback = None
         for base in self.bases(depth):
             if self.tries > MAX_TRIES or tried >= MAX_BASES:
-                return None
-            if self.refusals(base) or not reaches(base, self.path):
+                return fallback
+            if self.refusals(base) or not reaches(base, self.path) or not self.schema_valid(base):
                 continue
             tried += 1
             for value in variants(get(base, self.path), self.rule.node, self.hints, depth):
                 if self.tries > MAX_TRIES:
-                    return None
+                    return fallback
                 mutated = replaced(base, self.path, value)
                 old = base if self.rule.transition else None
                 if self.refuses(mutated, old):
-                    return Found(base, mutated, old, cel.evaluate(self.compiled, mutated, old))
-        return None
+                    valid = self.schema_valid(mutated)
+                    found = Found(base, mutated, old, cel.evaluate(self.compiled, mutated, old), valid)
+                    if valid:
+                        return found
+                    fallback = fallback or found
+        return fallback
