@@ -1,10 +1,11 @@
 """Every CEL rule of every served version of every pinned CRD (../shared/crds) refuses a mutated object.
 
 For each compiled rule, tests/offline/schema/cel_search.py searches, from the CRD's OpenAPI schema alone, for an
-object that passes all the CRD's rules (as a create and as an unchanged update) and a mutation of it that the rule
-refuses with its own message (for a transition rule: an update from the passing object). A rule the search
-cannot reach from the minimal object gets a hand-written seed (`SEEDS`, the search goes on from it); a rule
-nothing can make refuse is listed in `UNREACHED` with the reason. `--render-charts` and
+object that passes the structural schema and all the CRD's rules (as a create and as an unchanged update) and a
+mutation of it that the rule refuses with its own message (for a transition rule: an update from the passing
+object); the mutation passes the schema too unless the rule only restates it (`SCHEMA_REFUSES_TOO`). A rule the
+search cannot reach from the minimal object gets a hand-written seed (`SEEDS`, the search goes on from it); a
+rule nothing can make refuse is listed in `UNREACHED` with the reason. `--render-charts` and
 `./hpcforge admission --objects` judge objects of every pinned kind with these rules, not only the kinds
 hpcforge renders (tests/offline/schema/test_cel.py covers those against the rendered objects).
 """
@@ -21,6 +22,7 @@ import pytest
 
 from offline.schema import cel
 from offline.schema.crd import CrdIndex, CrdVersion, load_crd_index
+from offline.schema.kube import GroupVersionKind
 from tests.helpers import require_shared
 from tests.offline.schema.cel_search import Found, Hints, Search, Seed, is_rule_message, minimal, only, variants
 
@@ -120,7 +122,11 @@ def problems_of(crd: CrdVersion, rule: cel.Rule, found: Found) -> list[str]:
     if schema_errors:
         problems.append(f"the valid object breaks the schema: {schema_errors}")
     if found.mutation_schema_valid is (key(crd, rule) in SCHEMA_REFUSES_TOO):
-        problems.append(f"the mutation passes the schema: {found.mutation_schema_valid}, see SCHEMA_REFUSES_TOO")
+        problems.append(
+            "stale SCHEMA_REFUSES_TOO entry: a mutation that passes the schema was found"
+            if found.mutation_schema_valid
+            else "the only mutation found breaks the schema too: list the rule in SCHEMA_REFUSES_TOO"
+        )
     findings = cel.evaluate(compiled, found.mutated, found.old)
     own = [f for f in cel.evaluate(only(compiled, rule), found.mutated, found.old) if is_rule_message(rule, f)]
     if not own or not set(own) <= set(findings):
@@ -180,8 +186,6 @@ def test_every_rule_of_every_pinned_crd_refuses_a_mutated_object(index: CrdIndex
 
 
 def _crd(rule: str, node: dict[str, Any]) -> CrdVersion:
-    from offline.schema.kube import GroupVersionKind
-
     schema = {
         "type": "object",
         "properties": {"spec": {**node, "x-kubernetes-validations": [{"rule": rule, "message": "m"}]}},
