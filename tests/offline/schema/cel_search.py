@@ -1,13 +1,16 @@
 """A mechanical search, from a CRD's OpenAPI schema, for an object that passes every CEL rule of the CRD and a
 mutation of it that one given rule refuses (tests/offline/schema/test_cel_every_rule.py).
 
-The object is a minimal instance reaching the rule's node (required fields filled with type-correct values that
+The start is a minimal instance reaching the rule's node (required fields filled with type-correct values that
 honour `enum`, `pattern`, `format`, `minimum`, `minLength`/`maxLength` and `minItems`). Candidate values are a
 bounded, deterministic list per schema type (empty, odd, long strings and the string literals of the rule;
-0/-1/huge integers and the integer literals of the rule; empty, one-item and duplicated lists; missing, added and
-extra keys), tried only on the properties the rule names, a few levels deep. A rule that another rule refuses on
-the minimal instance is first repaired the same way (the properties those rules name). For a transition rule
-(one that reads `oldSelf`) the passing object is the stored one and the mutation the update.
+0/-1/huge integers and the integer literals of the rule; empty, grown and duplicated lists; dropped, added and
+extra keys), tried only on the properties the rule (or another rule on the same node) names. What another rule
+refuses is repaired the same way, with the properties that rule names. The passing object ("base") is the
+repaired start or one change of it, and must pass the structural schema too; the mutation is one more change,
+one that passes the schema preferred. Changes go one property level below the node first, then deeper
+(iterative deepening to `DEPTH`), within `MAX_TRIES` evaluations. For a transition rule (one that reads
+`oldSelf`) the base is the stored object and the mutation the update.
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ Path = tuple[Any, ...]
 """A concrete place in an object: property names, list indices and map keys."""
 
 DEPTH = 4
-"""How many levels below a rule's node the search changes values."""
+"""How many property levels below a rule's node the search changes values (a list item is no level of its own)."""
 MAX_TRIES = 6000
-"""Evaluations of the rule under search before it gives up (keeps the search bounded)."""
+"""Evaluations (CEL and schema) for one rule before the search gives up (keeps it bounded)."""
 MAX_BASES = 40
 """Passing objects the search mutates before it gives up."""
 
@@ -445,10 +448,12 @@ class Search:
         first = None
         for depth in range(DEPTH + 1):
             found = self._run(depth)
+            if found is not None and found.mutation_schema_valid:
+                return found
             first = first or found
-            if (found is not None and found.mutation_schema_valid) or self.tries > MAX_TRIES:
+            if self.tries > MAX_TRIES:
                 break
-        return first if found is None or not found.mutation_schema_valid else found
+        return first
 
     def _run(self, depth: int) -> Found | None:
         """The first refused mutation that passes the schema, else the first refused one."""
