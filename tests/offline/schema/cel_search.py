@@ -32,7 +32,7 @@ Path = tuple[Any, ...]
 
 DEPTH = 4
 """How many property levels below a rule's node the search changes values (a list item is no level of its own)."""
-MAX_TRIES = 6000
+MAX_TRIES = 10000
 """Evaluations (CEL and schema) for one rule before the search gives up (keeps it bounded)."""
 MAX_BASES = 40
 """Passing objects the search mutates before it gives up."""

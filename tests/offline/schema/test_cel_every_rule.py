@@ -71,9 +71,6 @@ SEEDS: dict[Key, Seed] = {
         "priorityClassName is immutable while workload quota reserved and priorityClassSource is not equal to "
         "kueue.x-k8s.io/workloadpriorityclass",
     ): _workload("QuotaReserved", priorityClassSource="scheduling.k8s.io/priorityclass", priorityClassName="a"),
-    (WORKLOAD, "Workload", "queueName is immutable while workload quota reserved"): _workload("QuotaReserved"),
-    (WORKLOAD, "Workload", "maximumExecutionTimeSeconds is immutable while workload quota reserved"): _workload("Admitted"),
-    (WORKLOAD, "Workload", "priorityClassRef is immutable while workload quota reserved"): _workload("QuotaReserved"),
     (WORKLOAD, "Workload", "priorityClassRef.group is immutable while workload quota reserved"): _workload(
         "QuotaReserved", **PRIORITY_CLASS
     ),
