@@ -60,17 +60,23 @@ WORKLOAD = "crds/kueue-0.19.2/Workload.yaml"
 # from the seeded object; each entry must still be needed by one version at least (one the search does without
 # fails the test).
 SEEDS: dict[Key, Seed] = {
-    # kueue Workload: `status.conditions.exists(c, c.type == 'QuotaReserved' && c.status == 'True')` (two fields
-    # of a list item, five of them required) and then the field the rule keeps fixed.
+    # kueue v0.19.2 Workload, rules on the root object guarded by
+    # `status.conditions.exists(c, c.type == 'QuotaReserved' && c.status == 'True')` (two fields of a list item,
+    # five of them required) and by more fields:
+    # `... && has(self.status.admission) ? size(self.spec.podSets) == size(self.status.admission.podSetAssignments)`
     (WORKLOAD, "Workload", "podSetAssignments must have the same number of podSets as the spec"): _workload(
         "QuotaReserved", with_admission=True
     ),
+    # v1beta1: `... && has(oldSelf.spec.priorityClassSource) && has(self.spec.priorityClassSource) &&
+    # (self.spec.priorityClassSource != 'kueue.x-k8s.io/workloadpriorityclass') && has(oldSelf.spec.priorityClassName)`
     (
         WORKLOAD,
         "Workload",
         "priorityClassName is immutable while workload quota reserved and priorityClassSource is not equal to "
         "kueue.x-k8s.io/workloadpriorityclass",
     ): _workload("QuotaReserved", priorityClassSource="scheduling.k8s.io/priorityclass", priorityClassName="a"),
+    # v1beta2: `... && has(oldSelf.spec.priorityClassRef) && has(self.spec.priorityClassRef)` (and `.name`: group
+    # scheduling.k8s.io, kind PriorityClass); a priorityClassRef needs `spec.priority` (the rule on spec).
     (WORKLOAD, "Workload", "priorityClassRef.group is immutable while workload quota reserved"): _workload(
         "QuotaReserved", **PRIORITY_CLASS
     ),
