@@ -78,13 +78,13 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
     ]
     if gpu_operator_enabled(config):
         uses += gpu_operator.CHARTS
-    if config.rdma is not None and config.rdma.enabled:
+    if config.active_rdma is not None:
         uses += network_operator.CHARTS
     if config.batch is not None and config.batch.enabled:
         uses += batch.CHARTS
     if config.devops is not None and config.devops.enabled:
         uses += devops.CHARTS
-    if config.observability is not None and config.observability.enabled:
+    if config.monitored:
         uses += observability.CHARTS
     return uses
 
@@ -448,7 +448,7 @@ class Platform(pulumi.ComponentResource):
                 config=cfg.backups,
                 mariadb=database_objects.SERVER,
                 directory_suffix=cfg.directory.suffix,
-                directory_uri=f"ldaps://{directory_objects.APP}.{directory_objects.NAMESPACE}.svc.cluster.local:{directory_objects.LDAPS_PORT}",
+                directory_uri=identity.ldap.endpoint.ldap_uri,
                 depends_on=[*identity.db.ready, *identity.ldap.ready],
             ),
             opts=self._child(),

@@ -1,6 +1,5 @@
-"""The effects a plan has on the site, their severities and how they are reported: what the operators and daemons of the site will do with a plan: one effect per line, each with the
-upstream code or document that makes it so (the `EVIDENCE_*` constant next to its rule), a severity, a
-blast radius and a rollback path.
+"""What an effect of a plan on the site is (`Effect`, `Impact`): one line each, with the upstream code or document
+that makes it so (the `EVIDENCE_*` constant next to its rule), a severity, a blast radius and a rollback path.
 
 Severities, mildest first: none (nothing running notices), reload (a daemon rereads its configuration or a
 reconcile Job runs; nothing restarts), rolling-drain (Slurm nodes drained and restarted a few at a time),

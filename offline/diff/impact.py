@@ -1,15 +1,5 @@
-"""What the operators and daemons of the site will do with a plan: one effect per line, each with the
-upstream code or document that makes it so (the `EVIDENCE_*` constant next to its rule), a severity, a
-blast radius and a rollback path.
-
-Severities, mildest first: none (nothing running notices), reload (a daemon rereads its configuration or a
-reconcile Job runs; nothing restarts), rolling-drain (Slurm nodes drained and restarted a few at a time),
-singleton-restart (a single instance restarts: a short pause of that service), outage (a service or part
-of the cluster stops until someone acts, or the deploy itself is refused half-way), data-loss (state that
-cannot be recreated is deleted or orphaned).
-
-`Impact.drained_nodes` is the set of Slurm node names that drain or restart NOW; the live view
-(offline/live/impact.py `jobs_at_risk`) names the running jobs on them.
+"""What the operators and daemons of the site will do with a plan: every rule of slurm_rules.py and site_rules.py
+over every change, then the rules over the whole plan, as the effects of effects.py (where the severities are told).
 """
 
 from __future__ import annotations

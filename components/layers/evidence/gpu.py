@@ -55,8 +55,8 @@ def gpu_check_environments(config: PlatformConfig, base: dict[str, str]) -> list
             },
         )
     ]
-    rdma = config.rdma
-    if rdma is not None and rdma.enabled:
+    rdma = config.active_rdma
+    if rdma is not None:
         pools = {ns.pool for ns in nodesets if ns is not None and ns.pool}
         fabrics = min((len(rdma.fabrics_of(pool)) for pool in pools), default=0)
         if fabrics:
