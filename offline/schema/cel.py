@@ -517,6 +517,12 @@ def evaluate(
     return messages
 
 
+def judged_paths(compiled: CrdRules, rule: Rule, document: Any) -> list[tuple[Any, ...]]:
+    """The concrete paths of the values of `document` (as given, defaults not applied) that `rule` judges: every
+    non-null value at its data path (list items by index, map values by key)."""
+    return [path for path, value, _ in _values(document, MISSING, compiled.schema, rule.data_path, ()) if value is not None]
+
+
 def applicable(compiled: CrdRules, document: Mapping[str, Any]) -> list[tuple[Rule, str]]:
     """(rule, path) of every value of `document` (defaulted) that a rule judges on a create (transition rules
     left out unless `optionalOldSelf`)."""
@@ -525,8 +531,7 @@ def applicable(compiled: CrdRules, document: Mapping[str, Any]) -> list[tuple[Ru
         (rule, _format_path(path))
         for rule in compiled.rules
         if not rule.transition or rule.optional_old_self
-        for path, value, _ in _values(defaulted, MISSING, compiled.schema, rule.data_path, ())
-        if value is not None
+        for path in judged_paths(compiled, rule, defaulted)
     ]
 
 
@@ -537,6 +542,5 @@ def transition_applicable(compiled: CrdRules, document: Mapping[str, Any]) -> li
         (rule, _format_path(path))
         for rule in compiled.rules
         if rule.transition
-        for path, value, _ in _values(defaulted, defaulted, compiled.schema, rule.data_path, ())
-        if value is not None
+        for path in judged_paths(compiled, rule, defaulted)
     ]

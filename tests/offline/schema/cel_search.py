@@ -308,29 +308,6 @@ def is_rule_message(rule: cel.Rule, finding: str) -> bool:
     return finding.endswith(": " + (rule.message or f"failed rule: {rule.rule}"))
 
 
-def locations(compiled: cel.CrdRules, rule: cel.Rule, obj: Obj) -> list[Path]:
-    """The concrete paths of `obj` the rule judges."""
-    found: list[Path] = []
-
-    def walk(value: Any, node: Mapping[str, Any], steps: Sequence[str], path: Path) -> None:
-        if not steps:
-            if value is not None:
-                found.append(path)
-            return
-        step, child = steps[0], _child(node, steps[0])
-        if step == cel.ITEM and isinstance(value, list):
-            for index, item in enumerate(value):
-                walk(item, child, steps[1:], (*path, index))
-        elif step == cel.VALUE and isinstance(value, Mapping):
-            for key, item in value.items():
-                walk(item, child, steps[1:], (*path, key))
-        elif isinstance(value, Mapping) and step in value:
-            walk(value[step], child, steps[1:], (*path, step))
-
-    walk(obj, compiled.schema, rule.data_path, ())
-    return found
-
-
 @dataclass
 class Found:
     """A passing object and a mutation the rule refuses (`old` set for a transition rule: the stored object)."""
@@ -386,7 +363,7 @@ class Search:
         """The rules `obj` does not pass, with the places they judge."""
         if not self.refusals(obj):
             return []
-        return [(rule, locations(self.compiled, rule, obj)) for rule in self.compiled.rules if self.refused_by(rule, obj)]
+        return [(rule, cel.judged_paths(self.compiled, rule, obj)) for rule in self.compiled.rules if self.refused_by(rule, obj)]
 
     def repaired(self, obj: Obj, depth: int) -> Obj:
         """`obj` changed, one refused rule at a time, until every rule passes (or it cannot be)."""
