@@ -14,6 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .ground.exposure import PRIVATE_RANGES
 from .ground.meta import PROTECTION_ANNOTATION, labels, object_meta
 from .ground.platform_core import DeliveryMode, ProtectionMode
 
@@ -44,6 +45,10 @@ class DeployContext:
     provider: k8s.Provider | None
     production: bool = False
     """`hpcforge:environmentKind` is `production` (never guessed from the environment's name)."""
+    api_server: tuple[str, ...] = ()
+    """The control plane's addresses (`hpcforge:kubernetes.apiServerAddresses`); empty: not known."""
+    site_ranges: tuple[str, ...] = PRIVATE_RANGES
+    """The site's own networks (`hpcforge:network.siteRanges`): the default clients of every published service."""
 
     # --- options -----------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from .charts import ChartDeployer, ChartUse
 from .context import DeployContext
 from .ground.inventory_ref import digest_annotations
 from .k8s.certificates import CA_ISSUER
+from .k8s.resources import PodPeer
 from .layers.backups.layer import Backups, BackupsArgs
 from .layers.batch import layer as batch
 from .layers.batch.layer import Batch, BatchArgs
@@ -45,6 +46,7 @@ from .layers.slurm import layer as slurm
 from .layers.slurm.layer import Slurm, SlurmArgs
 from .layers.slurm.sacct import render_desired_state
 from .layers.slurm.script_settings import gpu_health_settings
+from .layers.slurm.traffic import LOGIN_POD, SLURMDBD_POD
 from .layers.storage.layer import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
 from .site.checks.gpu import dcgm_scraped, gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints, gpus_in_nvml_order
 from .site.placement import (
@@ -202,6 +204,8 @@ class Platform(pulumi.ComponentResource):
             protection=cfg.protection_mode,
             provider=provider,
             production=cfg.is_production,
+            api_server=tuple(cfg.kubernetes.api_server_addresses),
+            site_ranges=tuple(cfg.network.site_ranges),
         )
 
     # --- core: GitOps, network, certificates, sealed secrets, storage ------------------------------------------
@@ -264,7 +268,9 @@ class Platform(pulumi.ComponentResource):
         db = (
             Database(
                 "database",
-                DatabaseArgs(ctx=ctx, config=cfg.database, charts=core.charts, client_namespaces=[cfg.slurm.namespace]),
+                DatabaseArgs(
+                    ctx=ctx, config=cfg.database, charts=core.charts, clients=[PodPeer(cfg.slurm.namespace, SLURMDBD_POD)]
+                ),
                 opts=self._child(),
             )
             if cfg.slurm.accounting.enabled
@@ -278,7 +284,7 @@ class Platform(pulumi.ComponentResource):
                 issuer=core.certs.ca_issuer,
                 certificate_duration=tls.certificate_duration,
                 renew_before=tls.renew_before,
-                client_namespaces=[cfg.slurm.namespace],
+                clients=[PodPeer(cfg.slurm.namespace, LOGIN_POD)],
                 expose_hostname=cfg.directory_hostname,
                 depends_on=core.certs.ready,
             ),

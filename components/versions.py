@@ -40,10 +40,14 @@ class ChartPin:
 class ImagePin:
     repository: str
     tag: str
+    digest: str | None = None
+    """`sha256:<64 hex>` of the image the tag named when it was pinned (`crane digest <repository>:<tag>`): the
+    reference then names that image whatever the tag later points at (docs/operations.md, "Pinning images by
+    digest"). None: not resolved yet; the security pack's images-by-digest lists each such image in prod."""
 
     @property
     def ref(self) -> str:
-        return f"{self.repository}:{self.tag}"
+        return f"{self.repository}:{self.tag}" + (f"@{self.digest}" if self.digest else "")
 
 
 @dataclass(frozen=True)

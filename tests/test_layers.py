@@ -79,8 +79,10 @@ def test_argocd_values(dev_stack: RecordedStack) -> None:
     assert known == [{"field": "spec.template.spec", "type": "core/v1/PodSpec"}]
     assert values["redisSecretInit"]["enabled"] is False
     assert "values.configs.secret.argocdServerAdminPassword" in argocd.secret_paths
-    assert values["server"]["ingress"]["tls"] is True
-    assert values["server"]["ingress"]["annotations"]["cert-manager.io/cluster-issuer"] == "hpcforge-ca"
+    # No single sign-on in dev: Argo CD is not published (issue 39), and no rule lets Traefik in.
+    assert "ingress" not in values["server"] and values["configs"]["cm"]["admin.enabled"] is True
+    assert "argocd/allow-ingress-from-traefik" not in objects(dev_stack, "NetworkPolicy")
+    assert values["configs"]["params"]["application.namespaces"] == "site-apps"
     assert "auth" in one(dev_stack, "Secret", "argocd", "argocd-redis")["stringData"]
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import field_validator
 
 from ..versions import KUBERNETES_VERSION
-from .base import DnsName, StrictModel
+from .base import DnsName, IPv4Network, StrictModel
 
 
 class KubernetesConfig(StrictModel):
@@ -24,6 +24,11 @@ class KubernetesConfig(StrictModel):
     is refused by mariadb-operator's webhook."""
     context: str | None = None
     """kubeconfig context to use (null: the current context, or `kubernetes:context`)."""
+    api_server_addresses: tuple[IPv4Network, ...] = ()
+    """The control plane's addresses (CIDRs, e.g. `10.10.0.10/32` per server) where the API server listens: the only
+    peers of every namespace's API-server egress rule and of the ingress rules of the webhooks and aggregated APIs
+    the API server calls (it calls them from the control-plane hosts). Empty: not known, so those rules name every
+    address (`0.0.0.0/0`), as in a lab; the security pack's `apiserver-peers-bounded` refuses that in prod."""
 
     @field_validator("version")
     @classmethod

@@ -32,9 +32,19 @@ class LayerNamespace:
         allows: Sequence[Allow] = (),
         depends_on: Sequence[pulumi.Resource] = (),
         charts: ChartDeployer | None = None,
+        same_namespace: bool = True,
+        extra_labels: Mapping[str, str] | None = None,
     ) -> None:
         self.namespace = Namespace(
-            ctx, name, component=component, parent=parent, pod_security=pod_security, allows=allows, depends_on=depends_on
+            ctx,
+            name,
+            component=component,
+            parent=parent,
+            pod_security=pod_security,
+            allows=allows,
+            depends_on=depends_on,
+            same_namespace=same_namespace,
+            extra_labels=extra_labels,
         )
         self.scope = Scope(ctx, parent, name, component, app=app, depends_on=tuple(self.namespace.ready))
         self._charts = charts

@@ -14,6 +14,10 @@ from ..context import DeployContext, Stateful
 
 PodSecurityLevel = Literal["privileged", "baseline", "restricted"]
 ANYWHERE = "0.0.0.0/0"
+USER_CODE_LABEL = "hpcforge.io/user-code"
+"""On a namespace where users' code runs: `beside-services` (it shares the namespace with daemons that hold keys or
+credentials: each NetworkPolicy names its pods, the security pack's `user-code-policies-select-pods` checks it) or
+`only` (every pod there is the users' own)."""
 
 
 @dataclass(frozen=True)
@@ -30,11 +34,42 @@ class Port:
         return spec
 
 
+APP_LABEL = "app.kubernetes.io/name"
+
+
+@dataclass(frozen=True)
+class PodPeer:
+    """Pods of one namespace, by labels (none: every pod of it); `apps`: any of these `app.kubernetes.io/name`s."""
+
+    namespace: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    apps: tuple[str, ...] = ()
+
+    def to_k8s(self) -> dict[str, Any]:
+        peer: dict[str, Any] = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": self.namespace}}}
+        selector = pod_selector(self.labels, self.apps)
+        if selector:
+            peer["podSelector"] = selector
+        return peer
+
+
+def pod_selector(labels: Mapping[str, str], apps: Sequence[str] = ()) -> dict[str, Any]:
+    """A label selector: `labels` exactly, and (with `apps`) an `app.kubernetes.io/name` among them."""
+    selector: dict[str, Any] = {}
+    if labels:
+        selector["matchLabels"] = dict(labels)
+    if apps:
+        selector["matchExpressions"] = [{"key": APP_LABEL, "operator": "In", "values": list(apps)}]
+    return selector
+
+
 @dataclass(frozen=True)
 class Allow:
     """One NetworkPolicy rule on top of the namespace's default deny.
 
-    Peers: `namespaces` (by name), `cidrs`, or neither (then the rule has no peer restriction).
+    Peers: `namespaces` (by name), `cidrs`, the control plane (`api_server`), or none of them (then the rule has no
+    peer restriction). `peer_pods` narrows the peers to pods with these labels: in `namespaces` when given, else in
+    the policy's own namespace. `except_cidrs` are cut out of every CIDR peer.
     `pod_labels` narrows the pods in this namespace that the rule applies to (default: all).
     """
 
@@ -44,19 +79,41 @@ class Allow:
     namespaces: tuple[str, ...] = ()
     cidrs: tuple[str, ...] = ()
     pod_labels: Mapping[str, str] = field(default_factory=dict)
+    peer_pods: Mapping[str, str] = field(default_factory=dict)
+    api_server: bool = False
+    """The peers are the API server's addresses (`hpcforge:kubernetes.apiServerAddresses`, see `to_spec`)."""
+    except_cidrs: tuple[str, ...] = ()
+    except_api_server: bool = False
+    """Cut the API server's addresses out of every CIDR peer too (when they are known)."""
+    pod_peers: tuple[PodPeer, ...] = ()
+    """Further peers: pods of a namespace, by labels."""
+    pod_apps: tuple[str, ...] = ()
+    """With `pod_labels`: the rule applies to pods whose `app.kubernetes.io/name` is one of these."""
+    all_namespaces: bool = False
+    """A further peer: every pod of every namespace (`namespaceSelector: {}`)."""
 
-    def to_spec(self) -> dict[str, Any]:
+    def to_spec(self, api_server: Sequence[str] = ()) -> dict[str, Any]:
+        """The NetworkPolicy spec. `api_server`: the control plane's addresses, empty when not known (then a rule
+        with `api_server` peers names every address, ANYWHERE)."""
+        pods = {"podSelector": {"matchLabels": dict(self.peer_pods)}} if self.peer_pods else {}
         peers: list[dict[str, Any]] = [
-            {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}} for ns in self.namespaces
+            {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}, **pods} for ns in self.namespaces
         ]
-        peers += [{"ipBlock": {"cidr": cidr}} for cidr in self.cidrs]
+        if self.peer_pods and not self.namespaces and not self.cidrs and not self.api_server:
+            peers.append(pods)
+        peers += [peer.to_k8s() for peer in self.pod_peers]
+        if self.all_namespaces:
+            peers.append({"namespaceSelector": {}})
+        cidrs = list(self.cidrs) + (list(api_server or (ANYWHERE,)) if self.api_server else [])
+        cut = [*self.except_cidrs, *(api_server if self.except_api_server else ())]
+        peers += [{"ipBlock": {"cidr": cidr, **({"except": cut} if cut else {})}} for cidr in cidrs]
         rule: dict[str, Any] = {}
         if peers:
             rule["to" if self.direction == "egress" else "from"] = peers
         if self.ports:
             rule["ports"] = [port.to_k8s() for port in self.ports]
         return {
-            "podSelector": {"matchLabels": dict(self.pod_labels)} if self.pod_labels else {},
+            "podSelector": pod_selector(self.pod_labels, self.pod_apps),
             "policyTypes": ["Egress" if self.direction == "egress" else "Ingress"],
             self.direction: [rule],
         }
@@ -67,10 +124,18 @@ class Allow:
 HTTPS = Port(443)
 
 
-def egress_to_apiserver() -> Allow:
-    # The API server is outside the pod network (host network or an external endpoint), so it can
-    # only be matched by address; its address differs per cluster, hence any address on its ports.
-    return Allow("allow-egress-apiserver", "egress", (HTTPS, Port(6443)), cidrs=(ANYWHERE,))
+def egress_to_apiserver(pod_labels: Mapping[str, str] | None = None) -> Allow:
+    """The API server, for the pods that hold a service account token (`pod_labels`; default: every pod of the
+    namespace, where every pod is an operator's). It is outside the pod network (host network or an external
+    endpoint), so it can only be matched by address: the control plane's (`hpcforge:kubernetes.apiServerAddresses`),
+    or any address when they are not configured. 443 is the `kubernetes` Service's port (rewritten to the
+    endpoints' port before policies apply on most CNIs), 6443 the API server's."""
+    return Allow("allow-egress-apiserver", "egress", (HTTPS, Port(6443)), api_server=True, pod_labels=dict(pod_labels or {}))
+
+
+def ingress_from_apiserver(name: str, *ports: Port, pod_labels: Mapping[str, str] | None = None) -> Allow:
+    """For webhooks and aggregated APIs: the API server calls them from the control-plane hosts' addresses."""
+    return Allow(name, "ingress", tuple(ports), api_server=True, pod_labels=dict(pod_labels or {}))
 
 
 def egress_to_internet(*ports: int) -> Allow:
@@ -78,16 +143,18 @@ def egress_to_internet(*ports: int) -> Allow:
 
 
 def ingress_from_anywhere(name: str, *ports: Port) -> Allow:
-    """For webhooks (called by the API server from the host network) and LoadBalancer services."""
+    """For LoadBalancer services that are public (say so in config) and for traffic whose source is not known."""
     return Allow(name, "ingress", tuple(ports), cidrs=(ANYWHERE,))
 
 
-def ingress_from_namespaces(name: str, namespaces: Sequence[str], *ports: Port) -> Allow:
-    return Allow(name, "ingress", tuple(ports), namespaces=tuple(namespaces))
+def ingress_from_namespaces(
+    name: str, namespaces: Sequence[str], *ports: Port, peer_pods: Mapping[str, str] | None = None
+) -> Allow:
+    return Allow(name, "ingress", tuple(ports), namespaces=tuple(namespaces), peer_pods=dict(peer_pods or {}))
 
 
-def egress_to_namespaces(name: str, namespaces: Sequence[str], *ports: Port) -> Allow:
-    return Allow(name, "egress", tuple(ports), namespaces=tuple(namespaces))
+def egress_to_namespaces(name: str, namespaces: Sequence[str], *ports: Port, peer_pods: Mapping[str, str] | None = None) -> Allow:
+    return Allow(name, "egress", tuple(ports), namespaces=tuple(namespaces), peer_pods=dict(peer_pods or {}))
 
 
 _BASELINE_ALLOWS = (
@@ -122,8 +189,11 @@ class Namespace:
         depends_on: Sequence[pulumi.Resource] = (),
         created_by: pulumi.Resource | None = None,
         extra_labels: Mapping[str, str] | None = None,
+        same_namespace: bool = True,
     ) -> None:
-        """`created_by`: the namespace comes from an upstream manifest; patch our labels onto it."""
+        """`created_by`: the namespace comes from an upstream manifest; patch our labels onto it. `same_namespace`:
+        every pod may reach every other pod of the namespace (False: only what `allows` opens, for a namespace where
+        users' code runs beside services)."""
         self.name = name
         version = f"v{ctx.kubernetes_version}"
         pss = {
@@ -145,8 +215,8 @@ class Namespace:
             )
         self.policies: list[k8s.networking.v1.NetworkPolicy] = []
         self._add(ctx, parent, "default-deny", {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]})
-        for allow in (*_BASELINE_ALLOWS, *_same_namespace_allows(name), *allows):
-            self._add(ctx, parent, allow.name, allow.to_spec())
+        for allow in (*_BASELINE_ALLOWS, *(_same_namespace_allows(name) if same_namespace else ()), *allows):
+            self._add(ctx, parent, allow.name, allow.to_spec(ctx.api_server))
 
     def _add(self, ctx: DeployContext, parent: pulumi.Resource, policy: str, spec: dict[str, Any]) -> None:
         self.policies.append(

@@ -4,8 +4,8 @@
 Runs as the backups layer's key-export CronJob (Python standard library plus the `openssl` command):
 
 1. reads, through the Kubernetes API with the pod's service account, the sealed-secrets controller's
-   keys (Secrets in kube-system labelled `sealedsecrets.bitnami.com/sealed-secrets-key`) and the
-   private CA's Secret (cert-manager namespace);
+   keys it is given by name (`--sealed-secret NAME`, hpcforge:backups.sealingKeys: its Role may `get`
+   exactly those Secrets of kube-system, and list none) and the private CA's Secret (cert-manager namespace);
 2. writes them as one JSON document (the Secrets' names, namespaces, labels, types and data) to
    `openssl cms -encrypt -aes256 -binary -outform DER -recip RECIPIENT.pem`, whose output becomes
    `<dir>/keys-<UTC time>.cms`; nothing unencrypted touches the disk;
@@ -55,15 +55,16 @@ def keep(secret):
     }
 
 
-def collect(api, token, ca_file, sealed_namespace, ca_namespace, ca_secret):
-    selector = urllib.parse.quote(SEALED_SECRETS_LABEL)
-    sealed = api_get(api, f"/api/v1/namespaces/{sealed_namespace}/secrets?labelSelector={selector}", token, ca_file)["items"]
-    if not sealed:
-        raise RuntimeError(
-            f"no Secret labelled {SEALED_SECRETS_LABEL} in {sealed_namespace}: is the sealed-secrets controller running?"
-        )
+def collect(api, token, ca_file, sealed_namespace, sealed_names, ca_namespace, ca_secret):
+    """The named sealing keys and the CA's Secret, each read by name (the Role lists no Secret)."""
+    found = []
+    for name in sorted(sealed_names):
+        secret = api_get(api, f"/api/v1/namespaces/{sealed_namespace}/secrets/{urllib.parse.quote(name)}", token, ca_file)
+        if SEALED_SECRETS_LABEL not in secret["metadata"].get("labels", {}):
+            raise RuntimeError(f"{sealed_namespace}/{name} is not a sealed-secrets key (no {SEALED_SECRETS_LABEL} label)")
+        found.append(keep(secret))
     ca = api_get(api, f"/api/v1/namespaces/{ca_namespace}/secrets/{ca_secret}", token, ca_file)
-    return [keep(s) for s in sorted(sealed, key=lambda s: s["metadata"]["name"])] + [keep(ca)]
+    return [*found, keep(ca)]
 
 
 def main(argv=None):
@@ -75,13 +76,22 @@ def main(argv=None):
     parser.add_argument("--dir", required=True)
     parser.add_argument("--keep-days", type=int, default=30)
     parser.add_argument("--sealed-secrets-namespace", default="kube-system")
+    parser.add_argument("--sealed-secret", action="append", default=[], help="name of a sealing key to export (repeat)")
     parser.add_argument("--ca-namespace", default="cert-manager")
     parser.add_argument("--ca-secret", default="hpcforge-ca")
     parser.add_argument("--openssl", default="openssl")
     args = parser.parse_args(argv)
     with open(args.token_file, encoding="utf-8") as handle:
         token = handle.read().strip()
-    secrets = collect(args.api, token, args.api_ca_file or None, args.sealed_secrets_namespace, args.ca_namespace, args.ca_secret)
+    secrets = collect(
+        args.api,
+        token,
+        args.api_ca_file or None,
+        args.sealed_secrets_namespace,
+        args.sealed_secret,
+        args.ca_namespace,
+        args.ca_secret,
+    )
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")  # noqa: UP017 (image Python may predate 3.11)
     path = os.path.join(args.dir, f"keys-{stamp}.cms")
     partial = path + ".partial"
@@ -108,6 +118,8 @@ def main(argv=None):
         "removed": removed,
         "uploaded": uploaded,
     }
+    if not args.sealed_secret:
+        summary["warning"] = "no sealing key named (hpcforge:backups.sealingKeys): sealed-secrets keys not exported"
     print(json.dumps(summary, sort_keys=True))
     return 0
 

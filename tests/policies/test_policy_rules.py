@@ -17,6 +17,7 @@ from policies.families import ALL_RULES, FAMILIES
 from policies.framework import _deserialize_with_markers, install_secret_shim, to_policy
 from policies.rules import gitops, security, slurm
 from policies.rules.images import parse_image
+from policies.rules.knobs import ObjectSelector
 from policies.rules.rule import ResourceRule, StackRule
 from policies.rules.view import ResourceView, StackView
 from policies.rules.wire import SECRET_SIG, SIG_KEY, SecretInt, SecretStr, Unknown, from_wire, is_secret
@@ -225,7 +226,7 @@ def test_every_rule_becomes_a_pulumi_policy_with_a_defaulted_schema() -> None:
     from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
     names = [rule.name for rule in ALL_RULES]
-    assert len(names) == len(set(names)) == 30
+    assert len(names) == len(set(names)) == 36
     for rule in ALL_RULES:
         policy = to_policy(rule)
         expected = ResourceValidationPolicy if isinstance(rule, ResourceRule) else StackValidationPolicy
@@ -1123,3 +1124,168 @@ def test_accessors_note_the_unknowns_they_answer_for() -> None:
         assert get({"a": Unknown()}, "a", "b") is None
     assert reads == ["a mapping", "a list", "a string", "a mapping"]
     assert mapping(Unknown()) == {}  # outside a rule run nothing is collected
+
+
+# --- least privilege (policies/rules/security/privilege.py, issue 39): each rule against the pattern of the old render --
+
+
+def _role(rules: list[dict[str, Any]], kind: str = "Role", name: str = "hpcforge-key-export") -> ResourceView:
+    return k8s(kind, name, "kube-system" if kind == "Role" else None, api="rbac.authorization.k8s.io/v1", rules=rules)
+
+
+def test_rbac_least_privilege() -> None:
+    rule = security.RBAC_LEAST_PRIVILEGE
+    # The key export's Role before issue 39: get/list on every Secret of kube-system.
+    old = _role([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}])
+    assert [p.split(" may ")[1].split(":")[0] for p in rule(old)] == ["list Secrets", "get Secrets without resourceNames"]
+    named = _role([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": ["sealed-secrets-key"]}])
+    assert rule(named) == []
+    wild = _role([{"apiGroups": ["k8s.cni.cncf.io"], "resources": ["*"], "verbs": ["*"]}], kind="ClusterRole", name="multus")
+    assert len(rule(wild)) == 2
+    assert rule(wild, security.RbacConfig(allow_list=(ObjectSelector(kind="ClusterRole", name="multus"),))) == []
+    everything = _role([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["watch"]}])
+    assert any("may watch Secrets" in p for p in rule(everything))
+
+
+def _project(name: str, spec: dict[str, Any]) -> ResourceView:
+    return k8s("AppProject", name, "argocd", api="argoproj.io/v1alpha1", spec=spec)
+
+
+def test_appproject_scoped() -> None:
+    rule = security.APPPROJECT_SCOPED
+    old = _project(
+        "site-apps",
+        {
+            "destinations": [
+                {"server": "https://kubernetes.default.svc", "namespace": "argocd"},
+                {"server": "https://kubernetes.default.svc", "namespace": "monitoring"},
+            ],
+            "clusterResourceWhitelist": [{"group": "", "kind": "Namespace"}],
+        },
+    )
+    problems = rule(old)
+    assert len(problems) == 3
+    assert "reaches Argo CD's own namespace" in problems[0] and "clusterResourceWhitelist" in problems[1]
+    assert "namespaceResourceWhitelist is empty" in problems[2]
+    new = _project(
+        "site-apps",
+        {
+            "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "portal"}],
+            "clusterResourceWhitelist": [],
+            "namespaceResourceWhitelist": [{"group": "apps", "kind": "Deployment"}],
+        },
+    )
+    assert rule(new) == []
+    rbac = _project("x", {"namespaceResourceWhitelist": [{"group": "rbac.authorization.k8s.io", "kind": "RoleBinding"}]})
+    assert "RBAC and Argo CD kinds" in rule(rbac)[0]
+    projects = _project("x", {"namespaceResourceWhitelist": [{"group": "argoproj.io", "kind": "AppProject"}]})
+    assert "RBAC and Argo CD kinds" in rule(projects)[0]
+    root = _project("site-root", {"namespaceResourceWhitelist": [{"group": "argoproj.io", "kind": "Application"}]})
+    assert rule(root) == []
+    assert rule(_project("hpcforge-platform", {"clusterResourceWhitelist": [{"group": "*", "kind": "*"}]})) == []
+
+
+def test_loadbalancer_source_ranges() -> None:
+    rule = security.LOADBALANCER_SOURCE_RANGES
+    # The slurmctld and login services before issue 39: a LoadBalancer on MetalLB with no source ranges.
+    old = k8s(
+        "Controller", "slurm", "slurm", api="slinky.slurm.net/v1beta1", spec={"service": {"spec": {"type": "LoadBalancer"}}}
+    )
+    assert "without loadBalancerSourceRanges" in rule(old)[0]
+    ranged = {"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.20.0.0/23"]}
+    assert rule(k8s("LoginSet", "login", "slurm", api="slinky.slurm.net/v1beta1", spec={"service": {"spec": ranged}})) == []
+    everyone = k8s("Service", "dns", "site-dns", spec={"type": "LoadBalancer", "loadBalancerSourceRanges": ["0.0.0.0/0"]})
+    assert "say `hpcforge.io/exposure: public`" in rule(everyone)[0]
+    public = k8s("Service", "dns", "site-dns", spec={"type": "LoadBalancer"}, annotations={"hpcforge.io/exposure": "public"})
+    assert rule(public) == []
+    assert rule(k8s("Service", "x", "y", spec={"type": "ClusterIP"})) == []
+    traefik = chart("traefik", "41.3.0", {"service": {"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local"}}})
+    assert "values.service" in rule(traefik)[0]
+
+
+def test_user_code_policies_select_pods() -> None:
+    rule = security.USER_CODE_POLICIES
+    slurm_ns = namespace("slurm", {**LABELS, "hpcforge.io/user-code": "beside-services"})
+    deny = network_policy("slurm")
+    dns = network_policy(
+        "slurm",
+        "allow-egress-dns",
+        {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{"ports": [{"port": 53, "protocol": "UDP"}]}]},
+    )
+    # The Slurm namespace before issue 39: every pod reaches the database.
+    old = network_policy(
+        "slurm",
+        "allow-egress-database",
+        {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{"ports": [{"port": 3306}]}]},
+    )
+    found = rule(stack(slurm_ns, deny, dns, old))
+    assert [v.message.split(":")[0] for v in found] == [old.display]
+    narrowed = network_policy(
+        "slurm",
+        "allow-egress-database",
+        {"podSelector": {"matchLabels": {"app.kubernetes.io/name": "slurmdbd"}}, "egress": [{"ports": [{"port": 3306}]}]},
+    )
+    assert rule(stack(slurm_ns, deny, dns, narrowed)) == []
+    assert rule(stack(namespace("team-a"), network_policy("team-a", "x", {"podSelector": {}, "ingress": [{}]}))) == []
+    # Every pod may reach a pod it names (slurmctld), not a namespace or an address range.
+    to_ctld = {"podSelector": {"matchLabels": {"app.kubernetes.io/name": "slurmctld"}}}
+    named = network_policy("slurm", "allow-egress-slurmctld", {"podSelector": {}, "egress": [{"to": [to_ctld]}]})
+    assert rule(stack(slurm_ns, named)) == []
+    ranged = network_policy("slurm", "x", {"podSelector": {}, "egress": [{"to": [to_ctld, {"ipBlock": {"cidr": "10.0.0.0/8"}}]}]})
+    assert rule(stack(slurm_ns, ranged))
+
+
+def test_apiserver_peers_bounded() -> None:
+    rule = security.APISERVER_PEERS_BOUNDED
+    old = network_policy(
+        "slurm",
+        "allow-egress-apiserver",
+        {
+            "podSelector": {},
+            "policyTypes": ["Egress"],
+            "egress": [{"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"port": 443}, {"port": 6443}]}],
+        },
+    )
+    assert "reaches port 6443 at every address" in rule(old)[0]
+    bounded = network_policy(
+        "slurm",
+        "allow-egress-apiserver",
+        {"podSelector": {}, "egress": [{"to": [{"ipBlock": {"cidr": "10.10.0.10/32"}}], "ports": [{"port": 6443}]}]},
+    )
+    assert rule(bounded) == []
+    pulls = network_policy(
+        "slurm",
+        "allow-egress-image-pulls",
+        {"podSelector": {}, "egress": [{"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"port": 443}]}]},
+    )
+    assert rule(pulls) == []
+    anything = network_policy(
+        "monitoring", "scrape", {"podSelector": {}, "egress": [{"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}]}
+    )
+    assert rule(anything)
+    assert rule(anything, security.ApiServerPeersConfig(allow_list=(ObjectSelector(namespace="monitoring"),))) == []
+
+
+def test_images_by_digest() -> None:
+    rule = security.IMAGES_BY_DIGEST
+    old = deployment({"name": "c", "image": "ghcr.io/squarefactory/grendel:0.2.5"})
+    assert "is not pinned by digest" in rule(old)[0]
+    pinned = deployment({"name": "c", "image": "ghcr.io/squarefactory/grendel:0.2.5@sha256:" + "a" * 64})
+    assert rule(pinned) == []
+    assert rule(old, security.DigestConfig(exempt_images=("ghcr.io/squarefactory/grendel:*",))) == []
+    assert rule(old, security.DigestConfig(exempt_images=("ghcr.io/other/*",)))
+
+
+def test_prod_digest_exemptions_are_pins_without_a_digest() -> None:
+    """prod.json's images-by-digest exemptions are exactly hpcforge's pins that have no digest yet (and the site's own
+    build image): an exemption cannot outlive the digest being set, nor hide an image hpcforge does not pin."""
+    from components.versions import ImagePin, Images
+
+    entries = json.loads((CONFIG_DIR / "prod.json").read_text())["images-by-digest"]["exemptImages"]
+    assert all(entry["reason"] for entry in entries)
+    exempt = {entry["image"] for entry in entries}
+    pins = [pin for pin in vars(Images).values() if isinstance(pin, ImagePin)]
+    undigested = {f"{pin.repository}:{pin.tag}" for pin in pins if pin.digest is None}
+    site_images = {"docker.io/spack/ubuntu-jammy:0.23.1"}  # Pulumi.prod.yaml hpcforge:devops.pipeline
+    assert exempt - site_images <= undigested
+    assert not {f"{pin.repository}:{pin.tag}" for pin in pins if pin.digest} & exempt

@@ -7,7 +7,7 @@ import re
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from ...ground.base import MULTILINE, Quantity, StrictModel
+from ...ground.base import MULTILINE, K8sName, Quantity, StrictModel
 
 _CRON_FIELD = r"(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?(,(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?)*"
 _CRON_ITEM = re.compile(r"(\*|([0-9]+)(?:-([0-9]+))?)(?:/([0-9]+))?")
@@ -88,6 +88,12 @@ class BackupsConfig(StrictModel):
     key_recipient: str | None = Field(default=None, json_schema_extra=MULTILINE)
     """PEM certificate that the sealed-secrets keys and the CA key are encrypted to (`openssl cms`) before they are
     written to the backup target; keep its private key offline. Null: the keys are not exported."""
+
+    sealing_keys: tuple[K8sName, ...] = ()
+    """Names of the sealed-secrets controller's keys (Secrets in kube-system) that the key export reads:
+    `kubectl -n kube-system get secret -l sealedsecrets.bitnami.com/sealed-secrets-key -o name`. Its Role may `get`
+    exactly these (resourceNames) and list no Secret. The controller makes a new key every 30 days unless its
+    renewal is off: add each new name, or the export leaves it out (its summary says which it exported)."""
 
     @field_validator("key_recipient")
     @classmethod

@@ -125,7 +125,7 @@ class Backups(pulumi.ComponentResource):
             opts=ctx.opts(self, depends_on=ns.ready),
         )
         objects: list[pulumi.Resource] = [claim, account]
-        for namespace, rules in key_export_grants():
+        for namespace, rules in key_export_grants(args.config):
             role = k8s.rbac.v1.Role(
                 f"{namespace}/{KEY_EXPORT_ROLE}",
                 metadata=ctx.meta(KEY_EXPORT_ROLE, "backups", namespace),

@@ -112,17 +112,16 @@ def key_export_allows(cfg: BackupsConfig) -> list[Allow]:
     return allows
 
 
-def key_export_grants() -> list[tuple[str, list[dict[str, Any]]]]:
-    """Read access to exactly what is exported, per namespace: the sealed-secrets keys (generated names: list by
-    label) and the CA's Secret by name."""
-    grants = (("kube-system", ["get", "list"], None), ("cert-manager", ["get"], [CA_SECRET_NAME]))
-    roles: list[tuple[str, list[dict[str, Any]]]] = []
-    for namespace, verbs, names in grants:
-        rule: dict[str, Any] = {"apiGroups": [""], "resources": ["secrets"], "verbs": verbs}
-        if names:
-            rule["resourceNames"] = names
-        roles.append((namespace, [rule]))
-    return roles
+def key_export_grants(cfg: BackupsConfig) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Read access to exactly what is exported, per namespace, by name: the sealing keys named in
+    `backups.sealingKeys` (none: no Role in kube-system) and the CA's Secret. No `list`: RBAC cannot narrow a list
+    to names, and a list of kube-system's Secrets would read every Secret there."""
+    grants = (("kube-system", list(cfg.sealing_keys)), ("cert-manager", [CA_SECRET_NAME]))
+    return [
+        (namespace, [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": names}])
+        for namespace, names in grants
+        if names
+    ]
 
 
 def backup_volume(cfg: BackupsConfig) -> dict[str, Any]:
@@ -234,6 +233,7 @@ def key_export_spec(cfg: BackupsConfig, *, labels: dict[str, str]) -> dict[str, 
             str(_keep_days(cfg)),
             "--ca-secret",
             CA_SECRET_NAME,
+            *(arg for name in cfg.sealing_keys for arg in ("--sealed-secret", name)),
         ],
         env=s3_env(cfg, "keys"),
         memory_limit="256Mi",

@@ -15,7 +15,8 @@ from ...k8s.resources import (
     Port,
     container_resources,
     egress_to_apiserver,
-    ingress_from_anywhere,
+    ingress_from_apiserver,
+    ingress_from_namespaces,
 )
 from ...versions import Images
 from .config import ClusterQueue, PriorityClass, Quota, Team
@@ -39,18 +40,19 @@ def kueue_namespace_allows() -> list[Allow]:
     """The traffic rules of Kueue's namespace: the API server, the webhook, metrics and the visibility API."""
     return [
         egress_to_apiserver(),
-        ingress_from_anywhere("allow-ingress-webhook", Port(9443)),
-        ingress_from_anywhere("allow-ingress-metrics", Port(8443)),
+        ingress_from_apiserver("allow-ingress-webhook", Port(9443)),
+        # Prometheus (monitoring) scrapes the controller's metrics.
+        ingress_from_namespaces("allow-ingress-metrics", ["monitoring"], Port(8443)),
         # The visibility APIServices (v1beta1/v1beta2.visibility.kueue.x-k8s.io) route through the
         # kueue-visibility-server Service to targetPort 8082 (kueue 0.19.2 chart, rendered): the
-        # API server calls it from the host network.
-        ingress_from_anywhere("allow-ingress-visibility", Port(KUEUE_VISIBILITY_PORT)),
+        # API server calls it from the control-plane hosts: nobody else (it lists every team's pending workloads).
+        ingress_from_apiserver("allow-ingress-visibility", Port(KUEUE_VISIBILITY_PORT)),
     ]
 
 
 def appwrapper_namespace_allows() -> list[Allow]:
     """The traffic rules of the AppWrapper controller's namespace: the API server and its webhook."""
-    return [egress_to_apiserver(), ingress_from_anywhere("allow-ingress-webhook", Port(9443))]
+    return [egress_to_apiserver(), ingress_from_apiserver("allow-ingress-webhook", Port(9443))]
 
 
 def kueue_values() -> dict[str, Any]:

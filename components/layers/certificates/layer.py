@@ -14,7 +14,7 @@ from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
 from ...k8s.certificates import CA_ISSUER, CA_SECRET
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, egress_to_apiserver, egress_to_internet, ingress_from_anywhere
+from ...k8s.resources import Port, egress_to_apiserver, egress_to_internet, ingress_from_apiserver
 from ...versions import Charts
 from .config import TlsConfig
 from .objects import (
@@ -59,7 +59,7 @@ class Certificates(pulumi.ComponentResource):
                 egress_to_apiserver(),
                 # ACME directories and HTTP-01 self-checks.
                 egress_to_internet(80, 443),
-                ingress_from_anywhere("allow-ingress-webhook", Port(10250)),
+                ingress_from_apiserver("allow-ingress-webhook", Port(10250)),
             ],
             depends_on=args.depends_on,
             charts=args.charts,

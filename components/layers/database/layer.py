@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, egress_to_apiserver, egress_to_namespaces, ingress_from_anywhere, ingress_from_namespaces
+from ...k8s.resources import Allow, PodPeer, Port, egress_to_apiserver, egress_to_namespaces, ingress_from_apiserver
 from ...versions import Charts, Images
 from .config import DatabaseConfig
 from .face import DatabaseEndpoint
@@ -49,8 +49,8 @@ class DatabaseArgs:
     ctx: DeployContext
     config: DatabaseConfig
     charts: ChartDeployer
-    client_namespaces: Sequence[str]
-    """Namespaces whose pods may connect to MariaDB (slurmdbd's)."""
+    clients: Sequence[PodPeer]
+    """The pods that may connect to MariaDB (slurmdbd's), besides the operator."""
     depends_on: Sequence[pulumi.Resource] = ()
 
 
@@ -68,7 +68,7 @@ class Database(pulumi.ComponentResource):
             component="database-operator",
             allows=[
                 egress_to_apiserver(),
-                ingress_from_anywhere("allow-ingress-webhook", Port(9443), Port(10250)),
+                ingress_from_apiserver("allow-ingress-webhook", Port(9443), Port(10250)),
                 # The operator manages databases, users and grants over SQL.
                 egress_to_namespaces("allow-egress-mysql", [NAMESPACE], Port(3306)),
             ],
@@ -85,7 +85,12 @@ class Database(pulumi.ComponentResource):
             # forbids privilege, host namespaces and host paths (audit/warn stay at restricted).
             pod_security="baseline",
             allows=[
-                ingress_from_namespaces("allow-ingress-mysql", [*args.client_namespaces, OPERATOR_NAMESPACE], Port(3306)),
+                Allow(
+                    "allow-ingress-mysql",
+                    "ingress",
+                    (Port(3306),),
+                    pod_peers=(*args.clients, PodPeer(OPERATOR_NAMESPACE)),
+                ),
             ],
             depends_on=args.depends_on,
         )

@@ -16,12 +16,17 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
+from ...k8s.generated import generated_password
 from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.resources import secret
 from ...versions import Charts
 from .config import DevOpsConfig
 from .objects import (
+    REGISTRY_CREDENTIALS_SECRET,
+    REGISTRY_HTPASSWD_SECRET,
     REGISTRY_NAMESPACE,
     REGISTRY_PORT,
+    REGISTRY_USER,
     SOFTWARE_CLAIMS,
     WORKFLOW_ACCOUNT,
     WORKFLOWS_NAMESPACE,
@@ -155,7 +160,29 @@ class DevOps(pulumi.ComponentResource):
         cfg = args.config.registry
         ns = REGISTRY_NAMESPACE
         namespace = LayerNamespace(
-            ctx, self, ns, component="registry", app="registry", allows=registry_namespace_allows(), depends_on=args.depends_on
+            ctx,
+            self,
+            ns,
+            component="registry",
+            app="registry",
+            allows=registry_namespace_allows(args.config.namespace),
+            depends_on=args.depends_on,
+        )
+        # Every request is authenticated: the lane pushes with `registry-credentials`, the site hands the same
+        # credentials to who pulls. Only the bcrypt hash goes to the registry.
+        password = generated_password(ctx, "registry-push", length=32, parent=self)
+        htpasswd = namespace.scope.secret(
+            REGISTRY_HTPASSWD_SECRET, {"htpasswd": pulumi.Output.concat(REGISTRY_USER, ":", password.bcrypt_hash, "\n")}
+        )
+        credentials = secret(
+            ctx,
+            REGISTRY_CREDENTIALS_SECRET,
+            args.config.namespace,
+            {"username": REGISTRY_USER, "password": password.result},
+            component="devops",
+            parent=self,
+            app="registry",
+            depends_on=[htpasswd],
         )
         tls = namespace.scope.certificate(
             "registry-tls",
@@ -174,7 +201,7 @@ class DevOps(pulumi.ComponentResource):
             f"{ns}/registry",
             metadata=ctx.meta("registry", "registry", ns),
             spec=registry_deployment_spec(ctx.labels("registry", "registry")),
-            opts=ctx.opts(self, depends_on=[data, tls]),
+            opts=ctx.opts(self, depends_on=[data, tls, htpasswd]),
         )
         service = k8s.core.v1.Service(
             f"{ns}/registry",
@@ -182,7 +209,7 @@ class DevOps(pulumi.ComponentResource):
             spec=registry_service_spec(),
             opts=ctx.opts(self, depends_on=[deployment]),
         )
-        objects: list[pulumi.Resource] = [*namespace.ready, tls, data, deployment, service]
+        objects: list[pulumi.Resource] = [*namespace.ready, tls, htpasswd, credentials, data, deployment, service]
         self.registry_host = f"{registry_service_host(ns)}:{REGISTRY_PORT}"
         if cfg.hostname:
             objects.append(

@@ -155,8 +155,18 @@ def registry_service_host(namespace: str = REGISTRY_NAMESPACE) -> str:
     return f"registry.{namespace}.svc.cluster.local"
 
 
-def registry_namespace_allows() -> list[Allow]:
-    return [Allow("allow-ingress-registry", "ingress", (Port(REGISTRY_PORT),))]
+def registry_namespace_allows(lane_namespace: str) -> list[Allow]:
+    """The registry takes pushes from the lane and everything else through Traefik (whose LoadBalancer takes the site's
+    ranges): no other pod reaches it directly."""
+    return [
+        Allow(
+            "allow-ingress-registry",
+            "ingress",
+            (Port(REGISTRY_PORT),),
+            namespaces=(lane_namespace, "traefik"),
+            pod_labels=REGISTRY_SELECTOR,
+        )
+    ]
 
 
 def registry_dns_names(registry: Registry, namespace: str = REGISTRY_NAMESPACE) -> list[str]:
@@ -173,9 +183,15 @@ def registry_claim_spec(registry: Registry, storage_class: str | None) -> dict[s
     }
 
 
+REGISTRY_HTPASSWD_SECRET = "registry-htpasswd"
+REGISTRY_CREDENTIALS_SECRET = "registry-credentials"
+REGISTRY_USER = "hpcforge"
+
+
 def registry_deployment_spec(pod_labels: dict[str, str]) -> dict[str, Any]:
     """The registry's Deployment: one pod (Recreate: it holds a ReadWriteOnce volume), serving TLS itself with the
-    `registry-tls` certificate, non-root with a read-only root filesystem."""
+    `registry-tls` certificate, non-root with a read-only root filesystem; every request authenticated against the
+    `registry-htpasswd` Secret (distribution's htpasswd auth: REGISTRY_AUTH=htpasswd), and no deletes."""
     return {
         "replicas": 1,
         "strategy": {"type": "Recreate"},
@@ -200,7 +216,10 @@ def registry_deployment_spec(pod_labels: dict[str, str]) -> dict[str, Any]:
                             {"name": "REGISTRY_HTTP_TLS_CERTIFICATE", "value": "/certs/tls.crt"},
                             {"name": "REGISTRY_HTTP_TLS_KEY", "value": "/certs/tls.key"},
                             {"name": "REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY", "value": "/var/lib/registry"},
-                            {"name": "REGISTRY_STORAGE_DELETE_ENABLED", "value": "true"},
+                            {"name": "REGISTRY_STORAGE_DELETE_ENABLED", "value": "false"},
+                            {"name": "REGISTRY_AUTH", "value": "htpasswd"},
+                            {"name": "REGISTRY_AUTH_HTPASSWD_REALM", "value": "hpcforge"},
+                            {"name": "REGISTRY_AUTH_HTPASSWD_PATH", "value": "/auth/htpasswd"},
                         ],
                         "ports": [{"name": "https", "containerPort": REGISTRY_PORT}],
                         "readinessProbe": {"httpGet": {"path": "/", "port": REGISTRY_PORT, "scheme": "HTTPS"}},
@@ -209,12 +228,14 @@ def registry_deployment_spec(pod_labels: dict[str, str]) -> dict[str, Any]:
                         "volumeMounts": [
                             {"name": "data", "mountPath": "/var/lib/registry"},
                             {"name": "certs", "mountPath": "/certs", "readOnly": True},
+                            {"name": "auth", "mountPath": "/auth", "readOnly": True},
                         ],
                     }
                 ],
                 "volumes": [
                     {"name": "data", "persistentVolumeClaim": {"claimName": "registry-data"}},
                     {"name": "certs", "secret": {"secretName": "registry-tls"}},
+                    {"name": "auth", "secret": {"secretName": REGISTRY_HTPASSWD_SECRET}},
                 ],
             },
         },

@@ -14,7 +14,7 @@ from ...context import DeployContext, Stateful
 from ...ground.inventory_ref import digest_annotations
 from ...k8s.generated import GeneratedSecret
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, ingress_from_namespaces
+from ...k8s.resources import Allow, PodPeer, Port
 from ...k8s.scope import Scope
 from ...versions import Images
 from .config import DirectoryConfig
@@ -26,7 +26,6 @@ from .objects import (
     BOOTSTRAP_MAP,
     COMPONENT,
     DM_SECRET,
-    LDAP_PORT,
     LDAPS_PORT,
     LDAPS_URI,
     NAMESPACE,
@@ -50,8 +49,8 @@ class DirectoryArgs:
     issuer: str
     certificate_duration: str
     renew_before: str
-    client_namespaces: Sequence[str]
-    """Namespaces whose pods may query the directory (login and compute nodes)."""
+    clients: Sequence[PodPeer]
+    """The pods that may query the directory over LDAPS (the login pods' SSSD)."""
     expose_hostname: str | None = None
     """When set, LDAPS is published through Traefik's `ldaps` entry point for this name."""
     depends_on: Sequence[pulumi.Resource] = ()
@@ -64,7 +63,7 @@ class Directory(pulumi.ComponentResource):
     def __init__(self, name: str, args: DirectoryArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:directory:Directory", name, None, opts)
         ctx, cfg = args.ctx, args.config
-        clients = [*args.client_namespaces, *(["traefik"] if args.expose_hostname else [])]
+        clients = (*args.clients, *([PodPeer("traefik")] if args.expose_hostname else []))
         namespace = LayerNamespace(
             ctx,
             self,
@@ -73,7 +72,8 @@ class Directory(pulumi.ComponentResource):
             app=APP,
             # The 389ds image starts as root to fix up /data before dropping to the dirsrv user.
             pod_security="baseline",
-            allows=[ingress_from_namespaces("allow-ingress-ldap", clients, Port(LDAP_PORT), Port(LDAPS_PORT))],
+            # LDAPS only: plain LDAP (3389) stays inside the namespace (the bootstrap Job, the backups).
+            allows=[Allow("allow-ingress-ldaps", "ingress", (Port(LDAPS_PORT),), pod_peers=clients)],
             depends_on=args.depends_on,
         )
         scope = namespace.scope

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from ...ground.base import DnsName, K8sName, ProblemCollector, StrictModel, duplicates
 
 REVISION_PINNED = re.compile(r"^(v?[0-9]+(\.[0-9]+){0,2}([-+][0-9A-Za-z.-]+)?|[0-9a-f]{40})$")
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+"""A full commit SHA: the only revision nobody can move (a tag can be deleted and pushed again)."""
 
 
 class GitOpsApp(StrictModel):
@@ -21,10 +23,11 @@ class GitOpsApp(StrictModel):
     path: str = "."
     """Directory in the repository that holds the manifests."""
     target_revision: str
-    """A tag (`v1.4.0`) or a full commit SHA; branches are allowed only outside prod."""
+    """A full commit SHA in production (a tag can be moved: whoever moves it would deploy); outside production also a
+    tag (`v1.4.0`) or a branch."""
     namespace: K8sName
-    """Namespace the application deploys into (Argo CD creates it with Pod Security `restricted`); never one of the
-    platform's own namespaces (`argocd`, `slurm`, `provisioning`, ...)."""
+    """Namespace the application deploys into. hpcforge creates it (Pod Security `restricted`, default deny, DNS, its
+    own pods, and Traefik in); never one of the platform's own namespaces (`argocd`, `slurm`, `monitoring`, ...)."""
 
     @field_validator("repo_url")
     @classmethod
@@ -37,9 +40,27 @@ class GitOpsApp(StrictModel):
         return bool(REVISION_PINNED.match(self.target_revision))
 
 
+class ArgoCdSso(StrictModel):
+    """OIDC single sign-on for Argo CD (Argo CD's `oidc.config`)."""
+
+    issuer: str = Field(pattern=r"^https://[^\s]+$")
+    """The OIDC issuer URL (`https://...`)."""
+    client_id: str = Field(min_length=1, pattern=r"^[^\s]+$")
+    """The client ID registered at the issuer for Argo CD."""
+    client_secret: SecretStr
+    """The client secret (set it as a secret: `pulumi config set --secret --path hpcforge:gitops.argocd.sso.clientSecret`);
+    it goes into `argocd-secret` as `oidc.clientSecret`."""
+    admin_groups: tuple[str, ...] = Field(min_length=1)
+    """Groups (the ID token's `groups` claim) whose members get Argo CD's `role:admin`; everyone else gets no access."""
+
+
 class ArgoCd(StrictModel):
     hostname: DnsName | None = None
-    """Host name of the Argo CD UI through Traefik (default: `argocd.<domain>`)."""
+    """Host name of the Argo CD UI through Traefik (default: `argocd.<domain>`); published only with `sso`."""
+    sso: ArgoCdSso | None = None
+    """OIDC single sign-on. Only with it is the UI published through Traefik, and then the local admin account is
+    switched off. Without it Argo CD is not exposed: reach it with
+    `kubectl -n argocd port-forward svc/argocd-server 8080:80` and the `argocdAdminPassword` output."""
     ha: bool = False
     """Run the server, repo-server and applicationset controller with 2 replicas each. The application
     controller and Redis stay single pods (Argo CD uses Redis only as a cache and rebuilds it after a
@@ -54,12 +75,40 @@ class GitOpsConfig(StrictModel):
     root_path: str = "apps"
     """Directory of the app-of-apps root in `rootRepoURL`."""
     root_revision: str = "main"
-    """Revision of the app-of-apps root: a tag or a full commit SHA (in prod, policy `git-revisions-pinned`
-    refuses a branch such as the default)."""
+    """Revision of the app-of-apps root: a full commit SHA in production (the default branch is refused there)."""
     apps: tuple[GitOpsApp, ...] = ()
-    """Applications synced from Git into AppProject `site-apps` (namespaced objects only), automated with prune and self-heal."""
+    """Applications synced from Git into AppProject `site-apps` (the namespaced kinds of `siteAppKinds` only, in the
+    apps' own namespaces), automated with prune and self-heal."""
+    site_app_kinds: tuple[str, ...] = (
+        "apps/Deployment",
+        "apps/StatefulSet",
+        "batch/Job",
+        "batch/CronJob",
+        "/Service",
+        "/ConfigMap",
+        "/Secret",
+        "/PersistentVolumeClaim",
+        "/ServiceAccount",
+        "networking.k8s.io/Ingress",
+        "networking.k8s.io/NetworkPolicy",
+        "policy/PodDisruptionBudget",
+        "autoscaling/HorizontalPodAutoscaler",
+        "bitnami.com/SealedSecret",
+    )
+    """The kinds (`group/Kind`, the core group empty) the site's applications may deploy (AppProject `site-apps`
+    `namespaceResourceWhitelist`): no RBAC, no Argo CD kinds, nothing cluster-scoped."""
     sync_retry_limit: int = Field(default=5, ge=0, le=20)
     """Sync retries of the site's applications (backoff 5s, doubling, at most 3m)."""
+
+    @field_validator("site_app_kinds")
+    @classmethod
+    def _kinds(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for kind in value:
+            if not re.fullmatch(r"([a-z0-9.-]*)/[A-Z][A-Za-z0-9]*", kind):
+                raise ValueError(f"{kind!r} is not `group/Kind` (the core group empty: `/ConfigMap`)")
+            if kind.split("/")[0] in {"rbac.authorization.k8s.io", "argoproj.io"}:
+                raise ValueError(f"{kind!r}: RBAC and Argo CD kinds would give the site's repositories Argo CD's own rights")
+        return value
 
     @model_validator(mode="after")
     def _unique(self) -> GitOpsConfig:

@@ -13,10 +13,20 @@ from ...charts import ARGOCD_NAMESPACE, PLATFORM_PROJECT, ChartDeployer, ChartUs
 from ...context import DeployContext
 from ...k8s.generated import generated_password
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, egress_to_apiserver, egress_to_internet, ingress_from_namespaces
+from ...k8s.resources import Namespace, Port, egress_to_apiserver, egress_to_internet, ingress_from_namespaces
 from ...versions import Charts
 from .config import GitOpsConfig
-from .objects import APPS_PROJECT, app_spec, apps_project_spec, argocd_values, root_app_spec, sync_policy
+from .objects import (
+    APPS_NAMESPACE,
+    APPS_PROJECT,
+    ROOT_PROJECT,
+    app_spec,
+    apps_project_spec,
+    argocd_values,
+    root_app_spec,
+    root_project_spec,
+    sync_policy,
+)
 
 CHARTS = (ChartUse("argocd", Charts.ARGO_CD, ARGOCD_NAMESPACE),)
 
@@ -56,7 +66,8 @@ class GitOps(pulumi.ComponentResource):
                 egress_to_apiserver(),
                 # Git (https/ssh) and Helm/OCI registries.
                 egress_to_internet(22, 443),
-                ingress_from_namespaces("allow-ingress-from-traefik", ["traefik"], Port(8080)),
+                # The UI is published only with single sign-on.
+                *([ingress_from_namespaces("allow-ingress-from-traefik", ["traefik"], Port(8080))] if cfg.argocd.sso else []),
             ],
             depends_on=args.depends_on,
             charts=args.charts,
@@ -71,6 +82,7 @@ class GitOps(pulumi.ComponentResource):
             ingress_class=args.ingress_class,
             issuer=args.issuer,
             admin_password_hash=admin.bcrypt_hash,
+            sso_client_secret=pulumi.Output.secret(cfg.argocd.sso.client_secret.get_secret_value()) if cfg.argocd.sso else None,
         )
         chart = namespace.chart("argocd", Charts.ARGO_CD, values, depends_on=[*namespace.ready, redis_secret])
         self.url = f"https://{args.hostname}"
@@ -97,15 +109,34 @@ class GitOps(pulumi.ComponentResource):
     def _site_apps(self, ctx: DeployContext, cfg: GitOpsConfig, chart: pulumi.Resource) -> None:
         if not cfg.apps and cfg.root_repo_url is None:
             return
-        project = k8s.apiextensions.CustomResource(
-            f"{ARGOCD_NAMESPACE}/{APPS_PROJECT}",
-            api_version="argoproj.io/v1alpha1",
-            kind="AppProject",
-            metadata=ctx.meta(APPS_PROJECT, "gitops", ARGOCD_NAMESPACE, app="argocd"),
-            spec=apps_project_spec(cfg),
-            opts=ctx.opts(self, depends_on=[chart]),
-        )
-        policy = sync_policy(cfg, kubernetes_version=ctx.kubernetes_version)
+        # The apps' namespaces are hpcforge's (Pod Security restricted, default deny): the site's repositories may
+        # deploy into them, never create or relabel a namespace.
+        namespaces = [
+            Namespace(
+                ctx,
+                name,
+                component="site-app",
+                parent=self,
+                allows=[ingress_from_namespaces("allow-ingress-from-traefik", ["traefik"])],
+            ).resource
+            for name in sorted({app.namespace for app in cfg.apps})
+        ]
+        projects = [(APPS_PROJECT, apps_project_spec(cfg))]
+        if cfg.root_repo_url:
+            namespaces.append(Namespace(ctx, APPS_NAMESPACE, component="site-app", parent=self, same_namespace=False).resource)
+            projects.append((ROOT_PROJECT, root_project_spec(cfg)))
+        made = [
+            k8s.apiextensions.CustomResource(
+                f"{ARGOCD_NAMESPACE}/{name}",
+                api_version="argoproj.io/v1alpha1",
+                kind="AppProject",
+                metadata=ctx.meta(name, "gitops", ARGOCD_NAMESPACE, app="argocd"),
+                spec=spec,
+                opts=ctx.opts(self, depends_on=[chart]),
+            )
+            for name, spec in projects
+        ]
+        policy = sync_policy(cfg)
         applications = [(app.name, app_spec(app, policy)) for app in cfg.apps]
         if cfg.root_repo_url:
             applications.append(("site-root", root_app_spec(cfg, policy)))
@@ -116,5 +147,5 @@ class GitOps(pulumi.ComponentResource):
                 kind="Application",
                 metadata=ctx.meta(app_name, "site-app", ARGOCD_NAMESPACE, app=app_name),
                 spec=spec,
-                opts=ctx.opts(self, depends_on=[project]),
+                opts=ctx.opts(self, depends_on=[*made, *namespaces]),
             )

@@ -1,5 +1,5 @@
-"""The GitOps layer's objects as pure functions: Argo CD's chart values, the site-apps AppProject, the sync
-policy of the site's applications and their Application specs."""
+"""The GitOps layer's objects as pure functions: Argo CD's chart values, the site-apps and site-root AppProjects, the
+sync policy of the site's applications and their Application specs."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ from typing import Any
 
 import yaml
 
-from ...charts import ARGOCD_NAMESPACE, IN_CLUSTER
+from ...charts import IN_CLUSTER
 from ...k8s.resources import container_resources
 from .config import GitOpsApp, GitOpsConfig
 
 APPS_PROJECT = "site-apps"
+ROOT_PROJECT = "site-root"
+APPS_NAMESPACE = "site-apps"
+"""Where the app-of-apps root puts the site's Application objects (never argocd: an Application there may name any
+project, hpcforge-platform included)."""
 
 # Argo CD diffs unknown CRD fields structurally; tell it that Slinky's NodeSet pod template is a
 # core/v1 PodSpec so that defaulted fields (quantities, ports) do not show as permanent drift.
@@ -20,45 +24,46 @@ NODESET_KNOWN_TYPE_FIELDS = [{"field": "spec.template.spec", "type": "core/v1/Po
 
 
 def argocd_values(
-    cfg: GitOpsConfig, *, hostname: str, ingress_class: str, issuer: str, admin_password_hash: Any
+    cfg: GitOpsConfig,
+    *,
+    hostname: str,
+    ingress_class: str,
+    issuer: str,
+    admin_password_hash: Any,
+    sso_client_secret: Any = None,
 ) -> dict[str, Any]:
-    """Argo CD chart values: the UI behind Traefik with a certificate from `issuer`, the admin password given
-    as its bcrypt hash, and the server, repo-server and applicationset controller doubled when `argocd.ha`."""
+    """Argo CD chart values: the admin password given as its bcrypt hash, the server, repo-server and applicationset
+    controller doubled when `argocd.ha`, Applications also in the site apps' namespace (APPS_NAMESPACE, for the
+    app-of-apps root). With `argocd.sso` (and only then): the UI behind Traefik with a certificate from `issuer`,
+    OIDC login (`sso_client_secret`, a secret, into argocd-secret), role:admin for the SSO admin groups, and no local
+    admin account."""
     replicas = 2 if cfg.argocd.ha else 1
-    return {
+    sso = cfg.argocd.sso
+    cm: dict[str, Any] = {
+        NODESET_KNOWN_TYPE_FIELDS_KEY: yaml.safe_dump(NODESET_KNOWN_TYPE_FIELDS, sort_keys=False),
+        "admin.enabled": sso is None,
+        "exec.enabled": False,
+        "timeout.reconciliation": "180s",
+    }
+    secret: dict[str, Any] = {
+        "argocdServerAdminPassword": admin_password_hash,
+        # A fixed mtime: the chart's default (now) would show a diff on every preview.
+        "argocdServerAdminPasswordMtime": "2026-01-01T00:00:00Z",
+    }
+    server: dict[str, Any] = {"replicas": replicas, "resources": container_resources("50m", "128Mi", "512Mi")}
+    values: dict[str, Any] = {
         "global": {"domain": hostname},
         "crds": {"install": True, "keep": True},
         "redisSecretInit": {"enabled": False},
         "configs": {
-            "cm": {
-                NODESET_KNOWN_TYPE_FIELDS_KEY: yaml.safe_dump(NODESET_KNOWN_TYPE_FIELDS, sort_keys=False),
-                "admin.enabled": True,
-                "exec.enabled": False,
-                "timeout.reconciliation": "180s",
-            },
-            # TLS terminates at Traefik with the cert-manager certificate.
-            "params": {"server.insecure": True},
-            "secret": {
-                "argocdServerAdminPassword": admin_password_hash,
-                # A fixed mtime: the chart's default (now) would show a diff on every preview.
-                "argocdServerAdminPasswordMtime": "2026-01-01T00:00:00Z",
-            },
+            "cm": cm,
+            # TLS terminates at Traefik with the cert-manager certificate. The app-of-apps root writes Applications
+            # into APPS_NAMESPACE, where only AppProject site-apps admits them (its sourceNamespaces).
+            "params": {"server.insecure": True, "application.namespaces": APPS_NAMESPACE},
+            "secret": secret,
         },
         "controller": {"replicas": 1, "resources": container_resources("250m", "512Mi", "2Gi")},
-        "server": {
-            "replicas": replicas,
-            "resources": container_resources("50m", "128Mi", "512Mi"),
-            "ingress": {
-                "enabled": True,
-                "ingressClassName": ingress_class,
-                "hostname": hostname,
-                "tls": True,
-                "annotations": {
-                    "cert-manager.io/cluster-issuer": issuer,
-                    "traefik.ingress.kubernetes.io/router.entrypoints": "websecure",
-                },
-            },
-        },
+        "server": server,
         "repoServer": {"replicas": replicas, "resources": container_resources("100m", "256Mi", "1Gi")},
         "applicationSet": {"replicas": replicas, "resources": container_resources("50m", "64Mi", "256Mi")},
         "notifications": {"enabled": False},
@@ -66,35 +71,69 @@ def argocd_values(
         "redis": {"resources": container_resources("50m", "64Mi", "256Mi")},
         "redis-ha": {"enabled": False},
     }
+    if sso is not None:
+        cm["oidc.config"] = yaml.safe_dump(
+            {
+                "name": "SSO",
+                "issuer": sso.issuer,
+                "clientID": sso.client_id,
+                "clientSecret": "$oidc.clientSecret",
+                "requestedScopes": ["openid", "profile", "email", "groups"],
+            },
+            sort_keys=False,
+        )
+        secret["extra"] = {"oidc.clientSecret": sso_client_secret}
+        values["configs"]["rbac"] = {
+            "policy.default": "",
+            "policy.csv": "".join(f"g, {group}, role:admin\n" for group in sso.admin_groups),
+        }
+        server["ingress"] = {
+            "enabled": True,
+            "ingressClassName": ingress_class,
+            "hostname": hostname,
+            "tls": True,
+            "annotations": {
+                "cert-manager.io/cluster-issuer": issuer,
+                "traefik.ingress.kubernetes.io/router.entrypoints": "websecure",
+            },
+        }
+    return values
 
 
 def apps_project_spec(cfg: GitOpsConfig) -> dict[str, Any]:
-    """AppProject `site-apps`: the apps' and the root's repositories, their namespaces and argocd, and no
-    cluster-scoped kind but Namespace."""
+    """AppProject `site-apps`: the apps' and the root's repositories; the apps' own namespaces and nothing else (not
+    argocd); only the kinds of `siteAppKinds`; nothing cluster-scoped. Applications in APPS_NAMESPACE (the root's)
+    may use it; no other project admits them (Argo CD v3.4.4 pkg/apis/application/v1alpha1/app_project_types.go
+    IsAppNamespacePermitted: outside argocd an Application needs its namespace in the project's sourceNamespaces)."""
     repos = sorted({app.repo_url for app in cfg.apps} | ({cfg.root_repo_url} if cfg.root_repo_url else set()))
-    namespaces = sorted({app.namespace for app in cfg.apps} | {ARGOCD_NAMESPACE})
+    namespaces = sorted({app.namespace for app in cfg.apps})
     return {
-        "description": "The site's own applications (app-of-apps); no cluster-scoped objects",
+        "description": "The site's own applications: their namespaces and kinds only, nothing cluster-scoped",
         "sourceRepos": repos,
+        "sourceNamespaces": [APPS_NAMESPACE],
         "destinations": [{"server": IN_CLUSTER, "namespace": ns} for ns in namespaces],
-        "clusterResourceWhitelist": [{"group": "", "kind": "Namespace"}],
+        "clusterResourceWhitelist": [],
+        "namespaceResourceWhitelist": [
+            {"group": group, "kind": kind} for group, kind in (entry.split("/") for entry in cfg.site_app_kinds)
+        ],
     }
 
 
-def sync_policy(cfg: GitOpsConfig, *, kubernetes_version: str) -> dict[str, Any]:
-    """Automated sync with prune and self-heal; the namespaces Argo CD creates get Pod Security `restricted`."""
+def root_project_spec(cfg: GitOpsConfig) -> dict[str, Any]:
+    """AppProject `site-root`: the app-of-apps root writes Application objects into APPS_NAMESPACE, nothing else."""
+    return {
+        "description": "The app-of-apps root: Applications in the site apps' namespace only",
+        "sourceRepos": [cfg.root_repo_url],
+        "destinations": [{"server": IN_CLUSTER, "namespace": APPS_NAMESPACE}],
+        "clusterResourceWhitelist": [],
+        "namespaceResourceWhitelist": [{"group": "argoproj.io", "kind": "Application"}],
+    }
+
+
+def sync_policy(cfg: GitOpsConfig) -> dict[str, Any]:
+    """Automated sync with prune and self-heal. No CreateNamespace: hpcforge creates the apps' namespaces."""
     return {
         "automated": {"prune": True, "selfHeal": True},
-        "syncOptions": ["CreateNamespace=true"],
-        # Namespaces that Argo CD creates for site apps get the same Pod Security baseline as ours.
-        "managedNamespaceMetadata": {
-            "labels": {
-                "pod-security.kubernetes.io/enforce": "restricted",
-                "pod-security.kubernetes.io/enforce-version": f"v{kubernetes_version}",
-                "app.kubernetes.io/part-of": "hpcforge",
-                "app.kubernetes.io/managed-by": "argocd",
-            }
-        },
         "retry": {"limit": cfg.sync_retry_limit, "backoff": {"duration": "5s", "factor": 2, "maxDuration": "3m"}},
     }
 
@@ -110,22 +149,25 @@ def app_spec(app: GitOpsApp, policy: dict[str, Any]) -> dict[str, Any]:
 
 
 def root_app_spec(cfg: GitOpsConfig, policy: dict[str, Any]) -> dict[str, Any]:
-    """The app-of-apps root: it syncs Applications into argocd, so it creates no namespace."""
+    """The app-of-apps root, in project `site-root`: it syncs Applications into APPS_NAMESPACE."""
     return {
-        "project": APPS_PROJECT,
+        "project": ROOT_PROJECT,
         "source": {"repoURL": cfg.root_repo_url, "path": cfg.root_path, "targetRevision": cfg.root_revision},
-        "destination": {"server": IN_CLUSTER, "namespace": ARGOCD_NAMESPACE},
-        "syncPolicy": {k: v for k, v in policy.items() if k != "managedNamespaceMetadata"},
+        "destination": {"server": IN_CLUSTER, "namespace": APPS_NAMESPACE},
+        "syncPolicy": policy,
     }
 
 
 __all__ = [
+    "APPS_NAMESPACE",
     "APPS_PROJECT",
     "NODESET_KNOWN_TYPE_FIELDS",
     "NODESET_KNOWN_TYPE_FIELDS_KEY",
+    "ROOT_PROJECT",
     "app_spec",
     "apps_project_spec",
     "argocd_values",
     "root_app_spec",
+    "root_project_spec",
     "sync_policy",
 ]

@@ -22,7 +22,7 @@ import pulumi
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, egress_to_apiserver, ingress_from_anywhere
+from ...k8s.resources import Port, egress_to_apiserver, ingress_from_namespaces
 from ...versions import Charts
 from .config import GpuOperatorConfig
 from .objects import gpu_operator_values
@@ -64,7 +64,8 @@ class GpuOperator(pulumi.ComponentResource):
             pod_security="privileged",
             allows=[
                 egress_to_apiserver(),
-                ingress_from_anywhere("allow-ingress-dcgm-exporter", Port(DCGM_EXPORTER_PORT)),
+                # Prometheus (monitoring) scrapes dcgm-exporter.
+                ingress_from_namespaces("allow-ingress-dcgm-exporter", ["monitoring"], Port(DCGM_EXPORTER_PORT)),
             ],
             depends_on=args.depends_on,
             charts=args.charts,

@@ -20,6 +20,7 @@ from ...ground.base import (
     go_duration_seconds,
     parse_address_range,
 )
+from ...ground.exposure import PRIVATE_RANGES, Exposure
 
 
 class AddressPool(StrictModel):
@@ -134,6 +135,9 @@ class Ingress(StrictModel):
     """A fixed address inside that pool (recommended: DNS points at it)."""
     replicas: int = Field(default=1, ge=1, le=10)
     """Traefik replicas; with more than one, a PodDisruptionBudget keeps one running."""
+    exposure: Exposure = Field(default_factory=Exposure)
+    """Who may reach Traefik's LoadBalancer, hence every route hpcforge publishes (Argo CD, Grendel, the registry,
+    the directory's LDAPS): `sourceRanges` (default: `network.siteRanges`) or `public: true`."""
 
 
 class StaticIpam(StrictModel):
@@ -197,10 +201,16 @@ class Dns(StrictModel):
     """Where names outside the site's zones are forwarded."""
     replicas: int = Field(default=2, ge=1, le=10)
     """CoreDNS replicas (replaced one at a time; a PodDisruptionBudget allows one down)."""
+    exposure: Exposure = Field(default_factory=Exposure)
+    """Who may query the site DNS's LoadBalancer: `sourceRanges` (default: `network.siteRanges`) or `public: true`."""
 
 
 class NetworkConfig(StrictModel):
     pools: tuple[AddressPool, ...] = Field(min_length=1)
+    site_ranges: tuple[IPv4Network, ...] = Field(default=PRIVATE_RANGES, min_length=1)
+    """The site's own networks (CIDRs): the clients every published service (a LoadBalancer, a route through Traefik)
+    accepts unless its `exposure` names other ranges or says `public: true`. Default: the private networks of RFC 1918
+    (`10.0.0.0/8`, `172.16.0.0/12`, `192.168.0.0/16`); name the site's real ones."""
     advertisement: Advertisement = Field(default_factory=Advertisement)
     """How MetalLB announces the pools' addresses: layer 2 (ARP) or BGP."""
     ingress: Ingress
@@ -218,6 +228,8 @@ class NetworkConfig(StrictModel):
     @model_validator(mode="after")
     def _cross_checks(self) -> NetworkConfig:
         problems = ProblemCollector()
+        if "0.0.0.0/0" in self.site_ranges:
+            problems.add(["siteRanges"], "0.0.0.0/0 is every address, not the site's: a public service says public: true")
         for name in duplicates(pool.name for pool in self.pools):
             problems.add(["pools"], f"duplicate pool name {name!r}")
         # MetalLB v0.16.1's IPAddressPool webhook refuses a pool one of whose addresses overlaps an address of any

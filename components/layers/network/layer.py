@@ -11,9 +11,9 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
-from ...k8s.addresses import metallb_service_annotations
+from ...k8s.addresses import load_balancer_exposure, metallb_service_annotations
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import ANYWHERE, Allow, Port, egress_to_apiserver, ingress_from_anywhere
+from ...k8s.resources import ANYWHERE, Allow, Port, egress_to_apiserver, ingress_from_anywhere, ingress_from_apiserver
 from ...versions import Charts
 from .config import NetworkAttachment, NetworkConfig
 from .dns import render_corefile, render_hosts_file
@@ -108,7 +108,7 @@ class Network(pulumi.ComponentResource):
             pod_security="privileged",
             allows=[
                 egress_to_apiserver(),
-                ingress_from_anywhere("allow-ingress-webhook", Port(9443)),
+                ingress_from_apiserver("allow-ingress-webhook", Port(9443)),
                 Allow("allow-ingress-memberlist", "ingress", (Port(7946), Port(7946, "UDP"))),
                 Allow("allow-ingress-metrics", "ingress", (Port(7472),)),
             ],
@@ -165,7 +165,10 @@ class Network(pulumi.ComponentResource):
             charts=charts,
         )
         return namespace.chart(
-            "traefik", Charts.TRAEFIK, traefik_values(cfg.ingress, tcp_entrypoints), depends_on=[*namespace.ready, *metallb]
+            "traefik",
+            Charts.TRAEFIK,
+            traefik_values(cfg.ingress, tcp_entrypoints, ctx.site_ranges),
+            depends_on=[*namespace.ready, *metallb],
         )
 
     # --- Multus (thick plugin) ---------------------------------------------------------------
@@ -233,11 +236,12 @@ class Network(pulumi.ComponentResource):
             ),
             opts=ctx.opts(self, depends_on=[corefile_map, *zone_maps]),
         )
-        annotations = metallb_service_annotations(cfg.dns.pool or cfg.ingress.pool, cfg.dns.address)
+        exposed, exposure = load_balancer_exposure(cfg.dns.exposure.ranges(ctx.site_ranges))
+        annotations = {**metallb_service_annotations(cfg.dns.pool or cfg.ingress.pool, cfg.dns.address), **exposed}
         service = k8s.core.v1.Service(
             f"{DNS_NAMESPACE}/site-dns",
             metadata=ctx.meta("site-dns", "dns", DNS_NAMESPACE, annotations=annotations),
-            spec=site_dns_service_spec(),
+            spec={**site_dns_service_spec(), **exposure},
             opts=ctx.opts(self, depends_on=[*metallb, deployment]),
         )
         pdb = k8s.policy.v1.PodDisruptionBudget(

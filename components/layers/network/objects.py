@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...k8s.addresses import metallb_service_annotations
+from ...k8s.addresses import load_balancer_exposure, metallb_service_annotations
 from ...k8s.chunks import Assembly
 from ...k8s.resources import RESTRICTED_CONTAINER_SECURITY, container_resources
 from ...versions import Images
@@ -70,9 +70,11 @@ def l2_advertisement_spec(pool_names: Sequence[str], interfaces: Sequence[str]) 
 # --- Traefik -----------------------------------------------------------------------------------------------------
 
 
-def traefik_values(ingress: Ingress, tcp_entrypoints: Sequence[TcpEntryPoint]) -> dict[str, Any]:
+def traefik_values(ingress: Ingress, tcp_entrypoints: Sequence[TcpEntryPoint], site_ranges: Sequence[str]) -> dict[str, Any]:
     """The Traefik chart's values: HTTPS with a redirect from HTTP, the extra TCP entry points, a MetalLB LoadBalancer
-    that keeps client addresses (`Local`), a PodDisruptionBudget with more than one replica."""
+    that keeps client addresses (`Local`) and accepts only `ingress.exposure`'s ranges (default: `site_ranges`), a
+    PodDisruptionBudget with more than one replica."""
+    exposed, exposure = load_balancer_exposure(ingress.exposure.ranges(site_ranges))
     ports: dict[str, Any] = {
         "web": {
             "http": {"redirections": {"entryPoint": {"to": "websecure", "scheme": "https", "permanent": True}}},
@@ -92,8 +94,8 @@ def traefik_values(ingress: Ingress, tcp_entrypoints: Sequence[TcpEntryPoint]) -
         },
         "ports": ports,
         "service": {
-            "annotations": metallb_service_annotations(ingress.pool, ingress.address),
-            "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local"},
+            "annotations": {**metallb_service_annotations(ingress.pool, ingress.address), **exposed},
+            "spec": {"type": "LoadBalancer", **exposure},
         },
         "podDisruptionBudget": {"enabled": ingress.replicas > 1, "minAvailable": 1}
         if ingress.replicas > 1

@@ -24,7 +24,7 @@ from ...context import DeployContext
 from ...k8s.certificates import CA_ISSUER
 from ...k8s.generated import generated_password
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import ANYWHERE, Allow, Port, config_map, container_resources, egress_to_apiserver, ingress_from_anywhere
+from ...k8s.resources import ANYWHERE, Allow, Port, config_map, container_resources, egress_to_apiserver, ingress_from_apiserver
 from ...versions import Charts
 from .alerts import RuleSettings, alert_rules, alertmanager_config
 from .config import ObservabilityConfig
@@ -191,10 +191,11 @@ class Observability(pulumi.ComponentResource):
             pod_security="privileged",
             allows=[
                 egress_to_apiserver(),
-                ingress_from_anywhere("allow-ingress-webhook", Port(10250)),
-                # Prometheus scrapes every namespace and the nodes (node exporter, kubelet); Alertmanager
-                # reaches the receivers (webhooks, SMTP).
-                Allow("allow-egress-scrape-and-notify", "egress", cidrs=(ANYWHERE,)),
+                ingress_from_apiserver("allow-ingress-webhook", Port(10250)),
+                # Prometheus scrapes every namespace's pods and the nodes (node exporter, kubelet); Alertmanager
+                # reaches the receivers (webhooks, SMTP). Pods by namespace: a network plugin where ipBlocks never
+                # select pods (Cilium) would not let an ipBlock of every address reach them.
+                Allow("allow-egress-scrape-and-notify", "egress", cidrs=(ANYWHERE,), all_namespaces=True),
             ],
             depends_on=args.depends_on,
             charts=args.charts,

@@ -28,16 +28,27 @@ from ...ground.root_causes import dhcp_range_message, fold_into, fold_network
 from ..directory.config import validate_ssh_public_key
 from ..storage.config import Storage
 
+DATA_DIR = "/var/lib/grendel"
+"""Grendel's data volume: its database (`grendel.db`) and the boot images, which Grendel serves only to a booting host
+that holds a boot token (ubccr/grendel v0.2.5 internal/provision/handler.go: the `/boot/:token/` group behind
+TokenRequired, middleware.go)."""
+REPO_DIR = f"{DATA_DIR}/repo"
+"""Grendel's `repo_dir`, served under `/repo` to anyone, without authentication (ubccr/grendel v0.2.5
+internal/provision/server.go:148 `e.Static("/repo", s.RepoDir)`; the same line at every tag from v0.0.9): only the
+join scripts, which hold no secret. Never the database or the images (ProvisioningConfig refuses image paths here)."""
+
 
 class BootImage(StrictModel):
     name: K8sName
     """Image name; hosts and `defaultImage` refer to it."""
     kernel: PathOrUrl
-    """URL or path (under Grendel's repo_dir) of the kernel (no spaces)."""
+    """URL or path of the kernel (no spaces): a path on Grendel's volume (`/var/lib/grendel/images/...`), never under
+    `/var/lib/grendel/repo`, which Grendel serves to anyone (a path is served only to a booting host, by token)."""
     initrd: tuple[PathOrUrl, ...] = ()
-    """URLs or paths (under Grendel's repo_dir) of the initrds (no spaces)."""
+    """URLs or paths of the initrds (no spaces; paths as for `kernel`)."""
     liveimg: PathOrUrl | None = None
-    """URL or path (under Grendel's repo_dir) of the root filesystem image (no spaces)."""
+    """URL or path of the root filesystem image (no spaces; a path as for `kernel`). It must not hold the Slurm key:
+    whoever boots or downloads the image would hold it (docs/layers/provisioning.md)."""
     cmdline: KernelCmdline = ""
     """Kernel command line: printable ASCII on one line, at most 2047 characters; Grendel expands Go templates
     such as `{{ $.nic.MAC }}` (balanced braces)."""
@@ -279,6 +290,17 @@ def _check_images(cfg: ProvisioningConfig, problems: ProblemCollector) -> str:
     for index, image in enumerate(cfg.images):
         if image.name in image_names[:index]:
             problems.add(["images", index, "name"], f"duplicate image name {image.name!r}")
+        paths = [("kernel", image.kernel), *((f"initrd[{i}]", p) for i, p in enumerate(image.initrd)), ("liveimg", image.liveimg)]
+        for field_name, path in paths:
+            if path is not None and (path == REPO_DIR or path.startswith(f"{REPO_DIR}/")):
+                field_path: list[str | int] = ["images", index, *(field_name.split("[")[0:1])]
+                if "[" in field_name:
+                    field_path.append(int(field_name.split("[")[1].rstrip("]")))
+                problems.add(
+                    field_path,
+                    f"{path} is under {REPO_DIR}, which Grendel serves to anyone without a token: keep boot images "
+                    f"elsewhere on its volume (e.g. {DATA_DIR}/images/...), where only a booting host gets them",
+                )
     known_images = ", ".join(image_names)
     if cfg.default_image is not None and cfg.default_image not in image_names:
         problems.add(["defaultImage"], f"unknown image {cfg.default_image!r} (known: {known_images})")

@@ -10,9 +10,8 @@ from typing import Any
 import tomli_w
 
 from ...ground.hosts import Host
-from .config import BootImage, ProvisioningConfig
+from .config import DATA_DIR, REPO_DIR, BootImage, ProvisioningConfig
 
-REPO_DIR = "/var/lib/grendel"
 JOIN_DIR = "hpcforge"
 """Folder under Grendel's repo (served at http://<grendel>/repo/hpcforge/) holding join scripts."""
 API_SOCKET = "/var/run/grendel/grendel-api.socket"
@@ -31,7 +30,7 @@ def render_grendel_toml(config: ProvisioningConfig, domain: str, secrets: Grende
     dns_servers = list(config.dhcp.dns_servers) or [ip]
     domain_search = list(config.dhcp.domain_search) or [domain]
     document: dict[str, Any] = {
-        "dbpath": f"{REPO_DIR}/grendel.db",
+        "dbpath": f"{DATA_DIR}/grendel.db",
         "loggers": {"cli": "on", "tftp": "on", "dhcp": "on", "dns": "on", "provision": "on", "api": "on", "pxe": "on"},
         "admin_ssh_pubkeys": list(config.admin_ssh_public_keys),
         "provision": {

@@ -16,7 +16,7 @@ from ..slurm.face import render_join_script
 from ..storage.config import NfsExport
 from ..storage.face import host_mount_commands
 from .config import ProvisioningConfig
-from .grendel import JOIN_DIR, REPO_DIR, join_script_name
+from .grendel import DATA_DIR, JOIN_DIR, REPO_DIR, join_script_name
 
 APP = "grendel"
 COMPONENT = "provisioning"
@@ -66,7 +66,7 @@ def data_claim_spec(cfg: ProvisioningConfig, storage_class: str | None) -> dict[
 
 def _mounts_and_volumes(assemble: Assembly, *, with_join_scripts: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     mounts: list[dict[str, Any]] = [
-        {"name": "data", "mountPath": REPO_DIR},
+        {"name": "data", "mountPath": DATA_DIR},
         {"name": "config", "mountPath": "/secret", "readOnly": True},
         {"name": "run", "mountPath": "/var/run/grendel"},
         *assemble.mounts,

@@ -19,6 +19,7 @@ from ...ground.base import (
     duplicates,
     quantity_value,
 )
+from ...ground.exposure import Exposure
 from ...ground.gpus import GpuSpec
 from ...ground.inventory_ref import InventoryRef, digest_annotations
 from ...versions import SLURMD_IMAGE_HAS_NVML
@@ -129,7 +130,10 @@ class LoginConfig(StrictModel):
     address: IPv4 | None = None
     """Fixed login address inside the pool: what users `ssh` to (null: MetalLB picks one)."""
     root_ssh_authorized_keys: tuple[str, ...] = ()
-    """OpenSSH public keys that may log in as root on the login pods."""
+    """OpenSSH public keys that may log in as root on the login pods. Refused in production: root there reads the
+    Slurm key, the login pods run users' code and face the site network; use `kubectl exec` for admin access."""
+    exposure: Exposure = Field(default_factory=Exposure)
+    """Who may reach the login address (ssh): `sourceRanges` (default: `network.siteRanges`) or `public: true`."""
     cpu: Quantity = "1"
     """CPU request of a login pod."""
     memory: Quantity = "2Gi"

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from ...ground.base import IPv4, K8sName, ProblemCollector, Quantity, StrictModel
+from ...ground.exposure import Exposure
 from ..storage.config import Storage
 from .partitions import Preemption
 from .slurm_types import SlurmOption, SlurmTime, SlurmValue, config_key
@@ -132,6 +133,10 @@ class ControllerService(StrictModel):
     """MetalLB pool of slurmctld's LoadBalancer address."""
     address: IPv4 | None = None
     """Fixed address inside that pool; required when bare-metal hosts join Slurm (their join scripts name it)."""
+    exposure: Exposure = Field(default_factory=Exposure)
+    """Who may reach slurmctld's address (6817): `sourceRanges` (default: the bare-metal hosts' provisioning subnets
+    when hosts join Slurm, else `network.siteRanges`) or `public: true`. The same ranges are the only ones the Slurm
+    namespace's NetworkPolicy admits to slurmctld from outside the cluster."""
 
 
 class ControllerConfig(StrictModel):

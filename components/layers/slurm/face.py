@@ -56,8 +56,20 @@ def render_join_script(
         "#!/bin/sh\n"
         f"# hpcforge: join Slurm cluster {slurm.cluster_name!r} as a dynamic node of nodeset {nodeset!r}.\n"
         "# slurmd fetches slurm.conf from the controller (configless) and registers with the nodeset's\n"
-        "# features and GRES. The Slurm auth key (/etc/slurm/slurm.key, auth/slurm) must be on the host.\n"
+        "# features and GRES.\n"
         "set -eu\n"
+        "# The Slurm auth key (auth/slurm) is never in the image, which Grendel hands to every booting host: the site\n"
+        "# delivers it after boot over SSH (docs/layers/provisioning.md). Wait for it; refuse one others can read.\n"
+        'key="${HPCFORGE_SLURM_KEY:-/etc/slurm/slurm.key}"\n'
+        'wait_s="${HPCFORGE_KEY_WAIT_SECONDS:-1800}"\n'
+        'while [ ! -s "$key" ]; do\n'
+        '  if [ "$wait_s" -le 0 ]; then echo "hpcforge-join: $key was not delivered" >&2; exit 1; fi\n'
+        "  sleep 10; wait_s=$((wait_s - 10))\n"
+        "done\n"
+        'case "$(stat -c %a "$key")" in\n'
+        "  400|600) ;;\n"
+        '  *) echo "hpcforge-join: $key must be mode 0400 or 0600 (root only)" >&2; exit 1 ;;\n'
+        "esac\n"
         "# Ephemeral ports in hpcforge:slurm.controller.jobPortRange, as in the compute pods: the ports the jobs'\n"
         "# ranks listen on (MPI/PMIx wire-up, NCCL bootstrap) are the ones the Slurm namespace opens to this host.\n"
         f"sysctl -w {PORT_RANGE_SYSCTL}='{job_first} {job_last}' >/dev/null\n"

@@ -19,6 +19,7 @@ from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
 from ...ground.hosts import Host
 from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.resources import USER_CODE_LABEL
 from ...k8s.scope import Scope
 from ...versions import Charts
 from ..database.face import DatabaseEndpoint
@@ -60,7 +61,7 @@ from .objects import (
 )
 from .site import shared_tree_claims, site_objects
 from .sssd import SssdSettings, render_sssd_conf
-from .traffic import operator_namespace_allows, slurm_namespace_allows
+from .traffic import controller_ranges, operator_namespace_allows, slurm_namespace_allows
 
 CHARTS = (
     ChartUse("slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, OPERATOR_NAMESPACE),
@@ -169,8 +170,13 @@ class Slurm(pulumi.ComponentResource):
             app=CONTROLLER,
             # slurmd manages cgroups and devices for jobs: its pods run privileged.
             pod_security="privileged",
-            allows=slurm_namespace_allows(args.config, tuple(args.bare_metal_subnets)),
+            allows=slurm_namespace_allows(
+                args.config, tuple(args.bare_metal_subnets), site_ranges=ctx.site_ranges, monitored=args.metrics
+            ),
             depends_on=args.depends_on,
+            # Users' code runs here beside the daemons: only what the allows name (traffic.py).
+            same_namespace=False,
+            extra_labels={USER_CODE_LABEL: "beside-services"},
         )
         crds = operator_ns.chart("slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, {})
         operator = operator_ns.chart(
@@ -235,6 +241,7 @@ class Slurm(pulumi.ComponentResource):
             metrics=args.metrics,
             prolog="prolog" in keys.scripts,
             epilog="epilog" in keys.scripts,
+            outside=controller_ranges(cfg, tuple(args.bare_metal_subnets), args.ctx.site_ranges),
         )
         controller = self._slinky("Controller", CONTROLLER, spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
@@ -293,6 +300,7 @@ class Slurm(pulumi.ComponentResource):
                 pool_taints=args.login_pool_taints.get(login_set.name, ()),
                 exports=exports,
                 pyxis=cfg.pyxis_enabled,
+                site_ranges=args.ctx.site_ranges,
             )
             login_sets.append(self._slinky("LoginSet", login_set.name, spec, depends))
         return login_sets

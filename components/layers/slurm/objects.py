@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ...ground.base import quantity_value
+from ...ground.exposure import PRIVATE_RANGES
 from ...ground.hosts import Host
-from ...k8s.addresses import PORT_RANGE_SYSCTL, metallb_service_annotations
+from ...k8s.addresses import PORT_RANGE_SYSCTL, load_balancer_exposure, metallb_service_annotations
 from ...k8s.resources import (
     container_resources,
 )
@@ -239,9 +240,12 @@ def login_spec(
     pool_taints: Sequence[str] = (),
     exports: Sequence[NfsExport] = (),
     pyxis: bool = False,
+    site_ranges: Sequence[str] = PRIVATE_RANGES,
 ) -> dict[str, Any]:
     """The LoginSet spec of one login pool (pure: tested directly). `pyxis`: the login image with Pyxis, whose SPANK
-    plugin gives srun its `--container-image` options (srun refuses options no loaded plugin registered)."""
+    plugin gives srun its `--container-image` options (srun refuses options no loaded plugin registered).
+    `site_ranges`: the ssh clients when the login's exposure names none."""
+    exposed, exposure = load_balancer_exposure(login.exposure.ranges(site_ranges))
     resources = container_resources(login.cpu, login.memory, login.memory_limit)
     if login.gpus is not None:
         resources["limits"][login.gpus.resource] = login.gpus.count
@@ -276,8 +280,8 @@ def login_spec(
         "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": login.max_unavailable, "maxSurge": 1}},
         "extraSshdConfig": "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys\nAuthorizedKeysCommandUser nobody\n",
         "service": {
-            "metadata": {"annotations": metallb_service_annotations(login.pool, login.address)},
-            "spec": {"type": "LoadBalancer"},
+            "metadata": {"annotations": {**metallb_service_annotations(login.pool, login.address), **exposed}},
+            "spec": {"type": "LoadBalancer", **exposure},
         },
         "template": {"spec": pod_spec},
     }
@@ -320,10 +324,12 @@ def controller_spec(
     metrics: bool = False,
     prolog: bool = False,
     epilog: bool = False,
+    outside: Sequence[str] | None = PRIVATE_RANGES,
 ) -> dict[str, Any]:
     """The Controller spec (pure: tested directly). `storage_class`: of the state volume (None: the cluster
     default); `rdma`: fabrics exist (controller_extra_conf); `metrics`: slurmctld's OpenMetrics endpoints and the
-    operator's ServiceMonitor; `prolog`/`epilog`: the scripts ConfigMaps exist."""
+    operator's ServiceMonitor; `prolog`/`epilog`: the scripts ConfigMaps exist; `outside`: who may reach its
+    LoadBalancer (traffic.controller_ranges; None: public)."""
     accounting = cfg.accounting.enabled
     spec: dict[str, Any] = {
         "clusterName": cfg.cluster_name,
@@ -354,10 +360,9 @@ def controller_spec(
     if accounting:
         spec["accountingRef"] = {"name": CONTROLLER}
     if cfg.controller.service is not None:
-        spec["service"] = {
-            "metadata": {"annotations": metallb_service_annotations(cfg.controller.service.pool, cfg.controller.service.address)},
-            "spec": {"type": "LoadBalancer"},
-        }
+        exposed, exposure = load_balancer_exposure(outside)
+        annotations = metallb_service_annotations(cfg.controller.service.pool, cfg.controller.service.address)
+        spec["service"] = {"metadata": {"annotations": {**annotations, **exposed}}, "spec": {"type": "LoadBalancer", **exposure}}
     return spec
 
 

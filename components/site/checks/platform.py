@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from ...ground.base import ProblemCollector, duplicates, quantity_value
 from ...layers.batch.config import RESOURCE_FLAVOR_MAX, pool_capacity
+from ...layers.gitops.config import COMMIT
+from ...layers.slurm.config import LoginConfig
 
 if TYPE_CHECKING:
     from ..model import PlatformModel
@@ -59,10 +61,14 @@ def check_pools(config: PlatformModel, problems: ProblemCollector) -> None:
             )
 
 
-def check_login(config: PlatformModel, problems: ProblemCollector) -> None:
+def _login_paths(config: PlatformModel) -> list[tuple[list[str | int], LoginConfig]]:
     where: list[list[str | int]] = [["slurm", "login"]]
     where += [["slurm", "extraLogins", i] for i in range(len(config.slurm.extra_logins))]
-    for path, login in zip(where, config.slurm.login_sets(), strict=True):
+    return list(zip(where, config.slurm.login_sets(), strict=True))
+
+
+def check_login(config: PlatformModel, problems: ProblemCollector) -> None:
+    for path, login in _login_paths(config):
         pool = config.network.pool(login.pool)
         if pool is None:
             known = ", ".join(p.name for p in config.network.pools)
@@ -263,11 +269,24 @@ def check_operations(config: PlatformModel, problems: ProblemCollector) -> None:
 def check_production(config: PlatformModel, problems: ProblemCollector) -> None:
     if not config.is_production:
         return
+    # A tag can be deleted and pushed again: whoever can push to the repository would deploy. Only a commit is fixed.
     for index, app in enumerate(config.gitops.apps):
-        if not app.revision_is_pinned():
+        if not COMMIT.match(app.target_revision):
             problems.add(
                 ["gitops", "apps", index, "targetRevision"],
-                f"app {app.name!r}: {app.target_revision!r} is a branch; prod needs a tag or a full commit SHA",
+                f"app {app.name!r}: {app.target_revision!r} can be moved; production needs a full commit SHA",
+            )
+    if config.gitops.root_repo_url and not COMMIT.match(config.gitops.root_revision):
+        problems.add(
+            ["gitops", "rootRevision"],
+            f"{config.gitops.root_revision!r} can be moved; production needs a full commit SHA of the app-of-apps root",
+        )
+    for path, login in _login_paths(config):
+        if login.root_ssh_authorized_keys:
+            problems.add(
+                [*path, "rootSshAuthorizedKeys"],
+                "refused in production: root on a login pod reads the Slurm key, and login pods run users' code and "
+                "face the site network; use kubectl exec for admin access",
             )
     if config.protection_mode == "none":
         problems.add(["protection", "mode"], "prod cannot run with protection 'none' (stateful data would be deletable)")

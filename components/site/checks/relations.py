@@ -36,6 +36,11 @@ PLATFORM_NAMESPACES = {
     "appwrapper-system": "the Batch layer (AppWrapper)",
     "argo": "the DevOps layer (Argo Workflows)",
     "registry": "the DevOps layer (registry)",
+    "monitoring": "the Observability layer (kube-prometheus-stack)",
+    "gpu-operator": "the GPU layer (NVIDIA GPU Operator)",
+    "nvidia-network-operator": "the RDMA layer (NVIDIA Network Operator)",
+    "backups": "the Backups layer (key export)",
+    "site-apps": "the GitOps layer (the app-of-apps root's Applications)",
 }
 
 
@@ -220,11 +225,13 @@ def _check_namespaces(cfg: PlatformModel, problems: ProblemCollector) -> None:
             problems.add(path, f"namespace {namespace!r} already belongs to {owners[namespace]}; pick another")
         else:
             owners[namespace] = owner
+    teams = {team.namespace: f"the Batch layer (team {team.namespace})" for team in (cfg.batch.teams if cfg.batch else ())}
     for index, app in enumerate(cfg.gitops.apps):
-        if app.namespace in owners:
+        owner = owners.get(app.namespace) or teams.get(app.namespace)
+        if owner is not None:
             problems.add(
                 ["gitops", "apps", index, "namespace"],
-                f"app {app.name!r}: namespace {app.namespace!r} belongs to {owners[app.namespace]}; "
+                f"app {app.name!r}: namespace {app.namespace!r} belongs to {owner}; "
                 "a site app deploys into a namespace of its own",
             )
     if cfg.batch is not None and cfg.batch.sample_namespace and cfg.batch.sample_namespace in owners:

@@ -260,6 +260,36 @@ def test_join_script(tmp_path: Path, prod: PlatformConfig) -> None:
     assert result.returncode == 0, result.stderr
 
 
+def _run_join_script(tmp_path: Path, script: str, key: Path) -> subprocess.CompletedProcess[str]:
+    """The rendered join script run as the host runs it, with stand-ins for sysctl and slurmd that print their argv."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in ("sysctl", "slurmd"):
+        (bin_dir / tool).write_text(f'#!/bin/sh\necho "{tool} $*"\n')
+        (bin_dir / tool).chmod(0o755)
+    (tmp_path / "join.sh").write_text(script)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HPCFORGE_SLURM_KEY": str(key), "HPCFORGE_KEY_WAIT_SECONDS": "0"}
+    return subprocess.run(["sh", str(tmp_path / "join.sh")], capture_output=True, text=True, env=env, check=False, timeout=30)
+
+
+def test_the_join_script_starts_slurmd_only_once_the_key_was_delivered_root_only(tmp_path: Path, prod: PlatformConfig) -> None:
+    """Issue 39: the Slurm key is not in the image; the join script waits for the key the site delivers after boot
+    (scripts/provisioning/deliver-slurm-key.sh) and refuses a key that others can read."""
+    script = render_join_script(prod.slurm, "cpu-bm", "10.10.0.102")
+    key = tmp_path / "slurm.key"
+    missing = _run_join_script(tmp_path, script, key)
+    assert missing.returncode == 1 and f"{key} was not delivered" in missing.stderr
+    assert "slurmd" not in missing.stdout
+    key.write_bytes(b"k" * 64)
+    key.chmod(0o644)
+    readable = _run_join_script(tmp_path, script, key)
+    assert readable.returncode == 1 and "must be mode 0400 or 0600" in readable.stderr
+    key.chmod(0o400)
+    started = _run_join_script(tmp_path, script, key)
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.splitlines()[-1].startswith("slurmd -Z --conf-server 10.10.0.102:6817")
+
+
 # --- network, DNS, charts, chunks ---------------------------------------------------------------------
 
 

@@ -288,7 +288,53 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "branch as targetRevision in prod",
         "prod",
         _set("hpcforge:gitops/apps/0/targetRevision", "main"),
-        "hpcforge:gitops.apps[0].targetRevision: app 'monitoring': 'main' is a branch; prod needs a tag or a full commit SHA",
+        "hpcforge:gitops.apps[0].targetRevision: app 'monitoring': 'main' can be moved; production needs a full commit SHA",
+    ),
+    (
+        "tag as targetRevision in prod",
+        "prod",
+        _set("hpcforge:gitops/apps/0/targetRevision", "v2.3.1"),
+        "hpcforge:gitops.apps[0].targetRevision: app 'monitoring': 'v2.3.1' can be moved; production needs a full commit SHA",
+    ),
+    (
+        "tag as the root's revision in prod",
+        "prod",
+        _set("hpcforge:gitops/rootRevision", "v2.3.1"),
+        "hpcforge:gitops.rootRevision: 'v2.3.1' can be moved; production needs a full commit SHA of the app-of-apps root",
+    ),
+    (
+        "root ssh keys on the login pods in prod",
+        "prod",
+        _set(
+            "hpcforge:slurm/login/rootSshAuthorizedKeys",
+            ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHO4xUoQo58Ijc0witWn81SbrosgcRgLPYV8gevRY+pq ops@hpc"],
+        ),
+        "hpcforge:slurm.login.rootSshAuthorizedKeys: refused in production: root on a login pod reads the Slurm key",
+    ),
+    (
+        "a site app in the monitoring namespace",
+        "prod",
+        _set("hpcforge:gitops/apps/0/namespace", "monitoring"),
+        "hpcforge:gitops.apps[0].namespace: app 'monitoring': namespace 'monitoring' belongs to the Observability layer",
+    ),
+    (
+        "a boot image under Grendel's served repo",
+        "prod",
+        _set("hpcforge:provisioning/images/0/liveimg", "/var/lib/grendel/repo/rocky9/rootfs.squashfs"),
+        "hpcforge:provisioning.images[0].liveimg: /var/lib/grendel/repo/rocky9/rootfs.squashfs is under /var/lib/grendel/repo, "
+        "which Grendel serves to anyone without a token",
+    ),
+    (
+        "an exposure both public and ranged",
+        "prod",
+        _set("hpcforge:network/ingress/exposure", {"public": True, "sourceRanges": ["10.10.0.0/16"]}),
+        "hpcforge:network.ingress.exposure: public: true and sourceRanges exclude each other",
+    ),
+    (
+        "every address as the site's range",
+        "prod",
+        _set("hpcforge:network/siteRanges", ["0.0.0.0/0"]),
+        "hpcforge:network.siteRanges: 0.0.0.0/0 is every address, not the site's",
     ),
     (
         "unsupported Kubernetes version",

@@ -240,7 +240,7 @@ def test_environment_named_production_is_as_strict_as_its_kind_says(tmp_path: Pa
     assert load_config(raw_config(values)).protection_mode == "none"  # development kind: stated, not guessed
     values["hpcforge:environmentKind"] = "production"
     messages = _messages("dev", lambda v: v.update(values), tmp_path)
-    assert any("targetRevision" in m and "prod needs a tag" in m for m in messages)
+    assert any("targetRevision" in m and "production needs a full commit SHA" in m for m in messages)
 
 
 @pytest.mark.parametrize(("text", "amount"), [("1e3", 1000.0), ("1.5E2", 150.0), ("2.", 2.0), (".5", 0.5), ("4Gi", 4 * 2**30)])

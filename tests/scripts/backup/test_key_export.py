@@ -1,9 +1,8 @@
 """The key export (scripts/backup/export_keys.py) with the real `openssl`: what it writes can only be
 read with the recipient's private key, and holds the sealed-secrets keys and the CA's Secret.
 
-The Kubernetes API cannot run here: a small HTTP stand-in answers the two requests the script makes,
-in the API's JSON shape (`GET /api/v1/namespaces/NS/secrets?labelSelector=...` -> a SecretList,
-`GET /api/v1/namespaces/NS/secrets/NAME` -> a Secret), and records what it was asked.
+The Kubernetes API cannot run here: a small HTTP stand-in answers the requests the script makes, in the API's
+JSON shape (`GET /api/v1/namespaces/NS/secrets/NAME` -> a Secret), and records what it was asked.
 """
 
 from __future__ import annotations
@@ -49,8 +48,8 @@ def api() -> Iterator[tuple[str, list[tuple[str, str]]]]:
         def do_GET(self) -> None:
             seen.append((self.path, self.headers.get("Authorization", "")))
             body: Any
-            if self.path == "/api/v1/namespaces/kube-system/secrets?labelSelector=sealedsecrets.bitnami.com/sealed-secrets-key":
-                body = {"kind": "SecretList", "items": [SEALED]}
+            if self.path == "/api/v1/namespaces/kube-system/secrets/sealed-secrets-keyabcde":
+                body = SEALED
             elif self.path == "/api/v1/namespaces/cert-manager/secrets/hpcforge-ca":
                 body = CA
             else:
@@ -128,6 +127,8 @@ def test_export_is_readable_only_with_the_recipients_key(tmp_path: Path, api: tu
             str(cert),
             "--dir",
             str(out),
+            "--sealed-secret",
+            "sealed-secrets-keyabcde",
         ],
         capture_output=True,
         text=True,
@@ -137,6 +138,11 @@ def test_export_is_readable_only_with_the_recipients_key(tmp_path: Path, api: tu
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["secrets"] == ["kube-system/sealed-secrets-keyabcde", "cert-manager/hpcforge-ca"]
+    # Each Secret by name (its Role lists none).
+    assert sorted(path for path, _ in seen) == [
+        "/api/v1/namespaces/cert-manager/secrets/hpcforge-ca",
+        "/api/v1/namespaces/kube-system/secrets/sealed-secrets-keyabcde",
+    ]
     assert summary["removed"] == [stale.name]
     assert all(auth == f"Bearer {TOKEN}" for _, auth in seen) and len(seen) == 2
     export = Path(summary["file"])

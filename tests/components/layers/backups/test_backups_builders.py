@@ -12,6 +12,7 @@ from components.layers.backups.objects import (
     directory_s3_policy_spec,
     key_export_allows,
     key_export_grants,
+    key_export_spec,
     s3_credentials,
 )
 
@@ -50,10 +51,16 @@ def test_the_key_export_reaches_the_internet_only_with_an_s3_target() -> None:
     assert {p.port for p in s3[-1].ports} == {443, 80, 9000}
 
 
-def test_the_key_export_reads_the_sealed_secrets_keys_and_the_ca_secret_only() -> None:
-    grants = dict(key_export_grants())
+def test_the_key_export_reads_the_named_sealing_keys_and_the_ca_secret_only() -> None:
+    named = BackupsConfig.model_validate({"volume": {}, "sealingKeys": ["sealed-secrets-keyabcde"]})
+    grants = dict(key_export_grants(named))
     assert set(grants) == {"kube-system", "cert-manager"}
-    # sealed-secrets keys have generated names: listed by label, so no resourceNames; the CA by name, get only.
-    assert grants["kube-system"] == [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}]
-    assert grants["cert-manager"][0]["resourceNames"] == [CA_SECRET]
-    assert grants["cert-manager"][0]["verbs"] == ["get"]
+    # By name, get only: RBAC cannot narrow a list to names (issue 39).
+    assert grants["kube-system"] == [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": ["sealed-secrets-keyabcde"]}
+    ]
+    assert grants["cert-manager"] == [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": [CA_SECRET]}]
+    # No sealing key named: no Role in kube-system at all.
+    assert set(dict(key_export_grants(BackupsConfig.model_validate({"volume": {}})))) == {"cert-manager"}
+    command = key_export_spec(named, labels={})["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[-2:] == ["--sealed-secret", "sealed-secrets-keyabcde"]

@@ -162,8 +162,13 @@ def test_keys_runbook_restores_both_secrets_from_the_volume_and_from_s3(
     cluster.save()
     api_args = ["--api", url, "--token-file", str(token), "--api-ca-file", ""]
     for name, cfg in (
-        ("volume", BackupsConfig.model_validate({"volume": {}, "keyRecipient": cert.read_text()})),
-        ("s3", s3_config(s3, keyRecipient=cert.read_text())),
+        (
+            "volume",
+            BackupsConfig.model_validate(
+                {"volume": {}, "keyRecipient": cert.read_text(), "sealingKeys": ["sealed-secrets-keyabcde"]}
+            ),
+        ),
+        ("s3", s3_config(s3, keyRecipient=cert.read_text(), sealingKeys=["sealed-secrets-keyabcde"])),
     ):
         spec = key_export_spec(cfg, labels={})
         cronjob_pod(cluster, "backups", f"key-export-{name}", spec)

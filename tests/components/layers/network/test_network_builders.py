@@ -50,16 +50,27 @@ def test_l2_advertises_from_all_interfaces_unless_some_are_named() -> None:
 
 
 def test_traefik_exposes_extra_tcp_entrypoints_and_keeps_one_replica_without_a_budget() -> None:
-    one = traefik_values(Ingress(pool="services"), ())
+    one = traefik_values(Ingress(pool="services"), (), ("10.0.0.0/8",))
     assert one["podDisruptionBudget"] == {"enabled": False}
     assert set(one["ports"]) == {"web", "websecure"}
     assert one["service"]["annotations"] == {"metallb.io/address-pool": "services"}
     ldaps = TcpEntryPoint("ldaps", 8636, 636)
-    two = traefik_values(Ingress(pool="services", address="10.0.0.100", replicas=2), (ldaps,))
+    two = traefik_values(Ingress(pool="services", address="10.0.0.100", replicas=2), (ldaps,), ("10.0.0.0/8",))
     assert two["podDisruptionBudget"] == {"enabled": True, "minAvailable": 1}
     assert two["ports"]["ldaps"] == {"port": 8636, "exposedPort": 636, "protocol": "TCP", "expose": {"default": True}}
     assert two["service"]["annotations"]["metallb.io/loadBalancerIPs"] == "10.0.0.100"
     assert two["deployment"] == {"replicas": 2}
+
+
+def test_traefik_takes_the_site_ranges_unless_its_exposure_names_others_or_says_public() -> None:
+    site = ("10.10.0.0/16",)
+    default = traefik_values(Ingress(pool="services"), (), site)["service"]
+    assert default["spec"] == {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "loadBalancerSourceRanges": list(site)}
+    named = traefik_values(Ingress(pool="services", exposure={"sourceRanges": ["192.168.5.0/24"]}), (), site)["service"]
+    assert named["spec"]["loadBalancerSourceRanges"] == ["192.168.5.0/24"]
+    public = traefik_values(Ingress(pool="services", exposure={"public": True}), (), site)["service"]
+    assert "loadBalancerSourceRanges" not in public["spec"]
+    assert public["annotations"]["hpcforge.io/exposure"] == "public"
 
 
 def test_a_zone_s_own_hosts_win_over_generated_records_and_generated_zones_are_served() -> None:

@@ -35,31 +35,43 @@ def _nodeset(cfg: PlatformConfig, name: str) -> NodeSetConfig:
     return next(n for n in cfg.slurm.nodesets if n.name == name)
 
 
-def test_the_operator_reaches_the_slurm_namespace_and_is_reached_from_it(prod: PlatformConfig) -> None:
+def test_the_operator_reaches_slurmrestd_and_slurmctld_only(prod: PlatformConfig) -> None:
     operator = {a.name: a for a in operator_namespace_allows("hpc")}
-    assert operator["allow-egress-slurm"].namespaces == ("hpc",)
-    assert operator["allow-egress-slurm"].direction == "egress"
-    slurm = {a.name: a for a in slurm_namespace_allows(prod.slurm, ())}
-    assert slurm["allow-ingress-from-operator"].namespaces == (OPERATOR_NAMESPACE,)
-    assert slurm["allow-ingress-from-operator"].direction == "ingress"
+    egress = operator["allow-egress-slurm"].to_spec()["egress"][0]
+    assert {p["port"] for p in egress["ports"]} == {SLURMCTLD_PORT, 6820}
+    assert [peer["podSelector"]["matchLabels"]["app.kubernetes.io/name"] for peer in egress["to"]] == ["slurmrestd", "slurmctld"]
+    slurm = {a.name: a for a in slurm_namespace_allows(prod.slurm, (), site_ranges=("10.10.0.0/16",))}
+    restd = slurm["allow-ingress-slurmrestd"]
+    assert (restd.namespaces, restd.pod_labels) == ((OPERATOR_NAMESPACE,), {"app.kubernetes.io/name": "slurmrestd"})
+    assert "allow-ingress-from-operator" not in slurm
 
 
-def test_the_slurm_namespace_opens_the_database_only_with_accounting(prod: PlatformConfig) -> None:
-    names = [a.name for a in slurm_namespace_allows(prod.slurm, ())]
-    assert "allow-egress-database" in names
-    assert ("allow-ingress-slurmctld", (SLURMCTLD_PORT,)) in [
-        (a.name, tuple(p.port for p in a.ports)) for a in slurm_namespace_allows(prod.slurm, ())
-    ]
+def test_the_slurm_namespace_opens_the_database_only_with_accounting_and_only_to_slurmdbd(prod: PlatformConfig) -> None:
+    allows = {a.name: a for a in slurm_namespace_allows(prod.slurm, (), site_ranges=("10.10.0.0/16",))}
+    assert allows["allow-egress-database"].pod_labels == {"app.kubernetes.io/name": "slurmdbd"}
+    assert allows["allow-ingress-slurmctld"].ports[0].port == SLURMCTLD_PORT
     off = prod.slurm.model_copy(update={"accounting": prod.slurm.accounting.model_copy(update={"enabled": False})})
-    assert "allow-egress-database" not in [a.name for a in slurm_namespace_allows(off, ())]
+    names = [a.name for a in slurm_namespace_allows(off, (), site_ranges=("10.10.0.0/16",))]
+    assert "allow-egress-database" not in names and "allow-ingress-slurmdbd" not in names
 
 
 def test_bare_metal_subnets_add_the_slurm_rules_for_their_hosts(prod: PlatformConfig) -> None:
-    without = slurm_namespace_allows(prod.slurm, ())
-    with_hosts = slurm_namespace_allows(prod.slurm, ("10.80.0.0/16",))
-    added = [a for a in with_hosts if a not in without]
+    without = slurm_namespace_allows(prod.slurm, (), site_ranges=("10.10.0.0/16",))
+    with_hosts = slurm_namespace_allows(prod.slurm, ("10.80.0.0/16",), site_ranges=("10.10.0.0/16",))
+    added = [a for a in with_hosts if a.name not in {b.name for b in without}]
     assert added and all(a.cidrs == ("10.80.0.0/16",) for a in added)
-    assert with_hosts[: len(without)] == without
+    # slurmctld's address takes the hosts' subnets instead of the site's ranges
+    ctld = {a.name: a for a in with_hosts}["allow-ingress-slurmctld"]
+    assert ctld.cidrs == ("10.80.0.0/16",)
+    assert {a.name: a for a in without}["allow-ingress-slurmctld"].cidrs == ("10.10.0.0/16",)
+
+
+def test_a_public_login_says_so_and_takes_every_address(prod: PlatformConfig) -> None:
+    public = prod.slurm.login.model_copy(update={"exposure": prod.slurm.login.exposure.model_copy(update={"public": True})})
+    cfg = prod.slurm.model_copy(update={"login": public})
+    ssh = {a.name: a for a in slurm_namespace_allows(cfg, (), site_ranges=("10.10.0.0/16",))}["allow-ingress-ssh"]
+    assert ssh.cidrs == ("0.0.0.0/0",)
+    assert ssh.pod_labels == {"app.kubernetes.io/name": "login", "app.kubernetes.io/instance": "login"}
 
 
 def test_operator_values_leave_the_crds_to_their_own_chart() -> None:

@@ -76,11 +76,16 @@ def test_the_controller_state_volume_takes_the_storage_class_given(prod: Platfor
 def test_the_controller_service_is_a_metallb_load_balancer_when_configured(prod: PlatformConfig) -> None:
     service = prod.slurm.controller.service
     assert service is not None
-    spec = controller_spec(prod.slurm, storage_class=None)
+    spec = controller_spec(prod.slurm, storage_class=None, outside=("10.20.0.0/23",))
     assert spec["service"] == {
         "metadata": {"annotations": {"metallb.io/address-pool": service.pool, "metallb.io/loadBalancerIPs": service.address}},
-        "spec": {"type": "LoadBalancer"},
+        "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "loadBalancerSourceRanges": ["10.20.0.0/23"]},
     }
+    public = controller_spec(prod.slurm, storage_class=None, outside=None)["service"]
+    assert public["metadata"]["annotations"]["hpcforge.io/exposure"] == "public"
+    assert "loadBalancerSourceRanges" not in public["spec"]
+    with pytest.raises(ValueError, match="needs source ranges"):
+        controller_spec(prod.slurm, storage_class=None, outside=())
     no_service = prod.slurm.model_copy(update={"controller": prod.slurm.controller.model_copy(update={"service": None})})
     assert "service" not in controller_spec(no_service, storage_class=None)
 

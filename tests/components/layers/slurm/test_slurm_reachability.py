@@ -20,7 +20,9 @@ from tests.helpers import config_values, raw_config
 pytestmark = pytest.mark.program
 
 POD_SLURMD = Pod("slurm", {"app.kubernetes.io/name": "slurmd"}, "10.244.3.17", name="pod slurmd")
-LOGIN_POD = Pod("slurm", {"app.kubernetes.io/name": "login"}, "10.244.1.5", name="login pod")
+LOGIN_POD = Pod(
+    "slurm", {"app.kubernetes.io/name": "login", "app.kubernetes.io/instance": "login"}, "10.244.1.5", name="login pod"
+)
 SLURMCTLD = Pod("slurm", {"app.kubernetes.io/name": "slurmctld"}, "10.244.0.2", name="slurmctld")
 BARE_METAL = Host("cn001", "10.20.0.51")  # in prod's provisioning subnet 10.20.0.0/22
 OUTSIDER = Host("a client elsewhere", "192.168.77.9")
@@ -164,3 +166,79 @@ def test_job_port_range_must_stay_clear_of_the_srun_ports() -> None:
     with pytest.raises(ConfigError) as raised:
         load_config(raw_config(values))
     assert "hpcforge:slurm.controller.jobPortRange: 50000-60001 overlaps srunPortRange 60001-63000" in str(raised.value)
+
+
+# --- component by component: users' code beside the daemons (issue 39) --------------------------------------------
+
+SLURMDBD = Pod("slurm", {"app.kubernetes.io/name": "slurmdbd"}, "10.244.0.3", name="slurmdbd")
+SLURMRESTD = Pod("slurm", {"app.kubernetes.io/name": "slurmrestd"}, "10.244.0.4", name="slurmrestd")
+ACCOUNTS_JOB = Pod("slurm", {"app.kubernetes.io/name": "slurm", "app.kubernetes.io/component": "slurm-accounts"}, "10.244.0.5")
+OPERATOR = Pod("slinky", {"app.kubernetes.io/name": "slurm-operator"}, "10.244.5.1", name="slurm-operator")
+PROMETHEUS = Pod("monitoring", {"app.kubernetes.io/name": "prometheus"}, "10.244.6.1", name="prometheus")
+MARIADB = Pod("database", {"app.kubernetes.io/name": "mariadb"}, "10.244.7.1", name="mariadb")
+DIRSRV = Pod(
+    "directory", {"app.kubernetes.io/name": "dirsrv", "app.kubernetes.io/component": "directory"}, "10.244.8.1", name="dirsrv"
+)
+SITE_HOST = Host("a workstation on the site network", "10.10.7.7")
+API = Host("an API server", "10.10.0.10")
+REGISTRY_SOMEWHERE = Host("a container registry", "104.16.0.1")
+
+
+def test_each_slurm_component_is_reached_by_what_slurm_needs(cluster: Cluster) -> None:
+    """The flows of Slurm's network guide (doc/html/network.shtml, 26.05.3), pod to pod in the namespace."""
+    srun = _srun()
+    flows: dict[str, tuple[Endpoint, Endpoint, int]] = {
+        "login client -> slurmctld": (LOGIN_POD, SLURMCTLD, 6817),
+        "slurmd -> slurmctld": (POD_SLURMD, SLURMCTLD, 6817),
+        "slurmdbd -> slurmctld": (SLURMDBD, SLURMCTLD, 6817),
+        "slurmrestd -> slurmctld": (SLURMRESTD, SLURMCTLD, 6817),
+        "accounts job (sacctmgr) -> slurmctld": (ACCOUNTS_JOB, SLURMCTLD, 6817),
+        "slurmctld -> slurmdbd": (SLURMCTLD, SLURMDBD, 6819),
+        "login sacct -> slurmdbd": (LOGIN_POD, SLURMDBD, 6819),
+        "accounts job (sacctmgr) -> slurmdbd": (ACCOUNTS_JOB, SLURMDBD, 6819),
+        "slurmctld -> slurmd": (SLURMCTLD, POD_SLURMD, 6818),
+        "login srun -> slurmd": (LOGIN_POD, POD_SLURMD, 6818),
+        "slurmstepd -> srun on a login pod": (POD_SLURMD, LOGIN_POD, srun[0]),
+        "rank -> rank on another compute pod": (POD_SLURMD, POD_SLURMD, 40000),
+        "operator -> slurmrestd": (OPERATOR, SLURMRESTD, 6820),
+        "prometheus -> slurmctld metrics": (PROMETHEUS, SLURMCTLD, 6817),
+        "slurmdbd -> the database": (SLURMDBD, MARIADB, 3306),
+        "login SSSD -> the directory (LDAPS)": (LOGIN_POD, DIRSRV, 3636),
+        "a site workstation -> ssh on a login pod": (SITE_HOST, LOGIN_POD, 22),
+        "bare metal -> slurmctld": (BARE_METAL, SLURMCTLD, 6817),
+        "Pyxis on a compute pod -> a registry": (POD_SLURMD, REGISTRY_SOMEWHERE, 443),
+    }
+    blocked = {
+        name: connection_allowed(cluster, src, dst, port).reason
+        for name, (src, dst, port) in flows.items()
+        if not connection_allowed(cluster, src, dst, port)
+    }
+    assert blocked == {}
+
+
+def test_users_code_reaches_no_daemon_port_that_slurm_does_not_need(cluster: Cluster) -> None:
+    """A login or compute pod runs users' code: it gets the Slurm flows, not the database, plain LDAP, slurmrestd,
+    the daemons' other ports, or the API server; and ssh and slurmctld take only the configured ranges."""
+    flows: dict[str, tuple[Endpoint, Endpoint, int]] = {
+        "login -> the database": (LOGIN_POD, MARIADB, 3306),
+        "compute pod -> the database": (POD_SLURMD, MARIADB, 3306),
+        "slurmctld -> the database": (SLURMCTLD, MARIADB, 3306),
+        "login -> plain LDAP": (LOGIN_POD, DIRSRV, 3389),
+        "compute pod -> LDAPS": (POD_SLURMD, DIRSRV, 3636),
+        "login -> slurmrestd": (LOGIN_POD, SLURMRESTD, 6820),
+        "compute pod -> slurmctld's other ports": (POD_SLURMD, SLURMCTLD, 22),
+        "login -> slurmdbd's other ports": (LOGIN_POD, SLURMDBD, 3306),
+        "login -> another login pod's ssh": (LOGIN_POD, LOGIN_POD, 22),
+        "compute pod -> the API server": (POD_SLURMD, API, 6443),
+        "compute pod -> the API server on 443": (POD_SLURMD, API, 443),
+        "login -> the API server": (LOGIN_POD, API, 6443),
+        "slurmctld -> the API server": (SLURMCTLD, API, 6443),
+        "an outsider -> ssh": (OUTSIDER, LOGIN_POD, 22),
+        "a site workstation -> slurmctld": (SITE_HOST, SLURMCTLD, 6817),
+        "a site workstation -> ssh on slurmctld": (SITE_HOST, SLURMCTLD, 22),
+        "another namespace's pod -> slurmctld": (OTHER_NAMESPACE_POD, SLURMCTLD, 6817),
+        "another namespace's pod -> ssh": (OTHER_NAMESPACE_POD, LOGIN_POD, 22),
+        "slurmctld -> a registry": (SLURMCTLD, REGISTRY_SOMEWHERE, 443),
+    }
+    opened = [name for name, (src, dst, port) in flows.items() if connection_allowed(cluster, src, dst, port)]
+    assert opened == []
