@@ -285,3 +285,32 @@ def test_every_layer_name_is_imported_from_its_module() -> None:
     files = [path for root in IMPORTERS for path in (REPO / root).rglob("*.py") if ".venv" not in path.parts]
     through = sorted(f"{path.relative_to(REPO)}: {taken}" for path in files for taken in _taken_through(path))
     assert through == []
+
+
+def _package(name: str) -> str:
+    return name if MODULES[name].name == "__init__.py" else name.rsplit(".", 1)[0]
+
+
+def test_offline_program_is_the_floor_the_jobs_stand_on() -> None:
+    """offline/program/ holds the engine code every job shares and imports no job; offline/'s root holds only the
+    dispatcher (cli.py, __main__.py), the jobs sit in offline/<job>/ (issue 37)."""
+    up = sorted(
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        if name.startswith("offline.program.")
+        for target in targets
+        if target.startswith("offline") and not target.startswith("offline.program")
+    )
+    assert up == []
+    root = sorted(name for name in MODULES if _package(name) == "offline" and name != "offline")
+    assert root == ["offline.__main__", "offline.cli"]
+
+
+def test_no_circle_between_offline_packages() -> None:
+    packages: dict[str, set[str]] = {}
+    for name, targets in GRAPH.items():
+        if name.startswith("offline"):
+            edges = packages.setdefault(_package(name), set())
+            edges.update(_package(t) for t in targets if t.startswith("offline") and _package(t) != _package(name))
+    assert "offline.schema" in packages["offline.charts"]  # the graph this test reads is the real one
+    assert _circles(packages) == []

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from components.config import ConfigError, PlatformConfig, load_config
-from offline.engine import ProgramConfigError
+from offline.program.engine import ProgramConfigError
 from tests.helpers import config_values, inventory_file, raw_config, run_stack_file, write_variant
 
 

@@ -12,7 +12,7 @@ import yaml
 from components.config import ConfigError, PlatformConfig, load_config
 from components.config.inventory import InventoryError, read_yaml_file
 from components.config.inventory_ref import INVENTORY_ANNOTATION
-from offline.engine import ProgramConfigError
+from offline.program.engine import ProgramConfigError
 from scripts.migrate_inventory import MigrationError, plan_migration
 from tests.helpers import REPO, config_values, inline_inventories, raw_config, run_stack, run_stack_file, write_variant
 

@@ -25,7 +25,7 @@ from components.config import PlatformConfig, load_config
 from components.layers.database.sql import database_sql, grant_sql, user_sql
 from components.layers.directory.ldif import SSH_KEY_ATTRIBUTE, render_directory_ldif, sssd_bind_dn
 from components.layers.slurm.sssd import SssdSettings, render_sssd_conf
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.daemons import dirsrv, sssd
 from tests.daemons.common import HarnessError, run
 from tests.daemons.dirsrv import DirectoryServer, LdapEntry

@@ -14,7 +14,7 @@ from components.layers.gpu.config import GpuOperatorConfig
 from components.layers.gpu.objects import gpu_operator_values, mig_parted_config
 from components.platform import planned_charts
 from components.versions import Charts, Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config, tolerates
 from tests.test_layers import one
 

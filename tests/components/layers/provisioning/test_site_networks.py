@@ -13,7 +13,7 @@ import pytest
 
 from components.config import PlatformConfig, load_config
 from components.layers.provisioning.grendel import GrendelSecrets, render_grendel_toml, render_inventory
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config, run_stack_file, write_variant
 from tests.site_helpers import load_edited, refusal
 

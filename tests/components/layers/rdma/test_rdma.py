@@ -21,7 +21,7 @@ from components.layers.rdma.objects import (
     sriov_operator_config_spec,
 )
 from components.versions import Charts, Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
 from tests.test_layers import one
 

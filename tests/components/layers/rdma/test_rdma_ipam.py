@@ -27,8 +27,8 @@ from components.layers.rdma.objects import (
     sriov_network,
 )
 from components.versions import Images
-from offline.engine import RecordedStack
-from offline.render import render_documents
+from offline.program.documents import render_documents
+from offline.program.engine import RecordedStack
 from offline.schema import validate as schema
 from tests.components.layers.rdma.test_rdma import RDMA
 from tests.components.test_argocd_wait import _ready

@@ -21,7 +21,7 @@ from components.config import ConfigError, PlatformConfig, load_config
 from components.layers.slurm.enroot import PYXIS_PLUGSTACK, enroot_conf
 from components.layers.slurm.objects import login_spec, nodeset_spec
 from components.versions import SLINKY_TAG, Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
 from tests.test_layers import objects
 

@@ -15,7 +15,7 @@ from components.layers.slurm.reservation_script import reservation_commands, res
 from components.layers.slurm.site import SLURM_UID, reservation_job_spec
 from components.layers.slurm.topology import TopologyConfig, expand_hostlist
 from components.layers.slurm.topology_files import TOPOLOGY_ANNOTATION, hostlist, node_annotations, topology_conf, topology_yaml
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
 
 

@@ -14,7 +14,7 @@ import pytest
 from components.config import PlatformConfig, load_config
 from components.layers.provisioning.grendel import render_join_script
 from components.layers.storage.objects import host_mount_commands
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.daemons.common import write_script
 from tests.helpers import config_values, raw_config
 from tests.site_helpers import refusal
