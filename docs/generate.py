@@ -100,6 +100,8 @@ FIELD_VALIDATORS: dict[str, str] = {
     "components.layers.backups.config.BackupsConfig._cron": "a five-field cron schedule of numbers, ranges, steps, lists and "
     "`*` (e.g. '15 2 * * *')",
     "components.layers.backups.config.BackupsConfig._retention": "1h to 2562047h",
+    "components.layers.gitops.config.GitOpsConfig._kinds": "each `group/Kind` (the core group empty: `/ConfigMap`), "
+    "no RBAC or Argo CD kind",
     "components.layers.database.config.DatabaseStorage._not_zero": "more than 0",
     "components.layers.directory.config.PosixUser._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
     "components.layers.directory.config.PosixUser._absolute": "an absolute path",

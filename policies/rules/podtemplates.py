@@ -14,7 +14,7 @@ PodTemplate) and the custom resources that an operator turns into pods:
   one pod per container template.
 - mariadb-operator MariaDB (`k8s.mariadb.com`): `spec.podSecurityContext`, `spec.securityContext`
   (the mariadb container), `spec.initContainers`, `spec.sidecarContainers`, `spec.volumes`,
-  `spec.podMetadata.labels`.
+  `spec.podMetadata.labels` over the operator's own (`app.kubernetes.io/name: mariadb`, `instance: <name>`).
 """
 
 from __future__ import annotations
@@ -227,9 +227,10 @@ def _mariadb(obj: Mapping[str, Any], namespace: str) -> PodTemplate:
     for index, container in enumerate(items(spec.get("sidecarContainers"))):
         found.append(Container(f"spec.sidecarContainers[{index}]", mapping(container), "containers"))
     metadata = mapping(spec.get("podMetadata"))
-    return PodTemplate(
-        obj, "spec", namespace, _str_map(metadata.get("labels")), _str_map(metadata.get("annotations")), pod_spec, tuple(found)
-    )
+    # The operator's own labels (pkg/builder/labels/labels.go at v26.6.0: WithMariaDBSelectorLabels, app `mariadb`,
+    # instance: the MariaDB's name), which the podMetadata labels come on top of.
+    labels = {"app.kubernetes.io/name": "mariadb", "app.kubernetes.io/instance": name_of(obj), **_str_map(metadata.get("labels"))}
+    return PodTemplate(obj, "spec", namespace, labels, _str_map(metadata.get("annotations")), pod_spec, tuple(found))
 
 
 def _workflow(obj: Mapping[str, Any], namespace: str) -> list[PodTemplate]:

@@ -15,8 +15,8 @@ from ..slurm.config import SlurmConfig
 from ..slurm.face import render_join_script
 from ..storage.config import NfsExport
 from ..storage.face import host_mount_commands
-from .config import ProvisioningConfig
-from .grendel import DATA_DIR, JOIN_DIR, REPO_DIR, join_script_name
+from .config import DATA_DIR, REPO_DIR, ProvisioningConfig
+from .grendel import JOIN_DIR, join_script_name
 
 APP = "grendel"
 COMPONENT = "provisioning"

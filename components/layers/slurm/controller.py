@@ -58,6 +58,8 @@ TYPED_CONTROLLER_PARAMETERS: dict[str, str] = {
     "MinJobAge": "slurm.controller.timeouts.minJobAge",
     "UnkillableStepTimeout": "slurm.controller.timeouts.unkillableStep",
     "PrologEpilogTimeout": "slurm.controller.timeouts.prologEpilog",
+    "PrivateData": "slurm.controller.privateData",
+    "MetricsParameters": "slurm.controller.privateData (ignore_private_data while the metrics are scraped)",
     "SrunPortRange": "slurm.controller.srunPortRange",
     "PropagateResourceLimitsExcept": "hpcforge:rdma (written when RDMA fabrics are declared)",
 }
@@ -126,6 +128,10 @@ class Timeouts(StrictModel):
     time to report a hung nvidia-smi itself (more than `gpu.health.timeoutSeconds` + 5)."""
 
 
+PrivateDataKind = Literal["accounts", "cloud", "events", "jobs", "nodes", "partitions", "reservations", "usage", "users"]
+"""The values of `PrivateData` (slurm.conf(5) of 26.05; `all` is their union)."""
+
+
 class ControllerService(StrictModel):
     """A LoadBalancer address for slurmctld, for nodes outside Kubernetes (bare-metal dynamic nodes)."""
 
@@ -166,6 +172,12 @@ class ControllerConfig(StrictModel):
     it pending forever."""
     timeouts: Timeouts = Field(default_factory=Timeouts)
     """Daemon and job timeouts."""
+    private_data: tuple[PrivateDataKind, ...] = ("accounts", "events", "jobs", "reservations", "usage", "users")
+    """`PrivateData`: what a user does not see of other users (slurm.conf(5) of 26.05): by default their jobs,
+    usage, accounts, reservations, users and events. Empty: everything is visible to everyone. slurmctld then also
+    requires authentication on its metrics endpoints (src/common/read_config.c); while monitoring scrapes them without
+    a token (the operator's ServiceMonitor), hpcforge writes `MetricsParameters=ignore_private_data` (the metrics are
+    counts, readable by whoever reaches port 6817)."""
     srun_port_range: tuple[int, int] = (60001, 63000)
     """`SrunPortRange` (first, last): the ports srun listens on for its job steps; the Slurm namespace admits them
     from bare-metal hosts, and pods may reach them on bare-metal hosts."""

@@ -31,7 +31,7 @@ from ..storage.config import StorageConfig
 from .accounts_job import deploy_accounts
 from .active_checks import deploy_active_checks
 from .config import SlurmConfig
-from .enroot import ENROOT_DROPIN, enroot_conf
+from .enroot import ENROOT_DROPIN, ENROOT_PROLOG, enroot_conf, enroot_prolog
 from .face import CONTROLLER
 from .objects import (
     CA_TRUST_SECRET,
@@ -207,8 +207,12 @@ class Slurm(pulumi.ComponentResource):
             enroot.append(scope.config_map(ENROOT_CONFIG_MAP, {ENROOT_DROPIN: enroot_conf()}))
         script_maps: dict[str, pulumi.Resource] = {}
         for kind, scripts in (("prolog", cfg.prolog), ("epilog", cfg.epilog)):
-            if scripts:
-                script_maps[kind] = scope.config_map(f"slurm-{kind}-scripts", script_files(scripts, args.script_settings))
+            files = script_files(scripts, args.script_settings)
+            if kind == "prolog" and enroot:
+                # Before every other prolog: the job user's enroot directories, made by root (enroot.py).
+                files = {ENROOT_PROLOG: enroot_prolog(), **files}
+            if files:
+                script_maps[kind] = scope.config_map(f"slurm-{kind}-scripts", files)
         return _KeysAndFiles(
             key_secret, jwt_secret, [key_secret, jwt_secret, extra_files, *script_maps.values()], enroot, set(script_maps)
         )

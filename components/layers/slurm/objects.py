@@ -334,7 +334,7 @@ def controller_spec(
     spec: dict[str, Any] = {
         "clusterName": cfg.cluster_name,
         **key_refs(),
-        "extraConf": controller_extra_conf(cfg, accounting=accounting, rdma=rdma),
+        "extraConf": controller_extra_conf(cfg, accounting=accounting, rdma=rdma, metrics=metrics),
         "configFileRefs": [{"name": "slurm-config-extra"}],
         "slurmctld": {
             "image": Images.SLURMCTLD.ref,

@@ -88,10 +88,14 @@ def partition_line(partition: PartitionConfig) -> str:
     return " ".join(conf_token(*field.split("=", 1)) for field in fields)
 
 
-def controller_parameters(slurm: SlurmConfig, *, accounting: bool, rdma: bool = False) -> list[tuple[str, str]]:
+def controller_parameters(
+    slurm: SlurmConfig, *, accounting: bool, rdma: bool = False, metrics: bool = False
+) -> list[tuple[str, str]]:
     """Typed controller settings as ordered slurm.conf (name, value) pairs.
 
-    `rdma`: jobs keep slurmd's (unlimited) locked-memory limit instead of the submitting shell's, which RDMA needs."""
+    `rdma`: jobs keep slurmd's (unlimited) locked-memory limit instead of the submitting shell's, which RDMA needs.
+    `metrics`: monitoring scrapes slurmctld's metrics without a token: with PrivateData set, slurmctld would refuse
+    it unless `MetricsParameters=ignore_private_data` (Slurm 26.05.3 src/common/read_config.c, http.c)."""
     ctl = slurm.controller
     params: list[tuple[str, str]] = [
         ("SchedulerType", ctl.scheduler.type),
@@ -144,14 +148,19 @@ def controller_parameters(slurm: SlurmConfig, *, accounting: bool, rdma: bool = 
     params.append(("SrunPortRange", f"{ctl.srun_port_range[0]}-{ctl.srun_port_range[1]}"))
     if rdma:
         params.append(("PropagateResourceLimitsExcept", "MEMLOCK"))
+    if ctl.private_data:
+        params.append(("PrivateData", ",".join(ctl.private_data)))
+        if metrics:
+            params.append(("MetricsParameters", "ignore_private_data"))
     params += sorted(ctl.extra_parameters.items())
     return params
 
 
-def controller_extra_conf(slurm: SlurmConfig, *, accounting: bool, rdma: bool = False) -> str:
+def controller_extra_conf(slurm: SlurmConfig, *, accounting: bool, rdma: bool = False, metrics: bool = False) -> str:
     """The Controller's `extraConf`: typed settings, then one line per partition."""
     lines = ["### hpcforge: controller settings (typed, from hpcforge:slurm.controller) ###"]
-    lines += [conf_token(name, value) for name, value in controller_parameters(slurm, accounting=accounting, rdma=rdma)]
+    typed = controller_parameters(slurm, accounting=accounting, rdma=rdma, metrics=metrics)
+    lines += [conf_token(name, value) for name, value in typed]
     lines.append("### hpcforge: partitions (hpcforge:slurm.partitions) ###")
     lines += feature_nodeset_lines(slurm)
     lines += [partition_line(partition) for partition in slurm.partitions]

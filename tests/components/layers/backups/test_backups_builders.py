@@ -59,7 +59,9 @@ def test_the_key_export_reads_the_named_sealing_keys_and_the_ca_secret_only() ->
     assert grants["kube-system"] == [
         {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": ["sealed-secrets-keyabcde"]}
     ]
-    assert grants["cert-manager"] == [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": [CA_SECRET]}]
+    assert grants["cert-manager"] == [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": [CA_SECRET]}
+    ]
     # No sealing key named: no Role in kube-system at all.
     assert set(dict(key_export_grants(BackupsConfig.model_validate({"volume": {}})))) == {"cert-manager"}
     command = key_export_spec(named, labels={})["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"]

@@ -13,11 +13,12 @@ import os
 import pwd
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from components.layers.slurm.enroot import PYXIS_PLUGSTACK, enroot_conf
+from components.layers.slurm.enroot import PYXIS_PLUGSTACK, enroot_conf, enroot_prolog
 from components.layers.slurm.objects import login_spec, nodeset_spec
 from components.site.loader import ConfigError, load_config
 from components.site.root import PlatformConfig
@@ -111,10 +112,58 @@ def test_enroot_drop_in_expands_to_per_user_directories_as_enroot_reads_it() -> 
         uid = os.geteuid()
     result = subprocess.run(argv, input=enroot_conf(), capture_output=True, text=True, check=True, cwd="/")
     assert dict(line.split("=", 1) for line in result.stdout.splitlines()) == {
-        "ENROOT_RUNTIME_PATH": f"/tmp/enroot-runtime/user-{uid}",
+        "ENROOT_RUNTIME_PATH": f"/run/enroot/user-{uid}",
         "ENROOT_DATA_PATH": f"/usr/share/enroot/enroot-data/user-{uid}",
         "ENROOT_CACHE_PATH": f"/usr/share/enroot/enroot-data/cache-user-{uid}",
     }
+
+
+def _run_enroot_prolog(tmp_path: Path, uid: int) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "prolog.sh"
+    script.write_text(enroot_prolog())
+    env = {
+        "PATH": "/usr/bin:/bin:/usr/sbin:/sbin",
+        "SLURM_JOB_UID": str(uid),
+        "SLURM_JOB_GID": str(uid),
+        "HPCFORGE_ENROOT_DATA_ROOT": str(tmp_path / "enroot-data"),
+        "HPCFORGE_ENROOT_RUNTIME_ROOT": str(tmp_path / "run-enroot"),
+    }
+    return subprocess.run(["sh", str(script)], capture_output=True, text=True, env=env, check=False, timeout=30)
+
+
+def test_the_enroot_prolog_gives_each_user_directories_no_other_user_could_prepare(tmp_path: Path) -> None:
+    """Issue 39: enroot's `mkdir -p` takes a directory another user made first. As Slinky's Pyxis image leaves the
+    data root (0777, no sticky bit), another user (uid 4242) has made the victim's (uid 4243) data directory, with a
+    file in it; the prolog, as root, takes the data root back, moves the planted directory aside and makes the
+    victim's directories, its own and 0700."""
+    if os.geteuid() != 0:
+        pytest.skip("the prolog runs as root (chown): run the tests as root")
+    data = tmp_path / "enroot-data"
+    data.mkdir(mode=0o777)
+    data.chmod(0o777)
+    planted = data / "user-4243"
+    planted.mkdir()
+    (planted / "rootfs-trojan").write_text("x")
+    os.chown(planted, 4242, 4242)
+    planted.chmod(0o777)
+    done = _run_enroot_prolog(tmp_path, 4243)
+    assert done.returncode == 0, done.stderr
+    assert (data.stat().st_mode & 0o777) == 0o755 and data.stat().st_uid == 0
+    for path in (data / "user-4243", data / "cache-user-4243", tmp_path / "run-enroot" / "user-4243"):
+        status = path.stat()
+        assert (status.st_uid, status.st_mode & 0o777) == (4243, 0o700), path
+        assert list(path.iterdir()) == []
+    aside = [p.name for p in data.iterdir() if p.name.startswith("user-4243.not-4243.")]
+    assert len(aside) == 1 and (data / aside[0] / "rootfs-trojan").exists()
+    # The next job of the same user keeps its directories and what is in them.
+    (data / "user-4243" / "pyxis_image").write_text("kept")
+    assert _run_enroot_prolog(tmp_path, 4243).returncode == 0
+    assert (data / "user-4243" / "pyxis_image").read_text() == "kept"
+
+
+def test_the_enroot_prolog_does_nothing_where_there_is_no_enroot(tmp_path: Path) -> None:
+    done = _run_enroot_prolog(tmp_path, 4243)
+    assert done.returncode == 0 and not (tmp_path / "run-enroot").exists()
 
 
 def test_prod_gpu_pods_mount_the_enroot_drop_in(prod_stack: RecordedStack) -> None:
