@@ -57,7 +57,13 @@ def lane_namespace_allows(cfg: DevOpsConfig) -> list[Allow]:
 def workflows_values(cfg: DevOpsConfig, *, ingress_class: str, issuer: str) -> dict[str, Any]:
     """The argo-workflows chart's values: minimal CRDs, no workflow RBAC (layer.py creates it in the lane), the UI
     server with its Ingress when it has a hostname."""
-    server: dict[str, Any] = {"enabled": cfg.ui.enabled, "resources": container_resources("50m", "128Mi", "512Mi")}
+    # `client`: the UI and API act with the caller's own Kubernetes token, so submitting a Workflow into the lane (which
+    # may mount the read-write software volume) takes Kubernetes rights there; never `server` (the server's account).
+    server: dict[str, Any] = {
+        "enabled": cfg.ui.enabled,
+        "authModes": ["client"],
+        "resources": container_resources("50m", "128Mi", "512Mi"),
+    }
     if cfg.ui.enabled and cfg.ui.hostname:
         server["ingress"] = {
             "enabled": True,

@@ -51,6 +51,8 @@ def test_the_ui_gets_traefik_ingress_and_an_ingress_only_with_its_hostname(prod:
     assert server["ingress"]["hosts"] == ["workflows.hpc.example.org"]
     assert server["ingress"]["annotations"] == {"cert-manager.io/cluster-issuer": "ca"}
     assert "ingress" not in workflows_values(dev, ingress_class="traefik", issuer="ca")["server"]
+    # Issue 39: the UI acts with the caller's own token, never the server's account.
+    assert server["authModes"] == ["client"]
     # hpcforge makes the workflow RBAC in the lane itself (the AppProject would refuse the chart's).
     assert workflows_values(dev, ingress_class="traefik", issuer="ca")["workflow"] == {
         "serviceAccount": {"create": False},
