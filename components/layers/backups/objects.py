@@ -12,11 +12,11 @@ build the same command lines for a given connection, so the restore runbook's st
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ...k8s.certificates import CA_SECRET as CA_SECRET_NAME
 from ...k8s.resources import Allow, container_resources, egress_to_apiserver, egress_to_internet
+from ...paths import SCRIPTS
 from ...versions import Images
 from .config import BackupsConfig
 
@@ -24,7 +24,6 @@ from .config import BackupsConfig
 DUMP_OPTIONS = ("--single-transaction", "--events", "--routines")
 ACCOUNTING_DATABASE = "slurm_acct_db"
 S3_SECRET = "hpcforge-backup-s3"
-SCRIPTS = Path(__file__).resolve().parents[3] / "scripts"
 LDIF_SCRIPT = SCRIPTS / "directory" / "ldif_backup.py"
 KEYS_SCRIPT = SCRIPTS / "backup" / "export_keys.py"
 S3PUT_SCRIPT = SCRIPTS / "backup" / "s3put.py"

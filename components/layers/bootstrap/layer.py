@@ -11,21 +11,21 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 
 import pulumi
 import pulumi_command as command
 
 from ...config.platform_core import ProtectionMode
+from ...paths import SCRIPTS
 from .config import K0sBootstrap, SshHost
 from .rke2 import rke2_cluster
 
-SCRIPTS = Path(__file__).resolve().parents[3] / "scripts" / "bootstrap"
+BOOTSTRAP_SCRIPTS = SCRIPTS / "bootstrap"
 
 
 def remote_script(name: str, environment: dict[str, str]) -> str:
     """A remote command that runs one of our scripts (sent inline) with its environment."""
-    text = (SCRIPTS / name).read_text()
+    text = (BOOTSTRAP_SCRIPTS / name).read_text()
     exports = " ".join(f"{key}={shlex.quote(value)}" for key, value in sorted(environment.items()))
     return f"{exports} bash -c {shlex.quote(text)}"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -16,6 +15,7 @@ from ...k8s.generated import GeneratedSecret
 from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.resources import Port, ingress_from_namespaces
 from ...k8s.scope import Scope
+from ...paths import SCRIPTS
 from ...versions import Images
 from .config import DirectoryConfig
 from .ldif import render_directory_ldif, sssd_bind_dn
@@ -39,7 +39,7 @@ from .objects import (
     service_spec,
 )
 
-SYNC_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "directory" / "ldap_sync.py"
+SYNC_SCRIPT = SCRIPTS / "directory" / "ldap_sync.py"
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pulumi
 import pulumi_command as command
 
 from ...config.root import PlatformConfig
+from ...paths import PROJECT_ROOT, SCRIPTS
 from ..slurm.objects import CONTROLLER
 from .gpu import gpu_check_environments
 
-SCRIPTS = Path(__file__).resolve().parents[3] / "scripts" / "evidence"
+EVIDENCE_SCRIPTS = SCRIPTS / "evidence"
 
 
 @dataclass(frozen=True)
@@ -85,17 +85,17 @@ class Evidence(pulumi.ComponentResource):
         self.results = {}
         previous: list[pulumi.Resource] = []
         for check in evidence_checks(args.config):
-            script = SCRIPTS / check.script
+            script = EVIDENCE_SCRIPTS / check.script
             environment: dict[str, pulumi.Input[str]] = {**check.environment, "HPCFORGE_EVIDENCE_TIMEOUT": timeout}
             if args.kube_context:
                 environment["HPCFORGE_KUBE_CONTEXT"] = args.kube_context
-            digest = hashlib.sha256((script.read_text() + (SCRIPTS / "lib.sh").read_text()).encode()).hexdigest()
+            digest = hashlib.sha256((script.read_text() + (EVIDENCE_SCRIPTS / "lib.sh").read_text()).encode()).hexdigest()
             if args.kubeconfig is not None:
                 environment["HPCFORGE_KUBECONFIG_DATA"] = pulumi.Output.secret(args.kubeconfig)
             run = command.local.Command(
                 f"evidence-{check.name}",
                 create=f"bash scripts/evidence/{check.script}",
-                dir=str(SCRIPTS.parents[1]),
+                dir=str(PROJECT_ROOT),
                 environment=environment,
                 # Re-run when the script or its parameters change (and on `pulumi up --replace`).
                 triggers=[digest, *sorted(f"{k}={v}" for k, v in environment.items() if isinstance(v, str))],

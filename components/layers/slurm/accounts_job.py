@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -22,9 +21,10 @@ import pulumi_kubernetes as k8s
 from ...context import DeployContext
 from ...k8s.chunks import Assembly, chunked_file
 from ...k8s.resources import config_map, container_resources
+from ...paths import SCRIPTS
 from ...versions import Images
 
-SYNC_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "slurm" / "sacct_sync.py"
+SYNC_SCRIPT = SCRIPTS / "slurm" / "sacct_sync.py"
 CONFIG_MAP = "slurm-accounts"
 DESIRED_KEY = "accounts.json"
 SCRIPT_KEY = "sacct_sync.py"

@@ -14,6 +14,7 @@ from ...k8s.addresses import PORT_RANGE_SYSCTL, metallb_service_annotations
 from ...k8s.resources import (
     container_resources,
 )
+from ...paths import PROJECT_ROOT
 from ...versions import Images
 from ..provisioning.config import Host
 from ..rdma.config import Fabric, RdmaConfig
@@ -46,7 +47,6 @@ JWT_KEY_SECRET = "slurm-auth-jwt"
 SSSD_SECRET = "slurm-sssd-conf"
 DB_PASSWORD_SECRET = "slurm-db-password"
 CA_TRUST_SECRET = "slurm-ldap-ca"
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
 NODESET_KIND = "NodeSet"
 SLINKY_API = "slinky.slurm.net/v1beta1"
 
