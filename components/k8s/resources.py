@@ -149,19 +149,89 @@ class Namespace:
             self._add(ctx, parent, allow.name, allow.to_spec())
 
     def _add(self, ctx: DeployContext, parent: pulumi.Resource, policy: str, spec: dict[str, Any]) -> None:
-        self.policies.append(
-            k8s.networking.v1.NetworkPolicy(
-                f"{self.name}/{policy}",
-                metadata=ctx.meta(policy, "network-policy", self.name, app=self.name),
-                spec=spec,
-                opts=ctx.opts(parent, depends_on=[self.resource]),
-            )
-        )
+        self.policies.append(network_policy(ctx, parent, self.name, policy, spec, app=self.name, depends_on=[self.resource]))
 
     @property
     def ready(self) -> list[pulumi.Resource]:
         """Depend on these to run after the namespace and its policies exist."""
         return [self.resource, *self.policies]
+
+
+NETWORK_POLICY_COMPONENT = "network-policy"
+"""The component label of every NetworkPolicy hpcforge makes (the namespace's own and those it adds elsewhere)."""
+
+
+def network_policy(
+    ctx: DeployContext,
+    parent: pulumi.Resource,
+    namespace: str,
+    name: str,
+    spec: Mapping[str, Any],
+    *,
+    app: str | None,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> k8s.networking.v1.NetworkPolicy:
+    """A NetworkPolicy `name` in `namespace` (registered as `<namespace>/<name>`); layers make one through
+    `Scope.network_policy`, a namespace its default deny and allows through `Namespace`."""
+    return k8s.networking.v1.NetworkPolicy(
+        f"{namespace}/{name}",
+        metadata=ctx.meta(name, NETWORK_POLICY_COMPONENT, namespace, app=app),
+        spec=dict(spec),
+        opts=ctx.opts(parent, depends_on=list(depends_on)),
+    )
+
+
+def custom_resource(
+    ctx: DeployContext,
+    parent: pulumi.Resource,
+    api_version: str,
+    kind: str,
+    name: str,
+    spec: Mapping[str, Any] | None,
+    *,
+    namespace: str | None,
+    component: str,
+    app: str | None = None,
+    resource_name: str | None = None,
+    depends_on: Sequence[pulumi.Resource] = (),
+    stateful: Stateful | None = None,
+    annotations: Mapping[str, str] | None = None,
+    extra_labels: Mapping[str, str] | None = None,
+    fields: Mapping[str, Any] | None = None,
+    immutable: Sequence[str] = (),
+) -> pulumi.CustomResource:
+    """An object of a custom resource `kind` (or any kind Pulumi has no class for); layers make one through
+    `Scope.custom`.
+
+    Registered as `resource_name`, by default `<namespace>/<name>` (`name` when cluster-scoped: `namespace` None).
+    `stateful` protects it (context.py); `fields`: top-level fields besides `spec` (e.g. a WorkloadPriorityClass's
+    `value`), which `apiextensions.CustomResource` cannot carry; `immutable`: fields the API server refuses to change
+    in place, so that a change there replaces the object, deleting the old one first (the new one has its name).
+    """
+    metadata = ctx.meta(
+        name,
+        component,
+        namespace,
+        app=app,
+        annotations=dict(annotations) if annotations else None,
+        extra_labels=dict(extra_labels) if extra_labels else None,
+        stateful=stateful,
+    )
+    options = ctx.opts(
+        parent,
+        depends_on=list(depends_on),
+        stateful=stateful,
+        replace_on_changes=list(immutable) or None,
+        delete_before_replace=True if immutable else None,
+    )
+    registered = resource_name or (name if namespace is None else f"{namespace}/{name}")
+    if fields:
+        body = {"spec": dict(spec)} if spec is not None else {}
+        manifest = {"apiVersion": api_version, "kind": kind, "metadata": metadata, **body, **fields}
+        return KubernetesObject(registered, manifest, opts=options)
+    return k8s.apiextensions.CustomResource(
+        registered, api_version=api_version, kind=kind, metadata=metadata, spec=spec, opts=options
+    )
 
 
 def config_map(

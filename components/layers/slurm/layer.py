@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
@@ -300,19 +299,18 @@ class Slurm(pulumi.ComponentResource):
     def _attachments(self, args: SlurmArgs, ready_ns: Sequence[pulumi.Resource]) -> list[pulumi.Resource]:
         """A NetworkAttachmentDefinition per shared-mode RDMA fabric, in the Slurm namespace."""
         ctx, ns, rdma = args.ctx, args.config.namespace, args.rdma
+        scope = Scope(ctx, self, ns, "rdma-attachment", app=CONTROLLER, depends_on=tuple(ready_ns))
         attachments: list[pulumi.Resource] = []
         for fabric in shared_fabrics(rdma):
             assert rdma is not None
             attachments.append(
-                k8s.apiextensions.CustomResource(
-                    f"{ns}/attachment-{fabric.name}",
-                    api_version="k8s.cni.cncf.io/v1",
-                    kind="NetworkAttachmentDefinition",
-                    metadata=ctx.meta(
-                        fabric.name, "rdma-attachment", ns, app=CONTROLLER, annotations={RESOURCE_ANNOTATION: fabric.resource}
-                    ),
-                    spec=attachment_spec(rdma, fabric),
-                    opts=ctx.opts(self, depends_on=ready_ns),
+                scope.custom(
+                    "k8s.cni.cncf.io/v1",
+                    "NetworkAttachmentDefinition",
+                    fabric.name,
+                    attachment_spec(rdma, fabric),
+                    resource_name=f"{ns}/attachment-{fabric.name}",
+                    annotations={RESOURCE_ANNOTATION: fabric.resource},
                 )
             )
         return attachments
@@ -344,17 +342,11 @@ class Slurm(pulumi.ComponentResource):
 
     def _slinky(
         self, kind: str, name: str, spec: dict[str, Any], depends: list[pulumi.Resource], stateful: Stateful | None = None
-    ) -> k8s.apiextensions.CustomResource:
+    ) -> pulumi.Resource:
         """Registers one of the operator's custom resources in the Slurm namespace."""
-        ctx, ns = self._ctx, self.namespace
-        return k8s.apiextensions.CustomResource(
-            f"{ns}/{kind.lower()}-{name}",
-            api_version=SLINKY_API,
-            kind=kind,
-            metadata=ctx.meta(name, f"slurm-{kind.lower()}", ns, app=CONTROLLER, stateful=stateful),
-            spec=spec,
-            opts=ctx.opts(self, depends_on=depends, stateful=stateful),
-        )
+        scope = Scope(self._ctx, self, self.namespace, f"slurm-{kind.lower()}", app=CONTROLLER)
+        resource_name = f"{self.namespace}/{kind.lower()}-{name}"
+        return scope.custom(SLINKY_API, kind, name, spec, resource_name=resource_name, depends_on=depends, stateful=stateful)
 
 
 @dataclass(frozen=True)
