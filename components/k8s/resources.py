@@ -157,6 +157,8 @@ class Namespace:
         return [self.resource, *self.policies]
 
 
+TRAEFIK_API = "traefik.io/v1alpha1"
+"""The API version of Traefik's IngressRouteTCP, which layers make to pass TLS through the network layer's Traefik."""
 NETWORK_POLICY_COMPONENT = "network-policy"
 """The component label of every NetworkPolicy hpcforge makes (the namespace's own and those it adds elsewhere)."""
 

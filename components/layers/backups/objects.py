@@ -23,6 +23,8 @@ from .config import BackupsConfig
 # mariadb-operator v26.6.0 pkg/command/backup.go mariadbDumpArgs (no Galera, no TLS, no extra options)
 DUMP_OPTIONS = ("--single-transaction", "--events", "--routines")
 ACCOUNTING_DATABASE = "slurm_acct_db"
+MARIADB_API = "k8s.mariadb.com/v1alpha1"
+"""The API version of mariadb-operator's Backup."""
 S3_SECRET = "hpcforge-backup-s3"
 LDIF_SCRIPT = SCRIPTS / "directory" / "ldif_backup.py"
 KEYS_SCRIPT = SCRIPTS / "backup" / "export_keys.py"

@@ -113,11 +113,6 @@ def kueue_manager_config() -> dict[str, Any]:
     }
 
 
-def kueue_manifest(kind: str, metadata: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-    """A Kueue object of `kind` with its metadata and body (`spec`, or a WorkloadPriorityClass's fields)."""
-    return {"apiVersion": KUEUE_API, "kind": kind, "metadata": metadata, **body}
-
-
 def resource_flavor_spec(pool: NodePool) -> dict[str, Any]:
     """A ResourceFlavor on one node pool: its labels, and tolerations of its taints."""
     spec: dict[str, Any] = {"nodeLabels": dict(pool.labels)}

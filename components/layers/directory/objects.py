@@ -1,14 +1,15 @@
-"""The directory layer's objects as pure functions: 389ds' Service and StatefulSet, the bootstrap Job that loads
-the site's users and groups (scripts/directory/ldap_sync.py), and the Traefik route that publishes LDAPS."""
+"""The directory layer's objects as pure functions: its namespace's allows, 389ds' Service and StatefulSet, the
+bootstrap Job that loads the site's users and groups (scripts/directory/ldap_sync.py), and the Traefik route that
+publishes LDAPS."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...k8s.chunks import Assembly
-from ...k8s.resources import container_resources
+from ...k8s.resources import Allow, Port, container_resources, ingress_from_namespaces
 from .config import DirectoryConfig
 
 NAMESPACE = "directory"
@@ -25,6 +26,11 @@ SERVICE_HOST = f"{APP}.{NAMESPACE}.svc.cluster.local"
 LDAPS_URI = f"ldaps://{SERVICE_HOST}:{LDAPS_PORT}"
 SELECTOR = {"app.kubernetes.io/name": APP, "app.kubernetes.io/component": COMPONENT}
 BIND_CHECKSUM_ANNOTATION = "hpcforge.io/bind-password-checksum"
+
+
+def directory_namespace_allows(clients: Sequence[str]) -> list[Allow]:
+    """The directory's namespace: LDAP and LDAPS from the clients' namespaces (and Traefik's when LDAPS is published)."""
+    return [ingress_from_namespaces("allow-ingress-ldap", clients, Port(LDAP_PORT), Port(LDAPS_PORT))]
 
 
 def _password_env(name: str, secret: str) -> dict[str, Any]:
