@@ -22,9 +22,11 @@ override a key), in both delivery modes.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
+from .k8s.resources import RESTRICTED_CONTAINER_SECURITY
 from .versions import ChartPin, Charts
 
 NONROOT_UID = 65532
@@ -42,13 +44,8 @@ def restricted_pod_security_context(uid: int | None = NONROOT_UID) -> dict[str, 
 
 
 def restricted_container_security_context(read_only_root: bool = True) -> dict[str, Any]:
-    return {
-        "allowPrivilegeEscalation": False,
-        "capabilities": {"drop": ["ALL"]},
-        "readOnlyRootFilesystem": read_only_root,
-        "runAsNonRoot": True,
-        "seccompProfile": dict(RUNTIME_DEFAULT),
-    }
+    """RESTRICTED_CONTAINER_SECURITY with the root filesystem read-only (or not)."""
+    return {**copy.deepcopy(RESTRICTED_CONTAINER_SECURITY), "readOnlyRootFilesystem": read_only_root}
 
 
 def _restricted_pair() -> dict[str, Any]:
@@ -75,8 +72,6 @@ SECURITY_VALUES: dict[str, dict[str, Any]] = {
 
 def security_values(pin: ChartPin) -> dict[str, Any]:
     """The security values hpcforge sets for `pin`'s chart (empty when its defaults are admitted)."""
-    import copy
-
     return copy.deepcopy(SECURITY_VALUES.get(pin.chart, {}))
 
 

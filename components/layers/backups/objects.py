@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...k8s.certificates import CA_SECRET as CA_SECRET_NAME
-from ...k8s.resources import Allow, container_resources, egress_to_apiserver, egress_to_internet
+from ...k8s.resources import RESTRICTED_CONTAINER_SECURITY, Allow, container_resources, egress_to_apiserver, egress_to_internet
 from ...paths import SCRIPTS
 from ...versions import Images
 from .config import BackupsConfig
@@ -202,11 +202,7 @@ def _export_cronjob(
                                 "command": command,
                                 "env": env,
                                 "resources": container_resources("50m", "64Mi", memory_limit),
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "capabilities": {"drop": ["ALL"]},
-                                    "readOnlyRootFilesystem": True,
-                                },
+                                "securityContext": {**RESTRICTED_CONTAINER_SECURITY, "readOnlyRootFilesystem": True},
                                 "volumeMounts": [*mounts, {"name": "backup", "mountPath": "/backup"}],
                             }
                         ],

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...k8s.chunks import Assembly
-from ...k8s.resources import Allow, Port, container_resources, ingress_from_namespaces
+from ...k8s.resources import RESTRICTED_CONTAINER_SECURITY, Allow, Port, container_resources, ingress_from_namespaces
 from .config import DirectoryConfig
 
 NAMESPACE = "directory"
@@ -155,11 +155,7 @@ def _bootstrap_container(image: str, assemble: Assembly) -> dict[str, Any]:
             _password_env("SSSD_BIND_PASSWORD", BIND_SECRET),
         ],
         "resources": container_resources("50m", "64Mi", "256Mi"),
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"]},
-            "readOnlyRootFilesystem": True,
-        },
+        "securityContext": {**RESTRICTED_CONTAINER_SECURITY, "readOnlyRootFilesystem": True},
         "volumeMounts": [
             {"name": "bootstrap", "mountPath": "/bootstrap", "readOnly": True},
             {"name": "tls", "mountPath": "/tls", "readOnly": True},

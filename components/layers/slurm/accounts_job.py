@@ -80,6 +80,8 @@ def slurm_client_pod(
                 "image": Images.LOGIN.ref,
                 "command": command,
                 "resources": container_resources("50m", "64Mi", "256Mi"),
+                # Not RESTRICTED_CONTAINER_SECURITY: the clients run as root (who may administer accounts, create
+                # reservations and drain nodes), which runAsNonRoot would refuse to start.
                 "securityContext": {
                     "allowPrivilegeEscalation": False,
                     "capabilities": {"drop": ["ALL"]},

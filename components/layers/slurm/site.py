@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from ...k8s.resources import container_resources
+from ...k8s.resources import RESTRICTED_CONTAINER_SECURITY, container_resources
 from ...versions import Images
 from ..provisioning.config import Host
 from .config import SlurmConfig
@@ -68,7 +68,7 @@ def reservation_job_spec(*, controller: str, key_secret: str, script_map: str, l
                         "command": ["/bin/sh", "/scripts/reservations.sh"],
                         "env": [{"name": "SLURM_CONF", "value": "/etc/slurm/slurm.conf"}],
                         "resources": container_resources("10m", "32Mi", "128Mi"),
-                        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+                        "securityContext": RESTRICTED_CONTAINER_SECURITY,
                         "volumeMounts": [
                             {"name": "slurm-etc", "mountPath": "/etc/slurm", "readOnly": True},
                             {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
