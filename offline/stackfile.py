@@ -22,8 +22,8 @@ from typing import Any
 
 from components.config.inventory_scan import render_path
 from components.config.yamlv3 import PathPart, Timestamp, YamlProblem, go_json, go_json_float, load_document
+from components.paths import PROJECT_ROOT
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_MESSAGES = 20
 """Problems listed in one error; the rest are counted."""
 
