@@ -26,13 +26,21 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from .k8s.resources import RESTRICTED_CONTAINER_SECURITY
 from .versions import ChartPin, Charts
 
 NONROOT_UID = 65532
 """The `nonroot` user of the distroless base images."""
 
 RUNTIME_DEFAULT = {"type": "RuntimeDefault"}
+
+RESTRICTED_CONTAINER_SECURITY = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "runAsNonRoot": True,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+"""A container securityContext that passes Pod Security `restricted` (Kubernetes 1.33): every container hpcforge
+writes that runs as non-root uses it (with `readOnlyRootFilesystem` where it can)."""
 
 
 def restricted_pod_security_context(uid: int | None = NONROOT_UID) -> dict[str, Any]:

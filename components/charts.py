@@ -26,7 +26,7 @@ import pulumi_kubernetes as k8s
 from .chart_hooks import with_hooks_off
 from .chart_security import with_security
 from .context import DeployContext
-from .k8s.resources import custom_resource
+from .custom_resources import custom_resource
 from .versions import ChartPin
 
 IN_CLUSTER = "https://kubernetes.default.svc"

@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from components.config.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, Yaml12Loader
 from components.paths import PROJECT_ROOT
+from components.site.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, Yaml12Loader
 
 
 class MigrationError(Exception):

@@ -17,10 +17,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..context import DeployContext, Stateful
+from ..custom_resources import custom_resource
 from .certificates import CERT_MANAGER_API, certificate_spec
 from .chunks import Assembly, chunked_file
 from .generated import GeneratedSecret, generated_secret
-from .resources import config_map, custom_resource, network_policy, secret
+from .resources import config_map, network_policy, secret
 
 
 @dataclass(frozen=True)

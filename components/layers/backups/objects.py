@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...chart_security import RESTRICTED_CONTAINER_SECURITY
 from ...k8s.certificates import CA_SECRET as CA_SECRET_NAME
-from ...k8s.resources import RESTRICTED_CONTAINER_SECURITY, Allow, container_resources, egress_to_apiserver, egress_to_internet
+from ...k8s.resources import Allow, container_resources, egress_to_apiserver, egress_to_internet
 from ...paths import SCRIPTS
 from ...versions import Images
 from .config import BackupsConfig

@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
-from ...config.pools import NodePool
+from ...chart_security import RESTRICTED_CONTAINER_SECURITY
+from ...ground.pools import NodePool
 from ...k8s.resources import (
-    RESTRICTED_CONTAINER_SECURITY,
     Allow,
     Port,
     container_resources,

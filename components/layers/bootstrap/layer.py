@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_command as command
 
-from ...config.platform_core import ProtectionMode
+from ...ground.platform_core import ProtectionMode
 from ...k8s.generated import generated_password
 from .config import K0sBootstrap, SshHost
 from .objects import host_name, install_environment, k0s_install_environment, remote_script, rke2_prepare_environment

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...config.inventory_ref import digest_annotations
 from ...context import DeployContext, Stateful
+from ...ground.inventory_ref import digest_annotations
 from ...k8s.generated import GeneratedSecret
 from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.resources import TRAEFIK_API
@@ -18,6 +18,7 @@ from ...k8s.scope import Scope
 from ...paths import SCRIPTS
 from ...versions import Images
 from .config import DirectoryConfig
+from .face import DirectoryEndpoint
 from .ldif import render_directory_ldif, sssd_bind_dn
 from .objects import (
     APP,
@@ -53,20 +54,6 @@ class DirectoryArgs:
     expose_hostname: str | None = None
     """When set, LDAPS is published through Traefik's `ldaps` entry point for this name."""
     depends_on: Sequence[pulumi.Resource] = ()
-
-
-@dataclass(frozen=True)
-class DirectoryEndpoint:
-    """What the Slurm layer (SSSD on login nodes) needs."""
-
-    ldap_uri: str
-    base_dn: str
-    bind_dn: str
-    bind_password: pulumi.Output[str]
-    bind_password_secret: str
-    """Secret (in the directory namespace) holding the bind password under key `password`."""
-    ca_issuer: str
-    """ClusterIssuer whose CA signs the server certificate: issue any certificate from it to get ca.crt."""
 
 
 class Directory(pulumi.ComponentResource):
@@ -163,4 +150,4 @@ class Directory(pulumi.ComponentResource):
         )
 
 
-__all__ = ["Directory", "DirectoryArgs", "DirectoryEndpoint"]
+__all__ = ["Directory", "DirectoryArgs"]

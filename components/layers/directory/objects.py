@@ -8,8 +8,9 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...chart_security import RESTRICTED_CONTAINER_SECURITY
 from ...k8s.chunks import Assembly
-from ...k8s.resources import RESTRICTED_CONTAINER_SECURITY, Allow, Port, container_resources, ingress_from_namespaces
+from ...k8s.resources import Allow, Port, container_resources, ingress_from_namespaces
 from .config import DirectoryConfig
 
 NAMESPACE = "directory"

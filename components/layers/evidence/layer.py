@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_command as command
 
-from ...config.root import PlatformConfig
 from ...paths import PROJECT_ROOT, SCRIPTS
+from .config import SiteConfig
 from .objects import evidence_checks
 
 EVIDENCE_SCRIPTS = SCRIPTS / "evidence"
@@ -26,7 +26,7 @@ EVIDENCE_SCRIPTS = SCRIPTS / "evidence"
 
 @dataclass(frozen=True)
 class EvidenceArgs:
-    config: PlatformConfig
+    config: SiteConfig
     kube_context: str | None
     depends_on: Sequence[pulumi.Resource]
     kubeconfig: pulumi.Output[str] | None = None

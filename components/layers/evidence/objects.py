@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...config.root import PlatformConfig
-from ..slurm.objects import CONTROLLER
+from ..slurm.face import CONTROLLER
+from .config import SiteConfig
 from .gpu import gpu_check_environments
 
 
@@ -17,7 +17,7 @@ class Check:
     environment: dict[str, str]
 
 
-def evidence_checks(config: PlatformConfig) -> list[Check]:
+def evidence_checks(config: SiteConfig) -> list[Check]:
     """The checks this stack needs, with their parameters (pure: tested directly)."""
     slurm = config.slurm
     base = {"SLURM_NAMESPACE": slurm.namespace, "SLURM_CONTROLLER": f"{CONTROLLER}-controller"}

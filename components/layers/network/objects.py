@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...chart_security import RESTRICTED_CONTAINER_SECURITY
 from ...k8s.addresses import metallb_service_annotations
 from ...k8s.chunks import Assembly
 from ...k8s.resources import (
     ANYWHERE,
-    RESTRICTED_CONTAINER_SECURITY,
     Allow,
     Port,
     container_resources,

@@ -17,18 +17,17 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
+from ...ground.hosts import Host
 from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.scope import Scope
 from ...versions import Charts
-from ..database.layer import DatabaseEndpoint
-from ..directory.layer import DirectoryEndpoint
-from ..gpu.active_checks import deploy_active_checks
-from ..gpu.checks_config import ActiveCheck
-from ..provisioning.config import Host
+from ..database.face import DatabaseEndpoint
+from ..directory.face import DirectoryEndpoint
+from ..gpu.config import ActiveCheck
 from ..rdma.config import RdmaConfig
-from ..rdma.objects import RESOURCE_ANNOTATION
+from ..rdma.face import RESOURCE_ANNOTATION
 from ..storage.config import StorageConfig
-from ..storage.objects import claim_name, tree_claim_spec
+from ..storage.face import claim_name, tree_claim_spec
 from .accounts_job import (
     ACCOUNTS_MAP,
     DESIRED_DIR,
@@ -39,11 +38,19 @@ from .accounts_job import (
     accounts_digest,
     accounts_job_spec,
 )
+from .active_checks import (
+    ACTIVE_CHECKS_COMPONENT,
+    ACTIVE_CHECKS_MAP,
+    checks_files,
+    cronjob_name,
+    cronjob_spec,
+    weekly_gpu_hours,
+)
 from .config import SlurmConfig
 from .enroot import ENROOT_DROPIN, enroot_conf
+from .face import CONTROLLER, GPU_HOURS_ANNOTATION
 from .objects import (
     CA_TRUST_SECRET,
-    CONTROLLER,
     DB_PASSWORD_SECRET,
     ENROOT_CONFIG_MAP,
     JWT_KEY_SECRET,
@@ -118,7 +125,7 @@ class SlurmArgs:
     metrics: bool = False
     """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
     active_checks: Sequence[ActiveCheck] = ()
-    """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/gpu/active_checks.py)."""
+    """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/slurm/active_checks.py)."""
     accounts_state: str | None = None
     """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
@@ -253,16 +260,7 @@ class Slurm(pulumi.ComponentResource):
         objects.insert(0, controller)
         if args.accounts_state is not None:
             objects += self._accounts(scope.but(depends_on=tuple(objects)), cfg, args.accounts_state)
-        objects += deploy_active_checks(
-            args.ctx,
-            self,
-            checks=args.active_checks,
-            slurm=cfg,
-            namespace=cfg.namespace,
-            controller=CONTROLLER,
-            slurm_key_secret=SLURM_KEY_SECRET,
-            depends_on=[controller],
-        )
+        objects += self._active_checks(scope.but(depends_on=(controller,)), cfg, args.active_checks)
         return controller, objects
 
     def _accounts(self, scope: Scope, cfg: SlurmConfig, desired: str) -> list[pulumi.Resource]:
@@ -297,6 +295,33 @@ class Slurm(pulumi.ComponentResource):
             opts=ctx.opts(self, depends_on=[data, *desired_maps, *scope.depends_on], delete_before_replace=True),
         )
         return [data, *desired_maps, job]
+
+    def _active_checks(self, scope: Scope, cfg: SlurmConfig, checks: Sequence[ActiveCheck]) -> list[pulumi.Resource]:
+        """The active GPU checks (active_checks.py): their ConfigMap and one CronJob per check, after what `scope`
+        waits for (the Controller); nothing without checks."""
+        if not checks:
+            return []
+        ctx, ns = scope.ctx, scope.namespace
+        data = scope.but(component=ACTIVE_CHECKS_COMPONENT).config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg))
+        cost = weekly_gpu_hours(cfg, checks)
+        cronjobs: list[pulumi.Resource] = []
+        for check in checks:
+            labels = {**ctx.labels(CONTROLLER, ACTIVE_CHECKS_COMPONENT), "hpcforge.io/active-check": check.name}
+            cronjobs.append(
+                k8s.batch.v1.CronJob(
+                    f"{ns}/{cronjob_name(check)}",
+                    metadata=ctx.meta(
+                        cronjob_name(check),
+                        ACTIVE_CHECKS_COMPONENT,
+                        ns,
+                        app=CONTROLLER,
+                        annotations={GPU_HOURS_ANNOTATION: f"{cost[check.name]:.1f}"},
+                    ),
+                    spec=cronjob_spec(check, controller=CONTROLLER, slurm_key_secret=SLURM_KEY_SECRET, labels=labels),
+                    opts=ctx.opts(self, depends_on=[data, *scope.depends_on]),
+                )
+            )
+        return [data, *cronjobs]
 
     def _login_secrets(self, scope: Scope, args: SlurmArgs) -> list[pulumi.Resource]:
         """What login pods mount: SSSD's configuration (with the directory's bind password) and the CA that signs

@@ -9,9 +9,10 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from ...k8s.resources import RESTRICTED_CONTAINER_SECURITY, container_resources
+from ...chart_security import RESTRICTED_CONTAINER_SECURITY
+from ...ground.hosts import Host
+from ...k8s.resources import container_resources
 from ...versions import Images
-from ..provisioning.config import Host
 from .config import SlurmConfig
 from .topology_files import topology_yaml
 

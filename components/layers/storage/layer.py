@@ -19,14 +19,8 @@ from ...context import DeployContext, Stateful
 from ...k8s.layer_namespace import LayerNamespace
 from ...versions import Charts
 from .config import StorageConfig
-from .objects import (
-    local_path_namespace_allows,
-    local_path_values,
-    nfs_values,
-    storage_class_body,
-    storage_class_name,
-    tree_volume_spec,
-)
+from .face import storage_class_name
+from .objects import local_path_namespace_allows, local_path_values, nfs_values, storage_class_body, tree_volume_spec
 
 NFS_NAMESPACE = "kube-system"
 LOCAL_PATH_NAMESPACE = "local-path-storage"

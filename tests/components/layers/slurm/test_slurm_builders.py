@@ -8,8 +8,6 @@ import json
 
 import pytest
 
-from components.config import load_config
-from components.config.root import PlatformConfig
 from components.layers.slurm.config import NodeSetConfig
 from components.layers.slurm.objects import (
     OPERATOR_NAMESPACE,
@@ -24,6 +22,8 @@ from components.layers.slurm.objects import (
     slurm_namespace_allows,
 )
 from components.layers.slurm.slurm_conf import SLURMCTLD_PORT
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from tests.helpers import config_values, raw_config
 
 
