@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from offline.engine import RecordedResource, RecordedStack, run_program
-from offline.stackfile import StackFile
+from offline.program.engine import RecordedResource, RecordedStack, run_program
+from offline.program.stackfile import StackFile
 
 pytestmark = pytest.mark.program
 

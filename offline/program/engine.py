@@ -25,8 +25,10 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
+from components.paths import PROJECT_ROOT
+
 from .environ import check_exec, program_environment
-from .stackfile import PROJECT_ROOT, StackFile
+from .stackfile import StackFile
 
 PROJECT = "hpcforge"
 SIG_KEY = "4dabf18193072939515e22adb298388d"
@@ -63,7 +65,7 @@ class RecordedResource:
     additional_secret_outputs: list[str] = field(default_factory=list)
     aliases: list[dict[str, Any]] = field(default_factory=list)
     """`aliases` option as the SDK sends it (alias specs: name, type, stack, project, parentUrn,
-    noParent; or a full `urn`), for URN-stability checks (offline/urns.py)."""
+    noParent; or a full `urn`), for URN-stability checks (offline/urns/snapshot.py)."""
 
     @property
     def is_kubernetes_object(self) -> bool:

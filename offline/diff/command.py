@@ -14,10 +14,12 @@ import sys
 import time
 from pathlib import Path
 
-from ..engine import ProgramConfigError, run_program
+from components.paths import PROJECT_ROOT
+
 from ..live.impact import LiveDataError, jobs_at_risk, load_live, render_markdown, render_text
-from ..stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
-from ..words import plural
+from ..program.engine import ProgramConfigError, run_program
+from ..program.stackfile import StackFileError, read_stack_file, stack_path
+from ..program.words import plural
 from .base import BaseError, State, load_base
 from .effects import Impact, rank
 from .impact import assess
@@ -28,7 +30,8 @@ GATED = "outage"
 """The mildest severity that fails the gate without --acknowledge."""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("diff", help="what a change does to the running site: plan, impact, gate (offline/diff/)")
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml (the head side)")
     parser.add_argument("--config", type=Path, help="the head side's stack file instead of Pulumi.<stack>.yaml")
     parser.add_argument(
@@ -76,7 +79,7 @@ def compute(args: argparse.Namespace, progress: bool = True) -> tuple[Plan, Impa
     return plan, impact
 
 
-def run_diff(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     try:
         plan, impact = compute(args)
     except (StackFileError, BaseError) as error:

@@ -21,7 +21,7 @@ from .impact import LiveDataError, fetch_live, jobs_at_risk, load_live, render_m
 TOKEN_VARIABLE = "SLURM_JWT"
 
 
-def add_live_impact_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     live = commands.add_parser("live-impact", help="running Slurm jobs and GPU-hours on nodes that drain or restart")
     live.add_argument(
         "--nodes", action="append", required=True, help="Slurm node names or hostlists, e.g. 'gpu[1-4]' (repeatable)"
@@ -36,7 +36,7 @@ def add_live_impact_parser(commands: argparse._SubParsersAction[argparse.Argumen
     live.add_argument("--format", choices=("text", "markdown"), default="text")
 
 
-def run_live_impact(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     try:
         if args.slurmrestd:
             if args.squeue or args.sinfo:
