@@ -1,5 +1,6 @@
-"""The GitOps layer's objects as pure functions: Argo CD's chart values, the site-apps and site-root AppProjects, the
-sync policy of the site's applications and their Application specs."""
+"""The GitOps layer's objects as pure functions: Argo CD's chart values and namespace allows, the site-apps and
+site-root AppProjects, the site apps' namespaces' allows, the sync policy of the site's applications and their
+Application specs."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import yaml
 
 from ...charts import IN_CLUSTER
-from ...k8s.resources import container_resources
+from ...k8s.resources import Allow, Port, container_resources, egress_to_apiserver, egress_to_internet, ingress_from_namespaces
 from .config import GitOpsApp, GitOpsConfig
 
 APPS_PROJECT = "site-apps"
@@ -21,6 +22,21 @@ project, hpcforge-platform included)."""
 # core/v1 PodSpec so that defaulted fields (quantities, ports) do not show as permanent drift.
 NODESET_KNOWN_TYPE_FIELDS_KEY = "resource.customizations.knownTypeFields.slinky.slurm.net_NodeSet"
 NODESET_KNOWN_TYPE_FIELDS = [{"field": "spec.template.spec", "type": "core/v1/PodSpec"}]
+
+
+def argocd_namespace_allows(sso: bool) -> list[Allow]:
+    """Argo CD's namespace: the API server, Git (https/ssh) and Helm/OCI registries, and, with single sign-on only
+    (the UI is published only then), Traefik to the UI."""
+    return [
+        egress_to_apiserver(),
+        egress_to_internet(22, 443),
+        *([ingress_from_namespaces("allow-ingress-from-traefik", ["traefik"], Port(8080))] if sso else []),
+    ]
+
+
+def site_app_namespace_allows() -> list[Allow]:
+    """A site app's namespace (hpcforge's, Pod Security restricted, default deny): Traefik in, to any port."""
+    return [ingress_from_namespaces("allow-ingress-from-traefik", ["traefik"])]
 
 
 def argocd_values(
@@ -166,8 +182,10 @@ __all__ = [
     "ROOT_PROJECT",
     "app_spec",
     "apps_project_spec",
+    "argocd_namespace_allows",
     "argocd_values",
     "root_app_spec",
     "root_project_spec",
+    "site_app_namespace_allows",
     "sync_policy",
 ]

@@ -1,6 +1,8 @@
 """The Slurm layer's objects as plain data (pure: tested directly, no Pulumi): the operator chart's values, the specs
 of the Controller, Accounting, LoginSet, NodeSet and RestApi custom resources, the config files and the scripts they
-reference, the RDMA attachments and NCCL settings of the nodesets. layer.py registers them."""
+reference, the RDMA attachments and NCCL settings of the nodesets, and the NetworkPolicy allows of the operator's and
+the Slurm namespace (whose pods talk to the database, the directory and bare-metal Slurm hosts). layer.py registers
+them."""
 
 from __future__ import annotations
 
@@ -14,8 +16,15 @@ from ...ground.exposure import PRIVATE_RANGES
 from ...ground.hosts import Host
 from ...k8s.addresses import PORT_RANGE_SYSCTL, load_balancer_exposure, metallb_service_annotations
 from ...k8s.resources import (
+    ANYWHERE,
+    Allow,
+    PodPeer,
+    Port,
     container_resources,
+    egress_to_apiserver,
+    ingress_from_apiserver,
 )
+from ...paths import PROJECT_ROOT
 from ...versions import Images
 from ..rdma.config import Fabric, RdmaConfig
 from ..rdma.face import NETWORKS_ANNOTATION, attachment_config, rdma_resource
@@ -28,7 +37,15 @@ from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf
 from .script_include import inline_includes
 from .script_settings import apply_settings
 from .site import topology_files
-from .slurm_conf import cgroup_conf, controller_extra_conf, gres_conf, mebibytes, nodeset_extra_conf
+from .slurm_conf import (
+    SLURMCTLD_PORT,
+    SLURMD_PORT,
+    cgroup_conf,
+    controller_extra_conf,
+    gres_conf,
+    mebibytes,
+    nodeset_extra_conf,
+)
 from .sssd import SSSD_CA_DIR
 
 OPERATOR_NAMESPACE = "slinky"
@@ -47,7 +64,6 @@ JWT_KEY_SECRET = "slurm-auth-jwt"
 SSSD_SECRET = "slurm-sssd-conf"
 DB_PASSWORD_SECRET = "slurm-db-password"
 CA_TRUST_SECRET = "slurm-ldap-ca"
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
 NODESET_KIND = "NodeSet"
 SLINKY_API = "slinky.slurm.net/v1beta1"
 
@@ -441,3 +457,139 @@ def nccl_files(rdma: RdmaConfig | None, nodeset: NodeSetConfig, pool: str | None
     if not nccl:
         return {}
     return {"nccl.conf": nccl_conf(nccl), "nccl.env": nccl_conf(nccl)}
+
+
+# --- NetworkPolicy allows ----------------------------------------------------------------------------------------
+# Users' code runs in the Slurm namespace (login and compute pods) beside the daemons that hold the keys and the
+# database password: no same-namespace allow; each rule names its component and its peers. The flows are Slurm's
+# own (Slurm 26.05.3 doc/html/network.shtml); the operator reaches slurmrestd (slurm-operator v1.2.1
+# internal/controller/slurmclient/slurmclient_sync.go). Labels and ports: slurm-operator v1.2.1
+# internal/builder/labels/labels.go (AppLabel), internal/builder/common/const.go, restapibuilder/restapi_app.go.
+
+SLURMD_POD = {"app.kubernetes.io/name": "slurmd"}
+SLURMCTLD_POD = {"app.kubernetes.io/name": "slurmctld"}
+SLURMDBD_POD = {"app.kubernetes.io/name": "slurmdbd"}
+SLURMRESTD_POD = {"app.kubernetes.io/name": "slurmrestd"}
+LOGIN_POD = {"app.kubernetes.io/name": "login"}
+DIRSRV_POD = {"app.kubernetes.io/name": "dirsrv", "app.kubernetes.io/component": "directory"}
+SLURMDBD_PORT, SLURMRESTD_PORT = 6819, 6820
+USER_CODE = ("login", "slurmd")
+"""The pods where users' code runs."""
+SLURM_CLIENTS = ("slurmctld", "login", "slurmd")
+"""The pods that reach slurmd: slurmctld, and srun on the login and compute pods."""
+
+
+def slurm_bare_metal_allows(
+    bare_metal: Sequence[str], srun_ports: tuple[int, int], job_ports: tuple[int, int] | None = None
+) -> list[Allow]:
+    """Slurm traffic between the Slurm namespace's pods and bare-metal Slurm hosts, and nothing else: slurmd on either
+    side reaching slurmd on the other (6818, the launch fan-out), slurmstepd reaching the srun that started the step
+    (SrunPortRange, on login pods or hosts), and the ranks' own traffic (`job_ports`, controller.jobPortRange, the
+    compute pods' and hosts' ephemeral ports) both ways. slurmctld takes the hosts in its own rule."""
+    if not bare_metal:
+        return []
+    cidrs = tuple(bare_metal)
+    srun = Port(srun_ports[0], end_port=srun_ports[1])
+    allows = [
+        Allow("allow-ingress-bare-metal-slurmd", "ingress", (Port(SLURMD_PORT),), cidrs=cidrs, pod_labels=SLURMD_POD),
+        Allow("allow-ingress-bare-metal-srun", "ingress", (srun,), cidrs=cidrs, pod_apps=USER_CODE),
+        Allow("allow-egress-bare-metal-slurmd", "egress", (Port(SLURMD_PORT),), cidrs=cidrs, pod_apps=SLURM_CLIENTS),
+        Allow("allow-egress-bare-metal-srun", "egress", (srun,), cidrs=cidrs, pod_labels=SLURMD_POD),
+    ]
+    if job_ports is not None:
+        ranks = Port(job_ports[0], end_port=job_ports[1])
+        allows += [
+            Allow("allow-ingress-bare-metal-job-ranks", "ingress", (ranks,), cidrs=cidrs, pod_labels=SLURMD_POD),
+            Allow("allow-egress-bare-metal-job-ranks", "egress", (ranks,), cidrs=cidrs, pod_labels=SLURMD_POD),
+        ]
+    return allows
+
+
+def operator_namespace_allows(slurm_namespace: str) -> list[Allow]:
+    """The operator's namespace: the API server, its webhook (called by the API server), and slurmrestd and slurmctld
+    of the Slurm namespace (it drains nodes through slurmrestd before deleting pods)."""
+    peers = (PodPeer(slurm_namespace, SLURMRESTD_POD), PodPeer(slurm_namespace, SLURMCTLD_POD))
+    return [
+        egress_to_apiserver(),
+        ingress_from_apiserver("allow-ingress-webhook", Port(9443)),
+        Allow("allow-egress-slurm", "egress", (Port(SLURMCTLD_PORT), Port(SLURMRESTD_PORT)), pod_peers=peers),
+    ]
+
+
+def controller_ranges(cfg: SlurmConfig, bare_metal: Sequence[str], site_ranges: Sequence[str]) -> tuple[str, ...] | None:
+    """Who may reach slurmctld from outside the cluster: its service's exposure (default: the bare-metal hosts' subnets
+    when hosts join Slurm, else the site's ranges); None: public; () without a service."""
+    service = cfg.controller.service
+    return () if service is None else service.exposure.ranges(bare_metal or site_ranges)
+
+
+def slurm_namespace_allows(
+    cfg: SlurmConfig, bare_metal: Sequence[str], *, site_ranges: Sequence[str], monitored: bool = False
+) -> list[Allow]:
+    """The Slurm namespace, component by component: ssh to each login set from its exposure; slurmctld from the
+    namespace, the operator, monitoring and its service's ranges; slurmdbd from the namespace; slurmrestd from the
+    operator; slurmd from slurmctld and srun; srun's ports from the compute pods; the compute pods among themselves;
+    the database from slurmdbd only; LDAPS from the login pods only (only the login image has SSSD, slurm-operator
+    #129); with Pyxis, HTTPS but the API server from the login and compute pods (image pulls); bare-metal hosts. No
+    API server: no pod here holds a token."""
+    ns, ctl = cfg.namespace, cfg.controller
+    srun = Port(ctl.srun_port_range[0], end_port=ctl.srun_port_range[1])
+    outside = controller_ranges(cfg, bare_metal, site_ranges)
+    allows = []
+    for index, login in enumerate(cfg.login_sets()):
+        ranges = login.exposure.ranges(site_ranges)
+        name = "allow-ingress-ssh" if index == 0 else f"allow-ingress-ssh-{login.name}"
+        labels = {**LOGIN_POD, "app.kubernetes.io/instance": login.name}
+        allows.append(Allow(name, "ingress", (Port(22),), cidrs=(ANYWHERE,) if ranges is None else ranges, pod_labels=labels))
+    sources = (ns, OPERATOR_NAMESPACE, *(["monitoring"] if monitored else []))
+    ctld = (Port(SLURMCTLD_PORT),)
+    allows += [
+        Allow(
+            "allow-ingress-slurmctld",
+            "ingress",
+            ctld,
+            namespaces=sources,
+            cidrs=(ANYWHERE,) if outside is None else outside,
+            pod_labels=SLURMCTLD_POD,
+        ),
+        Allow(
+            "allow-ingress-slurmrestd",
+            "ingress",
+            (Port(SLURMRESTD_PORT),),
+            namespaces=(OPERATOR_NAMESPACE,),
+            pod_labels=SLURMRESTD_POD,
+        ),
+        Allow(
+            "allow-ingress-slurmd",
+            "ingress",
+            (Port(SLURMD_PORT),),
+            pod_peers=(PodPeer(ns, apps=SLURM_CLIENTS),),
+            pod_labels=SLURMD_POD,
+        ),
+        Allow("allow-ingress-srun", "ingress", (srun,), pod_peers=(PodPeer(ns, SLURMD_POD),), pod_apps=USER_CODE),
+        Allow("allow-ingress-between-compute-pods", "ingress", pod_peers=(PodPeer(ns, SLURMD_POD),), pod_labels=SLURMD_POD),
+        Allow("allow-egress-slurmctld", "egress", ctld, pod_peers=(PodPeer(ns, SLURMCTLD_POD),)),
+        Allow(
+            "allow-egress-slurmd", "egress", (Port(SLURMD_PORT),), pod_peers=(PodPeer(ns, SLURMD_POD),), pod_apps=SLURM_CLIENTS
+        ),
+        Allow("allow-egress-srun", "egress", (srun,), pod_peers=(PodPeer(ns, apps=USER_CODE),), pod_labels=SLURMD_POD),
+        Allow("allow-egress-between-compute-pods", "egress", pod_peers=(PodPeer(ns, SLURMD_POD),), pod_labels=SLURMD_POD),
+        Allow(
+            "allow-egress-directory", "egress", (Port(3636),), pod_peers=(PodPeer("directory", DIRSRV_POD),), pod_labels=LOGIN_POD
+        ),
+        *slurm_bare_metal_allows(bare_metal, ctl.srun_port_range, ctl.job_port_range),
+    ]
+    if cfg.accounting.enabled:
+        mariadb = (PodPeer("database", {"app.kubernetes.io/name": "mariadb"}),)
+        allows += [
+            Allow("allow-ingress-slurmdbd", "ingress", (Port(SLURMDBD_PORT),), namespaces=(ns,), pod_labels=SLURMDBD_POD),
+            Allow("allow-egress-slurmdbd", "egress", (Port(SLURMDBD_PORT),), pod_peers=(PodPeer(ns, SLURMDBD_POD),)),
+            Allow("allow-egress-database", "egress", (Port(3306),), pod_peers=mariadb, pod_labels=SLURMDBD_POD),
+        ]
+    if cfg.pyxis_enabled:
+        allows.append(
+            Allow(
+                "allow-egress-image-pulls", "egress", (Port(443),), cidrs=(ANYWHERE,), except_api_server=True, pod_apps=USER_CODE
+            )
+        )
+    return allows
