@@ -44,9 +44,9 @@ from .layers.sealed_secrets import layer as sealed_secrets
 from .layers.sealed_secrets.layer import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import layer as slurm
 from .layers.slurm.layer import Slurm, SlurmArgs
+from .layers.slurm.objects import LOGIN_POD, SLURMDBD_POD
 from .layers.slurm.sacct import render_desired_state
 from .layers.slurm.script_settings import gpu_health_settings
-from .layers.slurm.objects import LOGIN_POD, SLURMDBD_POD
 from .layers.storage.layer import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
 from .site.checks.gpu import dcgm_scraped, gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints, gpus_in_nvml_order
 from .site.placement import (
