@@ -227,11 +227,11 @@ def _check_namespaces(cfg: PlatformModel, problems: ProblemCollector) -> None:
             owners[namespace] = owner
     teams = {team.namespace: f"the Batch layer (team {team.namespace})" for team in (cfg.batch.teams if cfg.batch else ())}
     for index, app in enumerate(cfg.gitops.apps):
-        owner = owners.get(app.namespace) or teams.get(app.namespace)
-        if owner is not None:
+        taken_by = owners.get(app.namespace) or teams.get(app.namespace)
+        if taken_by is not None:
             problems.add(
                 ["gitops", "apps", index, "namespace"],
-                f"app {app.name!r}: namespace {app.namespace!r} belongs to {owner}; "
+                f"app {app.name!r}: namespace {app.namespace!r} belongs to {taken_by}; "
                 "a site app deploys into a namespace of its own",
             )
     if cfg.batch is not None and cfg.batch.sample_namespace and cfg.batch.sample_namespace in owners:

@@ -102,7 +102,11 @@ def test_packs_pass_on_the_program(stack: str, dev_stack: RecordedStack, prod_st
 def root_app_on_a_branch(config: dict[str, Any]) -> None:
     """Turn on the app-of-apps root without `rootRevision`: it then follows the `main` branch.
 
-    (Stack config validation refuses branches for `apps[]` in prod, but not for the root app.)"""
+    Stack config validation refuses a branch (or a tag) of `apps[]` and of the root in a `production` stack (issue 39):
+    the variant says `development`, keeping prod's protection, so that the pack is what refuses it under prod's
+    policy config."""
+    config["hpcforge:environmentKind"] = "development"
+    config["hpcforge:protection"] = {"mode": "protect"}
     config["hpcforge:gitops"]["rootRepoURL"] = "https://github.com/example-org/hpc-site-apps.git"
     config["hpcforge:gitops"].pop("rootRevision", None)
 
