@@ -288,5 +288,12 @@ def check_production(config: PlatformModel, problems: ProblemCollector) -> None:
                 "refused in production: root on a login pod reads the Slurm key, and login pods run users' code and "
                 "face the site network; use kubectl exec for admin access",
             )
+    backups = config.backups
+    if backups is not None and backups.key_recipient is not None and not backups.sealing_keys:
+        problems.add(
+            ["backups", "sealingKeys"],
+            "production exports the platform's keys (keyRecipient is set): name the sealed-secrets keys it reads "
+            "(kubectl -n kube-system get secret -l sealedsecrets.bitnami.com/sealed-secrets-key -o name)",
+        )
     if config.protection_mode == "none":
         problems.add(["protection", "mode"], "prod cannot run with protection 'none' (stateful data would be deletable)")

@@ -325,6 +325,13 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "which Grendel serves to anyone without a token",
     ),
     (
+        "key export without the sealing keys' names in prod",
+        "prod",
+        _set("hpcforge:backups/sealingKeys", []),
+        "hpcforge:backups.sealingKeys: production exports the platform's keys (keyRecipient is set): name the "
+        "sealed-secrets keys it reads",
+    ),
+    (
         "an exposure both public and ranged",
         "prod",
         _set("hpcforge:network/ingress/exposure", {"public": True, "sourceRanges": ["10.10.0.0/16"]}),

@@ -198,3 +198,25 @@ def test_only_the_recipient_certificate_may_span_lines() -> None:
     values["hpcforge:backups"]["schedule"] = "15 2 * *\n*"
     with pytest.raises(ConfigError, match=r"hpcforge:backups\.schedule: .* contains a line break"):
         load_config(raw_config(values))
+
+
+def test_a_named_sealing_key_that_is_not_there_fails_the_export(tmp_path: Path, api: tuple[str, list[tuple[str, str]]]) -> None:
+    """A key named in backups.sealingKeys that the API does not have (renamed, or a newer one not added) fails the
+    export, and nothing is written: a missing key must not go unnoticed until the restore."""
+    openssl = require_binaries("openssl")["openssl"]
+    url, _ = api
+    _, cert = make_recipient(tmp_path, openssl, "recipient")
+    token = tmp_path / "token"
+    token.write_text(TOKEN)
+    out = tmp_path / "backup"
+    out.mkdir()
+    args = ["--api", url, "--token-file", str(token), "--api-ca-file", "", "--recipient", str(cert), "--dir", str(out)]
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *args, "--sealed-secret", "sealed-secrets-keygone"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 0 and "404" in done.stderr
+    assert list(out.iterdir()) == []
