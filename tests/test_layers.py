@@ -198,7 +198,8 @@ def test_slurm_custom_resources(prod_stack: RecordedStack) -> None:
     sssd = objects(prod_stack, "Secret")["slurm/slurm-sssd-conf"]
     assert "stringData.sssd.conf" in sssd.secret_paths or "stringData" in sssd.secret_paths
     prolog = one(prod_stack, "ConfigMap", "slurm", "slurm-prolog-scripts")["data"]
-    assert sorted(prolog) == ["00-health.sh", "05-scratch.sh", "10-gpu-check.sh"]
+    # With Pyxis, hpcforge's own prolog first makes the job user's enroot directories (issue 39).
+    assert sorted(prolog) == ["00-health.sh", "01-hpcforge-enroot-dirs.sh", "05-scratch.sh", "10-gpu-check.sh"]
     assert one(prod_stack, "ConfigMap", "slurm", "slurm-config-extra")["data"]["gres.conf"].startswith(
         "# hpcforge: GPUs per nodeset"
     )
