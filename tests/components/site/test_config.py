@@ -410,8 +410,7 @@ def test_null_and_booleans_are_printed_as_yaml_writes_them(
     for expected in (
         f"hpcforge:provisioning.gateway: {written} is not an IPv4 address",
         f"hpcforge:provisioning.subnet: {written} is not an IPv4 network in CIDR form",
-        f"hpcforge:slurm.partitions[0].maxTime: {written} is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, "
-        "D-HH:MM:SS or UNLIMITED)",
+        f"hpcforge:network.advertisement.mode: {written} is not allowed (expected 'l2' or 'bgp')",
         f"hpcforge:slurm.accounts.users[0].adminLevel: {written} is not allowed (expected 'None', 'Operator' or 'Administrator')",
         f"{hosts}: hosts[0].mac: {written} is not a MAC address (six hex pairs, e.g. 0c:c4:7a:00:00:01)",
     ):
