@@ -116,7 +116,7 @@ def what_changed(change: Change, limit: int = 3) -> str:
         elif SECRET_WORDS.search(f.path.rpartition(".")[2]) or "[secret" in str(f.old) + str(f.new):
             parts.append(f"{f.path} (secret, not shown)")
         else:
-            parts.append(f"{f.path}: {short(f.old, 30)} {ARROW} {short(f.new, 30)}")
+            parts.append(f"{f.path}: {short(f.old)} {ARROW} {short(f.new)}")
     if change.renamed:
         parts.insert(0, f"successor {change.renamed[1]} of {change.renamed[0]}")
     shown = parts[:limit]
