@@ -16,10 +16,11 @@ The observations, one JSON (or text) file each in DIR, as the deploy workflow co
 deploy.yml, scripts/ci/collect_cluster.sh): `deploy.json` (`started_at`, `finished_at`: Unix seconds; required),
 `pods.json` (`kubectl get pods -A -o json`), `slurm-objects.json` (the NodeSets and Controllers with their status),
 `scontrol-config.json` (`scontrol show config --json`), `scontrol-config.txt` (`scontrol show config`: BOOT_TIME,
-when slurmctld last (re)started), `partitions.json` (`scontrol show partitions --json`), `squeue-before.json` and
-`squeue-after.json` (`squeue --json` before and after the update; squeue keeps ended jobs MinJobAge seconds, 300 by
-default), `sacct.json` (`sacct --json` from the start of the update; optional). A claim whose file is missing is
-`unchecked`.
+when slurmctld last (re)started or re-executed itself for a reconfigure), `partitions.json` (`scontrol show partitions
+--json`), `jobs-before.json` and `jobs-after.json` (`scontrol show jobs --json` before and after the update;
+slurmctld keeps an ended job MinJobAge seconds, 300 by default; `squeue --json` does not list a job whose partition
+was removed, so `squeue-before.json`/`squeue-after.json` are only the fallback), `sacct.json` (`sacct --json` from the
+start of the update; optional, for jobs already purged). A claim whose file is missing is `unchecked`.
 
 Verdicts: `seen`, `not seen` (the cluster shows otherwise: the rule is wrong, or the deploy did something else),
 `unchecked`, and `unpredicted`: something the cluster shows that no claim predicted (the slurmctld pod recreated,
@@ -31,8 +32,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -248,67 +251,130 @@ def _minutes(text: str) -> int | None:
     return minutes + (int(days) * 1440 if days else 0)
 
 
+@dataclass
+class Observed:
+    """What DIR holds (module docstring), read once."""
+
+    started: float
+    pods: dict[str, dict[str, Any]] | None
+    config: dict[str, Any] | None
+    boot: float | None
+    partitions: dict[str, Any] | None
+    before: Any
+    ended: dict[int, str] | None
+
+    @classmethod
+    def read(cls, folder: Path) -> Observed:
+        deploy = _load(folder, "deploy.json")
+        started = _time(deploy.get("started_at")) if isinstance(deploy, dict) else None
+        if started is None:
+            raise VerifyError("deploy.json with started_at (when the update began, Unix seconds) is required")
+        pods = _load(folder, "pods.json")
+        items = None
+        if pods is not None:
+            items = {f"{(p.get('metadata') or {}).get('namespace')}/{(p.get('metadata') or {}).get('name')}": p for p in pods.get("items", [])}
+        config = _load(folder, "scontrol-config.json")
+        partitions = _load(folder, "partitions.json")
+        before = _load(folder, "jobs-before.json") or _load(folder, "squeue-before.json")
+        after = _load(folder, "jobs-after.json") or _load(folder, "squeue-after.json")
+        ended = ended_jobs(before, after, _load(folder, "sacct.json")) if before is not None and after is not None else None
+        return cls(
+            started,
+            items,
+            config.get("slurm_conf") if isinstance(config, dict) else None,
+            _boot_time(_load(folder, "scontrol-config.txt")),
+            {p.get("name"): p for p in partitions.get("partitions", [])} if isinstance(partitions, dict) else None,
+            before,
+            ended,
+        )
+
+    def since_start(self, when: float | None) -> bool:
+        """Whether `when` is during the deploy; Kubernetes and BOOT_TIME give whole seconds, so the second the
+        deploy started counts."""
+        return when is not None and when >= math.floor(self.started)
+
+    def recreated(self, key: str, container: str | None = None) -> bool | None:
+        pod = (self.pods or {}).get(key)
+        if pod is None:
+            return None
+        return self.since_start(_pod_started(pod, container))
+
+
+def _controller_pod(claim: dict[str, Any], seen: Observed) -> tuple[str, str]:
+    recreated = seen.recreated(f"{claim['namespace']}/{claim['pod']}", "slurmctld")
+    if recreated is None:
+        return "unchecked", "no such pod in pods.json" if seen.pods is not None else "no pods.json"
+    boot = "" if seen.boot is None else f"; BOOT_TIME {'moved' if seen.since_start(seen.boot) else 'unchanged'}"
+    return ("seen" if recreated == claim["expected"] else "not seen"), f"pod {'recreated' if recreated else 'not recreated'}{boot}"
+
+
+def _slurm_config(claim: dict[str, Any], seen: Observed) -> tuple[str, str]:
+    if seen.config is None:
+        return "unchecked", "no scontrol-config.json"
+    value = _config_value(seen.config, claim["key"])
+    if value is None:
+        return "unchecked", f"{claim['key']} is not shown by scontrol show config"
+    got, wanted = _normal(value), claim["value"]
+    same = got.replace(" ", "") == wanted.replace(" ", "") or got.split(" ")[0] == wanted
+    return ("seen" if same else "not seen"), f"{claim['key']} = {got}"
+
+
+def _partition(claim: dict[str, Any], seen: Observed) -> tuple[str, str]:
+    if seen.partitions is None:
+        return "unchecked", "no partitions.json"
+    found = seen.partitions.get(claim["name"])
+    verdict = "seen" if (found is not None) == claim["exists"] else "not seen"
+    text = f"partition {claim['name']} {'exists' if found is not None else 'absent'}"
+    if found is not None and "max_time" in claim:
+        shown = (found.get("maximums") or {}).get("time") or {}
+        minutes = None if shown.get("infinite") else shown.get("number")
+        if minutes != _minutes(claim["max_time"]):
+            verdict = "not seen"
+        text += f", MaxTime {'UNLIMITED' if minutes is None else f'{minutes} min'}"
+    return verdict, text
+
+
+def _jobs_claim(claim: dict[str, Any], seen: Observed) -> tuple[str, str, set[int]]:
+    if seen.ended is None:
+        return "unchecked", "no jobs-before.json and jobs-after.json", set()
+    hit = {j: s for j, s in seen.ended.items() if _in_scope(j, seen.before, claim["scope"])}
+    verdict = "seen" if bool(hit) == (claim["expected"] == "end") else "not seen"
+    return verdict, ", ".join(f"job {j} {s}" for j, s in sorted(hit.items())) or "no job ended", set(hit)
+
+
+def _pods(claim: dict[str, Any], seen: Observed) -> tuple[str, str]:
+    if seen.pods is None:
+        return "unchecked", "no pods.json"
+    keys = [f"{claim['namespace']}/{p}" for p in claim["pods"]]
+    fresh = [k for k in keys if seen.recreated(k)]
+    return ("seen" if len(fresh) == len(keys) else "not seen"), f"{len(fresh)} of {len(keys)} recreated"
+
+
 def check(claims: list[dict[str, Any]], folder: Path) -> list[dict[str, Any]]:
     """Each claim with its verdict and what was seen, then the unpredicted observations."""
-    deploy = _load(folder, "deploy.json")
-    if not isinstance(deploy, dict) or _time(deploy.get("started_at")) is None:
-        raise VerifyError("deploy.json with started_at (when the update began, Unix seconds) is required")
-    started = float(_time(deploy["started_at"]) or 0)
-    pods = _load(folder, "pods.json")
-    pod_items = {f"{(p.get('metadata') or {}).get('namespace')}/{(p.get('metadata') or {}).get('name')}": p for p in (pods or {}).get("items", [])}
-    config_json = _load(folder, "scontrol-config.json")
-    config = (config_json or {}).get("slurm_conf") if isinstance(config_json, dict) else None
-    boot = _boot_time(_load(folder, "scontrol-config.txt"))
-    partitions_json = _load(folder, "partitions.json")
-    partitions = {p.get("name"): p for p in (partitions_json or {}).get("partitions", [])} if partitions_json else None
-    before, after = _load(folder, "squeue-before.json"), _load(folder, "squeue-after.json")
-    ended = ended_jobs(before, after, _load(folder, "sacct.json")) if before is not None and after is not None else None
+    seen = Observed.read(folder)
     results: list[dict[str, Any]] = []
     explained_jobs: set[int] = set()
     explained_pods: set[str] = set()
     for claim in claims:
-        verdict, seen = "unchecked", "no data"
         kind = claim["claim"]
         if kind == "controller-pod":
-            key = f"{claim['namespace']}/{claim['pod']}"
-            explained_pods.add(key)
-            pod = pod_items.get(key)
-            if pod is not None:
-                when = _pod_started(pod, "slurmctld")
-                recreated = when is not None and when >= started
-                verdict = "seen" if recreated == claim["expected"] else "not seen"
-                seen = f"pod {'recreated' if recreated else 'not recreated'}" + (f"; BOOT_TIME {'moved' if boot >= started else 'unchanged'}" if boot else "")
-        elif kind == "slurm-config" and config is not None:
-            value = _config_value(config, claim["key"])
-            got = _normal(value) if value is not None else "(not shown by scontrol show config)"
-            wanted = claim["value"]
-            same = got == wanted or got.split()[0:1] == wanted.split()[0:1] or got.replace(" ", "") == wanted.replace(" ", "")
-            verdict = ("seen" if same else "not seen") if value is not None else "unchecked"
-            seen = f"{claim['key']} = {got}"
-        elif kind == "partition" and partitions is not None:
-            found = partitions.get(claim["name"])
-            verdict = "seen" if (found is not None) == claim["exists"] else "not seen"
-            seen = f"partition {claim['name']} {'exists' if found is not None else 'absent'}"
-            if found is not None and "max_time" in claim:
-                shown = ((found.get("maximums") or {}).get("time") or {})
-                minutes = None if shown.get("infinite") else shown.get("number")
-                if minutes != _minutes(claim["max_time"]):
-                    verdict = "not seen"
-                seen += f", MaxTime {minutes if minutes is not None else 'UNLIMITED'} min"
-        elif kind == "jobs" and ended is not None:
-            scope = claim["scope"]
-            hit = {j: s for j, s in ended.items() if _in_scope(j, before, scope)}
-            explained_jobs |= set(hit) if claim["expected"] == "end" else set()
-            verdict = "seen" if bool(hit) == (claim["expected"] == "end") else "not seen"
-            seen = ", ".join(f"job {j} {s}" for j, s in sorted(hit.items())) or "no job ended"
-        elif kind == "pods" and pods is not None:
-            keys = [f"{claim['namespace']}/{p}" for p in claim["pods"]]
-            explained_pods |= set(keys)
-            fresh = [k for k in keys if k in pod_items and (_pod_started(pod_items[k]) or 0) >= started]
-            verdict = "seen" if len(fresh) == len(keys) else "not seen"
-            seen = f"{len(fresh)} of {len(keys)} recreated"
-        results.append({**claim, "verdict": verdict, "seen": seen})
-    results += _unpredicted(claims, started, pod_items, ended, explained_jobs, explained_pods)
+            explained_pods.add(f"{claim['namespace']}/{claim['pod']}")
+            verdict, text = _controller_pod(claim, seen)
+        elif kind == "slurm-config":
+            verdict, text = _slurm_config(claim, seen)
+        elif kind == "partition":
+            verdict, text = _partition(claim, seen)
+        elif kind == "jobs":
+            verdict, text, hit = _jobs_claim(claim, seen)
+            explained_jobs |= hit
+        elif kind == "pods":
+            explained_pods |= {f"{claim['namespace']}/{p}" for p in claim["pods"]}
+            verdict, text = _pods(claim, seen)
+        else:
+            verdict, text = "unchecked", f"unknown claim {kind!r}"
+        results.append({**claim, "verdict": verdict, "seen": text})
+    results += _unpredicted(seen, explained_jobs, explained_pods)
     return results
 
 
@@ -323,22 +389,14 @@ def _in_scope(job_id: int, before: Any, scope: dict[str, Any]) -> bool:
     return True
 
 
-def _unpredicted(
-    claims: list[dict[str, Any]],
-    started: float,
-    pods: dict[str, dict[str, Any]],
-    ended: dict[int, str] | None,
-    explained_jobs: set[int],
-    explained_pods: set[str],
-) -> list[dict[str, Any]]:
+def _unpredicted(seen: Observed, explained_jobs: set[int], explained_pods: set[str]) -> list[dict[str, Any]]:
+    """Jobs ended and Slurm pods recreated during the deploy that no claim accounts for."""
     out: list[dict[str, Any]] = []
-    continuing = any(c["claim"] == "jobs" and c["expected"] == "continue" for c in claims)
-    for job_id, state in sorted((ended or {}).items()):
-        if job_id not in explained_jobs and not continuing:
+    for job_id, state in sorted((seen.ended or {}).items()):
+        if job_id not in explained_jobs:
             out.append({"id": "-", "claim": "unpredicted", "text": f"job {job_id} ended", "verdict": "unpredicted", "seen": state})
-    for key, pod in sorted(pods.items()):
-        when = _pod_started(pod)
-        if key not in explained_pods and when is not None and when >= started and key.partition("/")[0] == "slurm":
+    for key in sorted(seen.pods or {}):
+        if key not in explained_pods and key.partition("/")[0] == "slurm" and seen.recreated(key):
             out.append({"id": "-", "claim": "unpredicted", "text": f"pod {key} recreated", "verdict": "unpredicted", "seen": "started during the deploy"})
     return out
 
