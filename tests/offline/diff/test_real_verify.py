@@ -7,10 +7,10 @@ and one in partition `gpu`. Each step takes prod's recorded Controller with the 
 offline/diff on it: the JSON report's `predictions` are what `--verify` checks. The same lines are then written to
 the cluster's slurm.conf and applied as the operator applies a Controller change: `inplaceReconfigure: true` runs
 `scontrol reconfigure` (the reconfigure sidecar), `false` recreates the slurmctld pod, here a new slurmctld process on
-the same state (the harness's restart_controller). The files `--verify` reads are then written as the deploy
-workflow collects them (scripts/ci/collect_cluster.sh): `scontrol show config` (JSON and text), `scontrol show
-partitions --json`, `scontrol show jobs --json` before and after; the slurmctld pod of `pods.json` is the slurmctld process
-(the container is the process: its start time from /proc/PID/stat).
+the same state (the harness's restart_controller). scripts/ci/collect_cluster.sh then collects around the change as
+in the deploy workflow, with a stand-in for kubectl: its `exec ... -- scontrol ...` runs the real scontrol against
+this cluster, and its `get pods` answers the slurmctld process as the controller pod (the container is the process:
+its start time from /proc/PID/stat).
 
 The fifth step's prediction is wrong on purpose (edited by hand after the rules made it): it claims an in-place
 reconfigure and a value that is not applied, while the operator restarts slurmctld.
@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -38,10 +39,11 @@ from offline.engine import RecordedStack
 from tests.components.layers.slurm.test_real_slurm import require_root
 from tests.daemons import slurm
 from tests.daemons.slurm import SlurmCluster, node_line
-from tests.helpers import require_binaries
+from tests.helpers import REPO, require_binaries
 
 pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(600)]
 
+COLLECT = REPO / "scripts" / "ci" / "collect_cluster.sh"
 PARTITIONS = {
     "cpu": "PartitionName=cpu Nodes=n1,n2 Default=YES MaxTime=1-00:00:00 State=UP",
     "gpu": "PartitionName=gpu Nodes=n2 MaxTime=1-00:00:00 State=UP",
@@ -97,25 +99,34 @@ def _iso(when: float) -> str:
     return datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _collect(cluster: SlurmCluster, folder: Path, started: float, before: str) -> None:
-    folder.mkdir(parents=True)
+KUBECTL = """#!/bin/sh
+# kubectl as scripts/ci/collect_cluster.sh uses it: `get pods`, `get <slinky objects>`, `-n NS exec POD -c C -- CMD`.
+case "$1" in
+    get) if [ "$2" = pods ]; then cat "$STUB_PODS"; else echo '{"items": []}'; fi ;;
+    -n) shift 2; [ "$1" = exec ] || exit 64
+        while [ "$1" != "--" ]; do shift; done
+        shift; exec "$@" ;;
+    *) exit 64 ;;
+esac
+"""
+
+
+def _collect(cluster: SlurmCluster, folder: Path, phase: str) -> None:
+    """scripts/ci/collect_cluster.sh PHASE FOLDER against the tier, through the kubectl stand-in."""
+    kubectl = cluster.tmp_dir / "kubectl"
+    if not kubectl.exists():
+        kubectl.write_text(KUBECTL)
+        kubectl.chmod(0o755)
     assert cluster.slurmctld is not None
     since = _iso(_started(cluster.slurmctld.pid))
     pod = {
         "metadata": {"namespace": "slurm", "name": "slurm-controller-0", "creationTimestamp": since},
         "status": {"containerStatuses": [{"name": "slurmctld", "restartCount": 0, "state": {"running": {"startedAt": since}}}]},
     }
-    files = {
-        "deploy.json": json.dumps({"started_at": started, "finished_at": time.time()}),
-        "pods.json": json.dumps({"items": [pod]}),
-        "scontrol-config.json": cluster.run("scontrol", "show", "config", "--json", check=True).stdout,
-        "scontrol-config.txt": cluster.run("scontrol", "show", "config", check=True).stdout,
-        "partitions.json": cluster.run("scontrol", "show", "partitions", "--json", check=True).stdout,
-        "jobs-before.json": before,
-        "jobs-after.json": cluster.run("scontrol", "show", "jobs", "--json", check=True).stdout,
-    }
-    for name, text in files.items():
-        (folder / name).write_text(text)
+    (cluster.tmp_dir / "pods.json").write_text(json.dumps({"items": [pod]}))
+    env = cluster.env({"KUBECTL": str(kubectl), "STUB_PODS": str(cluster.tmp_dir / "pods.json")})
+    result = subprocess.run(["bash", str(COLLECT), phase, str(folder)], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0 and "::warning::" not in result.stderr, result.stderr
 
 
 def _step(
@@ -134,9 +145,8 @@ def _step(
         wrong(prediction)
     folder.mkdir(parents=True)
     (folder / "prediction.json").write_text(json.dumps(prediction))
-    before = cluster.run("scontrol", "show", "jobs", "--json", check=True).stdout
-    time.sleep(1.1)  # BOOT_TIME and process start times have a resolution of a second
-    started = time.time()
+    time.sleep(1.1)  # the deploy's start, BOOT_TIME and pod times have a resolution of a second
+    _collect(cluster, folder / "observed", "before")
     cluster.write_config()
     if inplace:
         cluster.scontrol("reconfigure")
@@ -145,7 +155,7 @@ def _step(
     else:
         cluster.restart_controller(60)
     time.sleep(2)
-    _collect(cluster, folder / "observed", started, before)
+    _collect(cluster, folder / "observed", "after")
     code = main(["diff", "--verify", str(folder / "prediction.json"), "--observed", str(folder / "observed"), "--format", "json", "--out", str(folder / "verify.json")])
     results = json.loads((folder / "verify.json").read_text())["results"]
     print(f"\n--- {folder.name} (exit {code})")
