@@ -127,9 +127,8 @@ def _sections(report: dict[str, Any], plan: Plan | None, markdown: bool) -> list
         sections.append(("Live impact", report["live"]["markdown" if markdown else "text"].rstrip("\n").split("\n")))
     if report.get("drift"):
         drift = report["drift"]
-        lines = [f"the deployed state differs from {drift['against']} in {len(drift['resources'])} resource(s):"]
-        lines += [f"{d['op']} {d['name']}: {d['changed']}" for d in drift["resources"]]
-        sections.append(("Drift (deployed state vs main)", lines))
+        title = f"Drift: the deployed state differs from {drift['against']} in {plural(len(drift['resources']), 'resource')}"
+        sections.append((title, [f"{d['op']} {d['name']}: {d['changed']}" for d in drift["resources"]]))
     if plan is not None:
         rows = _count_rows(plan)
         if rows:
@@ -156,13 +155,13 @@ def render_text(report: dict[str, Any], plan: Plan | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-_LISTS = ("Blast radius", "Risks (worst first)", "Verdicts (one per changed resource)", "Named changes", "Drift (deployed state vs main)")
+_LISTS = ("Blast radius", "Risks (worst first)", "Verdicts (one per changed resource)", "Named changes")
 
 
 def _markdown_section(title: str, body: list[str]) -> list[str]:
     if not title:
         return [f"### {body[0]}", "", *(f"_{line}_" for line in body[1:])]
-    if title in _LISTS:
+    if title in _LISTS or title.startswith("Drift"):
         return ["", f"**{title}**", "", *(f"- {line}" for line in body)]
     if title == "Changed resources":
         return ["", "<details><summary>Changed resources</summary>", "", "```diff", *body, "```", "</details>"]
@@ -181,15 +180,16 @@ def render_markdown(report: dict[str, Any], plan: Plan | None = None, limit: int
         return text
     cut: list[str] = []
     for title in CUT_ORDER:
-        index = next((i for i, (t, _) in enumerate(sections) if t == title), None)
+        index = next((i for i, (t, _) in enumerate(sections) if t.partition(":")[0] == title), None)
         if index is None:
             continue
         body = sections[index][1]
         keep = len(body)
-        while keep > 0 and len(_join([*sections[:index], (title, body[:keep]), *sections[index + 1 :]], [*cut, title])) > limit:
+        name = sections[index][0]
+        while keep > 0 and len(_join([*sections[:index], (name, body[:keep]), *sections[index + 1 :]], [*cut, title])) > limit:
             keep = keep // 2 if keep > 8 else keep - 1
         cut.append(f"{title}: {len(body) - keep} of {len(body)} line(s)")
-        sections[index] = (title, body[:keep])
+        sections[index] = (name, body[:keep])
         if len(_join(sections, cut)) <= limit:
             break
     return _join(sections, cut)
@@ -198,7 +198,7 @@ def render_markdown(report: dict[str, Any], plan: Plan | None = None, limit: int
 CUT_ORDER = (
     "Changed resources",
     "Plan per layer",
-    "Drift (deployed state vs main)",
+    "Drift",
     "Named changes",
     "Verdicts (one per changed resource)",
     "Live impact",

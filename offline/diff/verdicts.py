@@ -58,7 +58,7 @@ class _Legend:
         return [{"id": key, "text": text} for text, key in self.ids.items()]
 
 
-def _one_line(text: str, limit: int = 240) -> str:
+def _one_line(text: str, limit: int = 400) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 

@@ -104,7 +104,7 @@ def test_the_report_shows_the_change_and_the_drift_from_main(
     capsys.readouterr()
     assert main([*args, "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
-    assert "**Drift (deployed state vs main)**" in markdown
+    assert "**Drift: the deployed state differs from main.json in 2 resources**" in markdown
     assert "- rolling-drain: ~ NodeSet slurm/cpu (change+drift): " in markdown
     assert str(tmp_path) not in markdown
 
