@@ -166,7 +166,12 @@ def report_of(computed: Computed, acknowledged: bool, live: LiveImpact | None) -
     status = "pass" if not reasons else "acknowledged" if acknowledged else "gated"
     decided = {"exit": 0 if status != "gated" else 1, "status": status, "reasons": reasons}
     report = build(
-        computed.plan, computed.impact, gate=decided, origins=computed.origins, base_kind=computed.base.kind, base_notes=computed.base.notes
+        computed.plan,
+        computed.impact,
+        gate=decided,
+        origins=computed.origins,
+        base_kind=computed.base.kind,
+        base_notes=computed.base.notes,
     )
     if live is not None:
         report["live"] = {
@@ -214,16 +219,7 @@ def run_diff(args: argparse.Namespace) -> int:
         for warning in live.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     report = report_of(computed, args.acknowledge, live)
-    if args.format == "json":
-        text = render_json(report)
-    elif args.format == "markdown":
-        text = report_markdown(report, computed.plan, limit=args.max_chars)
-    else:
-        text = report_text(report, computed.plan)
-    _write(args, text)
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(render_json(report))
+    _output(args, report, computed.plan)
     decided = report["gate"]
     if decided["status"] == "gated":
         print(f"gate: {'; '.join(decided['reasons'])}; pass --acknowledge if that is intended", file=sys.stderr)
@@ -231,3 +227,16 @@ def run_diff(args: argparse.Namespace) -> int:
         print(f"gate: {'; '.join(decided['reasons'])}, acknowledged", file=sys.stderr)
     return int(decided["exit"])
 
+
+def _output(args: argparse.Namespace, report: dict[str, Any], plan: Plan) -> None:
+    """The report in the format asked, to stdout or --out; the JSON beside it with --json."""
+    if args.format == "json":
+        text = render_json(report)
+    elif args.format == "markdown":
+        text = report_markdown(report, plan, limit=args.max_chars)
+    else:
+        text = report_text(report, plan)
+    _write(args, text)
+    if args.json_out:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(render_json(report))

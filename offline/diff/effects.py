@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .drains import Drain
+from ..live.drains import Drain
 from .plan import Change, Plan
 
 SEVERITIES = ("none", "reload", "rolling-drain", "singleton-restart", "outage", "data-loss")
@@ -59,7 +59,7 @@ class Impact:
     reprovisioned_nodes: set[str] = field(default_factory=set)
     """Bare-metal hosts that boot a new image or join script at their next boot (not now)."""
     drains: list[Drain] = field(default_factory=list)
-    """The NodeSets that roll or scale in: which of their nodes drain, how many at once (offline/diff/drains.py)."""
+    """The NodeSets that roll or scale in: which of their nodes drain, how many at once (offline/live/drains.py)."""
 
     @property
     def worst(self) -> str:

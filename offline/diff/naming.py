@@ -66,7 +66,9 @@ def conf_changes(old: dict[str, str], new: dict[str, str], keys: list[str] | Non
     renamed: set[str] = set()
     for gone in removed:
         kind = gone.partition("=")[0]
-        twin = next((k for k in added if k.partition("=")[0] == kind and k not in renamed and _params(new[k]) == _params(old[gone])), None)
+        twin = next(
+            (k for k in added if k.partition("=")[0] == kind and k not in renamed and _params(new[k]) == _params(old[gone])), None
+        )
         if twin is not None:
             renamed |= {gone, twin}
             out.append(f"{kind} {gone.partition('=')[2]} renamed to {twin.partition('=')[2]}")
@@ -81,7 +83,11 @@ def conf_changes(old: dict[str, str], new: dict[str, str], keys: list[str] | Non
                 out.append(f"{kind} {name} added")
             else:
                 a, b = _params(old[key]), _params(new[key])
-                parts = [f"{p} {a.get(p, '(unset)')} {ARROW} {b.get(p, '(unset)')}" for p in sorted(set(a) | set(b)) if a.get(p) != b.get(p)]
+                parts = [
+                    f"{p} {a.get(p, '(unset)')} {ARROW} {b.get(p, '(unset)')}"
+                    for p in sorted(set(a) | set(b))
+                    if a.get(p) != b.get(p)
+                ]
                 out.append(f"{kind} {name}: {', '.join(parts)}")
         else:
             out.append(f"{key} {old.get(key, '(unset)')} {ARROW} {new.get(key, '(unset)')}")
@@ -108,7 +114,9 @@ def what_changed(change: Change, limit: int = 3) -> str:
     parts: list[str] = []
     for f in change.fields:
         if f.path == "spec.extraConf" and change.kind == "Controller":
-            parts += [f"slurm.conf {c}" for c in slurm_conf_changes(str(f.old or ""), str(f.new or ""))] or ["slurm.conf comments"]
+            parts += [f"slurm.conf {c}" for c in slurm_conf_changes(str(f.old or ""), str(f.new or ""))] or [
+                "slurm.conf comments"
+            ]
         elif f.text:
             plus, minus = _text_lines(f.text)
             name = f.path.split(".", 1)[1] if f.path.startswith(("data.", "stringData.")) else f.path

@@ -15,10 +15,10 @@ from typing import Any
 
 import yaml
 
+from ..words import plural
 from .effects import Impact
 from .plan import MISSING, OPS, Change, Plan
 from .verdicts import build
-from ..words import plural
 
 SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-"}
 GITHUB_COMMENT_LIMIT = 65_536
@@ -57,7 +57,9 @@ def change_lines(change: Change) -> list[str]:
 
 def _radius(report: dict[str, Any]) -> str:
     r = report["blast_radius"]
-    parts = [f"{r['resources']} resource{'s' if r['resources'] != 1 else ''} in {r['namespaces']} namespace{'s' if r['namespaces'] != 1 else ''}"]
+    parts = [
+        f"{r['resources']} resource{'s' if r['resources'] != 1 else ''} in {r['namespaces']} namespace{'s' if r['namespaces'] != 1 else ''}"
+    ]
     if r["applications"]:
         parts.append(f"{r['applications']} Argo CD application{'s' if r['applications'] != 1 else ''}")
     if r["slurm_nodes"]:

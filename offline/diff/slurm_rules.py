@@ -8,7 +8,7 @@ from typing import Any
 
 from components.layers.slurm.face import GPU_HOURS_ANNOTATION
 
-from .drains import EVIDENCE_ORDER, Drain, offline_order
+from ..live.drains import EVIDENCE_ORDER, Drain, offline_order
 from .effects import CANNOT_UNDO, REVERT_SAFE, Effect, Impact, effect_for, get_path, hostlist, needs_step, scaled
 from .evidence import (
     EVIDENCE_CLUSTER_NAME,
@@ -135,7 +135,7 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                 )
             )  # fmt: skip
     if replicas < before:
-        # Which pods go is the operator's choice at the time (offline/diff/drains.py): idle first, then the earliest
+        # Which pods go is the operator's choice at the time (offline/live/drains.py): idle first, then the earliest
         # job end, then the highest ordinal; every pod of the NodeSet is a candidate until the live view orders them.
         candidates = _nodeset_nodes(old, before)
         drain = Drain(name, "scale-in", tuple(candidates), before - replicas, before - replicas, _gpus(old))

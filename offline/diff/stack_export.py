@@ -100,7 +100,7 @@ def _name(urn: str) -> str:
     return urn.rsplit("::", 1)[-1]
 
 
-def read_stack_export(path: Path) -> StackExport:
+def _load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
     except OSError as error:
@@ -109,72 +109,90 @@ def read_stack_export(path: Path) -> StackExport:
         raise StackExportError(f"{path.name}: not JSON ({error})") from None
     if not is_stack_export(data):
         raise StackExportError(f"{path.name}: not a `pulumi stack export` file (no version and deployment)")
-    deployment = _deployment(data, path.name)
+    return _deployment(data, path.name)
+
+
+def _left_out(resource: dict[str, Any], types: dict[str, str], parents: dict[str, str]) -> str | None:
+    """Why a deployed resource is not compared (`engine`, `pending delete`, `rendered`), or None."""
+    urn, type_ = resource["urn"], resource["type"]
+    if type_ == "pulumi:pulumi:Stack" or (type_.startswith("pulumi:providers:") and _name(urn).startswith("default")):
+        return "engine"
+    if resource.get("delete"):
+        return "pending delete"
+    seen: set[str] = set()
+    parent = parents.get(urn, "")
+    while parent and parent not in seen:
+        if types.get(parent) in COMPONENT_PARENTS:
+            return "rendered"
+        seen.add(parent)
+        parent = parents.get(parent, "")
+    return None
+
+
+def _recorded(resource: dict[str, Any], hidden: list[str]) -> dict[str, Any]:
+    """A deployed resource in the form of a recording's (offline/engine.py RecordedResource.to_json)."""
+    urn, type_ = resource["urn"], resource["type"]
+    return {
+        "urn": urn,
+        "type": type_,
+        "name": _name(urn),
+        "parent": resource.get("parent") or "",
+        "custom": bool(resource.get("custom")),
+        "provider": resource.get("provider") or "",
+        "inputs": _redacted(urn, type_, _plain(resource.get("inputs") or {}, "", hidden)),
+        "options": {
+            "protect": bool(resource.get("protect")),
+            "ignoreChanges": list(resource.get("ignoreChanges") or []),
+            "retainOnDelete": bool(resource.get("retainOnDelete")),
+            "replaceOnChanges": list(resource.get("replaceOnChanges") or []),
+            "dependsOn": list(resource.get("dependencies") or []),
+        },
+    }
+
+
+def read_stack_export(path: Path) -> StackExport:
+    deployment = _load(path)
     manifest = deployment.get("manifest") or {}
     raw = deployment["resources"]
-    types = {str(r.get("urn")): str(r.get("type")) for r in raw if isinstance(r, dict)}
-    parents = {str(r.get("urn")): str(r.get("parent") or "") for r in raw if isinstance(r, dict)}
-
-    def rendered_by_component(urn: str) -> bool:
-        seen = set()
-        parent = parents.get(urn, "")
-        while parent and parent not in seen:
-            if types.get(parent) in COMPONENT_PARENTS:
-                return True
-            seen.add(parent)
-            parent = parents.get(parent, "")
-        return False
-
-    stack = project = ""
+    for index, resource in enumerate(raw):
+        if (
+            not isinstance(resource, dict)
+            or not isinstance(resource.get("urn"), str)
+            or not isinstance(resource.get("type"), str)
+        ):
+            raise StackExportError(f"{path.name}: deployment.resources[{index}] has no urn and type")
+    types = {r["urn"]: r["type"] for r in raw}
+    parents = {r["urn"]: str(r.get("parent") or "") for r in raw}
+    first = raw[0]["urn"].split("::") if raw else []
+    stack, project = (first[0].removeprefix("urn:pulumi:"), first[1]) if len(first) >= 4 else ("", "")
     resources: list[dict[str, Any]] = []
     skipped = {"engine": 0, "rendered": 0, "pending delete": 0}
     encrypted: dict[str, list[str]] = {}
-    for index, resource in enumerate(raw):
-        if not isinstance(resource, dict) or not isinstance(resource.get("urn"), str) or not isinstance(resource.get("type"), str):
-            raise StackExportError(f"{path.name}: deployment.resources[{index}] has no urn and type")
-        urn, type_ = resource["urn"], resource["type"]
-        parts = urn.split("::")
-        if len(parts) >= 4 and parts[0].startswith("urn:pulumi:"):
-            stack, project = stack or parts[0].removeprefix("urn:pulumi:"), project or parts[1]
-        if type_ == "pulumi:pulumi:Stack" or (type_.startswith("pulumi:providers:") and _name(urn).startswith("default")):
-            skipped["engine"] += 1
-            continue
-        if resource.get("delete"):
-            skipped["pending delete"] += 1
-            continue
-        if rendered_by_component(urn):
-            skipped["rendered"] += 1
+    for resource in raw:
+        why = _left_out(resource, types, parents)
+        if why is not None:
+            skipped[why] += 1
             continue
         hidden: list[str] = []
-        inputs = _redacted(urn, type_, _plain(resource.get("inputs") or {}, "", hidden))
+        resources.append(_recorded(resource, hidden))
         if hidden:
-            encrypted[urn] = hidden
-        resources.append(
-            {
-                "urn": urn,
-                "type": type_,
-                "name": _name(urn),
-                "parent": resource.get("parent") or "",
-                "custom": bool(resource.get("custom")),
-                "provider": resource.get("provider") or "",
-                "inputs": inputs,
-                "options": {
-                    "protect": bool(resource.get("protect")),
-                    "ignoreChanges": list(resource.get("ignoreChanges") or []),
-                    "retainOnDelete": bool(resource.get("retainOnDelete")),
-                    "replaceOnChanges": list(resource.get("replaceOnChanges") or []),
-                    "dependsOn": list(resource.get("dependencies") or []),
-                },
-            }
-        )
-    notes = [f"deployed state of stack {stack or '?'} written {manifest.get('time', '?')} by Pulumi {manifest.get('version', '?')}"]
+            encrypted[resource["urn"]] = hidden
+    notes = [
+        f"deployed state of stack {stack or '?'} written {manifest.get('time', '?')} by Pulumi {manifest.get('version', '?')}"
+    ]
     if skipped["rendered"]:
-        notes.append(f"{plural(skipped['rendered'], 'object')} rendered by charts or manifests not compared (their chart's inputs are)")
+        notes.append(
+            f"{plural(skipped['rendered'], 'object')} rendered by charts or manifests not compared (their chart's inputs are)"
+        )
     if skipped["pending delete"]:
         notes.append(f"{plural(skipped['pending delete'], 'resource')} pending deletion from an earlier update left out")
     if deployment.get("pending_operations"):
-        notes.append(f"{plural(len(deployment['pending_operations']), 'operation')} still pending: the last update did not finish")
-    return StackExport(stack, project, str(manifest.get("time", "")), str(manifest.get("version", "")), resources, notes, encrypted)
+        notes.append(
+            f"{plural(len(deployment['pending_operations']), 'operation')} still pending: the last update did not finish"
+        )
+    return StackExport(
+        stack, project, str(manifest.get("time", "")), str(manifest.get("version", "")), resources, notes, encrypted
+    )
 
 
 def _fill(deployed: Any, head: Any) -> tuple[Any, int]:

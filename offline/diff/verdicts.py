@@ -197,7 +197,9 @@ def summary_line(report: dict[str, Any]) -> str:
     gate = report["gate"]
     parts = [f"{report['stack']}: {report['worst']}"]
     if changed:
-        parts.append(f"{changed} resource{'s' if changed != 1 else ''} change ({', '.join(ops)}), {counts.get('unchanged', 0)} unchanged")
+        parts.append(
+            f"{changed} resource{'s' if changed != 1 else ''} change ({', '.join(ops)}), {counts.get('unchanged', 0)} unchanged"
+        )
     else:
         parts.append(f"no resource changes ({counts.get('unchanged', 0)} unchanged)")
     if report["entities"]:

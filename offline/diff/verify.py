@@ -132,7 +132,9 @@ def predictions(plan: Plan, impact: Impact) -> list[dict[str, Any]]:
 def describe(claim: dict[str, Any]) -> str:
     kind = claim["claim"]
     if kind == "controller-pod":
-        return f"the slurmctld pod {claim['pod']} is {'recreated' if claim['expected'] else 'not recreated (reconfigured in place)'}"
+        return (
+            f"the slurmctld pod {claim['pod']} is {'recreated' if claim['expected'] else 'not recreated (reconfigured in place)'}"
+        )
     if kind == "slurm-config":
         return f"slurm.conf {claim['key']} = {claim['value']} in force"
     if kind == "partition":
@@ -272,7 +274,10 @@ class Observed:
         pods = _load(folder, "pods.json")
         items = None
         if pods is not None:
-            items = {f"{(p.get('metadata') or {}).get('namespace')}/{(p.get('metadata') or {}).get('name')}": p for p in pods.get("items", [])}
+            items = {
+                f"{(p.get('metadata') or {}).get('namespace')}/{(p.get('metadata') or {}).get('name')}": p
+                for p in pods.get("items", [])
+            }
         config = _load(folder, "scontrol-config.json")
         partitions = _load(folder, "partitions.json")
         before = _load(folder, "jobs-before.json") or _load(folder, "squeue-before.json")
@@ -305,7 +310,9 @@ def _controller_pod(claim: dict[str, Any], seen: Observed) -> tuple[str, str]:
     if recreated is None:
         return "unchecked", "no such pod in pods.json" if seen.pods is not None else "no pods.json"
     boot = "" if seen.boot is None else f"; BOOT_TIME {'moved' if seen.since_start(seen.boot) else 'unchanged'}"
-    return ("seen" if recreated == claim["expected"] else "not seen"), f"pod {'recreated' if recreated else 'not recreated'}{boot}"
+    return (
+        "seen" if recreated == claim["expected"] else "not seen"
+    ), f"pod {'recreated' if recreated else 'not recreated'}{boot}"
 
 
 def _slurm_config(claim: dict[str, Any], seen: Observed) -> tuple[str, str]:
@@ -394,10 +401,20 @@ def _unpredicted(seen: Observed, explained_jobs: set[int], explained_pods: set[s
     out: list[dict[str, Any]] = []
     for job_id, state in sorted((seen.ended or {}).items()):
         if job_id not in explained_jobs:
-            out.append({"id": "-", "claim": "unpredicted", "text": f"job {job_id} ended", "verdict": "unpredicted", "seen": state})
+            out.append(
+                {"id": "-", "claim": "unpredicted", "text": f"job {job_id} ended", "verdict": "unpredicted", "seen": state}
+            )
     for key in sorted(seen.pods or {}):
         if key not in explained_pods and key.partition("/")[0] == "slurm" and seen.recreated(key):
-            out.append({"id": "-", "claim": "unpredicted", "text": f"pod {key} recreated", "verdict": "unpredicted", "seen": "started during the deploy"})
+            out.append(
+                {
+                    "id": "-",
+                    "claim": "unpredicted",
+                    "text": f"pod {key} recreated",
+                    "verdict": "unpredicted",
+                    "seen": "started during the deploy",
+                }
+            )
     return out
 
 
@@ -413,7 +430,10 @@ def render(results: list[dict[str, Any]], markdown: bool = False) -> str:
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
         return "\n".join(lines) + "\n"
     widths = [max(len(row[i]) for row in [["id", "verdict", "predicted", "seen"], *rows]) for i in range(4)]
-    lines = [summary, "  " + "  ".join(h.ljust(w) for h, w in zip(["id", "verdict", "predicted", "seen"], widths, strict=True)).rstrip()]
+    lines = [
+        summary,
+        "  " + "  ".join(h.ljust(w) for h, w in zip(["id", "verdict", "predicted", "seen"], widths, strict=True)).rstrip(),
+    ]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     return "\n".join(lines) + "\n"
 

@@ -7,7 +7,7 @@
 The node names come from a change's impact (`offline diff` names the Slurm nodes that drain or restart);
 the JSON from `squeue --json` and `sinfo --json`, or from slurmrestd (token in SLURM_JWT, never on the
 command line). With `--max-unavailable N` the nodes drain N at a time in the operator's order
-(offline/diff/drains.py), with the figures per batch. offline/live/impact.py says what the figures mean.
+(offline/live/drains.py), with the figures per batch. offline/live/impact.py says what the figures mean.
 Exit 0 with a report, 2 when the input cannot be read (warnings, e.g. a newer data_parser, go to stderr too).
 """
 
@@ -19,7 +19,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..diff.drains import Drain
+from .drains import Drain
 from .impact import jobs_at_risk, render_markdown, render_text
 from .slurm_json import LiveDataError, expand, fetch_live, load_live
 

@@ -13,7 +13,7 @@ Definitions (what the report prints):
   checkpoint (a job on several nodes is at risk as a whole: Slurm does not shrink a running job);
 - GPU-hours still to run = GPUs x (time limit - elapsed): the most a drain that waits for the job waits for, in
   GPU work; none when the limit is infinite, and then the drain never finishes by itself;
-- batches (offline/diff/drains.py): the nodes of a NodeSet roll in the operator's order, maxUnavailable at a
+- batches (offline/live/drains.py): the nodes of a NodeSet roll in the operator's order, maxUnavailable at a
   time; a batch waits for its longest job. The order and the waits are those of the jobs running now.
 """
 
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 import hostlist
 
-from ..diff.drains import UNLIMITED_S, Drain, batches
 from ..words import plural
+from .drains import UNLIMITED_S, Drain, batches
 from .slurm_json import LiveJob, LiveSlurm, expand
 
 
@@ -148,14 +148,16 @@ def _risk(live: LiveSlurm, job: LiveJob, hit: Iterable[str]) -> JobAtRisk:
 
 
 def _running_on(live: LiveSlurm, nodes: set[str]) -> list[JobAtRisk]:
-    risks = [_risk(live, job, nodes.intersection(job.nodes)) for job in live.jobs if job.holds_nodes and nodes.intersection(job.nodes)]
+    risks = [
+        _risk(live, job, nodes.intersection(job.nodes)) for job in live.jobs if job.holds_nodes and nodes.intersection(job.nodes)
+    ]
     risks.sort(key=lambda risk: (-risk.gpu_hours_at_risk, risk.job.job_id))
     return risks
 
 
 def deadlines(live: LiveSlurm) -> dict[str, float]:
     """Per node, when its RUNNING jobs end by their limits, the latest: the operator's `pod-deadline`
-    (offline/diff/drains.py; an unlimited job counts as start + math.MaxInt64 ns)."""
+    (offline/live/drains.py; an unlimited job counts as start + math.MaxInt64 ns)."""
     found: dict[str, float] = {}
     for job in live.jobs:
         if "RUNNING" not in job.state:
@@ -173,7 +175,9 @@ def drain_view(live: LiveSlurm, drain: Drain) -> DrainView:
     for number, nodes in enumerate(batches(drain, ends), start=1):
         wanted = set(nodes)
         views.append(
-            Batch(number, tuple(nodes), tuple(_running_on(live, wanted)), sum(live.nodes[n].gpus for n in nodes if n in live.nodes))
+            Batch(
+                number, tuple(nodes), tuple(_running_on(live, wanted)), sum(live.nodes[n].gpus for n in nodes if n in live.nodes)
+            )
         )
     return DrainView(drain, tuple(views))
 
@@ -257,7 +261,11 @@ def notes(impact: LiveImpact) -> list[str]:
         )
         for batch in view.batches:
             wait = batch.wait_s
-            waits = "drains at once (idle)" if not batch.jobs else ("never drains" if wait is None else f"waits up to {duration(wait)}")
+            waits = (
+                "drains at once (idle)"
+                if not batch.jobs
+                else ("never drains" if wait is None else f"waits up to {duration(wait)}")
+            )
             lines.append(
                 f"  batch {batch.number}: {_hosts(batch.nodes)}: {waits}; {plural(len(batch.jobs), 'job')}, "
                 f"{batch.gpu_hours_to_run:.2f} GPU-hours still to run, {plural(batch.gpus_out, 'GPU')} out"

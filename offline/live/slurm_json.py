@@ -177,7 +177,11 @@ def _job(job: Any, index: int) -> LiveJob:
     detail = job.get("gres_detail") or []
     if not isinstance(detail, list) or not all(isinstance(d, str) for d in detail):
         raise LiveDataError(f"{where}: gres_detail: expected a list of strings, got {json.dumps(detail)[:60]}")
-    gpus = sum(gres_gpus(entry) for entry in detail) if detail else tres_gpus(_string(job.get("tres_alloc_str") or "", f"{where}: tres_alloc_str"))
+    gpus = (
+        sum(gres_gpus(entry) for entry in detail)
+        if detail
+        else tres_gpus(_string(job.get("tres_alloc_str") or "", f"{where}: tres_alloc_str"))
+    )
     user = job.get("user_name") or job.get("user_id", "")
     return LiveJob(
         job_id=job_id,

@@ -163,7 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     budget = (COMMENT_LIMIT - HEADROOM) // len(stacks)
     results = {
         stack: run_stack(
-            command, stack, args.against, acknowledged is not None, state=states.get(stack), max_chars=budget, reports=args.reports
+            command,
+            stack,
+            args.against,
+            acknowledged is not None,
+            state=states.get(stack),
+            max_chars=budget,
+            reports=args.reports,
         )
         for stack in stacks
     }

@@ -86,7 +86,9 @@ def export_of(stack: RecordedStack, *, show_secrets: bool = False, version: int 
         for package, version_ in (("random", "4.21.4"), ("command", "1.2.1"))
     ]
     provider = next((f"{r.urn}::8a2d6e4c" for r in stack.resources if r.type == "pulumi:providers:kubernetes"), "")
-    resources: list[dict[str, Any]] = [{"urn": root, "custom": False, "type": "pulumi:pulumi:Stack", "created": TIME, "modified": TIME}]
+    resources: list[dict[str, Any]] = [
+        {"urn": root, "custom": False, "type": "pulumi:pulumi:Stack", "created": TIME, "modified": TIME}
+    ]
     resources += defaults
     for r in stack.resources:
         resource = _resource(r, provider, show_secrets)
@@ -97,8 +99,15 @@ def export_of(stack: RecordedStack, *, show_secrets: bool = False, version: int 
     return {
         "version": version,
         "deployment": {
-            "manifest": {"time": TIME, "magic": "2b5a91c8e1f0d4a6b3c7e9f2a1d8c6b4e0f3a7d9c2b5e8f1a4d7c0b3e6f9a2d5", "version": "v3.272.0"},
-            "secrets_providers": {"type": "service", "state": {"url": "https://api.pulumi.com", "owner": "hpc", "project": stack.project, "stack": stack.stack}},
+            "manifest": {
+                "time": TIME,
+                "magic": "2b5a91c8e1f0d4a6b3c7e9f2a1d8c6b4e0f3a7d9c2b5e8f1a4d7c0b3e6f9a2d5",
+                "version": "v3.272.0",
+            },
+            "secrets_providers": {
+                "type": "service",
+                "state": {"url": "https://api.pulumi.com", "owner": "hpc", "project": stack.project, "stack": stack.stack},
+            },
             "resources": resources,
             "metadata": {},
         },
@@ -109,7 +118,12 @@ def _chart_child(chart: RecordedResource, provider: str) -> dict[str, Any]:
     """One object the chart rendered in the cluster (the program's recording never has these)."""
     namespace = str(chart.inputs.get("namespace") or "default")
     name = f"{chart.name.rpartition('/')[2]}-server"
-    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace}, "spec": {"replicas": 1}}
+    obj = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"replicas": 1},
+    }
     return {
         "urn": f"{chart.urn.rpartition('::')[0]}$kubernetes:apps/v1:Deployment::{namespace}/{name}",
         "custom": True,

@@ -317,7 +317,11 @@ def test_a_scale_in_drains_the_nodes_slinky_picks_by_pod_deadline_not_the_highes
     cpu-1 (the highest ordinal) runs job 1, 12 h limit; cpu-0 runs job 3, 1 h limit. The operator drains cpu-0, so
     job 3 is the one the drain waits for; the rule before named cpu-1 (and job 1)."""
     against = _prod_recording(prod_stack, tmp_path, cpu=2)
-    head = _edited_prod(tmp_path, "        replicas: 16\n        cpu: \"60\"\n        memory: 240Gi\n        maxUnavailable: 2\n", "        replicas: 1\n        cpu: \"60\"\n        memory: 240Gi\n        maxUnavailable: 1\n")
+    head = _edited_prod(
+        tmp_path,
+        '        replicas: 16\n        cpu: "60"\n        memory: 240Gi\n        maxUnavailable: 2\n',
+        '        replicas: 1\n        cpu: "60"\n        memory: 240Gi\n        maxUnavailable: 1\n',
+    )
     live = _live_files(tmp_path, {"cpu1": "cpu-0", "cpu2": "cpu-1"}, {1: "cpu-1", 3: "cpu-0"})
     code = main(["diff", "--stack", "prod", "--config", str(head), "--against", against, *live])
     out, err = capsys.readouterr()
@@ -338,7 +342,7 @@ def test_a_drain_that_waits_for_jobs_passes_the_gate_and_one_that_never_ends_doe
     drain that never finishes. NodeSet cpu (maxUnavailable 2) rolls 4 pods: cpu-0 runs job 3 (1 h), cpu-3 runs
     job 8 (no limit); cpu-1 and cpu-2 are idle and go first."""
     against = _prod_recording(prod_stack, tmp_path, cpu=4)
-    head = _edited_prod(tmp_path, "        replicas: 16\n        cpu: \"60\"\n", "        replicas: 4\n        cpu: \"59\"\n")
+    head = _edited_prod(tmp_path, '        replicas: 16\n        cpu: "60"\n', '        replicas: 4\n        cpu: "59"\n')
     live = _live_files(tmp_path, {"cpu1": "cpu-0", "cpu2": "cpu-3"}, {3: "cpu-0", 8: "cpu-3"})
     args = ["diff", "--stack", "prod", "--config", str(head), "--against", against, *live]
     assert main(args) == 1

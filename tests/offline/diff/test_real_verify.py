@@ -125,7 +125,9 @@ def _collect(cluster: SlurmCluster, folder: Path, phase: str) -> None:
     }
     (cluster.tmp_dir / "pods.json").write_text(json.dumps({"items": [pod]}))
     env = cluster.env({"KUBECTL": str(kubectl), "STUB_PODS": str(cluster.tmp_dir / "pods.json")})
-    result = subprocess.run(["bash", str(COLLECT), phase, str(folder)], env=env, capture_output=True, text=True, timeout=120, check=False)
+    result = subprocess.run(
+        ["bash", str(COLLECT), phase, str(folder)], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert result.returncode == 0 and "::warning::" not in result.stderr, result.stderr
 
 
@@ -156,12 +158,49 @@ def _step(
         cluster.restart_controller(60)
     time.sleep(2)
     _collect(cluster, folder / "observed", "after")
-    code = main(["diff", "--verify", str(folder / "prediction.json"), "--observed", str(folder / "observed"), "--format", "json", "--out", str(folder / "verify.json")])
+    code = main(
+        [
+            "diff",
+            "--verify",
+            str(folder / "prediction.json"),
+            "--observed",
+            str(folder / "observed"),
+            "--format",
+            "json",
+            "--out",
+            str(folder / "verify.json"),
+        ]
+    )
     results = json.loads((folder / "verify.json").read_text())["results"]
     print(f"\n--- {folder.name} (exit {code})")
     for result in results:
         print(f"  {result['id']:3} {result['verdict']:11} {result['text']}  |  {result['seen']}")
     return prediction, results, code
+
+
+def timeout(value: int) -> Callable[[SlurmCluster], None]:
+    def set_timeout(c: SlurmCluster) -> None:
+        c.extra_conf = f"SlurmdTimeout={value}\n"
+
+    return set_timeout
+
+
+def longer(c: SlurmCluster) -> None:
+    c.partitions = [PARTITIONS["cpu"].replace("MaxTime=1-00:00:00", "MaxTime=2-00:00:00"), PARTITIONS["gpu"]]
+
+
+def without_gpu(c: SlurmCluster) -> None:
+    c.partitions = [c.partitions[0]]
+
+
+def wrong(prediction: dict[str, Any]) -> None:
+    """The prediction made wrong by hand: an in-place reconfigure, and SlurmdTimeout=1500."""
+    for claim in prediction["predictions"]:
+        if claim["claim"] == "controller-pod":
+            claim["expected"] = False
+            claim["text"] = "the slurmctld pod slurm-controller-0 is not recreated (reconfigured in place)"
+        if claim["claim"] == "slurm-config" and claim["key"] == "SlurmdTimeout":
+            claim["value"], claim["text"] = "1500", "slurm.conf SlurmdTimeout = 1500 in force"
 
 
 def _by_claim(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -175,12 +214,6 @@ def test_verify_reports_what_the_real_slurm_did_for_five_changes(
     assert cluster.wait_job(long, 60, states={"RUNNING"}) == "RUNNING"
     on_gpu = cluster.sbatch("#!/bin/sh\nsleep 900\n", "gpu", args=["-J", "on-gpu", "-t", "60"])
     assert cluster.wait_job(on_gpu, 60, states={"RUNNING"}) == "RUNNING"
-
-    def timeout(value: int) -> Callable[[SlurmCluster], None]:
-        def set_timeout(c: SlurmCluster) -> None:
-            c.extra_conf = f"SlurmdTimeout={value}\n"
-
-        return set_timeout
 
     # 1. inplaceReconfigure: a reload. The pod stays, the value is in force, the jobs run on.
     prediction, results, code = _step(cluster, prod_stack, tmp_path / "1-reconfigure", inplace=True, change=timeout(600))
@@ -202,9 +235,6 @@ def test_verify_reports_what_the_real_slurm_did_for_five_changes(
     assert code == 0
 
     # 3. a partition's MaxTime, reconfigured in place.
-    def longer(c: SlurmCluster) -> None:
-        c.partitions = [PARTITIONS["cpu"].replace("MaxTime=1-00:00:00", "MaxTime=2-00:00:00"), PARTITIONS["gpu"]]
-
     prediction, results, code = _step(cluster, prod_stack, tmp_path / "3-partition-maxtime", inplace=True, change=longer)
     claims = _by_claim(results)
     assert claims["partition cpu exists with MaxTime 2-00:00:00"]["verdict"] == "seen"
@@ -213,9 +243,6 @@ def test_verify_reports_what_the_real_slurm_did_for_five_changes(
 
     # 4. partition gpu removed while a job runs in it, with a pod restart: what happens to the job is Slurm's to say,
     # and the verdict follows what the rules predicted (jobs killed: seen; jobs continue: not seen).
-    def without_gpu(c: SlurmCluster) -> None:
-        c.partitions = [c.partitions[0]]
-
     prediction, results, code = _step(cluster, prod_stack, tmp_path / "4-partition-removed", inplace=False, change=without_gpu)
     claims = _by_claim(results)
     assert claims["partition gpu is gone"]["verdict"] == "seen"
@@ -230,14 +257,6 @@ def test_verify_reports_what_the_real_slurm_did_for_five_changes(
 
     # 5. deliberately wrong: the prediction (edited) claims an in-place reconfigure and SlurmdTimeout=1500; the
     # operator restarts slurmctld with 1200.
-    def wrong(prediction: dict[str, Any]) -> None:
-        for claim in prediction["predictions"]:
-            if claim["claim"] == "controller-pod":
-                claim["expected"] = False
-                claim["text"] = "the slurmctld pod slurm-controller-0 is not recreated (reconfigured in place)"
-            if claim["claim"] == "slurm-config" and claim["key"] == "SlurmdTimeout":
-                claim["value"], claim["text"] = "1500", "slurm.conf SlurmdTimeout = 1500 in force"
-
     prediction, results, code = _step(cluster, prod_stack, tmp_path / "5-wrong", inplace=False, change=timeout(1200), wrong=wrong)
     claims = _by_claim(results)
     pod = claims["the slurmctld pod slurm-controller-0 is not recreated (reconfigured in place)"]

@@ -11,8 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from offline.diff.base import State
 from offline.diff.impact import assess
 from offline.diff.plan import make_plan
@@ -55,7 +53,9 @@ def test_evidence_is_given_once_as_short_ids_with_a_legend_at_the_end(prod_stack
         **{
             "slurm/controller-slurm": _conf("PartitionName=debug ", "PartitionName=debug2 "),
             "slurm/nodeset-cpu": lambda i: i["spec"]["slurmd"].update(image="ghcr.io/slinkyproject/slurmd:26.05.4-ubuntu24.04"),
-            "slurm/nodeset-gpu-a100": lambda i: i["spec"]["slurmd"].update(image="ghcr.io/slinkyproject/slurmd:26.05.4-ubuntu24.04"),
+            "slurm/nodeset-gpu-a100": lambda i: i["spec"]["slurmd"].update(
+                image="ghcr.io/slinkyproject/slurmd:26.05.4-ubuntu24.04"
+            ),
         },
     )
     lines = text.splitlines()
@@ -67,7 +67,7 @@ def test_evidence_is_given_once_as_short_ids_with_a_legend_at_the_end(prod_stack
     assert len(claims) == len(set(claims))
     for claim in claims:
         assert text.count(claim) == 1, f"evidence repeated: {claim[:80]}"
-    risks = [line for line in lines[: legend_at] if line.startswith("  [rolling-drain] NodeSet")]
+    risks = [line for line in lines[:legend_at] if line.startswith("  [rolling-drain] NodeSet")]
     assert len(risks) == 2 and all(line.endswith("]") and "[E" in line for line in risks)
     assert max(len(line) for line in lines[:legend_at] if line.startswith("  [")) < 500
 
@@ -155,7 +155,10 @@ def test_the_json_report_follows_its_schema(prod_stack: RecordedStack) -> None:
     assert empty["resources"] == [] and empty["summary"].startswith("prod: none; no resource changes")
     assert renamed["worst"] == "singleton-restart" and renamed["gate"] == {"exit": 0, "status": "pass", "reasons": []}
     (controller,) = renamed["resources"]
-    assert controller["name"] == "Controller slurm/slurm" and controller["changed"] == "slurm.conf PartitionName gpu renamed to gpu-all"
+    assert (
+        controller["name"] == "Controller slurm/slurm"
+        and controller["changed"] == "slurm.conf PartitionName gpu renamed to gpu-all"
+    )
     ids = {e["id"] for e in renamed["evidence"]}
     assert set(controller["evidence"]) <= ids and all(set(r["evidence"]) <= ids for r in renamed["risks"])
     assert scaled["blast_radius"]["slurm_nodes"] == 16 and scaled["blast_radius"]["resources"] == 1

@@ -42,7 +42,9 @@ def test_a_state_file_of_what_the_head_deploys_plans_nothing(prod_stack: Recorde
     assert plan.changes == [] and plan.empty
     notes = base.export.notes
     assert any(n.startswith("1 object rendered by charts or manifests not compared") for n in notes)
-    assert f"{filled} secret values encrypted in the state file not compared (export with --show-secrets to compare them)" in notes
+    assert (
+        f"{filled} secret values encrypted in the state file not compared (export with --show-secrets to compare them)" in notes
+    )
 
 
 def test_protect_in_the_state_refuses_a_delete_of_a_protected_resource(prod_stack: RecordedStack, tmp_path: Path) -> None:

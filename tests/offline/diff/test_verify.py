@@ -83,7 +83,12 @@ def test_jobs_gone_without_a_record_are_said_unknown_and_a_timeout_is_no_change(
     before = _jobs((1, "RUNNING", "cpu", "n1"), (2, "RUNNING", "cpu", "n1"), (3, "RUNNING", "cpu", "n2"))
     after = _jobs((2, "TIMEOUT", "cpu", "n1"))
     assert ended_jobs(before, after) == {1: "gone (state unknown: no sacct.json)", 3: "gone (state unknown: no sacct.json)"}
-    sacct = {"jobs": [{"job_id": 1, "state": {"current": ["CANCELLED"]}, "partition": "cpu"}, {"job_id": 3, "state": {"current": ["COMPLETED"]}}]}
+    sacct = {
+        "jobs": [
+            {"job_id": 1, "state": {"current": ["CANCELLED"]}, "partition": "cpu"},
+            {"job_id": 3, "state": {"current": ["COMPLETED"]}},
+        ]
+    }
     assert ended_jobs(before, after, sacct) == {1: "CANCELLED"}
 
 
@@ -109,4 +114,6 @@ def test_the_command_exits_2_on_unreadable_input_and_1_on_a_refuted_prediction(
     out = capsys.readouterr().out
     assert out.startswith("Verify: 2 seen, 0 not seen, 0 unchecked, 0 unpredicted")
     assert main(["diff", "--verify", str(prediction), "--observed", str(ok), "--format", "markdown"]) == 0
-    assert "| P1 | seen | pods gpu-h100-0,gpu-h100-1,gpu-h100-2,gpu-h100-3 recreated | 4 of 4 recreated |" in capsys.readouterr().out
+    assert (
+        "| P1 | seen | pods gpu-h100-0,gpu-h100-1,gpu-h100-2,gpu-h100-3 recreated | 4 of 4 recreated |" in capsys.readouterr().out
+    )

@@ -333,7 +333,15 @@ def test_the_time_of_the_capture_is_the_json_s_own_not_the_file_s(tmp_path: Path
     later = load_live(copy, FIXTURES / "sinfo.json", observed_at=OBSERVED + 60)
     assert jobs_at_risk(later, {"gpu1"}).jobs[0].elapsed_s == 852 + 60
     code, out, _ = _live_cli(
-        capsys, "--nodes", "gpu1", "--squeue", str(copy), "--sinfo", str(FIXTURES / "sinfo.json"), "--observed-at", "2026-11-27T08:01:30Z"
+        capsys,
+        "--nodes",
+        "gpu1",
+        "--squeue",
+        str(copy),
+        "--sinfo",
+        str(FIXTURES / "sinfo.json"),
+        "--observed-at",
+        "2026-11-27T08:01:30Z",
     )
     assert code == 0 and "observed 2026-11-27T08:01:30Z" in out
     no_time = _squeue_with(tmp_path, lambda d: d.pop("last_update"))
@@ -342,7 +350,9 @@ def test_the_time_of_the_capture_is_the_json_s_own_not_the_file_s(tmp_path: Path
 
 
 def test_a_job_without_a_time_limit_is_flagged_its_drain_never_finishes(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _live_cli(capsys, "--nodes", "cpu1", "--squeue", str(FIXTURES / "squeue.json"), "--sinfo", str(FIXTURES / "sinfo.json"))
+    code, out, _ = _live_cli(
+        capsys, "--nodes", "cpu1", "--squeue", str(FIXTURES / "squeue.json"), "--sinfo", str(FIXTURES / "sinfo.json")
+    )
     assert code == 0
     assert "job 8 (nobody) has no time limit: a drain of cpu1 never finishes" in out
     row = next(line.split() for line in out.splitlines() if line.strip().startswith("8 "))
@@ -350,7 +360,9 @@ def test_a_job_without_a_time_limit_is_flagged_its_drain_never_finishes(capsys: 
 
 
 def test_gpu_hours_still_to_run_are_printed(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _live_cli(capsys, "--nodes", "gpu1", "--squeue", str(FIXTURES / "squeue.json"), "--sinfo", str(FIXTURES / "sinfo.json"))
+    code, out, _ = _live_cli(
+        capsys, "--nodes", "gpu1", "--squeue", str(FIXTURES / "squeue.json"), "--sinfo", str(FIXTURES / "sinfo.json")
+    )
     assert code == 0
     # job 1: 2 GPUs x (720 min - 852 s), job 2: 1 GPU x (30 min - 843 s)
     to_run = (2 * (720 * 60 - 852) + (30 * 60 - 843)) / 3600
@@ -389,7 +401,9 @@ def test_data_parser_v0046_with_other_fields_is_refused_with_the_reason(tmp_path
     data = _v0046(json.loads((FIXTURES / "squeue.json").read_text()))
     for job in data["jobs"]:
         job["time_limit"] = {"minutes": 60}
-    with pytest.raises(LiveDataError, match=r"written by data_parser/v0\.0\.46.*jobs\[0\] \(job 1\): time_limit: expected a number"):
+    with pytest.raises(
+        LiveDataError, match=r"written by data_parser/v0\.0\.46.*jobs\[0\] \(job 1\): time_limit: expected a number"
+    ):
         parse_jobs(data, "squeue.json")
 
 

@@ -129,7 +129,13 @@ def test_a_stack_with_its_deployed_state_is_diffed_against_it_with_the_drift_and
     )
     assert rc == 0
     assert calls[0] == {"stack": "dev", "against": "abc123", "acknowledge": False, "format": "markdown"}
-    assert calls[1] == {"stack": "prod", "against": str(state), "drift_against": "abc123", "acknowledge": False, "format": "markdown"}
+    assert calls[1] == {
+        "stack": "prod",
+        "against": str(state),
+        "drift_against": "abc123",
+        "acknowledge": False,
+        "format": "markdown",
+    }
     assert "_Base: `abc123`, not the deployed state (the dev stack could not be exported)._" in report
     assert "_Base: the deployed state (`pulumi stack export`), with its drift from `abc123`._" in report
     assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["dev.json", "dev.md", "prod.json", "prod.md"]
