@@ -1,4 +1,4 @@
-"""`./hpcforge migrate-inventory --stack STACK` (offline/cli.py calls this): move inline inventories into
+"""`./hpcforge migrate-inventory --stack STACK` (offline/inventory/command.py calls this): move inline inventories into
 files. A one-off migration, so it lives in scripts/ with the others, not in the runner.
 
 Hosts (`hpcforge:provisioning.hosts`) and directory users and groups (`hpcforge:directory.users`,

@@ -13,8 +13,8 @@ import yaml
 
 from components.ground.yamlv3 import load_document
 from components.site.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, read_yaml_file
-from offline.engine import RecordedStack, run_program
-from offline.stackfile import PROJECT_ROOT, config_string, read_stack_file
+from offline.program.engine import RecordedStack, run_program
+from offline.program.stackfile import PROJECT_ROOT, config_string, read_stack_file
 
 REPO = PROJECT_ROOT
 FIXTURES = REPO / "tests" / "fixtures"

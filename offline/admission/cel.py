@@ -17,11 +17,11 @@ from typing import Any
 
 from policies.rules.wire import is_unknown
 
-from ..engine import UNKNOWN, UNKNOWN_TEXT
+from ..program.engine import UNKNOWN, UNKNOWN_TEXT
+from ..program.stackfile import PROJECT_ROOT
 from ..schema import cel
 from ..schema.crd import load_crd_index
 from ..schema.kube import GroupVersionKind
-from ..stackfile import PROJECT_ROOT
 
 
 def shared_dir() -> Path:

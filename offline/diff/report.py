@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from ..words import plural
+from ..program.words import plural
 from .effects import Impact
 from .plan import MISSING, OPS, Change, Plan
 from .verdicts import build

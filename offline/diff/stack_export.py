@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine import REDACTED, SECRET_SIG, RecordedResource
-from ..words import plural
+from ..program.engine import REDACTED, SECRET_SIG, RecordedResource
+from ..program.words import plural
 
 SIG_KEY = "4dabf18193072939515e22adb298388d"
 COMPONENT_PARENTS = ("kubernetes:helm.sh/v4:Chart", "kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml/v2:ConfigGroup")

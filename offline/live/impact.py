@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import hostlist
 
-from ..words import plural
+from ..program.words import plural
 from .drains import UNLIMITED_S, Drain, batches
 from .slurm_json import LiveJob, LiveSlurm, expand
 

@@ -26,7 +26,7 @@ def _image(pin: ImagePin) -> dict[str, str]:
 def _operator_image() -> dict[str, str]:
     # operator/validator/nodeStatusExporter `version` is only a comment in the chart's values.yaml (default: the chart's
     # appVersion); it is set explicitly so that the pin is visible to the images-pinned policy
-    # (offline/charts/values.py COMMENTED_VALUES lets the schema tier accept it).
+    # (offline/schema/values.py COMMENTED_VALUES lets the schema tier accept it).
     return _image(Images.GPU_OPERATOR)
 
 

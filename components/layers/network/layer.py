@@ -59,7 +59,7 @@ class NetworkArgs:
     attachment_crd_chart: str | None = None
     """The chart release of the stack that ships the NetworkAttachmentDefinition CRD in its `crds/` (the Network
     Operator's, with `hpcforge:rdma`), or None: then Multus' objects here declare it. One owner per object
-    (offline/owners.py): with a chart owning it, the attachments wait for that chart (`add_attachments`)."""
+    (offline/policy/owners.py): with a chart owning it, the attachments wait for that chart (`add_attachments`)."""
 
 
 class Network(pulumi.ComponentResource):

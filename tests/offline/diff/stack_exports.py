@@ -15,7 +15,7 @@ import copy
 import json
 from typing import Any
 
-from offline.engine import RecordedResource, RecordedStack
+from offline.program.engine import RecordedResource, RecordedStack
 
 SIG_KEY = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from offline import recording
 from offline.cli import main
 from offline.diff.base import CACHE_FORMAT, BaseError, State, base_cache_dir, from_git, load_base, resolve_ref
 from offline.diff.effects import hostlist
 from offline.diff.impact import assess
 from offline.diff.plan import diff_values, force_new_fields, make_plan, text_diff
 from offline.diff.slurm_conf import LISTENING_QUOTE, SLURM_CONF_RESTART, slurm_conf_items
-from offline.engine import RecordedStack
-from offline.render import write_render
+from offline.program import recording
+from offline.program.documents import write_render
+from offline.program.engine import RecordedStack
 from tests.helpers import FIXTURES, REPO, require_shared
 
 SLURM_TARBALL = ("slurm", "slurm-26.05.3.tar.bz2")

@@ -32,10 +32,10 @@ import pytest
 
 from offline.cli import main
 from offline.diff.base import State
-from offline.diff.cli import Computed, report_of
+from offline.diff.command import Computed, report_of
 from offline.diff.impact import assess
 from offline.diff.plan import make_plan
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.components.layers.slurm.test_real_slurm import require_root
 from tests.daemons import slurm
 from tests.daemons.slurm import SlurmCluster, node_line

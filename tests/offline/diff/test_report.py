@@ -15,7 +15,7 @@ from offline.diff.base import State
 from offline.diff.impact import assess
 from offline.diff.plan import make_plan
 from offline.diff.report import render
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 
 
 def _edited(stack: RecordedStack, **edits: Callable[[dict[str, Any]], None]) -> tuple[State, State]:
@@ -76,7 +76,7 @@ def test_an_unchanged_stack_against_its_render_folder_says_no_changes(prod_stack
     """Review: with a render folder as base and nothing changed, "Resources: , 367 unchanged" and 28 spurious
     "+Kubernetes node" entries (the render writes each NodePatch as a `kind: Node` object)."""
     from offline.diff.base import load_base
-    from offline.render import write_render
+    from offline.program.documents import write_render
 
     write_render(prod_stack, tmp_path / "render")
     plan = make_plan(load_base(str(tmp_path / "render"), "prod"), State.from_recorded(prod_stack, "head"))
@@ -133,7 +133,7 @@ def _validator() -> Any:
 
 
 def _json_report(stack: RecordedStack, **edits: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    from offline.diff.cli import Computed, report_of
+    from offline.diff.command import Computed, report_of
 
     base, head = _edited(stack, **edits)
     plan = make_plan(base, head)

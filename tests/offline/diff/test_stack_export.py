@@ -16,7 +16,7 @@ from offline.diff.base import BaseError, State, load_base
 from offline.diff.impact import assess
 from offline.diff.plan import make_plan
 from offline.diff.stack_export import fill_encrypted
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import REPO
 from tests.offline.diff.stack_exports import edit, export_of
 

@@ -15,7 +15,7 @@ from offline.diff.base import State
 from offline.diff.impact import assess
 from offline.diff.plan import make_plan
 from offline.diff.verify import check, ended_jobs, predictions
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 
 STARTED = 1796600000.0  # 2026-12-06T23:33:20Z
 

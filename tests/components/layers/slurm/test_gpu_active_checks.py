@@ -22,7 +22,7 @@ from components.layers.slurm.accounts_job import SACK_START
 from components.layers.slurm.active_checks import CONFIG_MAP, weekly_gpu_hours
 from components.site.loader import ConfigError, load_config
 from components.versions import Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import REPO, config_values, raw_config
 from tests.test_layers import objects, one
 
@@ -247,7 +247,7 @@ def test_preview_and_diff_print_what_each_check_costs_in_gpu_hours(prod_stack: R
     from offline.diff.base import State
     from offline.diff.impact import assess
     from offline.diff.plan import make_plan
-    from offline.summary import active_check_costs
+    from offline.preview.summary import active_check_costs
 
     config = load_config(config_values("prod"), stack="prod")
     expected = weekly_gpu_hours(config.slurm, config.gpu.active_checks)

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .engine import RecordedResource, RecordedStack, engine_urn
-from .stackfile import PROJECT_ROOT
+from ..program.engine import RecordedResource, RecordedStack, engine_urn
+from ..program.stackfile import PROJECT_ROOT
 
 SNAPSHOT_DIR = PROJECT_ROOT / "tests" / "urns"
 HEADER = (
-    "# URNs this stack registers (offline/urns.py). A URN removed here without a pulumi.Alias\n"
+    "# URNs this stack registers (offline/urns/snapshot.py). A URN removed here without a pulumi.Alias\n"
     "# deletes the live resource; update with `./hpcforge urns --update` and say why in the commit.\n"
 )
 

@@ -1,9 +1,13 @@
-"""Write what a recorded program declares as YAML files, and print its resource tree."""
+"""What a recorded program declares, as YAML documents and files (`render_documents`, `write_render`).
+
+The offline renderer's own kinds (`offline.hpcforge.dev/v1` HelmChart and ManifestFile) stand for what the
+engine does not see as objects: a chart release and a remote manifest. `offline render` writes these files;
+`offline diff` reads such a folder back (offline/diff/base.py) and the schema tier validates them
+(offline/schema/validate.py)."""
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -120,27 +124,3 @@ def write_render(stack: RecordedStack, out_dir: Path, extra: list[tuple[str, dic
         path.write_text(dump_yaml(document))
         paths.append(path)
     return paths
-
-
-def resource_tree(stack: RecordedStack) -> str:
-    """The tree `pulumi preview` prints: type and name, indented by parent."""
-    children: dict[str, list[RecordedResource]] = defaultdict(list)
-    urns = {r.urn for r in stack.resources}
-    stack_urn = f"urn:pulumi:{stack.stack}::{stack.project}::pulumi:pulumi:Stack::{stack.project}-{stack.stack}"
-    for resource in stack.resources:
-        parent = resource.parent if resource.parent in urns else stack_urn
-        children[parent].append(resource)
-    rows: list[tuple[str, str]] = [("pulumi:pulumi:Stack", f"{stack.project}-{stack.stack}")]
-
-    def walk(urn: str, prefix: str) -> None:
-        kids = sorted(children.get(urn, []), key=lambda r: (not r.type.startswith("hpcforge:"), r.type, r.name))
-        for index, child in enumerate(kids):
-            last = index == len(kids) - 1
-            rows.append((f"{prefix}{'└─ ' if last else '├─ '}{child.type}", child.name))
-            walk(child.urn, prefix + ("   " if last else "│  "))
-
-    walk(stack_urn, "")
-    width = max(len(row[0]) for row in rows) + 2
-    lines = [f"     {'Type':<{width}}Name"]
-    lines += [f" +   {type_:<{width}}{name}" for type_, name in rows]
-    return "\n".join(lines)

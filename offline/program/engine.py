@@ -63,7 +63,7 @@ class RecordedResource:
     additional_secret_outputs: list[str] = field(default_factory=list)
     aliases: list[dict[str, Any]] = field(default_factory=list)
     """`aliases` option as the SDK sends it (alias specs: name, type, stack, project, parentUrn,
-    noParent; or a full `urn`), for URN-stability checks (offline/urns.py)."""
+    noParent; or a full `urn`), for URN-stability checks (offline/urns/snapshot.py)."""
 
     @property
     def is_kubernetes_object(self) -> bool:

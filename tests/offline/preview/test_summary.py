@@ -1,13 +1,13 @@
-"""offline/summary.py: what `./hpcforge preview` prints by default, the resources per layer and type."""
+"""offline/preview/summary.py: what `./hpcforge preview` prints by default, the resources per layer and type."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
-from offline.engine import RecordedResource, RecordedStack
-from offline.summary import layer_counts, layer_summary
-from offline.words import plural
+from offline.preview.summary import layer_counts, layer_summary
+from offline.program.engine import RecordedResource, RecordedStack
+from offline.program.words import plural
 
 STACK_URN = "urn:pulumi:dev::hpcforge::pulumi:pulumi:Stack::hpcforge-dev"
 

@@ -26,7 +26,7 @@ from .slurm_json import LiveDataError, expand, fetch_live, load_live
 TOKEN_VARIABLE = "SLURM_JWT"
 
 
-def add_live_impact_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     live = commands.add_parser("live-impact", help="running Slurm jobs and GPU-hours on nodes that drain or restart")
     live.add_argument(
         "--nodes", action="append", required=True, help="Slurm node names or hostlists, e.g. 'gpu[1-4]' (repeatable)"
@@ -57,7 +57,7 @@ def observed_at(text: str) -> float:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
-def run_live_impact(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     try:
         if args.slurmrestd:
             if args.squeue or args.sinfo:

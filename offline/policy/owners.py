@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
-from .charts.render import RenderReport
-from .engine import RecordedStack
+from ..charts.render import RenderReport
+from ..program.engine import RecordedStack
 
 ObjectKey = tuple[str, str, str, str]
 """(API group, kind, namespace or "", name)."""
@@ -78,7 +78,7 @@ def duplicate_owners(owned: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str
 def print_owners(stack: RecordedStack, report: RenderReport, out: TextIO) -> int:
     """`offline check --render-charts`: every object two owners apply, after the policy summary. Returns how many."""
     duplicated = duplicate_owners(stack_owners(stack, report))
-    print("\nOwners (hpcforge's objects and every rendered chart's, offline/owners.py):", file=out)
+    print("\nOwners (hpcforge's objects and every rendered chart's, offline/policy/owners.py):", file=out)
     for message in duplicated:
         print(f"  TWICE {message}", file=out)
     print(f"Owners summary: {len(duplicated)} object(s) applied by more than one owner", file=out)

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..engine import RecordedStack
-from ..stackfile import read_stack_file, stack_path
+from ..program.engine import RecordedStack
+from ..program.stackfile import read_stack_file, stack_path
 from .cluster import extra_api_versions, kubernetes_version
 from .render import ChartRenderError, RenderReport, render_stack
 

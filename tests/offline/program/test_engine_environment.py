@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from offline.engine import RecordedStack, run_program
-from offline.environ import (
+from offline.policy.packs import PackSpec
+from offline.policy.session import check_stack
+from offline.program.engine import RecordedStack, run_program
+from offline.program.environ import (
     MAX_ARG_STRLEN,
     ArgumentListTooLong,
     exec_refusal,
@@ -18,9 +20,7 @@ from offline.environ import (
     policy_pack_environment,
     program_environment,
 )
-from offline.policy.packs import PackSpec
-from offline.policy.session import check_stack
-from offline.stackfile import StackFile, read_stack_file
+from offline.program.stackfile import StackFile, read_stack_file
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.policy_protocol

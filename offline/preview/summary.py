@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from components.layers.slurm.face import GPU_HOURS_ANNOTATION
 
-from .engine import RecordedResource, RecordedStack
-from .words import plural
+from ..program.engine import RecordedResource, RecordedStack
+from ..program.words import plural
 
 PLATFORM = "hpcforge:platform:Platform"
 

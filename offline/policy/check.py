@@ -3,7 +3,7 @@
     ./hpcforge check --stack prod [--config FILE] \\
         --policy-pack policies/gitops-drift --policy-pack-config policies/config/prod.json ...
 
-The program runs under the mock engine (offline/engine.py); the packs are driven over the Analyzer
+The program runs under the mock engine (offline/program/engine.py); the packs are driven over the Analyzer
 protocol by offline/policy/driver.py (their configuration reconciled by offline/policy/config.py).
 Like the engine, `check` asks the packs about each resource as the program registers it: from a
 separate process (offline/policy/stream.py, `StreamedCheck`) started before the program runs; if
@@ -13,7 +13,7 @@ With `--render-charts` the charts are rendered first (offline/charts/render.py) 
 sent as its own resource, the Chart its parent (offline/charts/objects.py `engine_view`). Charts
 delivered by Argo CD (`argocd` delivery) never reach the packs, as under the real engine; for them the
 check prints what Argo CD would decide: each Application's AppProject rules applied to every rendered
-object it would sync (offline/admission/command.py `argocd_chart_verdicts`), and the cert-manager and MetalLB
+object it would sync (offline/admission/verdicts.py `argocd_chart_verdicts`), and the cert-manager and MetalLB
 webhooks' answer to each of those objects (`argocd_chart_webhook_verdicts`), a refusal failing the check.
 
 Diagnostics are printed like `pulumi preview`'s policy summary; exit 1 on any mandatory
@@ -29,18 +29,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .admission.command import print_argocd_admission, print_argocd_webhooks
-from .charts.render import RenderReport
-from .engine import RecordedStack
-from .environ import ArgumentListTooLong
-from .policy.config import PolicyRunError
-from .policy.packs import PackSpec
-from .policy.report import CheckResult
-from .policy.session import EXIT_ERROR, EXIT_OK, EXIT_POLICY, check_stack
-from .policy.stream import StreamedCheck
-from .recording import cache_dir, reuse_or_run
-from .stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
-from .words import plural
+from ..admission.verdicts import print_argocd_admission, print_argocd_webhooks
+from ..charts.render import RenderReport
+from ..program.engine import RecordedStack
+from ..program.environ import ArgumentListTooLong
+from ..program.recording import cache_dir, reuse_or_run
+from ..program.stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
+from ..program.words import plural
+from .config import PolicyRunError
+from .packs import PackSpec
+from .report import CheckResult
+from .session import EXIT_ERROR, EXIT_OK, EXIT_POLICY, check_stack
+from .stream import StreamedCheck
 
 # --- running and printing ----------------------------------------------------------------------------
 
@@ -81,7 +81,7 @@ def run_check(args: argparse.Namespace) -> int:  # noqa: PLR0912 (the command's 
     # Without rendered charts (which reshape the stack once the program is done), the packs analyze
     # each resource while the program runs (StreamedCheck).
     streamed = None if render_charts_first else StreamedCheck(stack_file, specs)
-    # The recording `offline render` kept for exactly these inputs, if any (offline/recording.py).
+    # The recording `offline render` kept for exactly these inputs, if any (offline/program/recording.py).
     try:
         recorded, reused = reuse_or_run(
             stack_file,
@@ -106,9 +106,9 @@ def run_check(args: argparse.Namespace) -> int:  # noqa: PLR0912 (the command's 
     report: RenderReport | None = None
     declared = recorded  # what the program declares, before the charts' objects join it as the engine sees them
     if render_charts_first:
-        from .charts.cli import render_charts, report_chart_error
-        from .charts.objects import engine_view
-        from .charts.render import ChartRenderError
+        from ..charts.command import render_charts, report_chart_error
+        from ..charts.objects import engine_view
+        from ..charts.render import ChartRenderError
 
         try:
             report = render_charts(args, recorded)

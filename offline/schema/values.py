@@ -23,8 +23,8 @@ import yaml
 
 from components.versions import ChartPin, Charts
 
-from ..render import CHART_API_VERSION, CHART_KIND
-from ..schema.kube import describe_error, format_path, leaf_errors, load_yaml, unknown_keys
+from ..program.documents import CHART_API_VERSION, CHART_KIND
+from .kube import describe_error, format_path, leaf_errors, load_yaml, unknown_keys
 
 # --- Helm values -----------------------------------------------------------------------------------
 

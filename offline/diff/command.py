@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine import ProgramConfigError, run_program
-from ..live.cli import observed_at
+from ..live.command import observed_at
 from ..live.impact import LiveImpact, headline, jobs_at_risk, notes, render_markdown, render_text, source_line
 from ..live.slurm_json import LiveDataError, load_live
-from ..stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
+from ..program.engine import ProgramConfigError, run_program
+from ..program.stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
 from .base import BaseError, State, load_base
 from .effects import Impact, rank
 from .impact import assess
@@ -40,7 +40,8 @@ GATED = "outage"
 """The mildest severity that fails the gate without --acknowledge."""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("diff", help="what a change does to the running site: plan, impact, gate (offline/diff/)")
     parser.add_argument("--stack", help="stack name: reads Pulumi.<stack>.yaml (the head side)")
     parser.add_argument("--config", type=Path, help="the head side's stack file instead of Pulumi.<stack>.yaml")
     parser.add_argument(
@@ -192,7 +193,7 @@ def report_of(computed: Computed, acknowledged: bool, live: LiveImpact | None) -
     return report
 
 
-def run_diff(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     problem = _usage(args)
     if problem:
         print(f"error: {problem}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""offline/recording.py: `offline check` reuses what `offline render` recorded only for the same inputs."""
+"""offline/program/recording.py: `offline check` reuses what `offline render` recorded only for the same inputs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.sitegen import write_site
-from offline import recording
-from offline.stackfile import read_stack_file
+from offline.program import recording
+from offline.program.stackfile import read_stack_file
 from tests.helpers import REPO
 
 
