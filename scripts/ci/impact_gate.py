@@ -20,7 +20,8 @@ report in --reports (the workflow's `impact-report` artifact).
 
 Exit codes are the diff's: 0 when every stack is fine or acknowledged, 1 when a stack is gated (an outage or data
 loss, or a drain that never finishes, not acknowledged), 2 when a diff could not run (invalid configuration, unknown
-base); the highest wins. The JSON report's `gate` and `summary` give each stack's line (offline/diff/report.schema.json).
+base); the highest wins. Each stack's section says why it is gated, or what was acknowledged, from the JSON report's
+`gate` (offline/diff/report.schema.json).
 """
 
 from __future__ import annotations
@@ -113,9 +114,12 @@ def build_report(
         else f"_Not acknowledged. To accept an outage, data loss or a drain that never finishes, add the label "
         f"`{LABEL}` or a line `Impact-Acknowledged: <reason>` to the pull-request description._",
     ]
-    for stack, (code, report, _) in results.items():
+    for stack, (code, report, data) in results.items():
         state = (states or {}).get(stack)
         lines += ["", f"### `{stack}`: {STATUS.get(code, f'exit {code}')}", "", base_line(against, state, no_state_reason)]
+        gate = data.get("gate") if isinstance(data, dict) else None
+        if isinstance(gate, dict) and gate.get("reasons"):
+            lines.append(f"_Gate ({gate.get('status')}): {'; '.join(str(r) for r in gate['reasons'])}._")
         lines += ["", report.rstrip()]
     return "\n".join(lines) + "\n"
 

@@ -164,6 +164,18 @@ def test_the_json_report_follows_its_schema(prod_stack: RecordedStack) -> None:
     assert scaled["blast_radius"]["slurm_nodes"] == 16 and scaled["blast_radius"]["resources"] == 1
 
 
+def test_a_roll_counts_the_nodes_out_at_once_not_all_of_them(prod_stack: RecordedStack) -> None:
+    """Review: "16 drained now" was printed where NodeSet cpu (16 pods, maxUnavailable 2) drains 2 at a time."""
+    image = "ghcr.io/slinkyproject/slurmd:26.05.4-ubuntu24.04"
+    report = _json_report(prod_stack, **{"slurm/nodeset-cpu": lambda i: i["spec"]["slurmd"].update(image=image)})
+    radius = report["blast_radius"]
+    assert (radius["slurm_nodes"], radius["slurm_nodes_at_once"]) == (16, 2)
+    base, head = _edited(prod_stack, **{"slurm/nodeset-cpu": lambda i: i["spec"]["slurmd"].update(image=image)})
+    plan = make_plan(base, head)
+    text = render(plan, assess(plan))
+    assert "16 Slurm nodes drain or stop (2 at once)" in text and "drained or restarted now: 16" not in text
+
+
 def test_the_schema_refuses_what_a_reader_could_not_use(prod_stack: RecordedStack) -> None:
     validator = _validator()
     report = _json_report(prod_stack, **{"slurm/nodeset-cpu": lambda i: i["spec"].update(replicas=8)})

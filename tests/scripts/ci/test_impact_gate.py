@@ -36,7 +36,10 @@ if verdict == "error":
     sys.exit(2)
 size = int(os.environ.get("FAKE_SIZE", "0"))
 Path(args[args.index("--out") + 1]).write_text(f"**{stack}**: {verdict}\\n" + "x" * size)
-Path(args[args.index("--json") + 1]).write_text(json.dumps({"stack": stack, "summary": f"{stack}: {verdict}"}))
+gated = verdict == "outage"
+gate = {"exit": int(gated and not acknowledged), "status": ("acknowledged" if acknowledged else "gated") if gated else "pass",
+        "reasons": ["the worst impact is outage"] if gated else []}
+Path(args[args.index("--json") + 1]).write_text(json.dumps({"stack": stack, "summary": f"{stack}: {verdict}", "gate": gate}))
 sys.exit(1 if verdict == "outage" and not acknowledged else 0)
 """
 
@@ -74,6 +77,7 @@ def test_fine_changes_pass_and_every_stack_is_diffed_against_the_base(tmp_path: 
 def test_an_outage_is_gated_until_acknowledged(tmp_path: Path) -> None:
     rc, report, calls = gate(tmp_path, {"dev": "none", "prod": "outage"})
     assert rc == 1 and "### `prod`: GATED: not acknowledged" in report
+    assert "_Gate (gated): the worst impact is outage._" in report  # from the JSON report
     assert "add the label `impact-acknowledged` or a line `Impact-Acknowledged: <reason>`" in report
     assert not any(call["acknowledge"] for call in calls)
 
