@@ -35,6 +35,7 @@ from .report import render_markdown as report_markdown
 from .report import render_text as report_text
 from .stack_export import fill_encrypted
 from .verdicts import build, refresh_summary
+from .verify import predictions, run_verify
 
 GATED = "outage"
 """The mildest severity that fails the gate without --acknowledge."""
@@ -161,8 +162,6 @@ def _write(args: argparse.Namespace, text: str) -> None:
 
 
 def report_of(computed: Computed, acknowledged: bool, live: LiveImpact | None) -> dict[str, Any]:
-    from .verify import predictions
-
     reasons = gate_reasons(computed.impact, live)
     status = "pass" if not reasons else "acknowledged" if acknowledged else "gated"
     decided = {"exit": 0 if status != "gated" else 1, "status": status, "reasons": reasons}
@@ -199,8 +198,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     if args.verify:
-        from .verify import run_verify
-
         return run_verify(args)
     try:
         computed = compute(args)

@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..live.slurm_json import expand
 from .effects import Impact
 from .plan import Plan
 from .slurm_conf import slurm_conf_items
@@ -390,8 +391,6 @@ def _in_scope(job_id: int, before: Any, scope: dict[str, Any]) -> bool:
     if scope.get("partitions") and job.get("partition") not in scope["partitions"]:
         return False
     if scope.get("nodes"):
-        from ..live.slurm_json import expand
-
         return bool(set(expand(str(job.get("nodes") or ""))) & set(scope["nodes"]))
     return True
 
