@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from components.paths import PROJECT_ROOT
 from policies.admission.argocd import is_namespaced
 from policies.admission.metallb import bgp_type_from_values
 from policies.admission.report import (
@@ -34,7 +35,7 @@ from policies.rules.view import ResourceView, StackView
 
 from ..charts.render import RenderReport
 from ..program.engine import ProgramConfigError, RecordedResource, RecordedStack, run_program
-from ..program.stackfile import PROJECT_ROOT, StackFileError, read_stack_file
+from ..program.stackfile import StackFileError, read_stack_file
 from ..program.words import plural
 from .cel import cel_verdicts, object_key
 from .cel import report_lines as cel_report_lines

@@ -27,10 +27,11 @@ from typing import Any
 
 import yaml
 
+from components.paths import PROJECT_ROOT
+
 from ..program import recording
 from ..program.documents import CHART_API_VERSION, MANIFEST_KIND
 from ..program.engine import RecordedStack
-from ..program.stackfile import PROJECT_ROOT
 from .stack_export import StackExport, StackExportError, is_stack_export, read_stack_export
 
 

@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.paths import PROJECT_ROOT
+
 from ..live.command import observed_at
 from ..live.impact import LiveImpact, headline, jobs_at_risk, notes, render_markdown, render_text, source_line
 from ..live.slurm_json import LiveDataError, load_live
 from ..program.engine import ProgramConfigError, run_program
-from ..program.stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
+from ..program.stackfile import StackFileError, read_stack_file, stack_path
 from .base import BaseError, State, load_base
 from .effects import Impact, rank
 from .impact import assess
