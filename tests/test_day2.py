@@ -14,7 +14,8 @@ import pytest
 from components.layers.slurm.controller import TYPED_CONTROLLER_PARAMETERS
 from components.layers.slurm.slurm_conf import controller_extra_conf, controller_parameters
 from components.site.loader import ConfigError, load_config
-from offline.policy.check import check_recorded_stack, policy_config_for
+from offline.policy.check import check_recorded_stack
+from offline.policy.command import policy_config_for
 from offline.policy.packs import PackSpec
 from offline.program.engine import RecordedStack
 from offline.program.stackfile import read_stack_file
