@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .sitegen import PROJECT_ROOT
+from components.paths import PROJECT_ROOT
 
 
 def _timed(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:

@@ -28,7 +28,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .sitegen import PROJECT_ROOT, write_site
+from components.paths import PROJECT_ROOT
+
+from .sitegen import write_site
 
 PACKS = ("gitops-drift", "security", "slurm-contract")
 MIB = 1024 * 1024

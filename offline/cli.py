@@ -30,6 +30,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from components.paths import PROJECT_ROOT
+
 from .admission import command as admission
 from .diff import command as diff
 from .inventory import command as inventory
@@ -38,7 +40,7 @@ from .policy import command as policy
 from .preview import command as preview
 from .program.engine import ProgramConfigError, RecordedStack, run_program
 from .program.environ import ArgumentListTooLong
-from .program.stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
+from .program.stackfile import StackFileError, read_stack_file, stack_path
 from .program.tool import COMMAND, EXIT_CONFIG
 from .render import command as render
 from .urns import command as urns

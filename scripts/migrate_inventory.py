@@ -20,10 +20,8 @@ from typing import Any
 
 import yaml
 
+from components.paths import PROJECT_ROOT
 from components.site.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, Yaml12Loader
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-"""The project directory (the one with `Pulumi.yaml`)."""
 
 
 class MigrationError(Exception):

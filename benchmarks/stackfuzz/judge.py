@@ -14,7 +14,8 @@ from typing import Any
 import yaml
 
 from components.ground.yamlv3 import resolve_plain
-from offline.program.stackfile import PROJECT_ROOT, StackFileError, parse_stack_text
+from components.paths import PROJECT_ROOT
+from offline.program.stackfile import StackFileError, parse_stack_text
 
 from .bases import cached_base
 from .cases import Mutation, Outcome, Raw

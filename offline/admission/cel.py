@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.paths import PROJECT_ROOT
 from policies.rules.wire import is_unknown
 
 from ..program.engine import UNKNOWN, UNKNOWN_TEXT
-from ..program.stackfile import PROJECT_ROOT
 from ..schema import cel
 from ..schema.crd import load_crd_index
 from ..schema.kube import GroupVersionKind

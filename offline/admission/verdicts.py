@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from components.paths import PROJECT_ROOT
 from policies.admission.argocd import ApplicationVerdict, appproject_verdicts, is_namespaced
 from policies.admission.families import families
 from policies.admission.family import application_key
@@ -26,7 +27,7 @@ from policies.rules.view import ResourceView, StackView
 
 from ..charts.render import RenderReport
 from ..program.engine import ProgramConfigError, RecordedResource, RecordedStack, run_program
-from ..program.stackfile import PROJECT_ROOT, StackFileError, read_stack_file
+from ..program.stackfile import StackFileError, read_stack_file
 from ..program.words import plural
 from .cel import cel_verdicts, object_key
 from .cel import report_lines as cel_report_lines

@@ -26,10 +26,11 @@ from typing import Any
 
 import yaml
 
+from components.paths import PROJECT_ROOT
+
 from ..program import recording
 from ..program.documents import CHART_API_VERSION, MANIFEST_KIND
 from ..program.engine import RecordedStack
-from ..program.stackfile import PROJECT_ROOT
 
 
 class BaseError(Exception):

@@ -14,9 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+from components.paths import PROJECT_ROOT
+
 from ..live.impact import LiveDataError, jobs_at_risk, load_live, render_markdown, render_text
 from ..program.engine import ProgramConfigError, run_program
-from ..program.stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
+from ..program.stackfile import StackFileError, read_stack_file, stack_path
 from ..program.words import plural
 from .base import BaseError, State, load_base
 from .effects import Impact, rank

@@ -29,12 +29,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from components.paths import PROJECT_ROOT
+
 from ..admission.verdicts import print_argocd_admission, print_argocd_webhooks
 from ..charts.render import RenderReport
 from ..program.engine import RecordedStack
 from ..program.environ import ArgumentListTooLong
 from ..program.recording import cache_dir, reuse_or_run
-from ..program.stackfile import PROJECT_ROOT, StackFile, read_stack_file, stack_path
+from ..program.stackfile import StackFile, read_stack_file, stack_path
 from ..program.words import plural
 from .config import PolicyRunError
 from .packs import PackSpec

@@ -7,8 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from components.paths import PROJECT_ROOT
+
 from ..charts.command import add_chart_arguments
-from ..program.stackfile import PROJECT_ROOT, StackFileError, read_stack_file, stack_path
+from ..program.stackfile import StackFileError, read_stack_file, stack_path
 from ..program.tool import EXIT_CONFIG, EXIT_OK, add_preview_argument, add_stack_arguments
 
 DEFAULT_PACKS = ("policies/gitops-drift", "policies/security", "policies/slurm-contract")

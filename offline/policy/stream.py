@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from components.paths import PROJECT_ROOT
+
 from ..program.engine import PROJECT, RecordedResource, RecordedStack
-from ..program.stackfile import PROJECT_ROOT, StackFile
+from ..program.stackfile import StackFile
 from .driver import Diagnostic, ResourceFeed, analyze_resources, analyze_stack
 from .packs import PackSpec
 from .report import CheckResult, print_report

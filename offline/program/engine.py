@@ -25,8 +25,10 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
+from components.paths import PROJECT_ROOT
+
 from .environ import check_exec, program_environment
-from .stackfile import PROJECT_ROOT, StackFile
+from .stackfile import StackFile
 
 PROJECT = "hpcforge"
 SIG_KEY = "4dabf18193072939515e22adb298388d"

@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.paths import PROJECT_ROOT
+
 from .engine import RecordedResource, RecordedStack, run_program
-from .stackfile import PROJECT_ROOT, StackFile
+from .stackfile import StackFile
 
 FORMAT = 1
 KEEP = 4

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from components.ground.yamlv3 import PathPart, Timestamp, YamlProblem, go_json, go_json_float, load_document
+from components.paths import PROJECT_ROOT
 from components.site.inventory_scan import render_path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MAX_MESSAGES = 20
 """Problems listed in one error; the rest are counted."""
 

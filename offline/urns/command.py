@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 
+from components.paths import PROJECT_ROOT
+
 from ..program.engine import run_program
-from ..program.stackfile import PROJECT_ROOT, read_stack_file, stack_path
+from ..program.stackfile import read_stack_file, stack_path
 from ..program.tool import EXIT_OK, EXIT_POLICY
 from . import snapshot
 

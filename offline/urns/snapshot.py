@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.paths import PROJECT_ROOT
+
 from ..program.engine import RecordedResource, RecordedStack, engine_urn
-from ..program.stackfile import PROJECT_ROOT
 
 SNAPSHOT_DIR = PROJECT_ROOT / "tests" / "urns"
 HEADER = (

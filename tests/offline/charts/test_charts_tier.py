@@ -304,8 +304,8 @@ def test_every_pod_monitor_names_a_container_port_of_the_pods_the_chart_renders(
     """A PodMonitor selects container ports by name (prometheus-operator keeps targets whose
     `__meta_kubernetes_pod_container_port_name` equals `port`): a name the pods do not have scrapes nothing, silently.
     Checked for the targets whose pods the charts render; dcgm-exporter's pods are the GPU Operator's (its port name is
-    cited in components/layers/observability/layer.py)."""
-    from components.layers.observability.layer import SITE_TARGETS
+    cited in components/layers/observability/objects.py)."""
+    from components.layers.observability.objects import SITE_TARGETS
 
     _, stack, report = rendered
     monitors = {

@@ -19,7 +19,7 @@ import pytest
 
 from components.layers.gpu.config import runs_per_week
 from components.layers.slurm.accounts_job import SACK_START
-from components.layers.slurm.active_checks import CONFIG_MAP, weekly_gpu_hours
+from components.layers.slurm.active_checks import ACTIVE_CHECKS_MAP, weekly_gpu_hours
 from components.site.loader import ConfigError, load_config
 from components.versions import Images
 from offline.program.engine import RecordedStack
@@ -117,7 +117,7 @@ def test_prod_runs_each_check_from_a_cronjob_that_never_overlaps(prod_stack: Rec
     assert command[:3] == ["/bin/sh", "-c", SACK_START]
     assert {"name": "sack", "mountPath": "/run/slurm"} in pod["containers"][0]["volumeMounts"]
     assert pod["containers"][0]["image"] == Images.LOGIN.ref
-    data = one(prod_stack, "ConfigMap", "slurm", CONFIG_MAP)["data"]
+    data = one(prod_stack, "ConfigMap", "slurm", ACTIVE_CHECKS_MAP)["data"]
     assert "# --- include ../" not in data["active-check.sh"] and "dcgm_reason()" in data["active-check.sh"]
     checks = {c["name"]: c for c in json.loads(data["checks.json"])["checks"]}
     assert checks["nccl"]["partition"] == checks["dcgm"]["partition"] == "gpu"  # the first that holds the nodesets

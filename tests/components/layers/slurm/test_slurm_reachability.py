@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from components.layers.slurm.face import render_join_script
-from components.layers.slurm.traffic import slurm_bare_metal_allows
+from components.layers.slurm.objects import slurm_bare_metal_allows
 from components.site.loader import ConfigError, load_config
 from offline.program.engine import RecordedStack
 from policies.admission.pss import check_sysctls
