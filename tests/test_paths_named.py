@@ -9,10 +9,11 @@ What counts as a repository path, so that the check stays exact:
   the repository;
 - a relative link of a Markdown file (`[text](../configuration.md)`), from that file's folder.
 A placeholder stands for any name: a segment in capitals (`inventory/STACK/hosts.yaml`), or the rest of the path
-after `<`, `{`, `*`, `[` or `$` (`policies/<pack>/` is checked as `policies/`). A `test_*.py` path under a source
-folder that is not there is read relative to `tests/` (the README's table of tiers names them so). Paths of other
-projects' repositories (cited with their pin) and files that tests write in temporary folders are listed below
-with what they are; an entry that matches nothing any more is itself an error.
+after `<`, `{`, `*`, `[` or `$` (`policies/<pack>/` is checked as `policies/`). A module may be named without its
+`.py` (`offline/diff/command`). A `test_*.py` path under a source folder that is not there is read relative to
+`tests/` (the README's table of tiers names them so). Paths of other projects' repositories (cited with their pin)
+and files that tests write in temporary folders are listed below with what they are; an entry that matches nothing
+any more is itself an error.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ UPSTREAM: dict[str, str] = {
     "docs/concepts/nodeset-controller.md": "slurm-operator (SchedMD Slinky), cited at v1.2.1",
     "docs/usage/pyxis.md": "slurm-operator, cited at v1.2.1",
     "docs/usage/topology.md": "slurm-operator, cited at v1.2.1",
+    "docs/usage/nodeset-operations.md": "slurm-operator, cited at v1.2.1",
     "internal/builder/controllerbuilder/scripts/reconfigure.sh": "slurm-operator, cited at v1.2.1",
     "docs/user-guide/auto_sync.md": "argo-cd, cited at v3.4.4",
     "docs/user-guide/app_deletion.md": "argo-cd, cited at v3.4.4",
@@ -105,7 +107,7 @@ def _exists(name: str) -> bool:
     if any(PLACEHOLDER_SEGMENT.match(part) for part in parts):
         pattern = "/".join("*" if PLACEHOLDER_SEGMENT.match(part) else part for part in parts)
         return any(REPO.glob(pattern))
-    if (REPO / name).exists():
+    if (REPO / name).exists() or (REPO / f"{name}.py").is_file():  # a module may be named without its .py
         return True
     return parts[-1].startswith("test_") and parts[0] != "tests" and (REPO / "tests" / name).is_file()
 
