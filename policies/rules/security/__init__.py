@@ -15,18 +15,14 @@ down and every route is TLS from cert-manager.
 - user-code-policies-select-pods (stack): where users' code runs beside services, NetworkPolicies name their pods.
 - apiserver-peers-bounded: no NetworkPolicy reaches the API server's port at every address.
 - images-by-digest: container images are pinned by digest.
-- pod-security-admission, argocd-appproject-admission, apiserver-reachability (stack): admission as the
-  API server and Argo CD decide it (policies/admission/rules.py).
 
 One module per family: pods.py (secrets, resources, privileges), namespaces.py (Pod Security labels, default deny),
-ingress.py (TLS from cert-manager) and privilege.py (least privilege); the admission family is
-policies/admission/rules.py.
+ingress.py (TLS from cert-manager) and privilege.py (least privilege, issue 39). The pack also serves the admission rules, admission as the API server, Argo CD and
+the operators decide it (policies/admission/rules.py); policies/families.py puts them together.
 """
 
 from __future__ import annotations
 
-# The admission family (policies/admission/rules.py) belongs to this pack.
-from ...admission.rules import RULES as ADMISSION_RULES
 from .ingress import INGRESS_TLS, ISSUER_ANNOTATIONS, TRAEFIK_GROUPS, IngressTlsConfig, check_ingress_tls
 from .namespaces import (
     NAMESPACE_DEFAULT_DENY,
@@ -77,7 +73,6 @@ RULES = (
     NAMESPACE_DEFAULT_DENY,
     INGRESS_TLS,
     *PRIVILEGE_RULES,
-    *ADMISSION_RULES,
 )
 
 __all__ = [

@@ -276,7 +276,7 @@ USER_CODE_POLICIES = StackRule(
     "Where users' code runs beside services, a NetworkPolicy for every pod opens only DNS or named pods.",
     UserCodeConfig,
     check_user_code_policies,
-    "Give the Allow pod_labels/pod_apps and peers (components/layers/slurm/traffic.py); no same-namespace allow "
+    "Give the Allow pod_labels/pod_apps and peers (components/layers/slurm/objects.py); no same-namespace allow "
     "(LayerNamespace(same_namespace=False)).",
 )
 
