@@ -173,7 +173,7 @@ def test_join_script_gives_hosts_with_own_features_their_own_conf(prod: Platform
     assert re.search(r"^conf='Features=cpu-bm,baremetal,avx512 Weight=10'$", script, re.M)
     assert "cn001)" not in script  # same as its nodeset: no case of its own
     plain = render_join_script(prod.slurm, "cpu-bm", "10.10.0.102")
-    assert "case" not in plain and plain.rstrip().endswith('"$@"')
+    assert 'case "$(hostname -s)"' not in plain and plain.rstrip().endswith('"$@"')
 
 
 def test_prod_stack_ships_topology_annotations_and_the_reservation_job(prod_stack: RecordedStack) -> None:
