@@ -3,7 +3,7 @@
 A generated block is everything between a begin marker and its end marker, on lines of their own, at the
 marker's indent (a block inside a numbered step is indented like the step's text):
 
-    <!-- generated: render prod ConfigMap slurm/slurm-config-extra data.gres.conf -->
+    <!-- generated: render prod ConfigMap slurm/slurm-config-extra data:gres.conf -->
     ```text
     ...what the generator wrote...
     ```

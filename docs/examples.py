@@ -2,11 +2,11 @@
 real command on a named stack or variant (docs/sources.py), never from text written here.
 
 A marker names its producer and arguments, e.g. `<!-- generated: render prod ConfigMap slurm/slurm-config-extra
-data/gres.conf -->`:
+data:gres.conf -->`:
 
-- `render VARIANT KIND NAMESPACE/NAME PATH [LANG]`: a text field of a rendered object (PATH: keys joined by `/`);
-- `excerpt VARIANT KIND NAMESPACE/NAME KEY...`: those keys of the object's spec as YAML (`a/b` for a nested key),
-  with a first comment line that names the object and the spec keys left out;
+- `render VARIANT KIND NAMESPACE/NAME PATH [LANG]`: a text field of a rendered object (PATH: keys joined by `:`);
+- `excerpt VARIANT KIND NAMESPACE/NAME KEY...`: those keys of the object's spec as YAML
+  (`a:b` for a nested key), with a first comment line that names the object and the spec keys left out;
 - `config-example`: the add-a-nodeset example's stack-file lines (docs/sources.py);
 - `errors VARIANT`: what `./hpcforge preview --stack STACK --config <the variant's file>` prints on stderr;
 - `policy VARIANT POLICY...`: the violations of those policies that `./hpcforge check` prints for the variant;
@@ -31,7 +31,7 @@ Producer = Callable[[Sources, list[str]], Block]
 
 
 def _at(value: Any, path: str) -> Any:
-    for key in path.split("/"):
+    for key in path.split(":"):
         if not isinstance(value, dict) or key not in value:
             raise BlockError(f"no {path!r} (at {key!r})")
         value = value[key]
@@ -53,10 +53,10 @@ def render_field(sources: Sources, args: list[str]) -> Block:
     return Block(args[4] if len(args) == 5 else "text", value)
 
 
-def _leaves(value: Any, prefix: str = "") -> list[str]:
+def _leaves(value: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     if isinstance(value, dict) and value:
-        return [leaf for key, item in value.items() for leaf in _leaves(item, f"{prefix}{key}/")]
-    return [prefix.rstrip("/")]
+        return [leaf for key, item in value.items() for leaf in _leaves(item, (*prefix, key))]
+    return [prefix]
 
 
 def excerpt(sources: Sources, args: list[str]) -> Block:
@@ -69,14 +69,14 @@ def excerpt(sources: Sources, args: list[str]) -> Block:
     for key in args[3:]:
         value = copy.deepcopy(_at(spec, key))
         target = shown
-        *parents, last = key.split("/")
+        *parents, last = key.split(":")
         for parent in parents:
             target = target.setdefault(parent, {})
         target[last] = value
-    keys = [key.split("/") for key in args[3:]]
+    keys = [key.split(":") for key in args[3:]]
     left_out = set()
     for leaf in _leaves(spec):
-        parts = leaf.split("/")
+        parts = list(leaf)
         if any(parts[: len(key)] == key for key in keys):
             continue  # inside a key that is shown
         depth = next(n for n in range(1, len(parts) + 1) if not any(key[:n] == parts[:n] for key in keys))

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from docs import generate
 from docs.blocks import Block, BlockError, body, find, refresh
 from docs.examples import producer_for
-from docs import generate
 from docs.generate import pages
 from docs.sources import Sources
 from tests.helpers import REPO
@@ -72,9 +72,9 @@ def test_an_unknown_producer_or_variant_is_refused_naming_the_known_ones() -> No
     with Sources() as sources:
         produce = producer_for(sources)
         with pytest.raises(BlockError, match=r"unknown producer .*render, excerpt"):
-            produce("rendr prod ConfigMap slurm/x data/y")
+            produce("rendr prod ConfigMap slurm/x data:y")
         with pytest.raises(BlockError, match=r"unknown stack or variant 'staging' .*prod\+l40s"):
-            produce("render staging ConfigMap slurm/x data/y")
+            produce("render staging ConfigMap slurm/x data:y")
 
 
 # --- the committed docs ---------------------------------------------------------------------------------------
@@ -129,10 +129,10 @@ def test_the_false_claims_are_generated_text_now() -> None:
         assert "exits 1 for an unacknowledged outage or data loss (`DIFF_FLAGS=--acknowledge`), 2" not in text, name
     assert "GNU make folds every failure into its own exit code 2" in " ".join(operations.split())
     # 2. gres.conf is the render's, not "AutoDetect=nvidia ... through NVML"
-    assert "render prod ConfigMap slurm/slurm-config-extra data/gres.conf" in _specs(SLURM)
+    assert "render prod ConfigMap slurm/slurm-config-extra data:gres.conf" in _specs(SLURM)
     assert "GPU devices are discovered through NVML" not in slurm
     # 3. the prod partition lines are the whole rendered extraConf
-    assert "render prod Controller slurm/slurm spec/extraConf" in _specs(SLURM)
+    assert "render prod Controller slurm/slurm spec:extraConf" in _specs(SLURM)
     # 4. the prod gpu-h100 NodeSet is the render's; no "becomes RealMemory" in the operations guide
     assert any(spec.startswith("excerpt prod NodeSet slurm/gpu-h100 ") for spec in _specs(SLURM))
     assert "RealMemory=1945600" not in slurm and "becomes RealMemory" not in operations
