@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from components.config.inventory import Yaml12Dumper
-from components.config.yamlv3 import load_document
+from components.ground.yamlv3 import load_document
+from components.site.inventory import Yaml12Dumper
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BASE_STACK = PROJECT_ROOT / "Pulumi.prod.yaml"

@@ -170,7 +170,7 @@ def stack_file_hints(messages: list[str], stack: str, config: Path | None) -> li
     inventory goes beside that file (scripts/migrate_inventory.py `inventory_prefix`)."""
     if config is None or config.resolve() == stack_path(stack).resolve():
         return messages
-    from components.config.inventory import KINDS, migration_hint
+    from components.site.inventory import KINDS, migration_hint
     from scripts.migrate_inventory import inventory_prefix
 
     hints = [

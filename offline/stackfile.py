@@ -1,7 +1,7 @@
 """Read a `Pulumi.<stack>.yaml` the way the Pulumi CLI hands it to a program.
 
 How the CLI does it (pulumi `sdk/go/common/workspace/loaders.go`, `LoadProjectStackBytes`): the
-file is unmarshalled with gopkg.in/yaml.v3 (see `components/config/yamlv3.py` for its scalar rules), keys of
+file is unmarshalled with gopkg.in/yaml.v3 (see `components/ground/yamlv3.py` for its scalar rules), keys of
 every mapping must be strings (`SimplifyMarshalledProject`), `config` keys without a namespace get
 the project's name (`stackConfigNamespacedWithProject`), and each value becomes the string the
 program receives (`sdk/go/common/resource/config/object.go`, `MarshalString`): a string as its
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.config.inventory_scan import render_path
-from components.config.yamlv3 import PathPart, Timestamp, YamlProblem, go_json, go_json_float, load_document
+from components.ground.yamlv3 import PathPart, Timestamp, YamlProblem, go_json, go_json_float, load_document
+from components.site.inventory_scan import render_path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_MESSAGES = 20

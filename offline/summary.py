@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from components.layers.gpu.active_checks import GPU_HOURS_ANNOTATION
+from components.layers.slurm.face import GPU_HOURS_ANNOTATION
 
 from .engine import RecordedResource, RecordedStack
 from .words import plural

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from components.config.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, Yaml12Loader
+from components.site.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, Yaml12Loader
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 """The project directory (the one with `Pulumi.yaml`)."""

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError, load_config
 from components.layers.slurm.controller import TYPED_CONTROLLER_PARAMETERS
 from components.layers.slurm.slurm_conf import controller_extra_conf, controller_parameters
+from components.site.loader import ConfigError, load_config
 from offline.check import check_recorded_stack
 from offline.cli import policy_config_for
 from offline.engine import RecordedStack
@@ -135,7 +135,7 @@ def _services_only(values: dict[str, Any]) -> None:
     gpu = values.setdefault("hpcforge:gpu", {})
     gpu.setdefault("operator", {})["enabled"] = False
     # A scheduled all-reduce needs the nodeset's node count (its replicas), which bare-metal-only nodesets do not
-    # declare (config/checks/active_checks.py): such a site keeps its other active checks.
+    # declare (site/checks/active_checks.py): such a site keeps its other active checks.
     gpu["activeChecks"] = [c for c in gpu.get("activeChecks", []) if c["kind"] != "nccl-allreduce"]
 
 

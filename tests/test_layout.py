@@ -1,6 +1,7 @@
-"""The import graph of the project (issue 29): no import circle, components/ never imports offline/,
-no offline module takes another's private name, and each name under components/layers/ has one import path
-(no re-export); and the tests' folders mirror the source's.
+"""The import graph of the project (issues 29 and 37): no import circle, between modules or between packages; every
+import runs down the floors written in FLOORS; a layer reaches another layer only through that layer's config or
+face; components/ never imports offline/, no offline module takes another's private name, and each name under
+components/layers/ has one import path (no re-export); and the tests' folders mirror the source's.
 
 Every import counts, also those under `if TYPE_CHECKING:` and inside functions: a circle that only
 typing or a late import breaks is still a circle for the reader.
@@ -102,7 +103,7 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_reads_the_project() -> None:
     # The graph this file checks is the real one: the layer that wires every other is seen importing them.
     assert "components.layers.slurm.layer" in GRAPH["components.platform"]
-    assert "components.config.root" in GRAPH["components.config.loader"]
+    assert "components.site.root" in GRAPH["components.site.loader"]
 
 
 def test_the_circle_finder_finds_a_circle() -> None:
@@ -112,6 +113,173 @@ def test_the_circle_finder_finds_a_circle() -> None:
 
 def test_no_import_circle() -> None:
     assert _circles(GRAPH) == []
+
+
+FLOORS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "": (("components",), ("policies",), ("offline",)),
+    "components": (
+        # The pins and the error type (and components/renderers/, an empty leftover: issue 37 item 6 removes it).
+        ("components.versions", "components.errors", "components.renderers"),
+        # Below every layer: the config's base types, YAML reader, inventory references, platform core, pools, hosts.
+        ("components.ground",),
+        # What every layer deploys with: the deployment context, the chart deployer, the Kubernetes helpers.
+        ("components.context", "components.chart_hooks", "components.chart_security", "components.charts", "components.k8s"),
+        ("components.layers",),
+        # Above the layers: the root model, the loader, the inventories, placement, the checks across layers.
+        ("components.site",),
+        ("components.platform",),
+    ),
+    "components.layers": (
+        (
+            "components.layers.backups",
+            "components.layers.batch",
+            "components.layers.certificates",
+            "components.layers.database",
+            "components.layers.gitops",
+            "components.layers.network",
+            "components.layers.rdma",
+            "components.layers.sealed_secrets",
+            "components.layers.storage",
+        ),
+        ("components.layers.devops", "components.layers.directory", "components.layers.gpu"),
+        ("components.layers.bootstrap", "components.layers.observability", "components.layers.slurm"),
+        ("components.layers.provisioning",),
+        ("components.layers.evidence",),
+    ),
+    "offline": (
+        # The engine every command shares (issue 37 item 5 gives it a folder of its own).
+        ("offline.environ", "offline.words", "offline.stackfile", "offline.engine", "offline.recording", "offline.render"),
+        ("offline.charts", "offline.schema", "offline.live", "offline.policy"),
+        ("offline.admission", "offline.diff", "offline.owners", "offline.summary"),
+        ("offline.check", "offline.urns"),
+        ("offline.cli", "offline.__main__"),
+    ),
+    "policies": (
+        ("policies.rules",),
+        ("policies.admission",),
+        ("policies.families", "policies.framework"),
+        ("policies.security",),
+    ),
+}
+"""The floors of each tree, from the ground up: a module imports only from its own floor or a floor below it. The ""
+tree orders the trees themselves; a module stands on the floor of the entry that is the longest prefix of its dotted
+name."""
+
+CONTAINERS = ("components.layers",)
+"""Folders that hold packages rather than code: each of their sub-folders is a package (each layer is one)."""
+
+EXEMPT = {
+    ("policies.rules", "policies.admission"): "the security family takes in the admission rules (issue 37 item 4)",
+    ("offline.schema", "offline.charts"): "schema validation reads the charts' values (issue 37 item 5)",
+}
+"""Package imports that run against the floors or close a circle, each with the issue that removes it."""
+
+
+def _floor(tree: str, module: str) -> int | None:
+    """The floor of `module` in `tree` (None: the module is the tree's own package, or outside the tree)."""
+    matches = [
+        (len(entry), level)
+        for level, entries in enumerate(FLOORS[tree])
+        for entry in entries
+        if module == entry or module.startswith(entry + ".")
+    ]
+    return max(matches)[1] if matches else None
+
+
+def _upward(tree: str, graph: dict[str, set[str]]) -> list[str]:
+    """Imports of the modules of `tree` that run from a lower floor up to a higher one."""
+    return sorted(
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        for target in targets
+        if (low := _floor(tree, name)) is not None
+        and (high := _floor(tree, target)) is not None
+        and high > low
+        and (_package(name), _package(target)) not in EXEMPT
+    )
+
+
+def test_the_floor_finder_finds_an_upward_import() -> None:
+    assert _upward("components", {"components.ground.base": {"components.site.root"}}) == [
+        "components.ground.base -> components.site.root"
+    ]
+    assert _upward("components", {"components.site.root": {"components.ground.base"}}) == []
+
+
+def test_every_module_stands_on_a_floor() -> None:
+    """Every module of a tree is on one of its floors (a new folder is placed on purpose), and every entry names modules
+    that exist (a floor cannot outlive what it names)."""
+    for tree, floors in FLOORS.items():
+        inside = [name for name in MODULES if tree == "" or name.startswith(tree + ".")]
+        assert [name for name in inside if _floor(tree, name) is None and name != tree] == []
+        named = [entry for entries in floors for entry in entries]
+        assert [entry for entry in named if not any(n == entry or n.startswith(entry + ".") for n in MODULES)] == []
+
+
+@pytest.mark.parametrize("tree", sorted(FLOORS))
+def test_every_import_runs_down_the_floors(tree: str) -> None:
+    assert _upward(tree, GRAPH) == []
+
+
+def _package(module: str) -> str:
+    """The package of a module: the folder under a tree's root (with its sub-folders), or under a folder of packages
+    (CONTAINERS); a module directly under a tree's root (components/platform.py) is a package of its own."""
+    parts = module.split(".")
+    depth = 3 if ".".join(parts[:2]) in CONTAINERS else 2
+    if len(parts) > depth or (len(parts) == depth and (REPO.joinpath(*parts) / "__init__.py").is_file()):
+        return ".".join(parts[:depth])
+    return module
+
+
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    packages: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        for target in targets:
+            edge = (_package(name), _package(target))
+            if edge[0] != edge[1] and edge not in EXEMPT:
+                packages.setdefault(edge[0], set()).add(edge[1])
+    return packages
+
+
+def test_the_package_graph_reads_the_packages() -> None:
+    assert _package("components.platform") == "components.platform"
+    assert _package("components.site.checks.gpu") == "components.site"
+    assert _package("components.layers.slurm.face") == "components.layers.slurm"
+    assert _package("offline.charts.values") == "offline.charts"
+    assert "components.layers.slurm" in _package_graph(GRAPH)["components.layers.provisioning"]
+
+
+def test_no_package_circle() -> None:
+    """No two packages import each other, however far round (EXEMPT lists the ones an issue still has to remove)."""
+    assert _circles(_package_graph(GRAPH)) == []
+
+
+def test_every_exemption_is_still_used() -> None:
+    used = {(_package(name), _package(target)) for name, targets in GRAPH.items() for target in targets}
+    assert sorted(edge for edge in EXEMPT if edge not in used) == []
+
+
+FACES = ("config", "face")
+"""What a layer shows the other layers: its typed config and its face (face.py), nothing else of it."""
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if module.startswith(LAYERS + ".") and len(parts) > 2 else None
+
+
+def test_layers_reach_each_other_through_config_or_face() -> None:
+    reached = sorted(
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        for target in targets
+        if (own := _layer(name)) is not None
+        and (other := _layer(target)) is not None
+        and own != other
+        and target not in {f"{LAYERS}.{other}.{face}" for face in FACES}
+    )
+    assert reached == []
+    assert len([name for name in GRAPH if name.startswith(LAYERS + ".") and name.endswith(".face")]) >= 5
 
 
 @pytest.mark.parametrize("package", ["components", "policies"])

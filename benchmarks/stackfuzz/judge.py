@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from components.config.yamlv3 import resolve_plain
+from components.ground.yamlv3 import resolve_plain
 from offline.stackfile import PROJECT_ROOT, StackFileError, parse_stack_text
 
 from .bases import cached_base
@@ -39,7 +39,7 @@ _Dumper.add_representer(str, _represent_str)
 
 def apply(mutation: Mutation, directory: Path) -> str:
     """The stack file text after the mutation; its inventories are written to files in `directory`."""
-    from components.config.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper
+    from components.site.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper
 
     config = copy.deepcopy(cached_base(mutation.stack))
     *parents, last = mutation.path

@@ -99,7 +99,7 @@ def kubernetes_version(stack_file: StackFile) -> str:
     version = _kubernetes_section(stack_file).get("version")
     if version:
         return str(version)
-    from components.config.platform_core import KubernetesConfig
+    from components.ground.platform_core import KubernetesConfig
 
     return KubernetesConfig().version
 

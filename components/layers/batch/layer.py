@@ -15,8 +15,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
-from ...config.pools import NodePool
 from ...context import DeployContext
+from ...ground.pools import NodePool
 from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.resources import KubernetesObject, Namespace
 from ...versions import Charts, Manifests

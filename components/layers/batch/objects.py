@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from ...config.pools import NodePool
+from ...ground.pools import NodePool
 from ...k8s.resources import (
     RESTRICTED_CONTAINER_SECURITY,
     Allow,

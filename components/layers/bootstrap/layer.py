@@ -16,7 +16,7 @@ from pathlib import Path
 import pulumi
 import pulumi_command as command
 
-from ...config.platform_core import ProtectionMode
+from ...ground.platform_core import ProtectionMode
 from .config import K0sBootstrap, SshHost
 from .rke2 import rke2_cluster
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pulumi
 import pulumi_command as command
 
-from ...config.platform_core import ProtectionMode
+from ...ground.platform_core import ProtectionMode
 from ...k8s.generated import generated_password
 from .config import K0sBootstrap, SshHost
 

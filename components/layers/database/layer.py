@@ -20,6 +20,7 @@ from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.resources import Port, egress_to_apiserver, egress_to_namespaces, ingress_from_anywhere, ingress_from_namespaces
 from ...versions import Charts, Images
 from .config import DatabaseConfig
+from .face import DatabaseEndpoint
 from .objects import (
     ACCOUNTING_DATABASE,
     ACCOUNTING_USER,
@@ -51,19 +52,6 @@ class DatabaseArgs:
     client_namespaces: Sequence[str]
     """Namespaces whose pods may connect to MariaDB (slurmdbd's)."""
     depends_on: Sequence[pulumi.Resource] = ()
-
-
-@dataclass(frozen=True)
-class DatabaseEndpoint:
-    """What the Slurm layer needs to point slurmdbd at the accounting database."""
-
-    host: str
-    port: int
-    database: str
-    user: str
-    password: pulumi.Output[str]
-    password_secret: str
-    password_key: str
 
 
 class Database(pulumi.ComponentResource):

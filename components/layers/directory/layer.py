@@ -10,14 +10,15 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...config.inventory_ref import digest_annotations
 from ...context import DeployContext, Stateful
+from ...ground.inventory_ref import digest_annotations
 from ...k8s.generated import GeneratedSecret
 from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.resources import Port, ingress_from_namespaces
 from ...k8s.scope import Scope
 from ...versions import Images
 from .config import DirectoryConfig
+from .face import DirectoryEndpoint
 from .ldif import render_directory_ldif, sssd_bind_dn
 from .objects import (
     APP,
@@ -54,20 +55,6 @@ class DirectoryArgs:
     expose_hostname: str | None = None
     """When set, LDAPS is published through Traefik's `ldaps` entry point for this name."""
     depends_on: Sequence[pulumi.Resource] = ()
-
-
-@dataclass(frozen=True)
-class DirectoryEndpoint:
-    """What the Slurm layer (SSSD on login nodes) needs."""
-
-    ldap_uri: str
-    base_dn: str
-    bind_dn: str
-    bind_password: pulumi.Output[str]
-    bind_password_secret: str
-    """Secret (in the directory namespace) holding the bind password under key `password`."""
-    ca_issuer: str
-    """ClusterIssuer whose CA signs the server certificate: issue any certificate from it to get ca.crt."""
 
 
 class Directory(pulumi.ComponentResource):
@@ -170,4 +157,4 @@ class Directory(pulumi.ComponentResource):
         )
 
 
-__all__ = ["Directory", "DirectoryArgs", "DirectoryEndpoint"]
+__all__ = ["Directory", "DirectoryArgs"]

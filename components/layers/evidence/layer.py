@@ -18,8 +18,8 @@ from pathlib import Path
 import pulumi
 import pulumi_command as command
 
-from ...config.root import PlatformConfig
-from ..slurm.objects import CONTROLLER
+from ..slurm.face import CONTROLLER
+from .config import SiteConfig
 from .gpu import gpu_check_environments
 
 SCRIPTS = Path(__file__).resolve().parents[3] / "scripts" / "evidence"
@@ -32,7 +32,7 @@ class Check:
     environment: dict[str, str]
 
 
-def evidence_checks(config: PlatformConfig) -> list[Check]:
+def evidence_checks(config: SiteConfig) -> list[Check]:
     """The checks this stack needs, with their parameters (pure: tested directly)."""
     slurm = config.slurm
     base = {"SLURM_NAMESPACE": slurm.namespace, "SLURM_CONTROLLER": f"{CONTROLLER}-controller"}
@@ -69,7 +69,7 @@ def evidence_checks(config: PlatformConfig) -> list[Check]:
 
 @dataclass(frozen=True)
 class EvidenceArgs:
-    config: PlatformConfig
+    config: SiteConfig
     kube_context: str | None
     depends_on: Sequence[pulumi.Resource]
     kubeconfig: pulumi.Output[str] | None = None

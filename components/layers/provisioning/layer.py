@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...config.inventory_ref import digest_annotations
 from ...context import DeployContext, Stateful
+from ...ground.inventory_ref import digest_annotations
 from ...k8s.generated import generated_password
 from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.resources import Port, ingress_from_namespaces

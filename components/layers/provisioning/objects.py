@@ -12,10 +12,11 @@ from typing import Any
 from ...k8s.chunks import Assembly
 from ...k8s.resources import container_resources
 from ..slurm.config import SlurmConfig
+from ..slurm.face import render_join_script
 from ..storage.config import NfsExport
-from ..storage.objects import host_mount_commands
+from ..storage.face import host_mount_commands
 from .config import ProvisioningConfig
-from .grendel import JOIN_DIR, REPO_DIR, join_script_name, render_join_script
+from .grendel import JOIN_DIR, REPO_DIR, join_script_name
 
 APP = "grendel"
 COMPONENT = "provisioning"

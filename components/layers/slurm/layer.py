@@ -17,23 +17,23 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
+from ...ground.hosts import Host
 from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.scope import Scope
 from ...versions import Charts
-from ..database.layer import DatabaseEndpoint
-from ..directory.layer import DirectoryEndpoint
-from ..gpu.active_checks import deploy_active_checks
-from ..gpu.checks_config import ActiveCheck
-from ..provisioning.config import Host
+from ..database.face import DatabaseEndpoint
+from ..directory.face import DirectoryEndpoint
+from ..gpu.config import ActiveCheck
 from ..rdma.config import RdmaConfig
-from ..rdma.objects import RESOURCE_ANNOTATION
+from ..rdma.face import RESOURCE_ANNOTATION
 from ..storage.config import StorageConfig
 from .accounts_job import deploy_accounts
+from .active_checks import deploy_active_checks
 from .config import SlurmConfig
 from .enroot import ENROOT_DROPIN, enroot_conf
+from .face import CONTROLLER
 from .objects import (
     CA_TRUST_SECRET,
-    CONTROLLER,
     DB_PASSWORD_SECRET,
     ENROOT_CONFIG_MAP,
     JWT_KEY_SECRET,
@@ -105,7 +105,7 @@ class SlurmArgs:
     metrics: bool = False
     """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
     active_checks: Sequence[ActiveCheck] = ()
-    """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/gpu/active_checks.py)."""
+    """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/slurm/active_checks.py)."""
     accounts_state: str | None = None
     """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 

@@ -9,20 +9,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...config.base import quantity_value
+from ...ground.base import quantity_value
+from ...ground.hosts import Host
 from ...k8s.addresses import PORT_RANGE_SYSCTL, metallb_service_annotations
 from ...k8s.resources import (
     container_resources,
 )
 from ...versions import Images
-from ..provisioning.config import Host
 from ..rdma.config import Fabric, RdmaConfig
-from ..rdma.objects import NETWORKS_ANNOTATION, attachment_config, rdma_resource
+from ..rdma.face import NETWORKS_ANNOTATION, attachment_config, rdma_resource
 from ..storage.config import NfsExport
-from ..storage.objects import container_mounts, pod_volumes
+from ..storage.face import container_mounts, pod_volumes
 from .config import LoginConfig, NodeSetConfig, Script, SlurmConfig
 from .enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK
-from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf, nccl_settings
+from .face import CONTROLLER, nccl_settings
+from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf
 from .script_include import inline_includes
 from .script_settings import apply_settings
 from .site import topology_files
@@ -40,7 +41,6 @@ OPERATOR_REPLICAS_IGNORED = {
 }
 """The slurm-operator Application's `ignoreDifferences`: the operator's replicas, which the restore runbook sets to 0
 while slurmdbd's database is replaced (with `RespectIgnoreDifferences=true`, components/charts.py)."""
-CONTROLLER = "slurm"
 SLURM_KEY_SECRET = "slurm-auth-slurm"
 JWT_KEY_SECRET = "slurm-auth-jwt"
 SSSD_SECRET = "slurm-sssd-conf"

@@ -15,12 +15,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ...context import Stateful
+from ...ground.hosts import Host
 from ...k8s.resources import container_resources
 from ...k8s.scope import Scope
 from ...versions import Images
-from ..provisioning.config import Host
 from ..storage.config import StorageConfig
-from ..storage.objects import claim_name, tree_claim_spec
+from ..storage.face import claim_name, tree_claim_spec
 from .config import SlurmConfig
 from .reservation_script import reservation_script
 from .topology_files import node_annotations, topology_yaml

@@ -20,7 +20,8 @@ from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.resources import egress_to_apiserver
 from ...versions import Charts
 from .config import StorageConfig
-from .objects import local_path_values, nfs_values, storage_class_body, storage_class_name, tree_volume_spec
+from .face import storage_class_name
+from .objects import local_path_values, nfs_values, storage_class_body, tree_volume_spec
 
 NFS_NAMESPACE = "kube-system"
 LOCAL_PATH_NAMESPACE = "local-path-storage"

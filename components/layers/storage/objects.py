@@ -6,13 +6,12 @@ hosts see the same trees at the same paths.
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Sequence
 from typing import Any
 
 from ...k8s.resources import container_resources
 from ...versions import Images
 from .config import LocalPathConfig, NfsExport
+from .face import claim_name, nfs_mount_options, storage_class_name
 
 NFS_DRIVER = "nfs.csi.k8s.io"
 """csi-driver-nfs 4.13.4 `driver.name` (its values.yaml default)."""
@@ -42,18 +41,6 @@ def local_path_values(config: LocalPathConfig) -> dict[str, Any]:
     }
 
 
-def storage_class_name(export: NfsExport) -> str:
-    return f"nfs-{export.name}"
-
-
-def claim_name(export: NfsExport) -> str:
-    return f"nfs-{export.name}"
-
-
-def _options(export: NfsExport) -> list[str]:
-    return [*export.mount_options, *(["ro"] if export.read_only else [])]
-
-
 def storage_class_body(export: NfsExport) -> dict[str, Any]:
     """StorageClass fields (besides metadata): dynamic volumes are sub-directories of the export.
 
@@ -65,7 +52,7 @@ def storage_class_body(export: NfsExport) -> dict[str, Any]:
         "reclaimPolicy": "Retain",
         "volumeBindingMode": "Immediate",
         "allowVolumeExpansion": False,
-        "mountOptions": _options(export),
+        "mountOptions": nfs_mount_options(export),
     }
 
 
@@ -76,7 +63,7 @@ def tree_volume_spec(export: NfsExport, namespace: str) -> dict[str, Any]:
         "accessModes": ["ReadOnlyMany" if export.read_only else "ReadWriteMany"],
         "persistentVolumeReclaimPolicy": "Retain",
         "storageClassName": storage_class_name(export),
-        "mountOptions": _options(export),
+        "mountOptions": nfs_mount_options(export),
         "claimRef": {"namespace": namespace, "name": claim_name(export)},
         "csi": {
             "driver": NFS_DRIVER,
@@ -86,34 +73,3 @@ def tree_volume_spec(export: NfsExport, namespace: str) -> dict[str, Any]:
             "readOnly": export.read_only,
         },
     }
-
-
-def tree_claim_spec(export: NfsExport, volume: str) -> dict[str, Any]:
-    return {
-        "accessModes": ["ReadOnlyMany" if export.read_only else "ReadWriteMany"],
-        "storageClassName": storage_class_name(export),
-        "volumeName": volume,
-        "resources": {"requests": {"storage": export.size}},
-    }
-
-
-def pod_volumes(exports: Sequence[NfsExport]) -> list[dict[str, Any]]:
-    return [
-        {"name": f"nfs-{e.name}", "persistentVolumeClaim": {"claimName": claim_name(e), "readOnly": e.read_only}} for e in exports
-    ]
-
-
-def container_mounts(exports: Sequence[NfsExport]) -> list[dict[str, Any]]:
-    return [{"name": f"nfs-{e.name}", "mountPath": e.mount_path, "readOnly": e.read_only} for e in exports]
-
-
-def host_mount_commands(exports: Sequence[NfsExport]) -> list[str]:
-    """Idempotent shell lines that mount each export on a bare-metal host before slurmd starts."""
-    lines = []
-    for export in exports:
-        target = shlex.quote(export.mount_path)
-        source = shlex.quote(f"{export.server}:{export.export}")
-        options = shlex.quote(",".join(_options(export)))
-        lines.append(f"mkdir -p {target}")
-        lines.append(f"mountpoint -q {target} || mount -t nfs -o {options} {source} {target}")
-    return lines

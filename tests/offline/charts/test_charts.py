@@ -424,7 +424,7 @@ def test_extra_api_versions_are_read_from_the_stack_config() -> None:
 def test_extra_api_versions_must_be_api_versions(entry: str) -> None:
     from pydantic import ValidationError
 
-    from components.config.platform_core import KubernetesConfig
+    from components.ground.platform_core import KubernetesConfig
 
     with pytest.raises(ValidationError, match="is not an API version"):
         KubernetesConfig.model_validate({"extraApiVersions": [entry]})

@@ -339,8 +339,8 @@ def test_gpu_operands_and_feature_discovery_tolerate_the_gpu_pools_taints(
 ) -> None:
     """What runs the device plugin on the GPU nodes, as the chart renders it: the ClusterPolicy's operand tolerations
     (the operator copies them into every operand DaemonSet) and Node Feature Discovery's worker DaemonSet."""
-    from components.config import load_config
-    from components.config.checks.gpu import gpu_pool_taints
+    from components.site.checks.gpu import gpu_pool_taints
+    from components.site.loader import load_config
     from tests.helpers import config_values, raw_config, tolerates
 
     name, stack, report = rendered

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError, load_config
+from components.site.loader import ConfigError, load_config
 from offline.engine import RecordedStack
 from policies.admission import mariadb as m
 from policies.rules import gotime

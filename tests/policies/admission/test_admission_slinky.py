@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError, load_config
 from components.layers.slurm.config import NodeSetConfig
 from components.layers.slurm.objects import nodeset_spec
+from components.site.loader import ConfigError, load_config
 from offline.admission.command import recorded_objects, slinky_scope
 from offline.engine import ProgramConfigError, RecordedStack
 from policies.admission import slinky

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components.config import load_config
-from components.config.root import PlatformConfig
 from components.layers.batch.objects import (
     GPU,
     KUEUE_API,
@@ -23,6 +21,8 @@ from components.layers.batch.objects import (
     priority_class_body,
     sample_appwrapper,
 )
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from components.versions import Images
 from tests.helpers import config_values, raw_config
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from components.config import load_config
 from components.layers.evidence.layer import evidence_checks
+from components.site.loader import load_config
 from offline.engine import ProgramConfigError, RecordedStack
 from tests.helpers import REPO, config_values, raw_config, require_binaries, run_stack_file, write_variant
 

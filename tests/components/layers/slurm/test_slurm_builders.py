@@ -8,8 +8,6 @@ import json
 
 import pytest
 
-from components.config import load_config
-from components.config.root import PlatformConfig
 from components.layers.slurm.config import NodeSetConfig
 from components.layers.slurm.objects import (
     OPERATOR_NAMESPACE,
@@ -23,6 +21,8 @@ from components.layers.slurm.objects import (
 )
 from components.layers.slurm.slurm_conf import SLURMCTLD_PORT
 from components.layers.slurm.traffic import operator_namespace_allows, slurm_namespace_allows
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from tests.helpers import config_values, raw_config
 
 
