@@ -120,6 +120,11 @@ class ActiveCheck(StrictModel):
     """`ib-link`: the lowest acceptable port rate in Gb/s (`ibstat` "Rate:")."""
     qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
     """Slurm QOS of the check jobs (e.g. a high-priority `maintenance` QOS declared in slurm.accounts); null: none."""
+    action: Literal["report", "drain"] = "report"
+    """What a node that fails the check gets: `report` (the run's Job fails and names the node; no node is changed:
+    the first stage of a rollout) or `drain` (drained with the check's reason, resumed when a later run passes).
+    Only a check that ran and judged the hardware failing drains; one that could not judge is reported either way.
+    docs/layers/gpu.md "Active checks: a rollout in stages"."""
 
     @field_validator("name")
     @classmethod
@@ -275,5 +280,6 @@ class GpuConfig(StrictModel):
     """NCCL all-reduce and RDMA device checks after `pulumi up`."""
     active_checks: tuple[ActiveCheck, ...] = ()
     """Scheduled active checks of GPU nodesets (DCGM diagnostic, NCCL all-reduce across nodes, InfiniBand/RoCE links),
-    run as Slurm jobs in a maintenance reservation by a CronJob each; a failing node is drained with a reason naming
-    the check and resumed when a later run passes (components/layers/slurm/active_checks.py, docs/layers/gpu.md)."""
+    run as Slurm jobs in a maintenance reservation by a CronJob each; a failing node is reported, or with `action:
+    drain` drained with a reason naming the check and resumed when a later run passes
+    (components/layers/slurm/active_checks.py, scripts/gpu/active_checks.py, docs/layers/gpu.md)."""

@@ -15,7 +15,6 @@ first (SACK_START): under auth/slurm a client asks a sack socket for its token.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,13 +48,11 @@ def _gpu_nodes(slurm: SlurmConfig, nodeset: str) -> tuple[int, int]:
 
 
 def gpus_held(slurm: SlurmConfig, check: ActiveCheck) -> int:
-    """GPUs one run of `check` holds: every GPU of its nodesets' nodes; an all-reduce tests nodes in groups of
-    `nodes`, and a last, partial group is filled up with nodes tested already (so it holds `nodes` nodes too)."""
+    """GPUs one run of `check` holds: every GPU of its nodesets' nodes (an all-reduce tests a nodeset's nodes in
+    groups of `nodes`, a short remainder joining the last group: scripts/gpu/active_checks.py `plan_groups`)."""
     total = 0
     for nodeset in check.nodesets:
         nodes, per_node = _gpu_nodes(slurm, nodeset)
-        if check.kind == "nccl-allreduce" and nodes:
-            nodes = math.ceil(nodes / check.nodes) * check.nodes
         total += nodes * per_node
     return total
 
@@ -102,7 +99,7 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
             "MESSAGE_SIZE": check.message_size,
             "MIN_RATE": str(check.min_rate_gbps),
             "IMAGE": check_image(check),
-            # Each tool call must end before the job's time limit does, so the script can still drain and say why.
+            # Each tool call must end before the job's time limit does, so the script can still record its verdict.
             "TIMEOUT_SECONDS": str(max(30, check.time_limit_minutes * 60 - 60)),
         }
         entries.append(
@@ -110,6 +107,10 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
                 "name": check.name,
                 "kind": check.kind,
                 "nodesets": list(check.nodesets),
+                "action": check.action,
+                # The GPUs of each nodeset's nodes, which the check's jobs ask for (--gres=gpu:N): a step gets only
+                # the GRES its job requested, not those an exclusive job holds (srun(1) --gres, Slurm 26.05.3).
+                "gpus": {ns.name: ns.gpus.count for ns in slurm.nodesets if ns.name in check.nodesets and ns.gpus},
                 "timeLimitMinutes": check.time_limit_minutes,
                 "nodes": check.nodes,
                 "partition": check_partition(check, slurm),
