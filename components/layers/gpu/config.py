@@ -278,6 +278,13 @@ class GpuConfig(StrictModel):
     """The NVIDIA GPU Operator: driver, container toolkit, device plugin, feature discovery, DCGM, MIG."""
     evidence: GpuEvidenceConfig = Field(default_factory=GpuEvidenceConfig)
     """NCCL all-reduce and RDMA device checks after `pulumi up`."""
+    active_check_user: str | None = None
+    """The directory user the active checks run as (e.g. a service user `hpcforge-check` with no password and no ssh
+    key), with a Slurm association and adminLevel Administrator in `slurm.accounts.users`: creating the reservation
+    needs Operator, draining and resuming a node Administrator (Slurm 26.05.3 src/slurmctld/proc_req.c). The check's
+    pod then holds only a JWT for this user, from Slinky's Token custom resource, instead of slurm.key, which can sign
+    a credential for any user; slurmctld and slurmdbd are given the user's passwd line (they look a JWT's user up
+    locally). Null: the checks run as root with slurm.key (docs/layers/gpu.md "Active checks: who runs them")."""
     active_checks: tuple[ActiveCheck, ...] = ()
     """Scheduled active checks of GPU nodesets (DCGM diagnostic, NCCL all-reduce across nodes, InfiniBand/RoCE links),
     run as Slurm jobs in a maintenance reservation by a CronJob each; a failing node is reported, or with `action:

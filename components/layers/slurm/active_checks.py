@@ -6,10 +6,16 @@ Pulumi and Argo CD see (drift, review, history of Jobs, kube-state-metrics for t
 `concurrencyPolicy: Forbid` so that a slow run is never overlapped. scrontab entries live in slurmctld's state per
 user, are edited with `scrontab` by hand and need `ScronParameters=enable`: nothing reviews or restores them.
 
-The CronJob's pod reaches Slurm as the accounts reconciler's does (components/layers/slurm/accounts_job.py): the
-operator's `<controller>-config` slurm.conf and the slurm.key Secret projected into /etc/slurm, the Slinky login
-image's clients, as root (who may create reservations, submit into them and drain/resume nodes), and sackd started
-first (SACK_START): under auth/slurm a client asks a sack socket for its token.
+Who the checks run as (issue 35 item 12). With `gpu.activeCheckUser`, the CronJob's pod holds a JWT for that one
+user and nothing else: Slinky's Token custom resource signs it with the Controller's JWT key and keeps it fresh in a
+Secret (`token_spec`), which the pod mounts; the driver reads it again before each Slurm command (--token-file), and
+the Slinky login image's clients (sinfo, sbatch, scontrol, sacct) use auth/jwt when SLURM_JWT is set (Slurm 26.05.3
+src/interfaces/auth.c). The user needs AdminLevel=Administrator (drain and resume: src/slurmctld/proc_req.c
+`_slurm_rpc_update_node`) and must be known by name to slurmctld and slurmdbd (components/layers/slurm/passwd.py).
+slurm.key, which would let the pod sign a credential for any user, never reaches it
+(tests/scripts/gpu/test_real_active_checks.py proves each operation on the real daemons). Without a user, the pod
+reaches Slurm as the accounts reconciler's does (components/layers/slurm/accounts_job.py): slurm.conf and slurm.key
+in /etc/slurm, as root, sackd started first (SACK_START).
 """
 
 from __future__ import annotations
@@ -23,12 +29,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ...context import DeployContext
-from ...k8s.resources import config_map
+from ...k8s.resources import config_map, container_resources
 from ...versions import Images
 from ..gpu.config import ActiveCheck, runs_per_week
 from .accounts_job import SACK_START, slurm_client_pod
 from .config import SlurmConfig
 from .face import GPU_HOURS_ANNOTATION
+from .objects import JWT_KEY_SECRET, SLINKY_API
 from .script_include import inline_includes
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
@@ -37,6 +44,14 @@ DRIVER = PROJECT_ROOT / "scripts" / "gpu" / "active_checks.py"
 CONFIG_MAP = "gpu-active-checks"
 MOUNT = "/etc/hpcforge/active-checks"
 COMPONENT = "gpu-active-check"
+TOKEN = "gpu-active-checks"
+"""The Token custom resource, and (with `-jwt`) the Secret it writes the JWT to, under TOKEN_KEY."""
+TOKEN_KEY = "SLURM_JWT"
+TOKEN_MOUNT = "/etc/hpcforge/token"
+TOKEN_LIFETIME = "2h"
+"""Slinky refreshes the JWT when 1/5 of its lifetime is left (v1.2.1 internal/controller/token/token_sync.go): 24
+minutes, ample for the kubelet to update the mounted Secret before the old token expires."""
+NOBODY = 65534
 
 
 def _gpu_nodes(slurm: SlurmConfig, nodeset: str) -> tuple[int, int]:
@@ -121,13 +136,76 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
     return json.dumps({"checks": entries}, indent=2, sort_keys=True) + "\n"
 
 
-def cronjob_spec(check: ActiveCheck, *, controller: str, slurm_key_secret: str, labels: dict[str, str]) -> dict[str, Any]:
-    """The CronJob of one check (pure: tested directly)."""
-    command = [
-        "/bin/sh", "-c", SACK_START, "active-check",
+def token_spec(user: str) -> dict[str, Any]:
+    """The Token custom resource's spec: a JWT for `user`, refreshed, in Secret `<TOKEN>-jwt` (pure)."""
+    return {
+        "jwtKeyRef": {"name": JWT_KEY_SECRET, "key": "jwt.key"},
+        "username": user,
+        "lifetime": TOKEN_LIFETIME,
+        "refresh": True,
+        "secretRef": {"name": f"{TOKEN}-jwt", "key": TOKEN_KEY},
+    }
+
+
+def token_client_pod(*, command: list[str], controller: str) -> dict[str, Any]:
+    """The pod of a check run with a JWT (pure): slurm.conf alone in /etc/slurm, the token, the checks; as nobody."""
+    return {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": NOBODY,
+            "runAsGroup": NOBODY,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [
+            {
+                "name": "active-check",
+                "image": Images.LOGIN.ref,
+                "command": command,
+                "resources": container_resources("50m", "64Mi", "256Mi"),
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "capabilities": {"drop": ["ALL"]},
+                    "readOnlyRootFilesystem": True,
+                },
+                "volumeMounts": [
+                    {"name": "slurm-etc", "mountPath": "/etc/slurm", "readOnly": True},
+                    {"name": "checks", "mountPath": MOUNT, "readOnly": True},
+                    {"name": "token", "mountPath": TOKEN_MOUNT, "readOnly": True},
+                ],
+            }
+        ],
+        "volumes": [
+            {
+                "name": "slurm-etc",
+                "configMap": {"name": f"{controller}-config", "items": [{"key": "slurm.conf", "path": "slurm.conf"}]},
+            },
+            {"name": "checks", "configMap": {"name": CONFIG_MAP}},
+            {"name": "token", "secret": {"secretName": f"{TOKEN}-jwt", "items": [{"key": TOKEN_KEY, "path": TOKEN_KEY}]}},
+        ],
+    }
+
+
+def cronjob_spec(
+    check: ActiveCheck, *, controller: str, slurm_key_secret: str, labels: dict[str, str], user: str | None = None
+) -> dict[str, Any]:
+    """The CronJob of one check (pure: tested directly); with `user`, run with its JWT (token_client_pod)."""
+    driver = [
         "python3", f"{MOUNT}/active_checks.py", "--config", f"{MOUNT}/checks.json", "--check", check.name,
         "--script", f"{MOUNT}/active-check.sh",
     ]  # fmt: skip
+    if user is not None:
+        pod = token_client_pod(command=[*driver, "--token-file", f"{TOKEN_MOUNT}/{TOKEN_KEY}"], controller=controller)
+    else:
+        pod = slurm_client_pod(
+            container="active-check",
+            command=["/bin/sh", "-c", SACK_START, "active-check", *driver],
+            restart_policy="Never",
+            controller=controller,
+            slurm_key_secret=slurm_key_secret,
+            files=("checks", CONFIG_MAP, MOUNT),
+        )
     return {
         "schedule": check.schedule,
         "concurrencyPolicy": "Forbid",
@@ -141,17 +219,7 @@ def cronjob_spec(check: ActiveCheck, *, controller: str, slurm_key_secret: str, 
                 "backoffLimit": 0,
                 # The reservation's length plus the driver's grace period and a margin.
                 "activeDeadlineSeconds": check.time_limit_minutes * 60 + 900,
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": slurm_client_pod(
-                        container="active-check",
-                        command=command,
-                        restart_policy="Never",
-                        controller=controller,
-                        slurm_key_secret=slurm_key_secret,
-                        files=("checks", CONFIG_MAP, MOUNT),
-                    ),
-                },
+                "template": {"metadata": {"labels": labels}, "spec": pod},
             },
         },
     }
@@ -167,8 +235,10 @@ def deploy_active_checks(
     controller: str,
     slurm_key_secret: str,
     depends_on: Sequence[pulumi.Resource],
+    user: str | None = None,
 ) -> list[pulumi.Resource]:
-    """The checks' ConfigMap and one CronJob per check (nothing without checks)."""
+    """The checks' ConfigMap, one CronJob per check and, with `user`, the Token for its JWT (nothing without
+    checks)."""
     if not checks:
         return []
     data = config_map(
@@ -187,7 +257,19 @@ def deploy_active_checks(
         depends_on=depends_on,
     )
     out: list[pulumi.Resource] = [data]
+    if user is not None:
+        out.append(
+            k8s.apiextensions.CustomResource(
+                f"{namespace}/token-{TOKEN}",
+                api_version=SLINKY_API,
+                kind="Token",
+                metadata=ctx.meta(TOKEN, COMPONENT, namespace, app=controller),
+                spec=token_spec(user),
+                opts=ctx.opts(parent, depends_on=list(depends_on)),
+            )
+        )
     cost = weekly_gpu_hours(slurm, checks)
+    before = list(out)
     for check in checks:
         labels = {**ctx.labels(controller, COMPONENT), "hpcforge.io/active-check": check.name}
         out.append(
@@ -200,8 +282,8 @@ def deploy_active_checks(
                     app=controller,
                     annotations={GPU_HOURS_ANNOTATION: f"{cost[check.name]:.1f}"},
                 ),
-                spec=cronjob_spec(check, controller=controller, slurm_key_secret=slurm_key_secret, labels=labels),
-                opts=ctx.opts(parent, depends_on=[data, *depends_on]),
+                spec=cronjob_spec(check, controller=controller, slurm_key_secret=slurm_key_secret, labels=labels, user=user),
+                opts=ctx.opts(parent, depends_on=[*before, *depends_on]),
             )
         )
     return out
@@ -209,11 +291,14 @@ def deploy_active_checks(
 
 __all__ = [
     "CONFIG_MAP",
+    "TOKEN",
     "check_partition",
     "checks_document",
     "cronjob_name",
     "cronjob_spec",
     "deploy_active_checks",
     "gpus_held",
+    "token_client_pod",
+    "token_spec",
     "weekly_gpu_hours",
 ]

@@ -58,6 +58,7 @@ from .objects import (
     script_files,
     shared_fabrics,
 )
+from .passwd import PasswdEntry
 from .site import shared_tree_claims, site_objects
 from .sssd import SssdSettings, render_sssd_conf
 from .traffic import operator_namespace_allows, slurm_namespace_allows
@@ -106,6 +107,9 @@ class SlurmArgs:
     """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
     active_checks: Sequence[ActiveCheck] = ()
     """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/slurm/active_checks.py)."""
+    active_check_user: PasswdEntry | None = None
+    """The user the active checks run as, with a JWT (None: root with slurm.key); slurmctld and slurmdbd are given
+    its passwd line (components/layers/slurm/passwd.py)."""
     accounts_state: str | None = None
     """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
@@ -223,7 +227,7 @@ class Slurm(pulumi.ComponentResource):
             accounting = self._slinky(
                 "Accounting",
                 CONTROLLER,
-                accounting_spec(cfg, host=db.host, port=db.port, database=db.database, user=db.user),
+                accounting_spec(cfg, host=db.host, port=db.port, database=db.database, user=db.user, passwd=self._passwd(args)),
                 [operator, keys.key_secret, keys.jwt_secret, db_secret],
             )
             objects.append(accounting)
@@ -235,6 +239,7 @@ class Slurm(pulumi.ComponentResource):
             metrics=args.metrics,
             prolog="prolog" in keys.scripts,
             epilog="epilog" in keys.scripts,
+            passwd=self._passwd(args),
         )
         controller = self._slinky("Controller", CONTROLLER, spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
@@ -258,8 +263,14 @@ class Slurm(pulumi.ComponentResource):
             controller=CONTROLLER,
             slurm_key_secret=SLURM_KEY_SECRET,
             depends_on=[controller],
+            user=args.active_check_user.name if args.active_check_user and args.active_checks else None,
         )
         return controller, objects
+
+    @staticmethod
+    def _passwd(args: SlurmArgs) -> list[PasswdEntry]:
+        """Users slurmctld and slurmdbd must find by name: the active checks' (when there are checks)."""
+        return [args.active_check_user] if args.active_check_user is not None and args.active_checks else []
 
     def _login_secrets(self, scope: Scope, args: SlurmArgs) -> list[pulumi.Resource]:
         """What login pods mount: SSSD's configuration (with the directory's bind password) and the CA that signs

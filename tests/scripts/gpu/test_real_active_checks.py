@@ -19,6 +19,7 @@ fake dcgmi stands in for a step that cannot open a GPU it was not given.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import json
@@ -297,7 +298,7 @@ def test_no_healthy_node_is_drained_and_no_foreign_reason_touched(site: Site) ->
     wait_until(lambda: site.drained("g4"), 60, "the prolog to drain g4")
     prolog_reason = site.reason("g4")
     for node in ("g3", "g5"):
-        wait_until(lambda node=node: site.started(node), 60, f"{node}'s check job to start")
+        wait_until(functools.partial(site.started, node), 60, f"{node}'s check job to start")
         site.cluster.scontrol("update", f"NodeName={node}", "State=DRAIN", f"Reason={ADMIN_REASON}")
     code, out, err = driver.finish()
     report = _lines(out)

@@ -8,21 +8,20 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from components.layers.gpu.config import runs_per_week
 from components.layers.slurm.accounts_job import SACK_START
-from components.layers.slurm.active_checks import CONFIG_MAP, weekly_gpu_hours
+from components.layers.slurm.active_checks import CONFIG_MAP, cronjob_spec, weekly_gpu_hours
 from components.site.loader import ConfigError, load_config
 from components.versions import Images
 from offline.engine import RecordedStack
-from tests.helpers import REPO, config_values, raw_config
+from tests.helpers import config_values, raw_config
 from tests.test_layers import objects, one
-
-SCRIPT = REPO / "scripts/gpu/active-check.sh"
-FIXTURES = REPO / "tests/fixtures"
 
 
 def _prod_with(mutate: Any) -> Any:
@@ -88,6 +87,23 @@ def test_an_allreduce_holds_its_nodes_and_no_more() -> None:
         (lambda v: _checks(v)[2].update(name="IB_links"), "hpcforge:gpu.activeChecks[2].name"),
         (lambda v: _checks(v)[2].update(action="remediate"), "hpcforge:gpu.activeChecks[2].action"),
         (
+            lambda v: v["hpcforge:gpu"].update(activeCheckUser="mallory"),
+            "hpcforge:gpu.activeCheckUser: unknown directory user 'mallory'",
+        ),
+        (
+            lambda v: v["hpcforge:slurm"]["accounts"]["users"][1].update(adminLevel="Operator"),
+            "hpcforge:gpu.activeCheckUser: 'hpcforge-check' has adminLevel Operator in slurm.accounts.users; the checks "
+            "drain and resume nodes, which Slurm allows Administrator only",
+        ),
+        (
+            lambda v: v["hpcforge:slurm"]["accounts"].update(users=[]),
+            "hpcforge:gpu.activeCheckUser: 'hpcforge-check' has no Slurm association",
+        ),
+        (
+            lambda v: v["hpcforge:slurm"]["accounting"].update(enabled=False),
+            "hpcforge:gpu.activeChecks: the checks read their jobs' results from accounting (sacct)",
+        ),
+        (
             lambda v: v["hpcforge:slurm"].update(pyxis=False) or v["hpcforge:gpu"]["evidence"].update(enabled=False),
             "hpcforge:gpu.activeChecks[0].kind: dcgm-diag starts its image (nccl-tests, DCGM) with srun --container-image",
         ),
@@ -109,10 +125,11 @@ def test_prod_runs_each_check_from_a_cronjob_that_never_overlaps(prod_stack: Rec
     assert ib["schedule"] == "30 2 * * *" and ib["concurrencyPolicy"] == "Forbid"
     pod = ib["jobTemplate"]["spec"]["template"]["spec"]
     command = pod["containers"][0]["command"]
-    assert command[-3:] == ["ib", "--script", "/etc/hpcforge/active-checks/active-check.sh"]
-    # sackd first, as in the accounts Job: under auth/slurm the clients ask its socket for a token.
-    assert command[:3] == ["/bin/sh", "-c", SACK_START]
-    assert {"name": "sack", "mountPath": "/run/slurm"} in pod["containers"][0]["volumeMounts"]
+    assert command == [
+        "python3", "/etc/hpcforge/active-checks/active_checks.py", "--config", "/etc/hpcforge/active-checks/checks.json",
+        "--check", "ib", "--script", "/etc/hpcforge/active-checks/active-check.sh",
+        "--token-file", "/etc/hpcforge/token/SLURM_JWT",
+    ]  # fmt: skip
     assert pod["containers"][0]["image"] == Images.LOGIN.ref
     data = one(prod_stack, "ConfigMap", "slurm", CONFIG_MAP)["data"]
     assert "# --- include ../" not in data["active-check.sh"] and "dcgm_reason()" in data["active-check.sh"]
@@ -152,3 +169,59 @@ def test_preview_and_diff_print_what_each_check_costs_in_gpu_hours(prod_stack: R
         f"active GPU check gpu-check-nccl: up to 16.0 GPU-hours a week (was {expected['nccl']:.1f})"
     ]
     assert effects[0].severity == "none"
+
+
+# --- who the checks run as (issue 35 item 12) -----------------------------------------------------------------------
+
+
+@pytest.mark.program
+def test_the_check_pod_holds_a_jwt_for_its_user_and_no_slurm_key(prod_stack: RecordedStack) -> None:
+    """The narrowest credential Slurm 26.05.3 offers that may reserve, drain and resume: a JWT for one user with
+    AdminLevel=Administrator (tests/scripts/gpu/test_real_active_checks.py proves what each level may do), from
+    Slinky's Token resource, signed with the Controller's JWT key. slurm.key (a credential for any user) stays out."""
+    token = one(prod_stack, "Token", "slurm", "gpu-active-checks")
+    assert token["spec"] == {
+        "jwtKeyRef": {"name": "slurm-auth-jwt", "key": "jwt.key"},
+        "username": "hpcforge-check",
+        "lifetime": "2h",
+        "refresh": True,
+        "secretRef": {"name": "gpu-active-checks-jwt", "key": "SLURM_JWT"},
+    }
+    for key, cronjob in objects(prod_stack, "CronJob").items():
+        if "gpu-check-" not in key:
+            continue
+        pod = cronjob.inputs["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+        assert "slurm-auth-slurm" not in json.dumps(pod) and "slurm.key" not in json.dumps(pod)
+        assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] == 65534
+        secrets = [v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v]
+        assert secrets == ["gpu-active-checks-jwt"]
+
+
+@pytest.mark.program
+def test_slurmctld_and_slurmdbd_can_look_the_check_user_up(prod_stack: RecordedStack, tmp_path: Path) -> None:
+    """A JWT names its user only; slurmctld and slurmdbd look the name up in their own pods, which know root and slurm
+    (components/layers/slurm/passwd.py). Each gets the user's line (uid of the directory, primary group's gid) on top
+    of its image's /etc/passwd; the init container's command, run here on this machine's /etc/passwd, keeps every
+    line of the image's file and adds the user's."""
+    for kind, container in (("Controller", "slurmctld"), ("Accounting", "slurmdbd")):
+        spec = one(prod_stack, kind, "slurm", "slurm")["spec"]
+        assert spec[container]["volumeMounts"] == [
+            {"name": "hpcforge-passwd", "mountPath": "/etc/passwd", "subPath": "passwd", "readOnly": True}
+        ]
+        init = spec["template"]["spec"]["initContainers"][0]
+        assert init["image"] == spec[container]["image"]  # the image's own passwd, whatever users it has
+        command = [part.replace("/out/", f"{tmp_path}/") for part in init["command"]]
+        subprocess.run(command, check=True, timeout=30)
+        written = (tmp_path / "passwd").read_text().splitlines()
+        assert written[:-1] == Path("/etc/passwd").read_text().splitlines()
+        assert written[-1] == "hpcforge-check:x:19001:5000:hpcforge-check:/nonexistent:/usr/sbin/nologin"
+
+
+def test_without_a_check_user_the_checks_run_as_root_with_slurm_key() -> None:
+    """No `gpu.activeCheckUser` (a stack written before issue 35): as before, root with slurm.key and sackd."""
+    config = _prod_with(lambda v: v["hpcforge:gpu"].pop("activeCheckUser"))
+    check = config.gpu.active_checks[0]
+    spec = cronjob_spec(check, controller="slurm", slurm_key_secret="slurm-auth-slurm", labels={})
+    pod = spec["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["command"][:3] == ["/bin/sh", "-c", SACK_START]
+    assert "--token-file" not in pod["containers"][0]["command"]
