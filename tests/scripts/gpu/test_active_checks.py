@@ -5,7 +5,10 @@ touch, the controller going away) is in tests/scripts/gpu/test_real_active_check
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -84,3 +87,43 @@ def test_sinfo_lines_are_read_with_reasons_that_contain_the_separator() -> None:
     nodes = driver.parse_nodes("n1|h100,gpu|drained|maintenance | cable\nn2|h100|idle|none\n")
     assert nodes["n1"].reason == "maintenance | cable" and nodes["n1"].features == {"h100", "gpu"}
     assert nodes["n2"].reason == "" and nodes["n2"].state == "idle"
+
+
+def test_an_allreduce_with_too_few_usable_nodes_is_reported_unjudged_not_passed(tmp_path: Path) -> None:
+    """Issue 35 item 8: one usable node of two needed used to print "no node to test" and exit 0. The driver, with a
+    fake `sinfo` (one H100 node idle, one drained by an admin) and a `scontrol` that records its calls: nothing is
+    reserved or changed, the node is reported, and the run exits 2 (unassessed)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in {
+        "sinfo": "printf 'h1|gpu-h100|idle|none\\nh2|gpu-h100|drained|cable swap\\n'",
+        "scontrol": f'echo "$*" >> {tmp_path}/scontrol.log',
+    }.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    check = {**_check(nodesets=("gpu-h100",)), "timeLimitMinutes": 5, "env": {}, "gpus": {"gpu-h100": 8}}
+    (tmp_path / "checks.json").write_text(json.dumps({"checks": [check]}))
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts/gpu/active_checks.py"),
+            "--config",
+            str(tmp_path / "checks.json"),
+            "--check",
+            "nccl",
+        ],
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout.splitlines() == [
+        "active-check nccl (action report): 0 passed, 0 failed, 1 not judged, 1 left alone",
+        "active-check nccl: no node was judged",
+        "ERROR h1: not tested: 1 usable node(s) in nodeset gpu-h100, the all-reduce needs 2",
+        "SKIP h2: drained (cable swap)",
+    ]
+    # only the delete of a reservation a killed run may have left: nothing reserved, no node touched
+    assert (tmp_path / "scontrol.log").read_text().splitlines() == ["delete ReservationName=active-check-nccl"]
