@@ -27,7 +27,9 @@ does not own. For the check NAME (an entry of checks.json, rendered from the con
    judge it, each time re-reading the node immediately before: `scontrol update ... Reason=` replaces any reason
    (Slurm 26.05.3 src/slurmctld/node_mgr.c), so a node that anyone or anything else (an admin, the GPU prolog)
    drained meanwhile is left as it is;
-7. deletes the reservation and prints a summary line, then one line per node (PASS/FAIL/ERROR/SKIP).
+7. deletes the reservation and prints a summary line, then one line per node (PASS/FAIL/ERROR/SKIP). A run that
+   ends early (SIGTERM: the pod deleted or past its deadline) cancels its jobs, drains again each node it had resumed
+   and deletes the reservation all the same.
 
 Exit status: 1 when a node failed, else 2 when a node could not be judged or nothing was tested (unassessed: the
 CronJob's Job fails, alert GpuActiveCheckFailed), else 0.
@@ -46,6 +48,7 @@ import base64
 import json
 import os
 import pwd
+import signal
 import subprocess
 import sys
 import time
@@ -322,6 +325,7 @@ def run_check(slurm: Slurm, check: dict[str, Any], args: argparse.Namespace, rep
             report.add("ERROR", node_name, f"not tested: the reservation could not be made (exit {rc}): {err}")
         return
     old = {node.name: node.reason for node in ours if node.name in targets}
+    ended = False
     try:
         for node_name in old:
             progress(f"{node_name}: {guarded_update(slurm, node_name, name, resume=True)} for the test")
@@ -343,13 +347,34 @@ def run_check(slurm: Slurm, check: dict[str, Any], args: argparse.Namespace, rep
         for group in submitted:
             verdict, detail = judge(group.job, ends.get(group.job), name)
             for node_name in group.nodes:
-                conclude(slurm, report, node_name, verdict, detail, name=name, drain=drain, old=old.get(node_name))
-        for node_name, reason in old.items():
-            if node_name not in report.lines or report.lines[node_name].startswith("ERROR"):
-                done = guarded_update(slurm, node_name, name, reason=reason)
-                report.lines[node_name] += f" (it stays drained: {reason}: {done})"
+                conclude(slurm, report, node_name, verdict, detail, name=name, drain=drain)
+        ended = True
     finally:
-        slurm.call("scontrol", "delete", f"ReservationName={reservation}")
+        if not ended:  # jobs may still run: Slurm deletes no reservation that has any ("Reservation busy")
+            jobs = [group.job for group in groups if group.job]
+            if jobs:
+                slurm.call("scancel", *jobs)
+        # A node resumed for the test that was not judged (whatever ended the run: a verdict of ERROR, an exception,
+        # SIGTERM) gets its drain back before the reservation that kept user jobs off it goes.
+        for node_name, reason in old.items():
+            line = report.lines.get(node_name, "")
+            if not line.startswith(("PASS ", "FAIL ")):
+                done = guarded_update(slurm, node_name, name, reason=reason)
+                line = line or f"ERROR {node_name}: the run ended before its job was judged"
+                report.lines[node_name] = f"{line} (it stays drained: {reason}: {done})"
+        delete_reservation(slurm, reservation, wait=20)
+
+
+def delete_reservation(slurm: Slurm, reservation: str, wait: float) -> None:
+    """Delete the reservation, trying again for up to `wait` seconds while cancelled jobs end."""
+    deadline = time.monotonic() + wait
+    while True:
+        rc, _, err = slurm.call("scontrol", "delete", f"ReservationName={reservation}", timeout=30)
+        if rc == 0 or time.monotonic() >= deadline:
+            if rc != 0:
+                progress(f"reservation {reservation} not deleted (exit {rc}: {err}); it ends by itself")
+            return
+        time.sleep(1)
 
 
 def conclude(slurm: Slurm, report: Report, node: str, verdict: str, detail: str, **how: Any) -> None:
@@ -360,6 +385,14 @@ def conclude(slurm: Slurm, report: Report, node: str, verdict: str, detail: str,
         report.add("FAIL", node, f"{detail} (action report: not drained)")
     else:
         report.add("FAIL", node, f"{detail} ({guarded_update(slurm, node, how['name'], reason=detail)})")
+
+
+class StoppedError(Exception):
+    """SIGTERM arrived."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise StoppedError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -375,7 +408,11 @@ def main(argv: list[str] | None = None) -> int:
     checks = {c["name"]: c for c in json.loads(args.config.read_text())["checks"]}
     check = checks[args.check]
     report = Report()
-    run_check(Slurm(args.token_file), check, args, report)
+    signal.signal(signal.SIGTERM, _stop)  # the pod deleted, or the Job's activeDeadlineSeconds: clean up first
+    try:
+        run_check(Slurm(args.token_file), check, args, report)
+    except StoppedError:
+        report.add("ERROR", "-", "the run was stopped (SIGTERM) before it ended")
     failed, errors, skipped = report.count("FAIL"), report.count("ERROR"), report.count("SKIP")
     passed = report.count("PASS")
     print(

@@ -450,3 +450,24 @@ def test_a_token_for_a_user_slurmctld_cannot_resolve_reserves_nothing(site: Site
     assert code == 2, output
     assert all(line.startswith("ERROR") and "the reservation could not be made" in line for line in _lines(output).values())
     assert site.cluster.node_state("g4") == "IDLE"
+
+
+def test_a_stopped_run_puts_back_the_drain_it_lifted(site: Site) -> None:
+    """The pod deleted mid-run (SIGTERM): g1, which this check drained earlier and resumed for the test, is drained
+    again with its reason before the reservation that kept user jobs off it is deleted (after cancelling the check's
+    jobs: Slurm deletes no reservation with jobs in it)."""
+    site.reset()
+    site.cluster.scontrol("update", "NodeName=g1", "State=DRAIN", "Reason=active-check ib: mlx5_0 port 1: state Down")
+    site.links(g1="slow:healthy-ndr.txt")
+    driver = site.start(site.checks(nodesets=["gpu-a"], env={"MIN_RATE": "400", "TIMEOUT_SECONDS": "55"}))
+    wait_until((site.tmp / "started" / "g1").exists, 60, "g1's check to run")
+    driver.proc.terminate()
+    code, out, err = driver.finish()
+    assert code == 2, out + err
+    assert "ERROR -: the run was stopped (SIGTERM) before it ended" in out
+    assert (
+        "ERROR g1: the run ended before its job was judged (it stays drained: active-check ib: mlx5_0 port 1: state Down: "
+        "drained)" in out
+    )
+    assert site.drained("g1") and site.reason("g1") == "active-check ib: mlx5_0 port 1: state Down"
+    assert "active-check-ib" not in site.cluster.scontrol("show", "reservation")
