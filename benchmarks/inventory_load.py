@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .sitegen import PROJECT_ROOT
+from components.paths import PROJECT_ROOT
 
 
 def _timed(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from components.site.inventory import read_yaml_file
     from components.site.loader import load_config
-    from offline.stackfile import read_stack_file
+    from offline.program.stackfile import read_stack_file
 
     stack = read_stack_file(args.stack_file, name="bench")
     raw = dict(stack.config)

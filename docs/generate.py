@@ -32,8 +32,9 @@ from pydantic import AnyUrl, BaseModel, Discriminator, HttpUrl, SecretBytes, Sec
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
-ROOT = Path(__file__).resolve().parent.parent
-OUTPUT = ROOT / "docs" / "configuration.md"
+from components.paths import PROJECT_ROOT
+
+OUTPUT = PROJECT_ROOT / "docs" / "configuration.md"
 NAMESPACE = "hpcforge"
 STALE_MESSAGE = "docs/configuration.md is stale: run make docs"
 
@@ -680,7 +681,7 @@ def render(root: type[BaseModel] | None = None) -> str:
 
 def _relative(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(ROOT))
+        return str(path.resolve().relative_to(PROJECT_ROOT))
     except ValueError:
         return str(path)
 

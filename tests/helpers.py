@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from components.ground.yamlv3 import load_document
+from components.paths import PROJECT_ROOT
 from components.site.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, read_yaml_file
-from offline.engine import RecordedStack, run_program
-from offline.stackfile import PROJECT_ROOT, config_string, read_stack_file
+from offline.program.engine import RecordedStack, run_program
+from offline.program.stackfile import config_string, read_stack_file
 
 REPO = PROJECT_ROOT
 FIXTURES = REPO / "tests" / "fixtures"

@@ -14,8 +14,11 @@ import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+
+from tests.registration import Program
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("components", "offline", "policies")
@@ -119,11 +122,18 @@ FLOORS: dict[str, tuple[tuple[str, ...], ...]] = {
     "": (("components",), ("policies",), ("offline",)),
     "components": (
         # The pins and the error type (and components/renderers/, an empty leftover: issue 37 item 6 removes it).
-        ("components.versions", "components.errors", "components.renderers"),
+        ("components.versions", "components.errors", "components.renderers", "components.paths"),
         # Below every layer: the config's base types, YAML reader, inventory references, platform core, pools, hosts.
         ("components.ground",),
         # What every layer deploys with: the deployment context, the chart deployer, the Kubernetes helpers.
-        ("components.context", "components.chart_hooks", "components.chart_security", "components.charts", "components.k8s"),
+        (
+            "components.context",
+            "components.chart_hooks",
+            "components.chart_security",
+            "components.charts",
+            "components.custom_resources",
+            "components.k8s",
+        ),
         ("components.layers",),
         # Above the layers: the root model, the loader, the inventories, placement, the checks across layers.
         ("components.site",),
@@ -147,11 +157,15 @@ FLOORS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("components.layers.evidence",),
     ),
     "offline": (
-        # The engine every command shares (issue 37 item 5 gives it a folder of its own).
-        ("offline.environ", "offline.words", "offline.stackfile", "offline.engine", "offline.recording", "offline.render"),
-        ("offline.charts", "offline.schema", "offline.live", "offline.policy"),
-        ("offline.admission", "offline.diff", "offline.owners", "offline.summary"),
-        ("offline.check", "offline.urns"),
+        # The engine code every job shares.
+        ("offline.program",),
+        # What several jobs use: the schema tier, the charts rendered as helm.v4.Chart does, the running Slurm jobs.
+        ("offline.schema", "offline.charts", "offline.live"),
+        # The jobs, one folder each with its command.py.
+        ("offline.preview", "offline.render", "offline.admission", "offline.diff", "offline.urns", "offline.inventory"),
+        # `check` also prints what Argo CD admits of the charts it delivers (offline/admission/verdicts.py).
+        ("offline.policy",),
+        # The dispatcher: it only hands each subcommand to its job.
         ("offline.cli", "offline.__main__"),
     ),
     "policies": (
@@ -168,10 +182,7 @@ name."""
 CONTAINERS = ("components.layers",)
 """Folders that hold packages rather than code: each of their sub-folders is a package (each layer is one)."""
 
-EXEMPT = {
-    ("policies.rules", "policies.admission"): "the security family takes in the admission rules (issue 37 item 4)",
-    ("offline.schema", "offline.charts"): "schema validation reads the charts' values (issue 37 item 5)",
-}
+EXEMPT: dict[tuple[str, str], str] = {}
 """Package imports that run against the floors or close a circle, each with the issue that removes it."""
 
 
@@ -245,7 +256,7 @@ def test_the_package_graph_reads_the_packages() -> None:
     assert _package("components.platform") == "components.platform"
     assert _package("components.site.checks.gpu") == "components.site"
     assert _package("components.layers.slurm.face") == "components.layers.slurm"
-    assert _package("offline.charts.values") == "offline.charts"
+    assert _package("offline.schema.values") == "offline.schema"
     assert "components.layers.slurm" in _package_graph(GRAPH)["components.layers.provisioning"]
 
 
@@ -453,3 +464,114 @@ def test_every_layer_name_is_imported_from_its_module() -> None:
     files = [path for root in IMPORTERS for path in (REPO / root).rglob("*.py") if ".venv" not in path.parts]
     through = sorted(f"{path.relative_to(REPO)}: {taken}" for path in files for taken in _taken_through(path))
     assert through == []
+
+
+# Registration (issue 37 item 3): only a layer's layer.py registers resources, through the k8s helpers --------------
+
+REGISTRARS = ("components/k8s/", "components/custom_resources.py", "components/charts.py", "components/platform.py")
+"""Where resources may be registered besides a layer's layer.py: the helpers layer.py registers through (Scope,
+LayerNamespace and what they wrap; the chart deployer, the one choke point for third-party software) and the
+Platform, which makes the layers' components."""
+
+
+@functools.cache
+def _program() -> Program:
+    return Program()
+
+
+def _may_register(path: str) -> bool:
+    parts = path.split("/")
+    is_layer = len(parts) == 4 and parts[:2] == ["components", "layers"] and parts[3] == "layer.py"
+    return is_layer or path.startswith(REGISTRARS)
+
+
+def test_the_registration_finder_finds_a_registration() -> None:
+    """A resource class constructed, a helper that registers called, and a Scope method called on a value the module
+    does not name are each found; a pure function is not (the source is read, never run)."""
+    source = (
+        "import pulumi_kubernetes as k8s\n"
+        "from components.k8s.generated import generated_password\n"
+        "def build(ctx, scope):\n"
+        "    k8s.core.v1.ConfigMap('x')\n"
+        "    generated_password(ctx, 'pw', length=8, parent=scope.parent)\n"
+        "    return scope.custom('v1', 'Kind', 'name', {})\n"
+        "def pure():\n"
+        "    return {'kind': 'ConfigMap'}\n"
+    )
+    module = ModuleType("components.fake")
+    exec(compile(source, "fake.py", "exec"), vars(module))  # defines the functions only
+    found = _program().registrations(REPO / "components/fake.py", ast.parse(source), vars(module))
+    assert [(r.line, r.callee) for r in found] == [
+        (4, "pulumi_kubernetes.core.v1.ConfigMap.ConfigMap"),
+        (5, "components.k8s.generated.generated_password"),
+        (6, ".custom(...), a method that registers"),
+    ]
+
+
+def test_only_layer_modules_and_the_k8s_helpers_register_resources() -> None:
+    """No module of components/ but a layer's layer.py, the helpers of REGISTRARS and the Platform constructs a Pulumi
+    resource or calls what does: every other module of a layer holds pure builders."""
+    found = _program().every_registration()
+    assert any(r.path == "components/layers/slurm/layer.py" for r in found)  # the finder reads the real tree
+    assert sorted(str(r) for r in found if not _may_register(r.path)) == []
+
+
+def test_custom_resources_and_network_policies_are_made_one_way() -> None:
+    """`Scope.custom` and `Scope.network_policy` are the one way to make a custom resource or a NetworkPolicy: the
+    classes are constructed in one module each (components/custom_resources.py, components/k8s/resources.py), and the
+    functions that construct them are called by Scope and the helpers beside it (and, for the Argo CD Applications of
+    the charts, by the chart deployer), never by a layer."""
+    import pulumi_kubernetes as k8s
+
+    from components import custom_resources
+    from components.k8s import resources
+
+    custom = (k8s.apiextensions.CustomResource, k8s.apiextensions.CustomResourcePatch, custom_resources.KubernetesObject)
+    policies = (k8s.networking.v1.NetworkPolicy, k8s.networking.v1.NetworkPolicyPatch)
+    assert {r.path for r in _program().constructions(custom)} == {"components/custom_resources.py"}
+    assert {r.path for r in _program().constructions(policies)} == {"components/k8s/resources.py"}
+    called = _program().calls_of((custom_resources.custom_resource, resources.network_policy))
+    assert {r.path for r in called} == {"components/k8s/scope.py", "components/k8s/resources.py", "components/charts.py"}
+
+
+def test_network_policy_allows_are_built_in_objects_modules() -> None:
+    """A layer's NetworkPolicy allows are pure builders of its objects.py: no other module of a layer writes an
+    `Allow` or calls the helpers that make one (layer.py passes what objects.py returns to its LayerNamespace)."""
+    from components.k8s import resources
+
+    makers = (resources.Allow, resources.egress_to_apiserver, resources.egress_to_internet, resources.egress_to_namespaces)
+    makers += (resources.ingress_from_anywhere, resources.ingress_from_namespaces)
+    made = [r for r in _program().calls_of(makers) if r.path.startswith("components/layers/")]
+    assert len(made) > 20  # the finder reads the real tree
+    assert sorted(str(r) for r in made if not r.path.endswith("/objects.py")) == []
+
+
+def test_every_layer_has_an_objects_module() -> None:
+    """Each layer folder has a layer.py (what it registers) and an objects.py (its pure builders, its allows too)."""
+    layers = sorted(path for path in (REPO / "components" / "layers").iterdir() if (path / "__init__.py").is_file())
+    assert len(layers) > 10  # the check reads the real tree
+    assert [p.name for p in layers if not (p / "layer.py").is_file() or not (p / "objects.py").is_file()] == []
+
+
+ROOT_ARITHMETIC = re.compile(r"Path\(__file__\)(?:\.resolve\(\))?\.(?:parents\b|parent\.parent\b)")
+"""A module finding the project's root by counting its own folders up (`Path(__file__).parents[2]`)."""
+SELF_LOCATING = {
+    "components/paths.py": "the one project-root helper",
+    "policies/gitops-drift/__main__.py": "a policy pack run as a script puts the root on sys.path before any import",
+    "policies/security/__main__.py": "a policy pack run as a script puts the root on sys.path before any import",
+    "policies/slurm-contract/__main__.py": "a policy pack run as a script puts the root on sys.path before any import",
+    "scripts/ci/build_shared_manifest.py": "a CI script run as `python scripts/ci/...`: the project is not importable",
+}
+
+
+def test_one_module_finds_the_project_root() -> None:
+    """components/paths.py's PROJECT_ROOT is the project's root everywhere; only the scripts that must find the root
+    before they can import anything (SELF_LOCATING) count folders up themselves."""
+    assert ROOT_ARITHMETIC.search("ROOT = Path(__file__).resolve().parents[2]")
+    assert ROOT_ARITHMETIC.search("ROOT = Path(__file__).parent.parent")
+    assert not ROOT_ARITHMETIC.search("HERE = Path(__file__).resolve().parent")
+    files = [
+        p for root in ("components", "offline", "policies", "benchmarks", "scripts", "docs") for p in (REPO / root).rglob("*.py")
+    ]
+    counting = sorted(p.relative_to(REPO).as_posix() for p in files if ROOT_ARITHMETIC.search(p.read_text()))
+    assert counting == sorted(SELF_LOCATING)

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from components.ground.yamlv3 import load_document
-from offline.stackfile import PROJECT_ROOT
+from components.paths import PROJECT_ROOT
 
 from .cases import PathT, render_path
 

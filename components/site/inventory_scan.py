@@ -37,7 +37,7 @@ PathPart = str | int
 
 
 def render_path(parts: Sequence[PathPart]) -> str:
-    """`hosts[3].mac` from ('hosts', 3, 'mac'); the stack-file reader (offline/stackfile.py) writes its paths with it too."""
+    """`hosts[3].mac` from ('hosts', 3, 'mac'); the stack-file reader (offline/program/stackfile.py) writes its paths with it too."""
     text = ""
     for part in parts:
         if isinstance(part, int):

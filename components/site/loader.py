@@ -21,6 +21,7 @@ from pydantic_core import ErrorDetails
 from ..ground.base import ConfigProblems, describe_value
 from ..ground.inventory_ref import source_path
 from ..ground.root_causes import fold_unknown_references
+from ..paths import PROJECT_ROOT
 from .inventory import InventoryError, build_items, expand_inventories, with_core_candidates
 from .inventory_numbers import needs_core_reading
 from .inventory_scan import render_path
@@ -60,14 +61,11 @@ def parse_config_values(raw: Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-
-
 def load_config(raw: Mapping[str, Any], root: Path | None = None, stack: str = "STACK") -> PlatformConfig:
     """Validate the stack config and the inventory files it names (relative to `root`, default: this
     project); raise ConfigError with every problem found. `stack` only names the stack in messages."""
     values = parse_config_values(raw)
-    root = root or PROJECT_DIR
+    root = root or PROJECT_ROOT
     try:
         data, sources = expand_inventories(values, root, stack)
     except InventoryError as error:

@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..stackfile import StackFile
+from ..program.stackfile import StackFile
 
 # Built-in kinds that are not namespaced (Kubernetes 1.33 API discovery, `namespaced: false`).
 CLUSTER_SCOPED_BUILTINS = frozenset(

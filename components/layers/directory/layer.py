@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -14,8 +13,9 @@ from ...context import DeployContext, Stateful
 from ...ground.inventory_ref import digest_annotations
 from ...k8s.generated import GeneratedSecret
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, ingress_from_namespaces
+from ...k8s.resources import TRAEFIK_API
 from ...k8s.scope import Scope
+from ...paths import SCRIPTS
 from ...versions import Images
 from .config import DirectoryConfig
 from .face import DirectoryEndpoint
@@ -26,21 +26,20 @@ from .objects import (
     BOOTSTRAP_MAP,
     COMPONENT,
     DM_SECRET,
-    LDAP_PORT,
-    LDAPS_PORT,
     LDAPS_URI,
     NAMESPACE,
     TLS_SECRET,
     bind_checksum,
     bootstrap_job_name,
     bootstrap_job_spec,
+    directory_namespace_allows,
     dns_names,
     ldaps_route_spec,
     server_spec,
     service_spec,
 )
 
-SYNC_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "directory" / "ldap_sync.py"
+SYNC_SCRIPT = SCRIPTS / "directory" / "ldap_sync.py"
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ class Directory(pulumi.ComponentResource):
             app=APP,
             # The 389ds image starts as root to fix up /data before dropping to the dirsrv user.
             pod_security="baseline",
-            allows=[ingress_from_namespaces("allow-ingress-ldap", clients, Port(LDAP_PORT), Port(LDAPS_PORT))],
+            allows=directory_namespace_allows(clients),
             depends_on=args.depends_on,
         )
         scope = namespace.scope
@@ -107,16 +106,10 @@ class Directory(pulumi.ComponentResource):
         job = self._bootstrap(ctx, cfg, scope, server=server, bind=bind)
         self.ready = [server, service, job]
         if args.expose_hostname:
-            self.ready.append(
-                k8s.apiextensions.CustomResource(
-                    f"{NAMESPACE}/dirsrv-ldaps",
-                    api_version="traefik.io/v1alpha1",
-                    kind="IngressRouteTCP",
-                    metadata=ctx.meta("dirsrv-ldaps", COMPONENT, NAMESPACE, app=APP),
-                    spec=ldaps_route_spec(args.expose_hostname),
-                    opts=ctx.opts(self, depends_on=[service, tls]),
-                )
+            route = scope.custom(
+                TRAEFIK_API, "IngressRouteTCP", "dirsrv-ldaps", ldaps_route_spec(args.expose_hostname), depends_on=[service, tls]
             )
+            self.ready.append(route)
         self.endpoint = DirectoryEndpoint(
             ldap_uri=LDAPS_URI,
             base_dn=cfg.suffix,

@@ -1,5 +1,6 @@
-"""RDMA layer builders (pure): the Network Operator chart's values, the NicClusterPolicy, nv-ipam's IPPools, the
-SR-IOV operator's objects, the RDMA shared device plugin's config and the fabrics' CNI configs."""
+"""RDMA layer builders (pure): the operator's namespace allows, the Network Operator chart's values, the
+NicClusterPolicy, nv-ipam's IPPools, the SR-IOV operator's objects, the RDMA shared device plugin's config and the
+fabrics' CNI configs."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...k8s.resources import Allow, egress_to_apiserver
 from ...versions import ImagePin, Images
 from .config import Fabric, RdmaConfig
 from .face import ipam_config
@@ -14,6 +16,15 @@ from .face import ipam_config
 NAMESPACE = "nvidia-network-operator"
 NIC_CLUSTER_POLICY = "nic-cluster-policy"  # the one name the operator reconciles
 RESOURCE_PREFIX = "rdma"
+MELLANOX_API = "mellanox.com/v1alpha1"
+"""The API version of the NicClusterPolicy."""
+SRIOV_API = "sriovnetwork.openshift.io/v1"
+"""The API version of the SR-IOV operator's objects."""
+
+
+def operator_namespace_allows() -> list[Allow]:
+    """The operator's namespace: the API server (its DaemonSets' pods use the host network)."""
+    return [egress_to_apiserver()]
 
 
 def _image(pin: ImagePin) -> dict[str, str]:

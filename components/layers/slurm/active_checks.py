@@ -1,5 +1,6 @@
-"""Scheduled active GPU checks (hpcforge:gpu.activeChecks) in the Slurm namespace: one ConfigMap with the checks and
-their scripts, and one CronJob per check that runs scripts/gpu/active_checks.py against Slurm.
+"""Scheduled active GPU checks (hpcforge:gpu.activeChecks) in the Slurm namespace (pure; components/layers/slurm/layer.py
+registers them): one ConfigMap with the checks and their scripts, and one CronJob per check that runs
+scripts/gpu/active_checks.py against Slurm.
 
 Why a CronJob and not scrontab: the schedule then lives in the stack's config and in one Kubernetes object that
 Pulumi and Argo CD see (drift, review, history of Jobs, kube-state-metrics for the alerts), with
@@ -22,28 +23,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-import pulumi
-import pulumi_kubernetes as k8s
-
-from ...context import DeployContext
-from ...k8s.resources import config_map, container_resources
+from ...k8s.resources import container_resources
+from ...paths import PROJECT_ROOT, SCRIPTS
 from ...versions import Images
 from ..gpu.config import ActiveCheck, runs_per_week
 from .accounts_job import SACK_START, slurm_client_pod
 from .config import SlurmConfig
-from .face import GPU_HOURS_ANNOTATION
-from .objects import JWT_KEY_SECRET, SLINKY_API
+from .objects import JWT_KEY_SECRET
 from .script_include import inline_includes
 
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
-CHECK_SCRIPT = PROJECT_ROOT / "scripts" / "gpu" / "active-check.sh"
-DRIVER = PROJECT_ROOT / "scripts" / "gpu" / "active_checks.py"
-CONFIG_MAP = "gpu-active-checks"
+CHECK_SCRIPT = SCRIPTS / "gpu" / "active-check.sh"
+DRIVER = SCRIPTS / "gpu" / "active_checks.py"
+ACTIVE_CHECKS_MAP = "gpu-active-checks"
 MOUNT = "/etc/hpcforge/active-checks"
-COMPONENT = "gpu-active-check"
+ACTIVE_CHECKS_COMPONENT = "gpu-active-check"
 TOKEN = "gpu-active-checks"
 """The Token custom resource, and (with `-jwt`) the Secret it writes the JWT to, under TOKEN_KEY."""
 TOKEN_KEY = "SLURM_JWT"
@@ -181,7 +176,7 @@ def token_client_pod(*, command: list[str], controller: str) -> dict[str, Any]:
                 "name": "slurm-etc",
                 "configMap": {"name": f"{controller}-config", "items": [{"key": "slurm.conf", "path": "slurm.conf"}]},
             },
-            {"name": "checks", "configMap": {"name": CONFIG_MAP}},
+            {"name": "checks", "configMap": {"name": ACTIVE_CHECKS_MAP}},
             {"name": "token", "secret": {"secretName": f"{TOKEN}-jwt", "items": [{"key": TOKEN_KEY, "path": TOKEN_KEY}]}},
         ],
     }
@@ -204,7 +199,7 @@ def cronjob_spec(
             restart_policy="Never",
             controller=controller,
             slurm_key_secret=slurm_key_secret,
-            files=("checks", CONFIG_MAP, MOUNT),
+            files=("checks", ACTIVE_CHECKS_MAP, MOUNT),
         )
     return {
         "schedule": check.schedule,
@@ -225,78 +220,25 @@ def cronjob_spec(
     }
 
 
-def deploy_active_checks(
-    ctx: DeployContext,
-    parent: pulumi.Resource,
-    *,
-    checks: Sequence[ActiveCheck],
-    slurm: SlurmConfig,
-    namespace: str,
-    controller: str,
-    slurm_key_secret: str,
-    depends_on: Sequence[pulumi.Resource],
-    user: str | None = None,
-) -> list[pulumi.Resource]:
-    """The checks' ConfigMap, one CronJob per check and, with `user`, the Token for its JWT (nothing without
-    checks)."""
-    if not checks:
-        return []
-    data = config_map(
-        ctx,
-        CONFIG_MAP,
-        namespace,
-        {
-            "checks.json": checks_document(checks, slurm),
-            "active_checks.py": DRIVER.read_text(),
-            # The job script goes to the nodes alone (sbatch sends its text): its include inlined.
-            "active-check.sh": inline_includes(CHECK_SCRIPT.read_text(), CHECK_SCRIPT, PROJECT_ROOT),
-        },
-        component=COMPONENT,
-        parent=parent,
-        app=controller,
-        depends_on=depends_on,
-    )
-    out: list[pulumi.Resource] = [data]
-    if user is not None:
-        out.append(
-            k8s.apiextensions.CustomResource(
-                f"{namespace}/token-{TOKEN}",
-                api_version=SLINKY_API,
-                kind="Token",
-                metadata=ctx.meta(TOKEN, COMPONENT, namespace, app=controller),
-                spec=token_spec(user),
-                opts=ctx.opts(parent, depends_on=list(depends_on)),
-            )
-        )
-    cost = weekly_gpu_hours(slurm, checks)
-    before = list(out)
-    for check in checks:
-        labels = {**ctx.labels(controller, COMPONENT), "hpcforge.io/active-check": check.name}
-        out.append(
-            k8s.batch.v1.CronJob(
-                f"{namespace}/{cronjob_name(check)}",
-                metadata=ctx.meta(
-                    cronjob_name(check),
-                    COMPONENT,
-                    namespace,
-                    app=controller,
-                    annotations={GPU_HOURS_ANNOTATION: f"{cost[check.name]:.1f}"},
-                ),
-                spec=cronjob_spec(check, controller=controller, slurm_key_secret=slurm_key_secret, labels=labels, user=user),
-                opts=ctx.opts(parent, depends_on=[*before, *depends_on]),
-            )
-        )
-    return out
+def checks_files(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> dict[str, str]:
+    """The checks' ConfigMap: the checks, the driver that runs them, and the job script its tasks run."""
+    return {
+        "checks.json": checks_document(checks, slurm),
+        "active_checks.py": DRIVER.read_text(),
+        # The job script goes to the nodes alone (sbatch sends its text): its include inlined.
+        "active-check.sh": inline_includes(CHECK_SCRIPT.read_text(), CHECK_SCRIPT, PROJECT_ROOT),
+    }
 
 
 __all__ = [
-    "CONFIG_MAP",
+    "ACTIVE_CHECKS_COMPONENT",
+    "ACTIVE_CHECKS_MAP",
     "TOKEN",
     "check_partition",
     "checks_document",
+    "checks_files",
     "cronjob_name",
     "cronjob_spec",
-    "deploy_active_checks",
     "gpus_held",
     "token_client_pod",
     "token_spec",

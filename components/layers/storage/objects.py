@@ -1,14 +1,14 @@
-"""Shared-storage renderers (pure): the charts' values, StorageClasses, the PersistentVolumes and claims that put
-each NFS export's whole tree into the Slurm pods, the pods' volumes and mounts, and the mount commands of the
-bare-metal hosts' join scripts. One list (`hpcforge:storage.nfsExports`) feeds all of them, so pods and
-hosts see the same trees at the same paths.
+"""Shared-storage renderers (pure): local-path-provisioner's namespace allows, the charts' values, StorageClasses,
+the PersistentVolumes and claims that put each NFS export's whole tree into the Slurm pods, the pods' volumes and
+mounts, and the mount commands of the bare-metal hosts' join scripts. One list (`hpcforge:storage.nfsExports`) feeds
+all of them, so pods and hosts see the same trees at the same paths.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...k8s.resources import container_resources
+from ...k8s.resources import Allow, container_resources, egress_to_apiserver
 from ...versions import Images
 from .config import LocalPathConfig, NfsExport
 from .face import claim_name, nfs_mount_options, storage_class_name
@@ -16,6 +16,11 @@ from .face import claim_name, nfs_mount_options, storage_class_name
 NFS_DRIVER = "nfs.csi.k8s.io"
 """csi-driver-nfs 4.13.4 `driver.name` (its values.yaml default)."""
 LOCAL_PATH_CLASS = "local-path"
+
+
+def local_path_namespace_allows() -> list[Allow]:
+    """local-path-provisioner's namespace: the API server (its helper pods work on the node's host path)."""
+    return [egress_to_apiserver()]
 
 
 def nfs_values(*, kubelet_dir: str | None) -> dict[str, Any]:

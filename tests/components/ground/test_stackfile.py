@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from components.ground.yamlv3 import Timestamp, go_json_float, resolve_plain
-from offline.stackfile import StackFileError, parse_stack_text, read_stack_file
+from offline.program.stackfile import StackFileError, parse_stack_text, read_stack_file
 from tests.helpers import REPO
 
 # (plain scalar, value yaml.v3 resolves it to); resolve.go line numbers on the v3 branch.
@@ -171,7 +171,7 @@ def test_project_stack_files_read(stack: str) -> None:
     [("production", "development", "policies/config/dev.json"), ("lab", "production", "policies/config/prod.json")],
 )
 def test_policy_configuration_follows_environment_kind_not_name(tmp_path: Path, name: str, kind: str, policy: str) -> None:
-    from offline.cli import policy_config_for
+    from offline.policy.command import policy_config_for
 
     path = tmp_path / "Pulumi.any.yaml"
     path.write_text(f"config:\n  hpcforge:environment: {name}\n  hpcforge:environmentKind: {kind}\n")
@@ -179,7 +179,7 @@ def test_policy_configuration_follows_environment_kind_not_name(tmp_path: Path, 
 
 
 def test_policy_configuration_without_kind_refused_by_name(tmp_path: Path) -> None:
-    from offline.cli import policy_config_for
+    from offline.policy.command import policy_config_for
 
     path = tmp_path / "Pulumi.any.yaml"
     path.write_text("config:\n  hpcforge:environment: production\n")

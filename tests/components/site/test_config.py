@@ -14,7 +14,7 @@ import pytest
 
 from components.site.loader import ConfigError, load_config
 from components.site.root import PlatformConfig
-from offline.engine import ProgramConfigError
+from offline.program.engine import ProgramConfigError
 from tests.helpers import config_values, inventory_file, raw_config, run_stack_file, write_variant
 
 

@@ -13,7 +13,7 @@ from components.ground.inventory_ref import INVENTORY_ANNOTATION
 from components.site.inventory import InventoryError, read_yaml_file
 from components.site.loader import ConfigError, load_config
 from components.site.root import PlatformConfig
-from offline.engine import ProgramConfigError
+from offline.program.engine import ProgramConfigError
 from scripts.migrate_inventory import MigrationError, plan_migration
 from tests.helpers import REPO, config_values, inline_inventories, raw_config, run_stack, run_stack_file, write_variant
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from components.site.loader import load_config
-from offline.engine import ProgramConfigError
+from offline.program.engine import ProgramConfigError
 from tests.helpers import config_values, raw_config, run_stack_file, write_variant
 from tests.site_helpers import refusal
 

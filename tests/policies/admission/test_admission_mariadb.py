@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from components.site.loader import ConfigError, load_config
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from policies.admission import mariadb as m
 from policies.rules import gotime
 from tests.helpers import (

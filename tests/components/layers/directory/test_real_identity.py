@@ -27,7 +27,7 @@ from components.layers.directory.ldif import render_directory_ldif, sssd_bind_dn
 from components.layers.slurm.sssd import SssdSettings, render_sssd_conf
 from components.site.loader import load_config
 from components.site.root import PlatformConfig
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.daemons import dirsrv, sssd
 from tests.daemons.common import HarnessError, run
 from tests.daemons.dirsrv import DirectoryServer, LdapEntry

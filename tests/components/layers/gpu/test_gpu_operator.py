@@ -14,7 +14,7 @@ from components.platform import planned_charts
 from components.site.checks.gpu import gpu_operator_enabled
 from components.site.loader import ConfigError, load_config
 from components.versions import Charts, Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config, tolerates
 from tests.test_layers import one
 

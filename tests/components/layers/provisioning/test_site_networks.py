@@ -14,7 +14,7 @@ import pytest
 from components.layers.provisioning.grendel import GrendelSecrets, render_grendel_toml, render_inventory
 from components.site.loader import load_config
 from components.site.root import PlatformConfig
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config, run_stack_file, write_variant
 from tests.site_helpers import load_edited, refusal
 

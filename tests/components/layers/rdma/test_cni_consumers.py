@@ -35,7 +35,7 @@ from components.layers.rdma.face import attachment_config
 from components.layers.rdma.objects import NAMESPACE, ip_pool_spec, shared_device_plugin_config
 from components.site.loader import ConfigError, load_config
 from components.site.root import PlatformConfig
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.components.layers.rdma.test_rdma import RDMA
 from tests.components.layers.rdma.test_rdma_device_plugin import validate
 from tests.helpers import REPO, config_values, go_program, raw_config

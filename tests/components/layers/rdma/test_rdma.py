@@ -21,7 +21,7 @@ from components.layers.rdma.objects import (
 )
 from components.site.loader import ConfigError, load_config
 from components.versions import Charts, Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
 from tests.test_layers import one
 

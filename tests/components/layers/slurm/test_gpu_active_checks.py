@@ -16,10 +16,10 @@ import pytest
 
 from components.layers.gpu.config import runs_per_week
 from components.layers.slurm.accounts_job import SACK_START
-from components.layers.slurm.active_checks import CONFIG_MAP, cronjob_spec, weekly_gpu_hours
+from components.layers.slurm.active_checks import ACTIVE_CHECKS_MAP, cronjob_spec, weekly_gpu_hours
 from components.site.loader import ConfigError, load_config
 from components.versions import Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
 from tests.test_layers import objects, one
 
@@ -131,7 +131,7 @@ def test_prod_runs_each_check_from_a_cronjob_that_never_overlaps(prod_stack: Rec
         "--token-file", "/etc/hpcforge/token/SLURM_JWT",
     ]  # fmt: skip
     assert pod["containers"][0]["image"] == Images.LOGIN.ref
-    data = one(prod_stack, "ConfigMap", "slurm", CONFIG_MAP)["data"]
+    data = one(prod_stack, "ConfigMap", "slurm", ACTIVE_CHECKS_MAP)["data"]
     assert "# --- include ../" not in data["active-check.sh"] and "dcgm_reason()" in data["active-check.sh"]
     checks = {c["name"]: c for c in json.loads(data["checks.json"])["checks"]}
     assert checks["nccl"]["partition"] == checks["dcgm"]["partition"] == "gpu"  # the first that holds the nodesets
@@ -150,7 +150,7 @@ def test_preview_and_diff_print_what_each_check_costs_in_gpu_hours(prod_stack: R
     from offline.diff.base import State
     from offline.diff.impact import assess
     from offline.diff.plan import make_plan
-    from offline.summary import active_check_costs
+    from offline.preview.summary import active_check_costs
 
     config = load_config(config_values("prod"), stack="prod")
     expected = weekly_gpu_hours(config.slurm, config.gpu.active_checks)

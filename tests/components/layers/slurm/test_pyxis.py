@@ -22,7 +22,7 @@ from components.layers.slurm.objects import login_spec, nodeset_spec
 from components.site.loader import ConfigError, load_config
 from components.site.root import PlatformConfig
 from components.versions import SLINKY_TAG, Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
 from tests.test_layers import objects
 

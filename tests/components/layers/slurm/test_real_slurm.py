@@ -26,7 +26,7 @@ from components.layers.slurm.face import render_join_script
 from components.layers.slurm.slurm_conf import cgroup_conf, controller_extra_conf, gres_conf, node_parameters
 from components.site.loader import load_config
 from components.site.root import PlatformConfig
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.daemons import mariadb as mariadb_harness
 from tests.daemons import slurm
 from tests.daemons import slurmdbd as slurmdbd_harness

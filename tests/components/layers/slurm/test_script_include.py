@@ -16,7 +16,7 @@ from components.layers.slurm.objects import script_text
 from components.layers.slurm.script_include import IncludeError, inline_includes
 from components.site.files import missing_files
 from components.site.loader import load_config
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import REPO, config_values, raw_config, require_binaries
 from tests.scripts.slurm.test_gpu_health import EPILOG, PROLOG, run_script
 from tests.test_layers import objects

@@ -16,7 +16,7 @@ from components.layers.slurm.topology import TopologyConfig, expand_hostlist
 from components.layers.slurm.topology_files import TOPOLOGY_ANNOTATION, hostlist, node_annotations, topology_conf, topology_yaml
 from components.site.loader import load_config
 from components.site.root import PlatformConfig
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from components.layers.slurm.face import render_join_script
-from components.layers.slurm.traffic import slurm_bare_metal_allows
+from components.layers.slurm.objects import slurm_bare_metal_allows
 from components.site.loader import ConfigError, load_config
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from policies.admission.pss import check_sysctls
 from policies.rules.netpol import Cluster, Endpoint, Host, Pod, connection_allowed, workload_pod
 from tests.helpers import config_values, raw_config

@@ -15,7 +15,7 @@ from components.layers.slurm.face import render_join_script
 from components.layers.storage.face import host_mount_commands
 from components.site.loader import load_config
 from components.site.root import PlatformConfig
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.daemons.common import write_script
 from tests.helpers import config_values, raw_config
 from tests.site_helpers import refusal
