@@ -413,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
         run_check(Slurm(args.token_file), check, args, report)
     except StoppedError:
         report.add("ERROR", "-", "the run was stopped (SIGTERM) before it ended")
+    except (OSError, ValueError, KeyError) as error:  # e.g. no token file: unassessed (2), not "a node failed" (1)
+        report.add("ERROR", "-", f"the run broke off: {type(error).__name__}: {error}")
     failed, errors, skipped = report.count("FAIL"), report.count("ERROR"), report.count("SKIP")
     passed = report.count("PASS")
     print(

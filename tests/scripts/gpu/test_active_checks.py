@@ -127,3 +127,22 @@ def test_an_allreduce_with_too_few_usable_nodes_is_reported_unjudged_not_passed(
     ]
     # only the delete of a reservation a killed run may have left: nothing reserved, no node touched
     assert (tmp_path / "scontrol.log").read_text().splitlines() == ["delete ReservationName=active-check-nccl"]
+
+
+def test_a_missing_token_is_unassessed_not_a_failed_node(tmp_path: Path) -> None:
+    """Exit 1 means "a node failed"; a run that cannot even authenticate says 2 (unassessed) and why."""
+    check = {**_check("ib-link", nodesets=("gpu-h100",)), "timeLimitMinutes": 5, "env": {}, "gpus": {"gpu-h100": 8}}
+    (tmp_path / "checks.json").write_text(json.dumps({"checks": [{**check, "name": "ib"}]}))
+    argv = ["--config", str(tmp_path / "checks.json"), "--check", "ib", "--token-file", str(tmp_path / "missing")]
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts/gpu/active_checks.py"), *argv],
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"ERROR -: the run broke off: FileNotFoundError: [Errno 2] No such file or directory: '{tmp_path / 'missing'}'" in (
+        result.stdout
+    )
