@@ -4,7 +4,8 @@
     active_checks.py --config checks.json --check NAME [--script active-check.sh] [--token-file PATH]
 
 Only a check that ran and judged the hardware may drain a node; a drain or resume never touches a reason this check
-does not own. For the check NAME (an entry of checks.json, rendered from the config):
+does not own. For the check NAME (an entry of checks.json, rendered from the config by
+components/layers/slurm/active_checks.py):
 
 1. lists the nodes of its nodesets (`sinfo -N`; a nodeset's name is a feature of its nodes) and sorts them into
    - drained by this check earlier (reason `active-check NAME: ...`): tested again and resumed if they pass (with
