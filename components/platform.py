@@ -51,6 +51,7 @@ from .site.placement import (
     login_node_selectors,
     login_pool_taints,
     node_selectors,
+    nodeset_nodes,
     nodeset_pool_taints,
     nodeset_pools,
     pool_labels,
@@ -362,6 +363,7 @@ class Platform(pulumi.ComponentResource):
                 gpu_job_mapping_dir=job_mapping_dir,
                 rdma=cfg.active_rdma,
                 nodeset_pools=nodeset_pools(cfg),
+                nodeset_nodes=nodeset_nodes(cfg),
                 metrics=cfg.monitored,
                 active_checks=cfg.gpu.active_checks,
                 accounts_state=(

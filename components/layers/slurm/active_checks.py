@@ -16,8 +16,7 @@ first (SACK_START): under auth/slurm a client asks a sack socket for its token.
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...paths import PROJECT_ROOT, SCRIPTS
@@ -34,32 +33,34 @@ MOUNT = "/etc/hpcforge/active-checks"
 ACTIVE_CHECKS_COMPONENT = "gpu-active-check"
 
 
-def _gpu_nodes(slurm: SlurmConfig, nodeset: str) -> tuple[int, int]:
-    """(nodes, GPUs per node) of a nodeset: its replicas (pods), or 0 where they are not known in advance."""
-    for ns in slurm.nodesets:
-        if ns.name == nodeset and ns.gpus is not None:
-            return (ns.replicas if ns.scaling_mode == "StatefulSet" else 0), ns.gpus.count
-    return 0, 0
+RESERVATION_MARGIN_MINUTES = 5
+"""What a run holds beyond its time limit: scripts/gpu/active_checks.py makes the maintenance reservation the time limit
+plus 5 minutes long (`Duration=`), and waits for the jobs as long (the time limit plus its `--grace` of 300 s) before it
+cancels them. A check job may start late in the reservation (a user job still running on one of its nodes), so every
+node of the reservation is held for all of it."""
 
 
-def gpus_held(slurm: SlurmConfig, check: ActiveCheck) -> int:
-    """GPUs one run of `check` holds: every GPU of its nodesets' nodes; an all-reduce tests nodes in groups of
-    `nodes`, and a last, partial group is filled up with nodes tested already (so it holds `nodes` nodes too)."""
-    total = 0
-    for nodeset in check.nodesets:
-        nodes, per_node = _gpu_nodes(slurm, nodeset)
-        if check.kind == "nccl-allreduce" and nodes:
-            nodes = math.ceil(nodes / check.nodes) * check.nodes
-        total += nodes * per_node
-    return total
+def held_minutes(check: ActiveCheck) -> int:
+    """Minutes one run keeps the check's nodes away from user jobs, at most: its reservation's length."""
+    return check.time_limit_minutes + RESERVATION_MARGIN_MINUTES
 
 
-def weekly_gpu_hours(slurm: SlurmConfig, checks: Sequence[ActiveCheck]) -> dict[str, float]:
+def gpus_held(slurm: SlurmConfig, check: ActiveCheck, nodes: Mapping[str, int]) -> int:
+    """GPUs one run of `check` holds: every GPU of every node of its nodesets (the reservation takes them all; an
+    all-reduce's groups, a short remainder joining the last, cover each node once). `nodes`: how many nodes each
+    nodeset runs on (components/site/placement.py `nodeset_nodes`: a StatefulSet's replicas, a DaemonSet's pool, the
+    bare-metal hosts that join it)."""
+    per_node = {ns.name: ns.gpus.count for ns in slurm.nodesets if ns.gpus is not None}
+    return sum(nodes.get(nodeset, 0) * per_node.get(nodeset, 0) for nodeset in check.nodesets)
+
+
+def weekly_gpu_hours(slurm: SlurmConfig, checks: Sequence[ActiveCheck], nodes: Mapping[str, int]) -> dict[str, float]:
     """GPU-hours per week each active check holds at most (check name -> hours, rounded to 0.1): runs per week of
-    its schedule x the GPUs one run holds x its time limit. Pure; each check's CronJob carries its figure
-    (`hpcforge.io/gpu-hours-per-week`), which `./hpcforge preview` and `diff` print."""
+    its schedule x the GPUs one run holds x its reservation's length (`held_minutes`: the time limit plus
+    RESERVATION_MARGIN_MINUTES). Pure; each check's CronJob carries its figure (`hpcforge.io/gpu-hours-per-week`),
+    which `./hpcforge preview` and `diff` print."""
     return {
-        check.name: round(runs_per_week(check.schedule) * gpus_held(slurm, check) * check.time_limit_minutes / 60, 1)
+        check.name: round(runs_per_week(check.schedule) * gpus_held(slurm, check, nodes) * held_minutes(check) / 60, 1)
         for check in checks
     }
 
@@ -163,11 +164,13 @@ def checks_files(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> dict[str,
 __all__ = [
     "ACTIVE_CHECKS_COMPONENT",
     "ACTIVE_CHECKS_MAP",
+    "RESERVATION_MARGIN_MINUTES",
     "check_partition",
     "checks_document",
     "checks_files",
     "cronjob_name",
     "cronjob_spec",
     "gpus_held",
+    "held_minutes",
     "weekly_gpu_hours",
 ]

@@ -109,6 +109,9 @@ class SlurmArgs:
     """RDMA fabrics: one NetworkAttachmentDefinition each in the Slurm namespace; GPU nodesets on their pools attach them."""
     nodeset_pools: dict[str, str] = field(default_factory=dict)
     """Node pool of each nodeset (to find the RDMA fabrics its nodes reach)."""
+    nodeset_nodes: dict[str, int] = field(default_factory=dict)
+    """How many Slurm nodes each nodeset has (components/site/placement.py `nodeset_nodes`): what an active check
+    holds."""
     script_settings: Mapping[str, str] = field(default_factory=dict)
     """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
     gpu_job_mapping_dir: str | None = None
@@ -260,7 +263,7 @@ class Slurm(pulumi.ComponentResource):
         objects.insert(0, controller)
         if args.accounts_state is not None:
             objects += self._accounts(scope.but(depends_on=tuple(objects)), cfg, args.accounts_state)
-        objects += self._active_checks(scope.but(depends_on=(controller,)), cfg, args.active_checks)
+        objects += self._active_checks(scope.but(depends_on=(controller,)), args)
         return controller, objects
 
     def _accounts(self, scope: Scope, cfg: SlurmConfig, desired: str) -> list[pulumi.Resource]:
@@ -296,14 +299,15 @@ class Slurm(pulumi.ComponentResource):
         )
         return [data, *desired_maps, job]
 
-    def _active_checks(self, scope: Scope, cfg: SlurmConfig, checks: Sequence[ActiveCheck]) -> list[pulumi.Resource]:
+    def _active_checks(self, scope: Scope, args: SlurmArgs) -> list[pulumi.Resource]:
         """The active GPU checks (active_checks.py): their ConfigMap and one CronJob per check, after what `scope`
         waits for (the Controller); nothing without checks."""
+        cfg, checks = args.config, args.active_checks
         if not checks:
             return []
         ctx, ns = scope.ctx, scope.namespace
         data = scope.but(component=ACTIVE_CHECKS_COMPONENT).config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg))
-        cost = weekly_gpu_hours(cfg, checks)
+        cost = weekly_gpu_hours(cfg, checks, args.nodeset_nodes)
         cronjobs: list[pulumi.Resource] = []
         for check in checks:
             labels = {**ctx.labels(CONTROLLER, ACTIVE_CHECKS_COMPONENT), "hpcforge.io/active-check": check.name}

@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 
 
 def check_active_checks(config: PlatformConfig, problems: ProblemCollector) -> None:
-    """The checks name GPU nodesets, once each; an all-reduce has enough nodes; names are unique."""
+    """The checks name GPU nodesets, once each; an all-reduce has enough nodes and a floor it can reach; names are
+    unique; a DaemonSet nodeset names its pool (its nodes, and so what a check holds, come from it)."""
     gpu_nodesets = {ns.name: ns for ns in config.slurm.nodesets if ns.gpus is not None}
     seen: set[str] = set()
     for index, check in enumerate(config.gpu.active_checks):
@@ -30,8 +31,71 @@ def check_active_checks(config: PlatformConfig, problems: ProblemCollector) -> N
                     [*where, "nodes"],
                     f"an all-reduce across {check.nodes} nodes, but nodeset {nodeset!r} has {gpu_nodesets[nodeset].replicas}",
                 )
+            elif gpu_nodesets[nodeset].scaling_mode == "DaemonSet" and gpu_nodesets[nodeset].pool is None:
+                problems.add(
+                    [*where, "nodesets", ni],
+                    f"nodeset {nodeset!r} is a DaemonSet without a node pool: the nodes the check holds, and what it "
+                    "costs, are not known; give the nodeset its pool",
+                )
+            if check.kind == "nccl-allreduce" and nodeset in gpu_nodesets:
+                floor_problem = allreduce_floor_problem(config, nodeset, check.min_bus_bandwidth, required=True)
+                if floor_problem:
+                    problems.add([*where, "minBusBandwidth"], floor_problem)
         if check.kind in ("nccl-allreduce", "dcgm-diag") and config.slurm.pyxis is False:
             problems.add(
                 [*where, "kind"],
                 f"{check.kind} starts its image (nccl-tests, DCGM) with srun --container-image, which needs slurm.pyxis",
             )
+
+
+def allreduce_floor_problem(config: PlatformConfig, nodeset: str, floor: float, *, required: bool) -> str | None:
+    """Why an all-reduce across nodes of `nodeset` cannot reach `floor` GB/s of bus bandwidth, or None.
+
+    Without SHARP (in-network reduction: hpcforge sets up no SHARP plugin), each byte a node reduces crosses its NICs: a
+    ring all-reduce over n ranks sends and receives 2(n-1)/n of the data per rank, which nccl-tests reports as the bus
+    bandwidth (nccl-tests doc/PERFORMANCE.md "busBw"), so across nodes it cannot exceed a node's NIC bandwidth, the sum
+    of the declared port rates (`rdma.pools[].nics[].rateGbps`). `required`: a floor with no declared rates to bound it
+    is a problem too (an active check drains what fails it)."""
+    spec = config.slurm.nodeset(nodeset)
+    rdma = config.active_rdma
+    nics = rdma.pool_nics(spec.pool) if rdma is not None and spec is not None else None
+    ceiling = nics.bandwidth_gbytes if nics is not None else None
+    if ceiling is None:
+        if not required:
+            return None
+        pool = spec.pool if spec is not None else None
+        return f"the all-reduce across nodes of nodeset {nodeset!r} cannot be bounded: " + (
+            f"declare the link rate of every RDMA port of pool {pool!r} (rdma.pools[].nics[].rateGbps)"
+            if nics is not None
+            else f"pool {pool!r} has no RDMA NICs declared (rdma.pools), so its node bandwidth is not known"
+        )
+    if floor > ceiling:
+        rates = " + ".join(f"{nic.rate_gbps}" for nic in nics.nics) if nics is not None else ""
+        return (
+            f"{floor:g} GB/s cannot be reached across nodes of nodeset {nodeset!r}: without SHARP an all-reduce's bus "
+            f"bandwidth is at most a node's NIC bandwidth, ({rates}) Gb/s = {ceiling:g} GB/s "
+            f"(rdma.pools[].nics[].rateGbps of pool {spec.pool if spec is not None else None!r}); set at most {ceiling:g}"
+        )
+    return None
+
+
+def check_evidence_floor(config: PlatformConfig, problems: ProblemCollector) -> None:
+    """`gpu.evidence.minBusBandwidth` is reachable on the nodesets of the evidence's partition, where their NICs'
+    rates are declared."""
+    evidence = config.gpu.evidence
+    name = evidence.partition or next(
+        (
+            p.name
+            for p in config.slurm.partitions
+            if p.nodesets and all((ns := config.slurm.nodeset(n)) is not None and ns.gpus is not None for n in p.nodesets)
+        ),
+        None,
+    )
+    partition = next((p for p in config.slurm.partitions if p.name == name), None)
+    if not (config.evidence.enabled and evidence.enabled) or partition is None:
+        return
+    for nodeset in partition.nodesets:
+        problem = allreduce_floor_problem(config, nodeset, evidence.min_bus_bandwidth, required=False)
+        if problem:
+            problems.add(["gpu", "evidence", "minBusBandwidth"], problem)
+            return
