@@ -24,6 +24,7 @@ from ...versions import Images
 from ..gpu.config import ActiveCheck, runs_per_week
 from .accounts_job import SACK_START, slurm_client_pod
 from .config import SlurmConfig
+from .face import ACTIVE_CHECK_CRONJOB_PREFIX, ACTIVE_CHECK_STARTING_DEADLINE_SECONDS
 from .script_include import inline_includes
 
 CHECK_SCRIPT = SCRIPTS / "gpu" / "active-check.sh"
@@ -66,7 +67,7 @@ def weekly_gpu_hours(slurm: SlurmConfig, checks: Sequence[ActiveCheck], nodes: M
 
 
 def cronjob_name(check: ActiveCheck) -> str:
-    return f"gpu-check-{check.name}"
+    return f"{ACTIVE_CHECK_CRONJOB_PREFIX}{check.name}"
 
 
 def check_partition(check: ActiveCheck, slurm: SlurmConfig) -> str | None:
@@ -125,7 +126,7 @@ def cronjob_spec(check: ActiveCheck, *, controller: str, slurm_key_secret: str, 
     return {
         "schedule": check.schedule,
         "concurrencyPolicy": "Forbid",
-        "startingDeadlineSeconds": 3600,
+        "startingDeadlineSeconds": ACTIVE_CHECK_STARTING_DEADLINE_SECONDS,
         "successfulJobsHistoryLimit": 3,
         "failedJobsHistoryLimit": 3,
         "jobTemplate": {

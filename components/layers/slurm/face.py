@@ -17,6 +17,13 @@ CONTROLLER = "slurm"
 """The name of the Slinky Controller (and Accounting) custom resource: the controller pod and Service are
 `<CONTROLLER>-controller`."""
 
+ACTIVE_CHECK_CRONJOB_PREFIX = "gpu-check-"
+"""Each active GPU check's CronJob is `gpu-check-<name>` (components/layers/slurm/active_checks.py); the observability
+layer's alerts select them by it."""
+ACTIVE_CHECK_STARTING_DEADLINE_SECONDS = 3600
+"""The checks' CronJobs' `startingDeadlineSeconds`: a run not started that long after its time is not started at all
+(GpuActiveCheckMissed fires then)."""
+
 GPU_HOURS_ANNOTATION = "hpcforge.io/gpu-hours-per-week"
 """On each check's CronJob: the GPU-hours a week it holds GPU nodes away from jobs, at most (`weekly_gpu_hours`);
 `./hpcforge preview` and `./hpcforge diff` print it from the recorded objects."""
