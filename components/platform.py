@@ -356,7 +356,6 @@ class Platform(pulumi.ComponentResource):
                 login_pool_taints=login_pool_taints(cfg),
                 script_settings=gpu_health_settings(
                     cfg.gpu.health,
-                    mig=cfg.gpu.operator.mig_strategy != "none",
                     nvml_order=gpus_in_nvml_order(cfg),
                     job_mapping_dir=job_mapping_dir,
                 ),

@@ -4,6 +4,7 @@ Slurm dynamic node, and the annotation that carries an active GPU check's cost."
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 from collections.abc import Sequence
 
@@ -11,6 +12,7 @@ from ...ground.hosts import Host
 from ...k8s.addresses import PORT_RANGE_SYSCTL
 from ..rdma.config import RdmaConfig
 from .config import SlurmConfig
+from .script_settings import GPU_CHECK_SCOPE_FILE
 from .slurm_conf import SLURMCTLD_PORT, bare_metal_slurmd_argv, conf_text, host_parameters, shell_command
 
 CONTROLLER = "slurm"
@@ -69,6 +71,13 @@ def render_join_script(
         "# ranks listen on (MPI/PMIx wire-up, NCCL bootstrap) are the ones the Slurm namespace opens to this host.\n"
         f"sysctl -w {PORT_RANGE_SYSCTL}='{job_first} {job_last}' >/dev/null\n"
     )
+    if spec.gpus is not None:
+        scope = "node" if spec.gpus.is_mig else "job"
+        header += (
+            "# Which GPUs the GPU prolog and epilog check: the job's, or with MIG devices every GPU of the node (the\n"
+            "# scripts are the same for every nodeset; scripts/slurm/lib/gpu-common.sh read_scope_file).\n"
+            f"mkdir -p {posixpath.dirname(GPU_CHECK_SCOPE_FILE)} && echo {scope} > {GPU_CHECK_SCOPE_FILE}\n"
+        )
     if mounts:
         header += "# Shared trees (hpcforge:storage.nfsExports), mounted as on the login and compute pods.\n"
         header += "".join(f"{line}\n" for line in mounts)
