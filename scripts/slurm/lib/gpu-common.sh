@@ -24,6 +24,7 @@ read_scope_file() {
   local scope
   [ -n "${GPU_CHECK_SCOPE_FILE:-}" ] && [ -r "$GPU_CHECK_SCOPE_FILE" ] || return 0
   scope=$(tr -d '[:space:]' <"$GPU_CHECK_SCOPE_FILE")
+  # shellcheck disable=SC2034 # GPU_CHECK_SCOPE is the caller's setting
   case "$scope" in
     job | node) GPU_CHECK_SCOPE="$scope" ;;
     *) fail "$GPU_CHECK_SCOPE_FILE says '$scope' (expected job or node)" ;;
