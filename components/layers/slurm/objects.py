@@ -41,6 +41,7 @@ from .slurm_conf import (
     cgroup_conf,
     controller_extra_conf,
     gres_conf,
+    job_container_conf,
     mebibytes,
     nodeset_extra_conf,
 )
@@ -311,8 +312,9 @@ def key_refs() -> dict[str, Any]:
 
 def config_files(cfg: SlurmConfig, hosts: Sequence[Host] = ()) -> dict[str, str]:
     """The files of the `slurm-config-extra` ConfigMap, which the Controller lists in `configFileRefs`: cgroup.conf,
-    gres.conf where nodesets have GRES, topology files, plugstack.conf with Pyxis."""
-    files = {"cgroup.conf": cgroup_conf(cfg)}
+    job_container.conf (each job its own /dev/shm), gres.conf where nodesets have GRES, topology files, plugstack.conf
+    with Pyxis."""
+    files = {"cgroup.conf": cgroup_conf(cfg), "job_container.conf": job_container_conf()}
     gres = gres_conf(cfg)
     if gres is not None:
         files["gres.conf"] = gres
