@@ -43,6 +43,7 @@ from .layers.sealed_secrets import layer as sealed_secrets
 from .layers.sealed_secrets.layer import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import layer as slurm
 from .layers.slurm.layer import Slurm, SlurmArgs
+from .layers.slurm.passwd import PasswdEntry
 from .layers.slurm.sacct import render_desired_state
 from .layers.slurm.script_settings import gpu_health_settings
 from .layers.storage.layer import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
@@ -88,6 +89,17 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
     if config.monitored:
         uses += observability.CHARTS
     return uses
+
+
+def active_check_user(config: PlatformConfig) -> PasswdEntry | None:
+    """The directory user the active GPU checks run as (`gpu.activeCheckUser`), with its uid and primary group's gid
+    (None: no such user, or no checks)."""
+    name = config.gpu.active_check_user
+    if name is None or not config.gpu.active_checks:
+        return None
+    user = next(u for u in config.directory.users if u.name == name)
+    gid = next(g.gid_number for g in config.directory.groups if g.name == user.primary_group)
+    return PasswdEntry(name, user.uid_number, gid)
 
 
 @dataclass(frozen=True)
@@ -365,6 +377,7 @@ class Platform(pulumi.ComponentResource):
                 nodeset_nodes=nodeset_nodes(cfg),
                 metrics=cfg.monitored,
                 active_checks=cfg.gpu.active_checks,
+                active_check_user=active_check_user(cfg),
                 accounts_state=(
                     render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
                     if cfg.slurm.accounts is not None

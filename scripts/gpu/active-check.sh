@@ -1,14 +1,21 @@
 #!/bin/bash
 # An active GPU health check, run as the batch script of a Slurm job on the nodes it tests (submitted by
-# scripts/gpu/active_checks.py in the check's maintenance reservation). Kinds (ACTIVE_CHECK_KIND):
+# scripts/gpu/active_checks.py in the check's maintenance reservation, with the nodes' GPUs: --gres, --mem=0,
+# --exclusive). Kinds (ACTIVE_CHECK_KIND):
 #   dcgm-diag       `dcgmi diag -r <ACTIVE_CHECK_DCGM_LEVEL>` on every node of the job (one task per node)
 #   nccl-allreduce  nccl-tests' all_reduce_perf_mpi across the job's nodes (srun --mpi=pmix, every GPU a rank,
 #                   in ACTIVE_CHECK_IMAGE through Pyxis when set), "Avg bus bandwidth" against ACTIVE_CHECK_MIN_BUSBW
 #   ib-link         every port `ibstat` lists on every node: State Active, Physical state LinkUp, Rate at least
 #                   ACTIVE_CHECK_MIN_RATE Gb/s
-# A node that fails is drained with "active-check <name>: <reason>" (what the driver looks for to resume it after a
-# later pass); the job exits 1 then. Every tool call is bounded (`timeout -k`), so a hung GPU fails the check too.
-# With ACTIVE_CHECK_NODE set, the script is one node's part of a dcgm-diag or ib-link run (started by srun below).
+# The script judges and never changes a node: the driver drains, from the verdict it reads in accounting (sacct).
+# The verdict is the exit status, its reason the job's AdminComment ("active-check <name>: <reason>"):
+#   0   PASS   the hardware passed
+#   10  FAIL   the check ran and judged the hardware failing: a test failed in dcgmi's table, a port down or slow,
+#              a bus bandwidth measured below the floor, wrong all-reduce results
+#   11  ERROR  the check could not judge: a tool missing, unreachable or not finishing in time, a launch that failed,
+#              an all-reduce whose ranks ran alone; never a reason to drain
+# Every tool call is bounded (`timeout -k`). With ACTIVE_CHECK_NODE set, the script is one node's part of a
+# dcgm-diag or ib-link run (started by srun below); srun exits with its tasks' highest status.
 set -u
 
 : "${ACTIVE_CHECK_NAME:?}" "${ACTIVE_CHECK_KIND:?}"
@@ -18,42 +25,59 @@ set -u
 : "${ACTIVE_CHECK_MESSAGE_SIZE:=1G}"
 : "${ACTIVE_CHECK_MIN_RATE:=100}"
 : "${ACTIVE_CHECK_IMAGE:=}"
-: "${ACTIVE_CHECK_DRAIN:=yes}"
 
+FAIL_EXIT=10
+ERROR_EXIT=11
 GPU_CHECK_TAG="active-check $ACTIVE_CHECK_NAME"
-GPU_CHECK_DRAIN="$ACTIVE_CHECK_DRAIN"
 # --- include ../slurm/lib/gpu-common.sh ---
 # shellcheck source=SCRIPTDIR/../slurm/lib/gpu-common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../slurm/lib/gpu-common.sh"
 # --- end include ---
 
-# drain_nodes REASON: drain every node of the job (an all-reduce cannot tell which node was slow), print, exit 1.
-drain_nodes() {
-  local reason="$GPU_CHECK_TAG: $*" node
-  echo "$reason" >&2
-  if [ "$GPU_CHECK_DRAIN" = yes ] && command -v scontrol >/dev/null 2>&1; then
-    for node in $(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null); do
-      scontrol update NodeName="$node" State=DRAIN Reason="${reason:0:200}" >/dev/null 2>&1 || true
-    done
+# record TEXT: the job's AdminComment, which accounting keeps after the job ends (slurm.conf(5) AccountingStoreFlags:
+# "AdminComment and SystemComment are always recorded"); setting it needs AdminLevel=Administrator, as draining does.
+record() {
+  if [ -n "${SLURM_JOB_ID:-}" ] && command -v scontrol >/dev/null 2>&1; then
+    bounded 30 scontrol update JobId="$SLURM_JOB_ID" AdminComment="${1:0:200}" >/dev/null 2>&1 ||
+      echo "$GPU_CHECK_TAG: could not record the verdict in job $SLURM_JOB_ID's AdminComment" >&2
   fi
-  exit 1
+}
+
+# judged_failing REASON...: the hardware failed the check: print and record "<tag>: REASON", exit FAIL_EXIT.
+judged_failing() {
+  local reason="$GPU_CHECK_TAG: $*"
+  echo "$reason" >&2
+  record "$reason"
+  exit "$FAIL_EXIT"
+}
+
+# not_judged REASON...: the check could not judge the hardware: print and record why, exit ERROR_EXIT.
+not_judged() {
+  local reason="$GPU_CHECK_TAG: not judged: $*"
+  echo "$reason" >&2
+  record "$reason"
+  exit "$ERROR_EXIT"
 }
 
 dcgm_node() {
-  local output rc reason failed
+  local output rc reason found
   if ! command -v dcgmi >/dev/null 2>&1; then
-    fail "dcgmi is not installed here (run the check in an image with DCGM)"
+    not_judged "dcgmi is not installed here (run the check in an image with DCGM)"
   fi
   output=$(bounded "$ACTIVE_CHECK_TIMEOUT_SECONDS" dcgmi diag -r "$ACTIVE_CHECK_DCGM_LEVEL" 2>&1)
   rc=$?
   if timed_out "$rc"; then
-    fail "dcgmi diag -r $ACTIVE_CHECK_DCGM_LEVEL did not finish within ${ACTIVE_CHECK_TIMEOUT_SECONDS}s"
+    not_judged "dcgmi diag -r $ACTIVE_CHECK_DCGM_LEVEL did not finish within ${ACTIVE_CHECK_TIMEOUT_SECONDS}s"
   fi
   reason=$(dcgm_reason "$output")
-  failed=$?
-  if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ]; then
-    [ -n "$reason" ] || reason=$(printf '%s\n' "$output" | tail -n 1)
-    fail "dcgmi diag -r $ACTIVE_CHECK_DCGM_LEVEL failed (exit $rc): $reason"
+  found=$?
+  # A failed test, or an Error/Warning note in dcgmi's result table, is DCGM's verdict on the GPUs; a non-zero exit
+  # without a table (no host engine to talk to, a bad option) is not.
+  if [ "$found" -ne 0 ] || { [ "$rc" -ne 0 ] && [ -n "$reason" ]; }; then
+    judged_failing "dcgmi diag -r $ACTIVE_CHECK_DCGM_LEVEL failed (exit $rc): $reason"
+  fi
+  if [ "$rc" -ne 0 ]; then
+    not_judged "dcgmi diag -r $ACTIVE_CHECK_DCGM_LEVEL exited $rc without a result table: $(printf '%s\n' "$output" | tail -n 1)"
   fi
   echo "$GPU_CHECK_TAG: $SLURMD_NODENAME: dcgmi diag -r $ACTIVE_CHECK_DCGM_LEVEL passed"
 }
@@ -61,12 +85,14 @@ dcgm_node() {
 ib_node() {
   local output rc bad
   if ! command -v ibstat >/dev/null 2>&1; then
-    fail "ibstat is not installed here"
+    not_judged "ibstat is not installed here"
   fi
   output=$(bounded "$ACTIVE_CHECK_TIMEOUT_SECONDS" ibstat 2>&1)
   rc=$?
-  if [ "$rc" -ne 0 ]; then
-    fail "ibstat failed (exit $rc): $(printf '%s\n' "$output" | head -n 1)"
+  if timed_out "$rc"; then
+    not_judged "ibstat did not finish within ${ACTIVE_CHECK_TIMEOUT_SECONDS}s"
+  elif [ "$rc" -ne 0 ]; then
+    not_judged "ibstat failed (exit $rc): $(printf '%s\n' "$output" | head -n 1)"
   fi
   # ibstat: "CA 'mlx5_0'" then per "Port N:" the lines "State: Active", "Physical state: LinkUp", "Rate: 400".
   bad=$(printf '%s\n' "$output" | awk -v min="$ACTIVE_CHECK_MIN_RATE" '
@@ -75,38 +101,51 @@ ib_node() {
     /^[[:space:]]*State:/ { state = $2; if (state != "Active" && bad == "") bad = ca " port " port ": state " state; next }
     /^[[:space:]]*Physical state:/ { phys = $3; if (phys != "LinkUp" && bad == "") bad = ca " port " port ": physical state " phys; next }
     /^[[:space:]]*Rate:/ { if ($2 + 0 < min + 0 && bad == "") bad = ca " port " port ": rate " $2 " Gb/s (at least " min ")"; next }
-    END { if (ports == 0) print "no port listed"; else print bad }')
-  if [ -n "$bad" ]; then
-    fail "$bad"
+    END { if (ports == 0) print "-"; else print bad }')
+  if [ "$bad" = "-" ]; then
+    not_judged "ibstat listed no port"
+  elif [ -n "$bad" ]; then
+    judged_failing "$bad"
   fi
   echo "$GPU_CHECK_TAG: $SLURMD_NODENAME: every port Active, LinkUp, at least $ACTIVE_CHECK_MIN_RATE Gb/s"
 }
 
 nccl_job() {
-  local output rc busbw gpus="${SLURM_GPUS_ON_NODE:-${SLURM_GPUS_PER_NODE:-1}}"
+  local output rc busbw wrong gpus="${SLURM_GPUS_ON_NODE:-}"
   local image=()
+  if [ -z "$gpus" ]; then
+    not_judged "the job has no GPUs (SLURM_GPUS_ON_NODE is empty: submitted without --gres?)"
+  fi
   [ -n "$ACTIVE_CHECK_IMAGE" ] && image=(--container-image="$ACTIVE_CHECK_IMAGE")
   output=$(bounded "$ACTIVE_CHECK_TIMEOUT_SECONDS" srun --mpi=pmix --ntasks-per-node="$gpus" "${image[@]}" \
     all_reduce_perf_mpi -b "$ACTIVE_CHECK_MESSAGE_SIZE" -e "$ACTIVE_CHECK_MESSAGE_SIZE" -f 2 -g 1 2>&1)
   rc=$?
-  if timed_out "$rc"; then
-    drain_nodes "all-reduce did not finish within ${ACTIVE_CHECK_TIMEOUT_SECONDS}s"
-  elif [ "$rc" -ne 0 ]; then
-    drain_nodes "all-reduce failed (exit $rc): $(printf '%s\n' "$output" | tail -n 1)"
+  # nccl-tests ends with "# Out of bounds values : N OK|FAILED" and "# Avg bus bandwidth    : 371.52" (GB/s).
+  wrong=$(printf '%s\n' "$output" | awk -F: '/Out of bounds values/ { split($2, f, " "); value = f[1] } END { print value + 0 }')
+  if [ "$wrong" -gt 0 ]; then
+    judged_failing "all-reduce returned wrong results ($wrong values out of bounds)"
   fi
-  # nccl-tests ends with "# Avg bus bandwidth    : 371.52" (GB/s); 0 means every rank ran alone.
+  if timed_out "$rc"; then
+    not_judged "all-reduce did not finish within ${ACTIVE_CHECK_TIMEOUT_SECONDS}s"
+  elif [ "$rc" -ne 0 ]; then
+    not_judged "all-reduce failed (exit $rc): $(printf '%s\n' "$output" | tail -n 1)"
+  fi
   busbw=$(printf '%s\n' "$output" | awk -F: '/Avg bus bandwidth/ { gsub(/[[:space:]]/, "", $2); value = $2 } END { print value }')
   if [ -z "$busbw" ]; then
-    drain_nodes "all-reduce printed no average bus bandwidth"
+    not_judged "all-reduce printed no average bus bandwidth"
+  fi
+  # 0 means every rank ran alone (nccl-tests without MPI, or ranks the launcher did not connect): nothing measured.
+  if awk -v have="$busbw" 'BEGIN { exit !(have + 0 == 0) }'; then
+    not_judged "all-reduce bus bandwidth 0: every rank ran alone, nothing was measured"
   fi
   if ! awk -v have="$busbw" -v floor="$ACTIVE_CHECK_MIN_BUSBW" 'BEGIN { exit !(have + 0 >= floor + 0) }'; then
-    drain_nodes "all-reduce bus bandwidth $busbw GB/s is below $ACTIVE_CHECK_MIN_BUSBW GB/s"
+    judged_failing "all-reduce bus bandwidth $busbw GB/s is below $ACTIVE_CHECK_MIN_BUSBW GB/s"
   fi
   echo "$GPU_CHECK_TAG: all-reduce bus bandwidth $busbw GB/s (at least $ACTIVE_CHECK_MIN_BUSBW)"
 }
 
 if [ -n "${ACTIVE_CHECK_NODE:-}" ]; then
-  # One node's part, run by srun: `fail` drains this node (SLURMD_NODENAME) with the reason.
+  # One node's part, run by srun: its exit status is the node's verdict.
   case "$ACTIVE_CHECK_KIND" in
     dcgm-diag) dcgm_node ;;
     ib-link) ib_node ;;
@@ -118,11 +157,16 @@ case "$ACTIVE_CHECK_KIND" in
   nccl-allreduce) nccl_job ;;
   dcgm-diag | ib-link)
     # One task per node, running this script's own text (the batch script exists only on the first node; it is
-    # submitted with its include inlined); each node's part drains its own node when it fails.
+    # submitted with its include inlined).
     self=$(cat "${BASH_SOURCE[0]}")
     image=()
     [ -n "$ACTIVE_CHECK_IMAGE" ] && image=(--container-image="$ACTIVE_CHECK_IMAGE")
-    ACTIVE_CHECK_NODE=1 srun --ntasks-per-node=1 "${image[@]}" bash -c "$self" || exit 1
+    ACTIVE_CHECK_NODE=1 srun --ntasks-per-node=1 "${image[@]}" bash -c "$self"
+    rc=$?
+    case "$rc" in
+      0 | "$FAIL_EXIT" | "$ERROR_EXIT") exit "$rc" ;;
+      *) not_judged "srun exited $rc (the check did not run to its verdict)" ;;
+    esac
     ;;
-  *) drain_nodes "unknown check kind '$ACTIVE_CHECK_KIND'" ;;
+  *) not_judged "unknown check kind '$ACTIVE_CHECK_KIND'" ;;
 esac

@@ -120,6 +120,11 @@ class ActiveCheck(StrictModel):
     """`ib-link`: the lowest acceptable port rate in Gb/s (`ibstat` "Rate:")."""
     qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
     """Slurm QOS of the check jobs (e.g. a high-priority `maintenance` QOS declared in slurm.accounts); null: none."""
+    action: Literal["report", "drain"] = "report"
+    """What a node that fails the check gets: `report` (the run's Job fails and names the node; no node is changed:
+    the first stage of a rollout) or `drain` (drained with the check's reason, resumed when a later run passes).
+    Only a check that ran and judged the hardware failing drains; one that could not judge is reported either way.
+    docs/layers/gpu.md "Active checks: a rollout in stages"."""
 
     @field_validator("name")
     @classmethod
@@ -273,7 +278,15 @@ class GpuConfig(StrictModel):
     """The NVIDIA GPU Operator: driver, container toolkit, device plugin, feature discovery, DCGM, MIG."""
     evidence: GpuEvidenceConfig = Field(default_factory=GpuEvidenceConfig)
     """NCCL all-reduce and RDMA device checks after `pulumi up`."""
+    active_check_user: str | None = None
+    """The directory user the active checks run as (e.g. a service user `hpcforge-check` with no password and no ssh
+    key), with a Slurm association and adminLevel Administrator in `slurm.accounts.users`: creating the reservation
+    needs Operator, draining and resuming a node Administrator (Slurm 26.05.3 src/slurmctld/proc_req.c). The check's
+    pod then holds only a JWT for this user, from Slinky's Token custom resource, instead of slurm.key, which can sign
+    a credential for any user; slurmctld and slurmdbd are given the user's passwd line (they look a JWT's user up
+    locally). Null: the checks run as root with slurm.key (docs/layers/gpu.md "Active checks: who runs them")."""
     active_checks: tuple[ActiveCheck, ...] = ()
     """Scheduled active checks of GPU nodesets (DCGM diagnostic, NCCL all-reduce across nodes, InfiniBand/RoCE links),
-    run as Slurm jobs in a maintenance reservation by a CronJob each; a failing node is drained with a reason naming
-    the check and resumed when a later run passes (components/layers/slurm/active_checks.py, docs/layers/gpu.md)."""
+    run as Slurm jobs in a maintenance reservation by a CronJob each; a failing node is reported, or with `action:
+    drain` drained with a reason naming the check and resumed when a later run passes
+    (components/layers/slurm/active_checks.py, scripts/gpu/active_checks.py, docs/layers/gpu.md)."""

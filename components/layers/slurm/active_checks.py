@@ -7,10 +7,16 @@ Pulumi and Argo CD see (drift, review, history of Jobs, kube-state-metrics for t
 `concurrencyPolicy: Forbid` so that a slow run is never overlapped. scrontab entries live in slurmctld's state per
 user, are edited with `scrontab` by hand and need `ScronParameters=enable`: nothing reviews or restores them.
 
-The CronJob's pod reaches Slurm as the accounts reconciler's does (components/layers/slurm/accounts_job.py): the
-operator's `<controller>-config` slurm.conf and the slurm.key Secret projected into /etc/slurm, the Slinky login
-image's clients, as root (who may create reservations, submit into them and drain/resume nodes), and sackd started
-first (SACK_START): under auth/slurm a client asks a sack socket for its token.
+Who the checks run as (issue 35 item 12). With `gpu.activeCheckUser`, the CronJob's pod holds a JWT for that one
+user and nothing else: Slinky's Token custom resource signs it with the Controller's JWT key and keeps it fresh in a
+Secret (`token_spec`), which the pod mounts; the driver reads it again before each Slurm command (--token-file), and
+the Slinky login image's clients (sinfo, sbatch, scontrol, sacct) use auth/jwt when SLURM_JWT is set (Slurm 26.05.3
+src/interfaces/auth.c). The user needs AdminLevel=Administrator (drain and resume: src/slurmctld/proc_req.c
+`_slurm_rpc_update_node`) and must be known by name to slurmctld and slurmdbd (components/layers/slurm/passwd.py).
+slurm.key, which would let the pod sign a credential for any user, never reaches it
+(tests/scripts/gpu/test_real_active_checks.py proves each operation on the real daemons). Without a user, the pod
+reaches Slurm as the accounts reconciler's does (components/layers/slurm/accounts_job.py): slurm.conf and slurm.key
+in /etc/slurm, as root, sackd started first (SACK_START).
 """
 
 from __future__ import annotations
@@ -19,12 +25,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...k8s.resources import container_resources
 from ...paths import PROJECT_ROOT, SCRIPTS
 from ...versions import Images
 from ..gpu.config import ActiveCheck, runs_per_week
 from .accounts_job import SACK_START, slurm_client_pod
 from .config import SlurmConfig
 from .face import ACTIVE_CHECK_CRONJOB_PREFIX, ACTIVE_CHECK_STARTING_DEADLINE_SECONDS
+from .objects import JWT_KEY_SECRET
 from .script_include import inline_includes
 
 CHECK_SCRIPT = SCRIPTS / "gpu" / "active-check.sh"
@@ -32,6 +40,14 @@ DRIVER = SCRIPTS / "gpu" / "active_checks.py"
 ACTIVE_CHECKS_MAP = "gpu-active-checks"
 MOUNT = "/etc/hpcforge/active-checks"
 ACTIVE_CHECKS_COMPONENT = "gpu-active-check"
+TOKEN = "gpu-active-checks"
+"""The Token custom resource, and (with `-jwt`) the Secret it writes the JWT to, under TOKEN_KEY."""
+TOKEN_KEY = "SLURM_JWT"
+TOKEN_MOUNT = "/etc/hpcforge/token"
+TOKEN_LIFETIME = "2h"
+"""Slinky refreshes the JWT when 1/5 of its lifetime is left (v1.2.1 internal/controller/token/token_sync.go): 24
+minutes, ample for the kubelet to update the mounted Secret before the old token expires."""
+NOBODY = 65534
 
 
 RESERVATION_MARGIN_MINUTES = 5
@@ -98,7 +114,7 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
             "MESSAGE_SIZE": check.message_size,
             "MIN_RATE": str(check.min_rate_gbps),
             "IMAGE": check_image(check),
-            # Each tool call must end before the job's time limit does, so the script can still drain and say why.
+            # Each tool call must end before the job's time limit does, so the script can still record its verdict.
             "TIMEOUT_SECONDS": str(max(30, check.time_limit_minutes * 60 - 60)),
         }
         entries.append(
@@ -106,6 +122,10 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
                 "name": check.name,
                 "kind": check.kind,
                 "nodesets": list(check.nodesets),
+                "action": check.action,
+                # The GPUs of each nodeset's nodes, which the check's jobs ask for (--gres=gpu:N): a step gets only
+                # the GRES its job requested, not those an exclusive job holds (srun(1) --gres, Slurm 26.05.3).
+                "gpus": {ns.name: ns.gpus.count for ns in slurm.nodesets if ns.name in check.nodesets and ns.gpus},
                 "timeLimitMinutes": check.time_limit_minutes,
                 "nodes": check.nodes,
                 "partition": check_partition(check, slurm),
@@ -116,13 +136,76 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
     return json.dumps({"checks": entries}, indent=2, sort_keys=True) + "\n"
 
 
-def cronjob_spec(check: ActiveCheck, *, controller: str, slurm_key_secret: str, labels: dict[str, str]) -> dict[str, Any]:
-    """The CronJob of one check (pure: tested directly)."""
-    command = [
-        "/bin/sh", "-c", SACK_START, "active-check",
+def token_spec(user: str) -> dict[str, Any]:
+    """The Token custom resource's spec: a JWT for `user`, refreshed, in Secret `<TOKEN>-jwt` (pure)."""
+    return {
+        "jwtKeyRef": {"name": JWT_KEY_SECRET, "key": "jwt.key"},
+        "username": user,
+        "lifetime": TOKEN_LIFETIME,
+        "refresh": True,
+        "secretRef": {"name": f"{TOKEN}-jwt", "key": TOKEN_KEY},
+    }
+
+
+def token_client_pod(*, command: list[str], controller: str) -> dict[str, Any]:
+    """The pod of a check run with a JWT (pure): slurm.conf alone in /etc/slurm, the token, the checks; as nobody."""
+    return {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": NOBODY,
+            "runAsGroup": NOBODY,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [
+            {
+                "name": "active-check",
+                "image": Images.LOGIN.ref,
+                "command": command,
+                "resources": container_resources("50m", "64Mi", "256Mi"),
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "capabilities": {"drop": ["ALL"]},
+                    "readOnlyRootFilesystem": True,
+                },
+                "volumeMounts": [
+                    {"name": "slurm-etc", "mountPath": "/etc/slurm", "readOnly": True},
+                    {"name": "checks", "mountPath": MOUNT, "readOnly": True},
+                    {"name": "token", "mountPath": TOKEN_MOUNT, "readOnly": True},
+                ],
+            }
+        ],
+        "volumes": [
+            {
+                "name": "slurm-etc",
+                "configMap": {"name": f"{controller}-config", "items": [{"key": "slurm.conf", "path": "slurm.conf"}]},
+            },
+            {"name": "checks", "configMap": {"name": ACTIVE_CHECKS_MAP}},
+            {"name": "token", "secret": {"secretName": f"{TOKEN}-jwt", "items": [{"key": TOKEN_KEY, "path": TOKEN_KEY}]}},
+        ],
+    }
+
+
+def cronjob_spec(
+    check: ActiveCheck, *, controller: str, slurm_key_secret: str, labels: dict[str, str], user: str | None = None
+) -> dict[str, Any]:
+    """The CronJob of one check (pure: tested directly); with `user`, run with its JWT (token_client_pod)."""
+    driver = [
         "python3", f"{MOUNT}/active_checks.py", "--config", f"{MOUNT}/checks.json", "--check", check.name,
         "--script", f"{MOUNT}/active-check.sh",
     ]  # fmt: skip
+    if user is not None:
+        pod = token_client_pod(command=[*driver, "--token-file", f"{TOKEN_MOUNT}/{TOKEN_KEY}"], controller=controller)
+    else:
+        pod = slurm_client_pod(
+            container="active-check",
+            command=["/bin/sh", "-c", SACK_START, "active-check", *driver],
+            restart_policy="Never",
+            controller=controller,
+            slurm_key_secret=slurm_key_secret,
+            files=("checks", ACTIVE_CHECKS_MAP, MOUNT),
+        )
     return {
         "schedule": check.schedule,
         "concurrencyPolicy": "Forbid",
@@ -136,17 +219,7 @@ def cronjob_spec(check: ActiveCheck, *, controller: str, slurm_key_secret: str, 
                 "backoffLimit": 0,
                 # The reservation's length plus the driver's grace period and a margin.
                 "activeDeadlineSeconds": check.time_limit_minutes * 60 + 900,
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": slurm_client_pod(
-                        container="active-check",
-                        command=command,
-                        restart_policy="Never",
-                        controller=controller,
-                        slurm_key_secret=slurm_key_secret,
-                        files=("checks", ACTIVE_CHECKS_MAP, MOUNT),
-                    ),
-                },
+                "template": {"metadata": {"labels": labels}, "spec": pod},
             },
         },
     }
@@ -166,6 +239,7 @@ __all__ = [
     "ACTIVE_CHECKS_COMPONENT",
     "ACTIVE_CHECKS_MAP",
     "RESERVATION_MARGIN_MINUTES",
+    "TOKEN",
     "check_partition",
     "checks_document",
     "checks_files",
@@ -173,5 +247,7 @@ __all__ = [
     "cronjob_spec",
     "gpus_held",
     "held_minutes",
+    "token_client_pod",
+    "token_spec",
     "weekly_gpu_hours",
 ]

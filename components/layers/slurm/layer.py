@@ -41,9 +41,11 @@ from .accounts_job import (
 from .active_checks import (
     ACTIVE_CHECKS_COMPONENT,
     ACTIVE_CHECKS_MAP,
+    TOKEN,
     checks_files,
     cronjob_name,
     cronjob_spec,
+    token_spec,
     weekly_gpu_hours,
 )
 from .config import SlurmConfig
@@ -77,6 +79,7 @@ from .objects import (
     shared_fabrics,
     slurm_namespace_allows,
 )
+from .passwd import PasswdEntry
 from .reservation_script import reservation_script
 from .site import RESERVATIONS_MAP, reservation_job_spec, script_digest
 from .sssd import SssdSettings, render_sssd_conf
@@ -129,6 +132,9 @@ class SlurmArgs:
     """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
     active_checks: Sequence[ActiveCheck] = ()
     """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/slurm/active_checks.py)."""
+    active_check_user: PasswdEntry | None = None
+    """The user the active checks run as, with a JWT (None: root with slurm.key); slurmctld and slurmdbd are given
+    its passwd line (components/layers/slurm/passwd.py)."""
     accounts_state: str | None = None
     """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
@@ -246,7 +252,7 @@ class Slurm(pulumi.ComponentResource):
             accounting = self._slinky(
                 "Accounting",
                 CONTROLLER,
-                accounting_spec(cfg, host=db.host, port=db.port, database=db.database, user=db.user),
+                accounting_spec(cfg, host=db.host, port=db.port, database=db.database, user=db.user, passwd=_passwd(args)),
                 [operator, keys.key_secret, keys.jwt_secret, db_secret],
             )
             objects.append(accounting)
@@ -258,6 +264,7 @@ class Slurm(pulumi.ComponentResource):
             metrics=args.metrics,
             prolog="prolog" in keys.scripts,
             epilog="epilog" in keys.scripts,
+            passwd=_passwd(args),
         )
         controller = self._slinky("Controller", CONTROLLER, spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
@@ -300,13 +307,21 @@ class Slurm(pulumi.ComponentResource):
         return [data, *desired_maps, job]
 
     def _active_checks(self, scope: Scope, args: SlurmArgs) -> list[pulumi.Resource]:
-        """The active GPU checks (active_checks.py): their ConfigMap and one CronJob per check, after what `scope`
-        waits for (the Controller); nothing without checks."""
+        """The active GPU checks (active_checks.py): their ConfigMap, with a check user the Token for its JWT, and
+        one CronJob per check, after what `scope` waits for (the Controller); nothing without checks."""
         cfg, checks = args.config, args.active_checks
+        user = args.active_check_user.name if args.active_check_user is not None else None
         if not checks:
             return []
         ctx, ns = scope.ctx, scope.namespace
-        data = scope.but(component=ACTIVE_CHECKS_COMPONENT).config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg))
+        checks_scope = scope.but(component=ACTIVE_CHECKS_COMPONENT)
+        first = [checks_scope.config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg))]
+        if user is not None:
+            first.append(
+                checks_scope.custom(
+                    SLINKY_API, "Token", TOKEN, token_spec(user), resource_name=f"{ns}/token-{TOKEN}", depends_on=scope.depends_on
+                )
+            )
         cost = weekly_gpu_hours(cfg, checks, args.nodeset_nodes)
         cronjobs: list[pulumi.Resource] = []
         for check in checks:
@@ -321,11 +336,11 @@ class Slurm(pulumi.ComponentResource):
                         app=CONTROLLER,
                         annotations={GPU_HOURS_ANNOTATION: f"{cost[check.name]:.1f}"},
                     ),
-                    spec=cronjob_spec(check, controller=CONTROLLER, slurm_key_secret=SLURM_KEY_SECRET, labels=labels),
-                    opts=ctx.opts(self, depends_on=[data, *scope.depends_on]),
+                    spec=cronjob_spec(check, controller=CONTROLLER, slurm_key_secret=SLURM_KEY_SECRET, labels=labels, user=user),
+                    opts=ctx.opts(self, depends_on=[*first, *scope.depends_on]),
                 )
             )
-        return [data, *cronjobs]
+        return [*first, *cronjobs]
 
     def _login_secrets(self, scope: Scope, args: SlurmArgs) -> list[pulumi.Resource]:
         """What login pods mount: SSSD's configuration (with the directory's bind password) and the CA that signs
@@ -467,6 +482,11 @@ class Slurm(pulumi.ComponentResource):
         scope = Scope(self._ctx, self, self.namespace, f"slurm-{kind.lower()}", app=CONTROLLER)
         resource_name = f"{self.namespace}/{kind.lower()}-{name}"
         return scope.custom(SLINKY_API, kind, name, spec, resource_name=resource_name, depends_on=depends, stateful=stateful)
+
+
+def _passwd(args: SlurmArgs) -> list[PasswdEntry]:
+    """Users slurmctld and slurmdbd must find by name: the active checks' (when there are checks)."""
+    return [args.active_check_user] if args.active_check_user is not None and args.active_checks else []
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from .config import LoginConfig, NodeSetConfig, Script, SlurmConfig
 from .enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK
 from .face import CONTROLLER, nccl_settings
 from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf
+from .passwd import PasswdEntry, passwd_overlay
 from .script_include import inline_includes
 from .script_settings import apply_settings
 from .site import topology_files
@@ -337,10 +338,12 @@ def controller_spec(
     metrics: bool = False,
     prolog: bool = False,
     epilog: bool = False,
+    passwd: Sequence[PasswdEntry] = (),
 ) -> dict[str, Any]:
     """The Controller spec (pure: tested directly). `storage_class`: of the state volume (None: the cluster
     default); `rdma`: fabrics exist (controller_extra_conf); `metrics`: slurmctld's OpenMetrics endpoints and the
-    operator's ServiceMonitor; `prolog`/`epilog`: the scripts ConfigMaps exist."""
+    operator's ServiceMonitor; `prolog`/`epilog`: the scripts ConfigMaps exist; `passwd`: users slurmctld must find
+    by name (components/layers/slurm/passwd.py)."""
     accounting = cfg.accounting.enabled
     spec: dict[str, Any] = {
         "clusterName": cfg.cluster_name,
@@ -370,6 +373,9 @@ def controller_spec(
         spec["epilogScriptRefs"] = [{"name": "slurm-epilog-scripts"}]
     if accounting:
         spec["accountingRef"] = {"name": CONTROLLER}
+    if passwd:
+        spec["template"], mount = passwd_overlay(passwd, Images.SLURMCTLD.ref)
+        spec["slurmctld"]["volumeMounts"] = [mount]
     if cfg.controller.service is not None:
         spec["service"] = {
             "metadata": {"annotations": metallb_service_annotations(cfg.controller.service.pool, cfg.controller.service.address)},
@@ -378,9 +384,12 @@ def controller_spec(
     return spec
 
 
-def accounting_spec(cfg: SlurmConfig, *, host: str, port: int, database: str, user: str) -> dict[str, Any]:
-    """The Accounting spec: slurmdbd on the database layer's endpoint (its password in DB_PASSWORD_SECRET)."""
-    return {
+def accounting_spec(
+    cfg: SlurmConfig, *, host: str, port: int, database: str, user: str, passwd: Sequence[PasswdEntry] = ()
+) -> dict[str, Any]:
+    """The Accounting spec: slurmdbd on the database layer's endpoint (its password in DB_PASSWORD_SECRET);
+    `passwd`: users slurmdbd must find by name (components/layers/slurm/passwd.py)."""
+    spec: dict[str, Any] = {
         **key_refs(),
         "slurmdbd": {
             "image": Images.SLURMDBD.ref,
@@ -394,6 +403,10 @@ def accounting_spec(cfg: SlurmConfig, *, host: str, port: int, database: str, us
             "passwordKeyRef": {"name": DB_PASSWORD_SECRET, "key": "password"},
         },
     }
+    if passwd:
+        spec["template"], mount = passwd_overlay(passwd, Images.SLURMDBD.ref)
+        spec["slurmdbd"]["volumeMounts"] = [mount]
+    return spec
 
 
 def restapi_spec(cfg: SlurmConfig) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...ground.base import ProblemCollector
+from ...layers.slurm.accounts import known_names, resolve_associations
 
 if TYPE_CHECKING:
     from ..model import PlatformModel as PlatformConfig
@@ -12,7 +13,14 @@ if TYPE_CHECKING:
 
 def check_active_checks(config: PlatformConfig, problems: ProblemCollector) -> None:
     """The checks name GPU nodesets, once each; an all-reduce has enough nodes and a floor it can reach; names are
-    unique; a DaemonSet nodeset names its pool (its nodes, and so what a check holds, come from it)."""
+    unique; a DaemonSet nodeset names its pool (its nodes, and so what a check holds, come from it); they read their
+    results from accounting; the user they run as may reserve, drain and resume."""
+    if config.gpu.active_checks and not config.slurm.accounting.enabled:
+        problems.add(
+            ["gpu", "activeChecks"],
+            "the checks read their jobs' results from accounting (sacct): set slurm.accounting.enabled to true",
+        )
+    check_user(config, problems)
     gpu_nodesets = {ns.name: ns for ns in config.slurm.nodesets if ns.gpus is not None}
     seen: set[str] = set()
     for index, check in enumerate(config.gpu.active_checks):
@@ -99,3 +107,25 @@ def check_evidence_floor(config: PlatformConfig, problems: ProblemCollector) -> 
         if problem:
             problems.add(["gpu", "evidence", "minBusBandwidth"], problem)
             return
+
+
+def check_user(config: PlatformConfig, problems: ProblemCollector) -> None:
+    """`gpu.activeCheckUser` is a directory user whose Slurm association has adminLevel Administrator."""
+    user = config.gpu.active_check_user
+    if user is None:
+        return
+    where: list[str | int] = ["gpu", "activeCheckUser"]
+    users = {u.name for u in config.directory.users}
+    if user not in users:
+        problems.add(where, f"unknown directory user {user!r} (known: {known_names(users)})")
+        return
+    accounts = config.slurm.accounts
+    entry = resolve_associations(accounts, config.directory).get(user) if accounts is not None else None
+    if entry is None:
+        problems.add(where, f"{user!r} has no Slurm association: list it in slurm.accounts.users with a defaultAccount")
+    elif entry["admin_level"] != "Administrator":
+        problems.add(
+            where,
+            f"{user!r} has adminLevel {entry['admin_level']} in slurm.accounts.users; the checks drain and resume nodes, "
+            "which Slurm allows Administrator only",
+        )

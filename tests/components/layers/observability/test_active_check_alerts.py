@@ -22,7 +22,8 @@ def _said(alert: str, labels: dict[str, str]) -> dict[str, str]:
     """The rule's annotations with its `{{ $labels.x }}` filled in from `labels`."""
     rule = next(r for group in alert_rules(SETTINGS)["groups"] for r in group["rules"] if r["alert"] == alert)
     said = {}
-    for key, text in rule["annotations"].items():
+    for key, template in rule["annotations"].items():
+        text = template
         for name, value in labels.items():
             text = text.replace("{{ $labels." + name + " }}", value)
         said[key] = text
