@@ -316,6 +316,7 @@ class Platform(pulumi.ComponentResource):
                     gpu_pool_taints=gpu_pool_taints(cfg),
                     distribution=cfg.distribution,
                     gpudirect_rdma=cfg.active_rdma is not None,
+                    dcgm_clients=(cfg.slurm.namespace,) if any(c.kind == "dcgm-diag" for c in cfg.gpu.active_checks) else (),
                 ),
                 opts=self._child(),
             )

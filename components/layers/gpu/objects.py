@@ -16,15 +16,35 @@ from .dcgm_metrics import METRICS_CONFIG_MAP, dcgm_metrics_csv
 
 NAMESPACE = "gpu-operator"
 DCGM_EXPORTER_PORT = 9400
+DCGM_SERVICE = "nvidia-dcgm"
+DCGM_PORT = 5555
+DCGM_POD_LABELS = {"app": "nvidia-dcgm"}
+"""GPU Operator v26.7.0's DCGM host engine: DaemonSet nvidia-dcgm, pods labelled app=nvidia-dcgm, containerPort 5555,
+no hostNetwork (assets/state-dcgm/0400_dcgm.yml), behind Service nvidia-dcgm with `internalTrafficPolicy: Local`
+(assets/state-dcgm/0500_service.yaml)."""
 MIG_CONFIG_MAP = "hpcforge-mig-parted-config"
 DEVICE_PLUGIN_CONFIG_MAP = "hpcforge-device-plugin-config"
 
 
-def operator_namespace_allows() -> list[Allow]:
-    """The operator's namespace: the API server, and dcgm-exporter's metrics (scraped from the host network)."""
+def operator_namespace_allows(dcgm_clients: Sequence[str] = ()) -> list[Allow]:
+    """The operator's namespace: the API server, dcgm-exporter's metrics (scraped from the host network) and, from the
+    namespaces in `dcgm_clients` (the Slurm namespace where an active check runs `dcgmi diag`), the DCGM host engine."""
     return [
         egress_to_apiserver(),
         ingress_from_anywhere("allow-ingress-dcgm-exporter", Port(DCGM_EXPORTER_PORT)),
+        *(
+            [
+                Allow(
+                    "allow-ingress-dcgm-hostengine",
+                    "ingress",
+                    (Port(DCGM_PORT),),
+                    namespaces=tuple(dcgm_clients),
+                    pod_labels=DCGM_POD_LABELS,
+                )
+            ]
+            if dcgm_clients
+            else []
+        ),
     ]
 
 

@@ -29,6 +29,8 @@ from ...k8s.resources import container_resources
 from ...paths import PROJECT_ROOT, SCRIPTS
 from ...versions import Images
 from ..gpu.config import ActiveCheck, runs_per_week
+from ..gpu.face import DCGM_HOSTENGINE
+from ..rdma.config import RdmaConfig
 from .accounts_job import SACK_START, slurm_client_pod
 from .config import SlurmConfig
 from .face import ACTIVE_CHECK_CRONJOB_PREFIX, ACTIVE_CHECK_STARTING_DEADLINE_SECONDS
@@ -104,8 +106,20 @@ def check_image(check: ActiveCheck) -> str:
     return ""
 
 
-def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
-    """checks.json, what active_checks.py reads (pure: tested directly)."""
+def nodeset_hcas(rdma: RdmaConfig | None, nodeset_pools: Mapping[str, str]) -> dict[str, list[str]]:
+    """The RDMA devices of each nodeset's pool (`rdma.pools[].nics[].hca`, in NIC order, each once), for the nodesets
+    whose pool names a device for every NIC: what an ib-link check judges there."""
+    found: dict[str, list[str]] = {}
+    for nodeset, pool in nodeset_pools.items():
+        nics = rdma.pool_nics(pool) if rdma is not None else None
+        if nics is not None and all(nic.hca for nic in nics.nics):
+            found[nodeset] = list(dict.fromkeys(nic.hca for nic in nics.nics if nic.hca))
+    return found
+
+
+def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig, hcas: Mapping[str, Sequence[str]] | None = None) -> str:
+    """checks.json, what active_checks.py reads (pure: tested directly). `hcas`: each nodeset's RDMA devices
+    (`nodeset_hcas`), which an ib-link check judges (and no other device its pods see)."""
     entries = []
     for check in checks:
         env = {
@@ -114,6 +128,8 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
             "MESSAGE_SIZE": check.message_size,
             "MIN_RATE": str(check.min_rate_gbps),
             "IMAGE": check_image(check),
+            # dcgm-diag: the host engine of the job's node (gpu face DCGM_HOSTENGINE), which dcgmi asks.
+            **({"DCGM_HOST": DCGM_HOSTENGINE} if check.kind == "dcgm-diag" else {}),
             # Each tool call must end before the job's time limit does, so the script can still record its verdict.
             "TIMEOUT_SECONDS": str(max(30, check.time_limit_minutes * 60 - 60)),
         }
@@ -131,6 +147,7 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
                 "partition": check_partition(check, slurm),
                 "qos": check.qos,
                 "env": env,
+                **({"hcas": {ns: list((hcas or {}).get(ns, ())) for ns in check.nodesets}} if check.kind == "ib-link" else {}),
             }
         )
     return json.dumps({"checks": entries}, indent=2, sort_keys=True) + "\n"
@@ -225,10 +242,12 @@ def cronjob_spec(
     }
 
 
-def checks_files(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> dict[str, str]:
+def checks_files(
+    checks: Sequence[ActiveCheck], slurm: SlurmConfig, hcas: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, str]:
     """The checks' ConfigMap: the checks, the driver that runs them, and the job script its tasks run."""
     return {
-        "checks.json": checks_document(checks, slurm),
+        "checks.json": checks_document(checks, slurm, hcas),
         "active_checks.py": DRIVER.read_text(),
         # The job script goes to the nodes alone (sbatch sends its text): its include inlined.
         "active-check.sh": inline_includes(CHECK_SCRIPT.read_text(), CHECK_SCRIPT, PROJECT_ROOT),
@@ -247,6 +266,7 @@ __all__ = [
     "cronjob_spec",
     "gpus_held",
     "held_minutes",
+    "nodeset_hcas",
     "token_client_pod",
     "token_spec",
     "weekly_gpu_hours",

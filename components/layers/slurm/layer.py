@@ -45,6 +45,7 @@ from .active_checks import (
     checks_files,
     cronjob_name,
     cronjob_spec,
+    nodeset_hcas,
     token_spec,
     weekly_gpu_hours,
 )
@@ -198,7 +199,11 @@ class Slurm(pulumi.ComponentResource):
             app=CONTROLLER,
             # slurmd manages cgroups and devices for jobs: its pods run privileged.
             pod_security="privileged",
-            allows=slurm_namespace_allows(args.config, tuple(args.bare_metal_subnets)),
+            allows=slurm_namespace_allows(
+                args.config,
+                tuple(args.bare_metal_subnets),
+                dcgm=any(check.kind == "dcgm-diag" for check in args.active_checks),
+            ),
             depends_on=args.depends_on,
         )
         crds = operator_ns.chart("slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, {})
@@ -315,7 +320,9 @@ class Slurm(pulumi.ComponentResource):
             return []
         ctx, ns = scope.ctx, scope.namespace
         checks_scope = scope.but(component=ACTIVE_CHECKS_COMPONENT)
-        first = [checks_scope.config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg))]
+        first = [
+            checks_scope.config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg, nodeset_hcas(args.rdma, args.nodeset_pools)))
+        ]
         if user is not None:
             first.append(
                 checks_scope.custom(

@@ -24,6 +24,7 @@ from ...k8s.resources import (
 )
 from ...paths import PROJECT_ROOT
 from ...versions import Images
+from ..gpu.face import DCGM_HOSTENGINE_PORT, GPU_OPERATOR_NAMESPACE
 from ..rdma.config import Fabric, RdmaConfig
 from ..rdma.face import NETWORKS_ANNOTATION, attachment_config, rdma_resource
 from ..storage.config import NfsExport
@@ -515,10 +516,16 @@ def operator_namespace_allows(slurm_namespace: str) -> list[Allow]:
     ]
 
 
-def slurm_namespace_allows(cfg: SlurmConfig, bare_metal: Sequence[str]) -> list[Allow]:
+def slurm_namespace_allows(cfg: SlurmConfig, bare_metal: Sequence[str], *, dcgm: bool = False) -> list[Allow]:
     """The Slurm namespace: ssh to the login pods and slurmctld from anywhere, the operator, the accounting database
-    (when accounting is on), the directory, the API server, and Slurm traffic with bare-metal hosts."""
+    (when accounting is on), the directory, the API server, Slurm traffic with bare-metal hosts and, with `dcgm` (an
+    active check runs `dcgmi diag` in the slurmd pods), the DCGM host engine in the GPU Operator's namespace."""
     return [
+        *(
+            [egress_to_namespaces("allow-egress-dcgm-hostengine", [GPU_OPERATOR_NAMESPACE], Port(DCGM_HOSTENGINE_PORT))]
+            if dcgm
+            else []
+        ),
         ingress_from_anywhere("allow-ingress-ssh", Port(22)),
         ingress_from_anywhere("allow-ingress-slurmctld", Port(SLURMCTLD_PORT)),
         Allow("allow-ingress-from-operator", "ingress", namespaces=(OPERATOR_NAMESPACE,)),

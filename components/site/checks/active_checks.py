@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...ground.base import ProblemCollector
+from ...layers.gpu.config import ActiveCheck
 from ...layers.slurm.accounts import known_names, resolve_associations
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ def check_active_checks(config: PlatformConfig, problems: ProblemCollector) -> N
             "the checks read their jobs' results from accounting (sacct): set slurm.accounting.enabled to true",
         )
     check_user(config, problems)
-    gpu_nodesets = {ns.name: ns for ns in config.slurm.nodesets if ns.gpus is not None}
     seen: set[str] = set()
     for index, check in enumerate(config.gpu.active_checks):
         where: list[str | int] = ["gpu", "activeChecks", index]
@@ -29,26 +29,13 @@ def check_active_checks(config: PlatformConfig, problems: ProblemCollector) -> N
             problems.add([*where, "name"], f"{check.name!r} is used by another check")
         seen.add(check.name)
         for ni, nodeset in enumerate(check.nodesets):
-            if nodeset not in gpu_nodesets:
-                problems.add(
-                    [*where, "nodesets", ni],
-                    f"{nodeset!r} is not a GPU nodeset (GPU nodesets: {', '.join(sorted(gpu_nodesets)) or 'none'})",
-                )
-            elif check.kind == "nccl-allreduce" and gpu_nodesets[nodeset].replicas < check.nodes:
-                problems.add(
-                    [*where, "nodes"],
-                    f"an all-reduce across {check.nodes} nodes, but nodeset {nodeset!r} has {gpu_nodesets[nodeset].replicas}",
-                )
-            elif gpu_nodesets[nodeset].scaling_mode == "DaemonSet" and gpu_nodesets[nodeset].pool is None:
-                problems.add(
-                    [*where, "nodesets", ni],
-                    f"nodeset {nodeset!r} is a DaemonSet without a node pool: the nodes the check holds, and what it "
-                    "costs, are not known; give the nodeset its pool",
-                )
-            if check.kind == "nccl-allreduce" and nodeset in gpu_nodesets:
-                floor_problem = allreduce_floor_problem(config, nodeset, check.min_bus_bandwidth, required=True)
-                if floor_problem:
-                    problems.add([*where, "minBusBandwidth"], floor_problem)
+            _check_nodeset(config, check, [*where, "nodesets", ni], nodeset, problems)
+        if check.kind == "dcgm-diag" and not (config.gpu.operator.dcgm and config.gpu.operator.enabled is not False):
+            problems.add(
+                [*where, "kind"],
+                "dcgm-diag asks the node's DCGM host engine, which the GPU Operator runs: set gpu.operator.dcgm (and do "
+                "not switch the operator off)",
+            )
         if check.kind in ("nccl-allreduce", "dcgm-diag") and config.slurm.pyxis is False:
             problems.add(
                 [*where, "kind"],
@@ -129,3 +116,64 @@ def check_user(config: PlatformConfig, problems: ProblemCollector) -> None:
             f"{user!r} has adminLevel {entry['admin_level']} in slurm.accounts.users; the checks drain and resume nodes, "
             "which Slurm allows Administrator only",
         )
+
+
+def ib_link_problem(config: PlatformConfig, nodeset: str, min_rate: int) -> tuple[list[str | int], str] | None:
+    """Why an ib-link check cannot judge `nodeset`'s links (the key under the check, and what is wrong), or None: it
+    judges the RDMA devices its pool declares (every NIC's `hca`: a slurmd pod sees all of its host's), and a floor
+    above their declared rate can never pass."""
+    spec = config.slurm.nodeset(nodeset)
+    rdma = config.active_rdma
+    nics = rdma.pool_nics(spec.pool) if rdma is not None and spec is not None else None
+    if nics is None or not all(nic.hca for nic in nics.nics):
+        pool = spec.pool if spec is not None else None
+        return (
+            ["nodesets"],
+            f"ib-link judges the RDMA devices of nodeset {nodeset!r}'s pool {pool!r}: "
+            + (
+                "name every NIC's device there (rdma.pools[].nics[].hca, e.g. mlx5_0)"
+                if nics is not None
+                else "the pool has no RDMA NICs declared (rdma.pools)"
+            ),
+        )
+    slower = [nic for nic in nics.nics if nic.rate_gbps is not None and nic.rate_gbps < min_rate]
+    if slower:
+        return (
+            ["minRateGbps"],
+            f"{min_rate} Gb/s is above the declared rate of {slower[0].hca} ({slower[0].rate_gbps} Gb/s, "
+            f"rdma.pools[].nics[].rateGbps of pool {spec.pool if spec is not None else None!r}): every run would fail it",
+        )
+    return None
+
+
+def _check_nodeset(
+    config: PlatformConfig, check: ActiveCheck, at: list[str | int], nodeset: str, problems: ProblemCollector
+) -> None:
+    """One nodeset of a check (`at`: its key): a GPU nodeset, with enough nodes for an all-reduce, its nodes known, and
+    what the check judges there reachable and declared."""
+    gpu_nodesets = {ns.name: ns for ns in config.slurm.nodesets if ns.gpus is not None}
+    where = at[:-2]
+    if nodeset not in gpu_nodesets:
+        problems.add(
+            at,
+            f"{nodeset!r} is not a GPU nodeset (GPU nodesets: {', '.join(sorted(gpu_nodesets)) or 'none'})",
+        )
+    elif check.kind == "nccl-allreduce" and gpu_nodesets[nodeset].replicas < check.nodes:
+        problems.add(
+            [*where, "nodes"],
+            f"an all-reduce across {check.nodes} nodes, but nodeset {nodeset!r} has {gpu_nodesets[nodeset].replicas}",
+        )
+    elif gpu_nodesets[nodeset].scaling_mode == "DaemonSet" and gpu_nodesets[nodeset].pool is None:
+        problems.add(
+            at,
+            f"nodeset {nodeset!r} is a DaemonSet without a node pool: the nodes the check holds, and what it "
+            "costs, are not known; give the nodeset its pool",
+        )
+    if check.kind == "nccl-allreduce" and nodeset in gpu_nodesets:
+        floor_problem = allreduce_floor_problem(config, nodeset, check.min_bus_bandwidth, required=True)
+        if floor_problem:
+            problems.add([*where, "minBusBandwidth"], floor_problem)
+    if check.kind == "ib-link" and nodeset in gpu_nodesets:
+        link_problem = ib_link_problem(config, nodeset, check.min_rate_gbps)
+        if link_problem:
+            problems.add([*where, *link_problem[0]], link_problem[1])
