@@ -70,7 +70,8 @@ not_judged() {
 # (srun's: the task's). GPU Operator v26.7.0 runs nv-hostengine in the nvidia-dcgm DaemonSet, in the pod network
 # (no hostNetwork) behind Service nvidia-dcgm with internalTrafficPolicy: Local (assets/state-dcgm/0400_dcgm.yml,
 # 0500_service.yaml): from a slurmd pod, that Service reaches the engine of the pod's own node; the engine runs the
-# diagnostic on the node's GPUs, outside the job's cgroup.
+# diagnostic on the node's GPUs, outside the job's cgroup. An enroot container shares the slurmd pod's network and gets
+# its /etc/resolv.conf (NVIDIA/enroot conf/mounts/20-config.fstab), so the Service's name resolves there.
 run_dcgmi() {
   local host=() image=()
   [ -n "$ACTIVE_CHECK_DCGM_HOST" ] && host=(--host "$ACTIVE_CHECK_DCGM_HOST")
