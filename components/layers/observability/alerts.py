@@ -60,8 +60,9 @@ def active_check_jobs(namespace: str | None) -> str:
     """Each Job of an active check's CronJob: its creation time, with the CronJob as `owner_name` (KSM v2.20.0);
     `namespace` None: in any namespace."""
     where = f'namespace="{namespace}"' if namespace else ""
+    created = f"kube_job_created{{{where}}}" if where else "kube_job_created"
     return (
-        f"kube_job_created{{{where}}} * on (namespace, job_name) group_left (owner_name)"
+        f"{created} * on (namespace, job_name) group_left (owner_name)"
         f' kube_job_owner{{{where + ", " if where else ""}owner_kind="CronJob", owner_name=~"{ACTIVE_CHECK_CRONJOBS}"}}'
     )
 
