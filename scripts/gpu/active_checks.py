@@ -229,6 +229,10 @@ def submit(slurm: Slurm, check: dict[str, Any], group: Group, reservation: str, 
     # srun", src/srun/srun.c).
     env = {f"ACTIVE_CHECK_{key}": str(value) for key, value in check["env"].items()}
     env.update(ACTIVE_CHECK_NAME=check["name"], ACTIVE_CHECK_KIND=check["kind"])
+    # ib-link judges the HCAs the nodeset's pool declares (rdma.pools[].nics[].hca), not every one its pod sees.
+    hcas = check.get("hcas", {}).get(group.nodeset)
+    if hcas:
+        env["ACTIVE_CHECK_HCAS"] = ",".join(hcas)
     argv = [
         "sbatch", "--parsable", f"--reservation={reservation}", f"--nodelist={','.join(group.nodes)}",
         f"--nodes={len(group.nodes)}", "--exclusive", "--mem=0", f"--gres=gpu:{gpus}",

@@ -99,9 +99,11 @@ class ActiveCheck(StrictModel):
     """Check name (lowercase letters, digits, `-`, at most 32): in the drain reason (`active-check <name>: ...`),
     the CronJob (`gpu-check-<name>`) and the Slurm reservation (`active-check-<name>`)."""
     kind: CheckKind
-    """`dcgm-diag` (`dcgmi diag -r <dcgmLevel>` on each node), `nccl-allreduce` (nccl-tests' all_reduce_perf across
-    `nodes` nodes, the bus bandwidth against `minBusBandwidth`), `ib-link` (every InfiniBand/RoCE port Active,
-    LinkUp, at `minRateGbps` or more: `ibstat`)."""
+    """`dcgm-diag` (`dcgmi diag -r <dcgmLevel>` on each node, against that node's DCGM host engine of the GPU
+    Operator: needs `gpu.operator.dcgm`), `nccl-allreduce` (nccl-tests' all_reduce_perf across `nodes` nodes, the bus
+    bandwidth against `minBusBandwidth`, at most the nodes' declared NIC bandwidth), `ib-link` (every port of the RDMA
+    devices the nodeset's pool declares, `rdma.pools[].nics[].hca`, ACTIVE, LinkUp, at `minRateGbps` or more, read
+    from sysfs as ibstat does)."""
     nodesets: tuple[str, ...] = Field(min_length=1)
     """GPU nodesets it tests (every node of each)."""
     schedule: str
@@ -113,11 +115,14 @@ class ActiveCheck(StrictModel):
     nodes: int = Field(default=2, ge=2, le=64)
     """`nccl-allreduce`: nodes per all-reduce (the nodeset's nodes are tested in groups of this many)."""
     min_bus_bandwidth: float = Field(default=50.0, gt=0, le=100_000)
-    """`nccl-allreduce`: the lowest acceptable "Avg bus bandwidth" in GB/s."""
+    """`nccl-allreduce`: the lowest acceptable "Avg bus bandwidth" in GB/s; at most what the nodes' NICs carry (the
+    sum of `rdma.pools[].nics[].rateGbps` / 8, which must be declared): without SHARP an all-reduce across nodes
+    cannot exceed it."""
     message_size: str = Field(default="1G", pattern=r"^[0-9]+[KMG]?$")
     """`nccl-allreduce`: message size (`-b`/`-e`)."""
     min_rate_gbps: int = Field(default=100, ge=1, le=3200)
-    """`ib-link`: the lowest acceptable port rate in Gb/s (`ibstat` "Rate:")."""
+    """`ib-link`: the lowest acceptable port rate in Gb/s (sysfs `ports/<n>/rate`, what `ibstat` prints as "Rate:");
+    at most the ports' declared `rateGbps`."""
     qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
     """Slurm QOS of the check jobs (e.g. a high-priority `maintenance` QOS declared in slurm.accounts); null: none."""
     action: Literal["report", "drain"] = "report"

@@ -22,15 +22,18 @@ in /etc/slurm, as root, sackd started first (SACK_START).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...k8s.resources import container_resources
 from ...paths import PROJECT_ROOT, SCRIPTS
 from ...versions import Images
 from ..gpu.config import ActiveCheck, runs_per_week
+from ..gpu.face import DCGM_HOSTENGINE
+from ..rdma.config import RdmaConfig
 from .accounts_job import SACK_START, slurm_client_pod
 from .config import SlurmConfig
+from .face import ACTIVE_CHECK_CRONJOB_PREFIX, ACTIVE_CHECK_STARTING_DEADLINE_SECONDS
 from .objects import JWT_KEY_SECRET
 from .script_include import inline_includes
 
@@ -49,36 +52,40 @@ minutes, ample for the kubelet to update the mounted Secret before the old token
 NOBODY = 65534
 
 
-def _gpu_nodes(slurm: SlurmConfig, nodeset: str) -> tuple[int, int]:
-    """(nodes, GPUs per node) of a nodeset: its replicas (pods), or 0 where they are not known in advance."""
-    for ns in slurm.nodesets:
-        if ns.name == nodeset and ns.gpus is not None:
-            return (ns.replicas if ns.scaling_mode == "StatefulSet" else 0), ns.gpus.count
-    return 0, 0
+RESERVATION_MARGIN_MINUTES = 5
+"""What a run holds beyond its time limit: scripts/gpu/active_checks.py makes the maintenance reservation the time limit
+plus 5 minutes long (`Duration=`), and waits for the jobs as long (the time limit plus its `--grace` of 300 s) before it
+cancels them. A check job may start late in the reservation (a user job still running on one of its nodes), so every
+node of the reservation is held for all of it."""
 
 
-def gpus_held(slurm: SlurmConfig, check: ActiveCheck) -> int:
-    """GPUs one run of `check` holds: every GPU of its nodesets' nodes (an all-reduce tests a nodeset's nodes in
-    groups of `nodes`, a short remainder joining the last group: scripts/gpu/active_checks.py `plan_groups`)."""
-    total = 0
-    for nodeset in check.nodesets:
-        nodes, per_node = _gpu_nodes(slurm, nodeset)
-        total += nodes * per_node
-    return total
+def held_minutes(check: ActiveCheck) -> int:
+    """Minutes one run keeps the check's nodes away from user jobs, at most: its reservation's length."""
+    return check.time_limit_minutes + RESERVATION_MARGIN_MINUTES
 
 
-def weekly_gpu_hours(slurm: SlurmConfig, checks: Sequence[ActiveCheck]) -> dict[str, float]:
+def gpus_held(slurm: SlurmConfig, check: ActiveCheck, nodes: Mapping[str, int]) -> int:
+    """GPUs one run of `check` holds: every GPU of every node of its nodesets (the reservation takes them all; an
+    all-reduce's groups, a short remainder joining the last, cover each node once). `nodes`: how many nodes each
+    nodeset runs on (components/site/placement.py `nodeset_nodes`: a StatefulSet's replicas, a DaemonSet's pool, the
+    bare-metal hosts that join it)."""
+    per_node = {ns.name: ns.gpus.count for ns in slurm.nodesets if ns.gpus is not None}
+    return sum(nodes.get(nodeset, 0) * per_node.get(nodeset, 0) for nodeset in check.nodesets)
+
+
+def weekly_gpu_hours(slurm: SlurmConfig, checks: Sequence[ActiveCheck], nodes: Mapping[str, int]) -> dict[str, float]:
     """GPU-hours per week each active check holds at most (check name -> hours, rounded to 0.1): runs per week of
-    its schedule x the GPUs one run holds x its time limit. Pure; each check's CronJob carries its figure
-    (`hpcforge.io/gpu-hours-per-week`), which `./hpcforge preview` and `diff` print."""
+    its schedule x the GPUs one run holds x its reservation's length (`held_minutes`: the time limit plus
+    RESERVATION_MARGIN_MINUTES). Pure; each check's CronJob carries its figure (`hpcforge.io/gpu-hours-per-week`),
+    which `./hpcforge preview` and `diff` print."""
     return {
-        check.name: round(runs_per_week(check.schedule) * gpus_held(slurm, check) * check.time_limit_minutes / 60, 1)
+        check.name: round(runs_per_week(check.schedule) * gpus_held(slurm, check, nodes) * held_minutes(check) / 60, 1)
         for check in checks
     }
 
 
 def cronjob_name(check: ActiveCheck) -> str:
-    return f"gpu-check-{check.name}"
+    return f"{ACTIVE_CHECK_CRONJOB_PREFIX}{check.name}"
 
 
 def check_partition(check: ActiveCheck, slurm: SlurmConfig) -> str | None:
@@ -99,8 +106,20 @@ def check_image(check: ActiveCheck) -> str:
     return ""
 
 
-def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
-    """checks.json, what active_checks.py reads (pure: tested directly)."""
+def nodeset_hcas(rdma: RdmaConfig | None, nodeset_pools: Mapping[str, str]) -> dict[str, list[str]]:
+    """The RDMA devices of each nodeset's pool (`rdma.pools[].nics[].hca`, in NIC order, each once), for the nodesets
+    whose pool names a device for every NIC: what an ib-link check judges there."""
+    found: dict[str, list[str]] = {}
+    for nodeset, pool in nodeset_pools.items():
+        nics = rdma.pool_nics(pool) if rdma is not None else None
+        if nics is not None and all(nic.hca for nic in nics.nics):
+            found[nodeset] = list(dict.fromkeys(nic.hca for nic in nics.nics if nic.hca))
+    return found
+
+
+def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig, hcas: Mapping[str, Sequence[str]] | None = None) -> str:
+    """checks.json, what active_checks.py reads (pure: tested directly). `hcas`: each nodeset's RDMA devices
+    (`nodeset_hcas`), which an ib-link check judges (and no other device its pods see)."""
     entries = []
     for check in checks:
         env = {
@@ -109,6 +128,8 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
             "MESSAGE_SIZE": check.message_size,
             "MIN_RATE": str(check.min_rate_gbps),
             "IMAGE": check_image(check),
+            # dcgm-diag: the host engine of the job's node (gpu face DCGM_HOSTENGINE), which dcgmi asks.
+            **({"DCGM_HOST": DCGM_HOSTENGINE} if check.kind == "dcgm-diag" else {}),
             # Each tool call must end before the job's time limit does, so the script can still record its verdict.
             "TIMEOUT_SECONDS": str(max(30, check.time_limit_minutes * 60 - 60)),
         }
@@ -126,6 +147,7 @@ def checks_document(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> str:
                 "partition": check_partition(check, slurm),
                 "qos": check.qos,
                 "env": env,
+                **({"hcas": {ns: list((hcas or {}).get(ns, ())) for ns in check.nodesets}} if check.kind == "ib-link" else {}),
             }
         )
     return json.dumps({"checks": entries}, indent=2, sort_keys=True) + "\n"
@@ -204,7 +226,7 @@ def cronjob_spec(
     return {
         "schedule": check.schedule,
         "concurrencyPolicy": "Forbid",
-        "startingDeadlineSeconds": 3600,
+        "startingDeadlineSeconds": ACTIVE_CHECK_STARTING_DEADLINE_SECONDS,
         "successfulJobsHistoryLimit": 3,
         "failedJobsHistoryLimit": 3,
         "jobTemplate": {
@@ -220,10 +242,12 @@ def cronjob_spec(
     }
 
 
-def checks_files(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> dict[str, str]:
+def checks_files(
+    checks: Sequence[ActiveCheck], slurm: SlurmConfig, hcas: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, str]:
     """The checks' ConfigMap: the checks, the driver that runs them, and the job script its tasks run."""
     return {
-        "checks.json": checks_document(checks, slurm),
+        "checks.json": checks_document(checks, slurm, hcas),
         "active_checks.py": DRIVER.read_text(),
         # The job script goes to the nodes alone (sbatch sends its text): its include inlined.
         "active-check.sh": inline_includes(CHECK_SCRIPT.read_text(), CHECK_SCRIPT, PROJECT_ROOT),
@@ -233,6 +257,7 @@ def checks_files(checks: Sequence[ActiveCheck], slurm: SlurmConfig) -> dict[str,
 __all__ = [
     "ACTIVE_CHECKS_COMPONENT",
     "ACTIVE_CHECKS_MAP",
+    "RESERVATION_MARGIN_MINUTES",
     "TOKEN",
     "check_partition",
     "checks_document",
@@ -240,6 +265,8 @@ __all__ = [
     "cronjob_name",
     "cronjob_spec",
     "gpus_held",
+    "held_minutes",
+    "nodeset_hcas",
     "token_client_pod",
     "token_spec",
     "weekly_gpu_hours",

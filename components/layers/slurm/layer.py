@@ -45,6 +45,7 @@ from .active_checks import (
     checks_files,
     cronjob_name,
     cronjob_spec,
+    nodeset_hcas,
     token_spec,
     weekly_gpu_hours,
 )
@@ -112,6 +113,9 @@ class SlurmArgs:
     """RDMA fabrics: one NetworkAttachmentDefinition each in the Slurm namespace; GPU nodesets on their pools attach them."""
     nodeset_pools: dict[str, str] = field(default_factory=dict)
     """Node pool of each nodeset (to find the RDMA fabrics its nodes reach)."""
+    nodeset_nodes: dict[str, int] = field(default_factory=dict)
+    """How many Slurm nodes each nodeset has (components/site/placement.py `nodeset_nodes`): what an active check
+    holds."""
     script_settings: Mapping[str, str] = field(default_factory=dict)
     """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
     gpu_job_mapping_dir: str | None = None
@@ -195,7 +199,11 @@ class Slurm(pulumi.ComponentResource):
             app=CONTROLLER,
             # slurmd manages cgroups and devices for jobs: its pods run privileged.
             pod_security="privileged",
-            allows=slurm_namespace_allows(args.config, tuple(args.bare_metal_subnets)),
+            allows=slurm_namespace_allows(
+                args.config,
+                tuple(args.bare_metal_subnets),
+                dcgm=any(check.kind == "dcgm-diag" for check in args.active_checks),
+            ),
             depends_on=args.depends_on,
         )
         crds = operator_ns.chart("slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, {})
@@ -267,8 +275,7 @@ class Slurm(pulumi.ComponentResource):
         objects.insert(0, controller)
         if args.accounts_state is not None:
             objects += self._accounts(scope.but(depends_on=tuple(objects)), cfg, args.accounts_state)
-        user = args.active_check_user.name if args.active_check_user is not None else None
-        objects += self._active_checks(scope.but(depends_on=(controller,)), cfg, args.active_checks, user)
+        objects += self._active_checks(scope.but(depends_on=(controller,)), args)
         return controller, objects
 
     def _accounts(self, scope: Scope, cfg: SlurmConfig, desired: str) -> list[pulumi.Resource]:
@@ -304,23 +311,25 @@ class Slurm(pulumi.ComponentResource):
         )
         return [data, *desired_maps, job]
 
-    def _active_checks(
-        self, scope: Scope, cfg: SlurmConfig, checks: Sequence[ActiveCheck], user: str | None
-    ) -> list[pulumi.Resource]:
-        """The active GPU checks (active_checks.py): their ConfigMap, with `user` the Token for its JWT, and one
-        CronJob per check, after what `scope` waits for (the Controller); nothing without checks."""
+    def _active_checks(self, scope: Scope, args: SlurmArgs) -> list[pulumi.Resource]:
+        """The active GPU checks (active_checks.py): their ConfigMap, with a check user the Token for its JWT, and
+        one CronJob per check, after what `scope` waits for (the Controller); nothing without checks."""
+        cfg, checks = args.config, args.active_checks
+        user = args.active_check_user.name if args.active_check_user is not None else None
         if not checks:
             return []
         ctx, ns = scope.ctx, scope.namespace
         checks_scope = scope.but(component=ACTIVE_CHECKS_COMPONENT)
-        first = [checks_scope.config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg))]
+        first = [
+            checks_scope.config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg, nodeset_hcas(args.rdma, args.nodeset_pools)))
+        ]
         if user is not None:
             first.append(
                 checks_scope.custom(
                     SLINKY_API, "Token", TOKEN, token_spec(user), resource_name=f"{ns}/token-{TOKEN}", depends_on=scope.depends_on
                 )
             )
-        cost = weekly_gpu_hours(cfg, checks)
+        cost = weekly_gpu_hours(cfg, checks, args.nodeset_nodes)
         cronjobs: list[pulumi.Resource] = []
         for check in checks:
             labels = {**ctx.labels(CONTROLLER, ACTIVE_CHECKS_COMPONENT), "hpcforge.io/active-check": check.name}

@@ -24,6 +24,7 @@ from ...k8s.resources import (
 )
 from ...paths import PROJECT_ROOT
 from ...versions import Images
+from ..gpu.face import DCGM_HOSTENGINE_PORT, GPU_OPERATOR_NAMESPACE
 from ..rdma.config import Fabric, RdmaConfig
 from ..rdma.face import NETWORKS_ANNOTATION, attachment_config, rdma_resource
 from ..storage.config import NfsExport
@@ -42,6 +43,7 @@ from .slurm_conf import (
     cgroup_conf,
     controller_extra_conf,
     gres_conf,
+    job_container_conf,
     mebibytes,
     nodeset_extra_conf,
 )
@@ -312,8 +314,9 @@ def key_refs() -> dict[str, Any]:
 
 def config_files(cfg: SlurmConfig, hosts: Sequence[Host] = ()) -> dict[str, str]:
     """The files of the `slurm-config-extra` ConfigMap, which the Controller lists in `configFileRefs`: cgroup.conf,
-    gres.conf where nodesets have GRES, topology files, plugstack.conf with Pyxis."""
-    files = {"cgroup.conf": cgroup_conf(cfg)}
+    job_container.conf (each job its own /dev/shm), gres.conf where nodesets have GRES, topology files, plugstack.conf
+    with Pyxis."""
+    files = {"cgroup.conf": cgroup_conf(cfg), "job_container.conf": job_container_conf()}
     gres = gres_conf(cfg)
     if gres is not None:
         files["gres.conf"] = gres
@@ -513,10 +516,16 @@ def operator_namespace_allows(slurm_namespace: str) -> list[Allow]:
     ]
 
 
-def slurm_namespace_allows(cfg: SlurmConfig, bare_metal: Sequence[str]) -> list[Allow]:
+def slurm_namespace_allows(cfg: SlurmConfig, bare_metal: Sequence[str], *, dcgm: bool = False) -> list[Allow]:
     """The Slurm namespace: ssh to the login pods and slurmctld from anywhere, the operator, the accounting database
-    (when accounting is on), the directory, the API server, and Slurm traffic with bare-metal hosts."""
+    (when accounting is on), the directory, the API server, Slurm traffic with bare-metal hosts and, with `dcgm` (an
+    active check runs `dcgmi diag` in the slurmd pods), the DCGM host engine in the GPU Operator's namespace."""
     return [
+        *(
+            [egress_to_namespaces("allow-egress-dcgm-hostengine", [GPU_OPERATOR_NAMESPACE], Port(DCGM_HOSTENGINE_PORT))]
+            if dcgm
+            else []
+        ),
         ingress_from_anywhere("allow-ingress-ssh", Port(22)),
         ingress_from_anywhere("allow-ingress-slurmctld", Port(SLURMCTLD_PORT)),
         Allow("allow-ingress-from-operator", "ingress", namespaces=(OPERATOR_NAMESPACE,)),

@@ -67,8 +67,8 @@ def test_per_node_checks_get_one_job_per_node_with_its_nodeset() -> None:
         (("FAILED", "10:0", "active-check ib: mlx5_0 port 1: state Down"), "FAIL", "active-check ib: mlx5_0 port 1: state Down"),
         # a FAIL whose comment is not the check's own: the driver's words, never the comment's
         (("FAILED", "10:0", "hello"), "FAIL", "active-check ib: job 7 failed the check"),
-        (("FAILED", "11:0", "active-check ib: not judged: ibstat is not installed here"), "ERROR",
-         "job 7: active-check ib: not judged: ibstat is not installed here; retried next run"),
+        (("FAILED", "11:0", "active-check ib: not judged: /sys/class/infiniband lists no RDMA device"), "ERROR",
+         "job 7: active-check ib: not judged: /sys/class/infiniband lists no RDMA device; retried next run"),
         (("FAILED", "11:0", ""), "ERROR", "job 7: not judged (exit 11; the job could not record why); retried next run"),
         (("CANCELLED", "0:0", ""), "ERROR", "job 7 CANCELLED (exit 0:0): not judged, retried next run"),
         (("TIMEOUT", "0:0", ""), "ERROR", "job 7 TIMEOUT (exit 0:0): not judged, retried next run"),

@@ -6,7 +6,9 @@ a file (the token Slinky's Token custom resource makes: tests' `slinky_token`), 
 The site: six nodes of two nodesets (`gpu-a`, `gpu-b`, features as Slinky registers them), each with two GPUs backed
 by stand-in device files, `SelectTypeParameters=CR_CPU_Memory` with `DefMemPerNode=50` (of 100), `MinJobAge=2`, and a
 Prolog that drains its node, as the GPU prolog does on a bad GPU, where the test asks it to. The GPU tools are fakes
-on PATH: `ibstat` prints, per node, one of the reconstructed outputs in tests/fixtures/ibstat/ (or hangs, or takes 45 s), `dcgmi` passes only in a step that was given GPUs.
+per node: each node's RDMA port in a sysfs tree of its own (ACTIVE_CHECK_SYSFS=<tmp>/sys/%n, the kernel's formats;
+a FIFO stands in for a read that hangs, or that answers after 45 s), and a fake `dcgmi` on PATH that passes only in a
+step that was given GPUs.
 
 What is proven: no healthy node is drained (a busy node, a check job that times out, one whose record slurmctld has
 purged, one the prolog held, slurmctld stopped mid-run), no reason the check does not own is replaced or resumed (an
@@ -19,6 +21,7 @@ fake dcgmi stands in for a step that cannot open a GPU it was not given.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -29,6 +32,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -51,7 +55,6 @@ from tests.helpers import REPO, require_binaries
 
 pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(600)]
 
-IBSTAT = REPO / "tests/fixtures/ibstat"
 CHECK_SCRIPT = REPO / "scripts/gpu/active-check.sh"
 DRIVER = REPO / "scripts/gpu/active_checks.py"
 NODES = {"g1": "gpu-a", "g2": "gpu-a", "g3": "gpu-a", "g4": "gpu-b", "g5": "gpu-b", "g6": "gpu-b"}
@@ -107,10 +110,34 @@ class Site:
     def ib(self) -> Path:
         return self.tmp / "ib"
 
-    def links(self, **outputs: str) -> None:
-        """Per node what the fake ibstat does: a fixture's name, `hang`, or `slow:<fixture>` (45 s, then the fixture)."""
-        for node, what in outputs.items():
-            (self.ib / node).write_text(what)
+    def links(self, **states: str) -> None:
+        """Per node its port mlx5_0/1 (a stand-in for /sys/class/infiniband): `healthy`, `port-down`,
+        `no-devices` (an empty tree), `hang` (its state a FIFO nobody writes) or `slow` (a FIFO answered 45 s after the
+        check opens it, which touches started/<node>)."""
+        for node, what in states.items():
+            root = self.sys / node
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir(parents=True)
+            root.chmod(0o755)
+            if what == "no-devices":
+                continue
+            port = root / "mlx5_0" / "ports" / "1"
+            port.mkdir(parents=True)
+            for folder in (root / "mlx5_0", root / "mlx5_0" / "ports", port):
+                folder.chmod(0o755)
+            attrs = PORT_DOWN if what == "port-down" else HEALTHY_PORT
+            for name, text in attrs.items():
+                (port / name).write_text(text + "\n")
+                (port / name).chmod(0o644)
+            if what in ("hang", "slow"):
+                (port / "state").unlink()
+                os.mkfifo(port / "state", 0o644)
+            if what == "slow":
+                threading.Thread(target=_answer_late, args=(port / "state", self.tmp / "started" / node), daemon=True).start()
+
+    @property
+    def sys(self) -> Path:
+        return self.tmp / "sys"
 
     def prolog_fails_on(self, *nodes: str) -> None:
         for node in nodes:
@@ -127,9 +154,11 @@ class Site:
             "nodes": 2,
             "partition": "gpu",
             "qos": None,
+            "hcas": {"gpu-a": ["mlx5_0"], "gpu-b": ["mlx5_0"]},
             "env": {"MIN_RATE": "400", "TIMEOUT_SECONDS": "20"},
             **check,
         }
+        entry["env"] = {"SYSFS": f"{self.sys}/%n", **entry["env"]}
         path = self.tmp / f"checks-{secrets.token_hex(3)}.json"
         path.write_text(json.dumps({"checks": [entry]}))
         path.chmod(0o644)
@@ -182,21 +211,38 @@ class Site:
         self.cluster.run("scontrol", "delete", "ReservationName=active-check-ib")
         for path in [*(self.tmp / "prolog-fails").iterdir(), *(self.tmp / "started").iterdir()]:
             path.unlink()
-        self.links(**dict.fromkeys(NODES, "healthy-ndr.txt"))
+        self.links(**dict.fromkeys(NODES, "healthy"))
         for node in NODES:
             if self.reason(node):
                 self.cluster.scontrol("update", f"NodeName={node}", "State=RESUME")
             self.cluster.wait_node_idle(node, 60)
 
 
-FAKE_IBSTAT = """#!/bin/bash
-what=$(cat "{ib}/$SLURMD_NODENAME")
-case "$what" in
-  hang) exec sleep 600 ;;
-  slow:*) touch "{started}/$SLURMD_NODENAME"; sleep 45; what=${{what#slow:}} ;;
-esac
-exec cat "{fixtures}/$what"
-"""
+# What the kernel reports for an RDMA port (drivers/infiniband/core/sysfs.c state_show, phys_state_show, rate_show).
+HEALTHY_PORT = {"state": "4: ACTIVE", "phys_state": "5: LinkUp", "rate": "400 Gb/sec (4X NDR)"}
+PORT_DOWN = {"state": "1: DOWN", "phys_state": "3: Disabled", "rate": "10 Gb/sec (4X SDR)"}
+DOWN = "active-check ib: mlx5_0 port 1: state DOWN"
+
+
+def _answer_late(fifo: Path, started: Path, delay: float = 45, wait: float = 600) -> None:
+    """Once the check opens `fifo` (a writer's non-blocking open succeeds only then), touch `started`, and answer
+    ACTIVE `delay` seconds later."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # no reader yet (ENXIO), or the tree was reset (ENOENT)
+            if not fifo.exists():
+                return
+            time.sleep(0.2)
+            continue
+        started.touch()
+        time.sleep(delay)
+        with contextlib.suppress(OSError):
+            os.write(fd, (HEALTHY_PORT["state"] + "\n").encode())
+        os.close(fd)
+        return
+
 
 FAKE_DCGMI = """#!/bin/bash
 # What the step was given, for the test; and, standing in for ConstrainDevices, no GPU to test without one.
@@ -227,13 +273,11 @@ def site() -> Iterator[Site]:
     # The jobs run as the check's user: everything they read must be readable by it (pytest's tree is root-only).
     tmp = Path(tempfile.mkdtemp(prefix="hpcforge-activecheck-"))
     tmp.chmod(0o755)
-    for folder in ("bin", "ib", "prolog-fails", "dcgm", "started"):
+    for folder in ("bin", "sys", "prolog-fails", "dcgm", "started"):
         (tmp / folder).mkdir()
         (tmp / folder).chmod(0o777 if folder in ("dcgm", "started") else 0o755)
-    (tmp / "bin" / "ibstat").write_text(FAKE_IBSTAT.format(ib=tmp / "ib", fixtures=IBSTAT, started=tmp / "started"))
     (tmp / "bin" / "dcgmi").write_text(FAKE_DCGMI.format(out=tmp / "dcgm"))
-    for tool in ("ibstat", "dcgmi"):
-        (tmp / "bin" / tool).chmod(0o755)
+    (tmp / "bin" / "dcgmi").chmod(0o755)
     (tmp / "active-check.sh").write_text(inline_includes(CHECK_SCRIPT.read_text(), CHECK_SCRIPT, REPO))
     key = tmp / "jwt.key"
     key.write_bytes(os.urandom(32))
@@ -290,7 +334,7 @@ def test_no_healthy_node_is_drained_and_no_foreign_reason_touched(site: Site) ->
     site.reset()
     user_job = site.cluster.sbatch("sleep 600\n", "gpu", args=["-w", "g1", "--exclusive", "--mem=0"])
     site.cluster.wait_job(user_job, 30, states={"RUNNING"})
-    site.links(g2="hang", g5="port-down.txt", g6="port-down.txt")
+    site.links(g2="hang", g5="port-down", g6="port-down")
     site.prolog_fails_on("g4")
     checks = site.checks(env={"MIN_RATE": "400", "TIMEOUT_SECONDS": "600"})
     driver = site.start(checks)
@@ -309,17 +353,17 @@ def test_no_healthy_node_is_drained_and_no_foreign_reason_touched(site: Site) ->
     assert report["g3"] == "PASS g3"
     assert report["g4"].startswith("ERROR g4") and "not judged" in report["g4"]
     assert report["g5"] == (
-        f"FAIL g5: active-check ib: mlx5_0 port 1: state Down (not drained: it carries a reason that is not this check's "
+        f"FAIL g5: active-check ib: mlx5_0 port 1: state DOWN (not drained: it carries a reason that is not this check's "
         f"({ADMIN_REASON}))"
     )
-    assert report["g6"] == "FAIL g6: active-check ib: mlx5_0 port 1: state Down (drained)"
+    assert report["g6"] == "FAIL g6: active-check ib: mlx5_0 port 1: state DOWN (drained)"
     # the nodes as Slurm has them now
     assert site.cluster.node_state("g1") == "ALLOCATED" and site.reason("g1") == ""
     assert site.cluster.job_state(user_job) == "RUNNING"
     assert not site.drained("g2") and site.reason("g2") == ""
     assert site.reason("g3") == ADMIN_REASON and site.reason("g5") == ADMIN_REASON
     assert site.reason("g4") == prolog_reason and site.drained("g4")
-    assert site.reason("g6") == "active-check ib: mlx5_0 port 1: state Down" and site.drained("g6")
+    assert site.reason("g6") == "active-check ib: mlx5_0 port 1: state DOWN" and site.drained("g6")
     assert "active-check-ib" not in site.cluster.scontrol("show", "reservation")
     # the check jobs ran as the check's user, and slurmctld had forgotten those that ended first
     accounting = site.cluster.run("sacct", "-n", "-P", "-X", "--name=active-check-ib", "-o", "JobIDRaw,User,State").stdout
@@ -334,18 +378,18 @@ def test_a_second_pass_resumes_what_the_check_drained_and_puts_back_what_it_coul
     run (not judged), so g2 is drained again with the reason it had; g3 is left alone."""
     site.reset()
     for node in ("g1", "g2"):
-        site.cluster.scontrol("update", f"NodeName={node}", "State=DRAIN", "Reason=active-check ib: mlx5_0 port 1: state Down")
+        site.cluster.scontrol("update", f"NodeName={node}", "State=DRAIN", "Reason=active-check ib: mlx5_0 port 1: state DOWN")
     site.cluster.scontrol("update", "NodeName=g3", "State=DRAIN", f"Reason={ADMIN_REASON}")
-    site.links(g2="no-such-fixture.txt")  # the fake ibstat fails: "ibstat failed (exit 1)"
+    site.links(g2="no-devices")  # the pod sees no RDMA device: nothing judged
     code, output = site.check(site.checks(nodesets=["gpu-a"]))
     report = _lines(output)
     assert code == 2, output
     assert report["g1"] == "PASS g1"
-    assert report["g2"].startswith("ERROR g2: job ") and "not judged: ibstat failed (exit 1)" in report["g2"]
-    assert report["g2"].endswith("(it stays drained: active-check ib: mlx5_0 port 1: state Down: drained)")
+    assert report["g2"].startswith("ERROR g2: job ") and "lists no RDMA device" in report["g2"]
+    assert report["g2"].endswith("(it stays drained: active-check ib: mlx5_0 port 1: state DOWN: drained)")
     assert report["g3"] == f"SKIP g3: drained ({ADMIN_REASON})"
     assert site.cluster.node_state("g1") == "IDLE"
-    assert site.drained("g2") and site.reason("g2") == "active-check ib: mlx5_0 port 1: state Down"
+    assert site.drained("g2") and site.reason("g2") == "active-check ib: mlx5_0 port 1: state DOWN"
     assert site.reason("g3") == ADMIN_REASON
 
 
@@ -353,14 +397,14 @@ def test_report_only_changes_no_node(site: Site) -> None:
     """`action: report`, the first stage of a rollout: the failing g4 is reported, not drained; g5, which this check
     drained while it was allowed to, is neither resumed nor tested."""
     site.reset()
-    site.cluster.scontrol("update", "NodeName=g5", "State=DRAIN", "Reason=active-check ib: mlx5_0 port 1: state Down")
-    site.links(g4="port-down.txt")
+    site.cluster.scontrol("update", "NodeName=g5", "State=DRAIN", "Reason=active-check ib: mlx5_0 port 1: state DOWN")
+    site.links(g4="port-down")
     code, output = site.check(site.checks(nodesets=["gpu-b"], action="report"))
     report = _lines(output)
     assert code == 1, output
     assert output.splitlines()[0] == "active-check ib (action report): 1 passed, 1 failed, 0 not judged, 1 left alone"
-    assert report["g4"] == "FAIL g4: active-check ib: mlx5_0 port 1: state Down (action report: not drained)"
-    assert report["g5"] == "SKIP g5: active-check ib: mlx5_0 port 1: state Down (action report: not resumed, not tested)"
+    assert report["g4"] == "FAIL g4: active-check ib: mlx5_0 port 1: state DOWN (action report: not drained)"
+    assert report["g5"] == "SKIP g5: active-check ib: mlx5_0 port 1: state DOWN (action report: not resumed, not tested)"
     assert report["g6"] == "PASS g6"
     assert site.cluster.node_state("g4") == "IDLE" and site.reason("g4") == ""
     assert site.drained("g5")
@@ -370,7 +414,7 @@ def test_slurmctld_stopped_mid_run_drains_nothing(site: Site) -> None:
     """Issue 35 item 2: a failing squeue (slurmctld away) once ended the wait and drained jobs still running. The
     controller goes away while every check job runs, long enough for squeue to fail, and comes back."""
     site.reset()
-    site.links(**dict.fromkeys(("g1", "g2", "g3"), "slow:healthy-ndr.txt"))
+    site.links(**dict.fromkeys(("g1", "g2", "g3"), "slow"))
     driver = site.start(site.checks(nodesets=["gpu-a"], env={"MIN_RATE": "400", "TIMEOUT_SECONDS": "55"}))
     started = [site.tmp / "started" / node for node in ("g1", "g2", "g3")]
     wait_until(lambda: all(path.exists() for path in started), 60, "the three checks' steps to run")
@@ -395,8 +439,10 @@ def test_the_check_steps_get_the_nodes_gpus_and_all_their_memory(site: Site) -> 
     assert code == 0, output
     assert sorted(_lines(output).values()) == ["PASS g1", "PASS g2", "PASS g3"]
     for node in ("g1", "g2", "g3"):
-        # the step's GPUs, and no JWT: sbatch leaves SLURM_JWT out of the job's environment (without --export)
-        assert (site.tmp / "dcgm" / node).read_text().split() == ["gpus=0,1", "cuda=0,1", "token="]
+        # dcgm-diag runs dcgmi from the batch step of its one-node job (with an image, from a one-task srun step
+        # there): the job's GPUs (CUDA_VISIBLE_DEVICES; Slurm sets SLURM_STEP_GPUS in srun steps only), and no JWT:
+        # sbatch leaves SLURM_JWT out of the job's environment (without --export)
+        assert (site.tmp / "dcgm" / node).read_text().split() == ["gpus=", "cuda=0,1", "token="]
     accounting = site.cluster.run("sacct", "-n", "-P", "-X", "--name=active-check-ib", "-o", "AllocTRES").stdout.splitlines()
     assert accounting and all("gres/gpu=2" in row and "mem=100M" in row for row in accounting[-3:])
 
@@ -445,7 +491,7 @@ def test_a_token_for_a_user_slurmctld_cannot_resolve_reserves_nothing(site: Site
     slurmdbd look the name up in their own user database (26.05.3 src/plugins/auth/jwt/auth_jwt.c `cred_get_ids`): the
     check's user must exist there. A name they do not know runs as nobody; the check reserves and drains nothing."""
     site.reset()
-    site.links(g4="port-down.txt")
+    site.links(g4="port-down")
     code, output = site.check(site.checks(nodesets=["gpu-b"]), token=site.token_file("nosuchuser"))
     assert code == 2, output
     assert all(line.startswith("ERROR") and "the reservation could not be made" in line for line in _lines(output).values())
@@ -457,8 +503,8 @@ def test_a_stopped_run_puts_back_the_drain_it_lifted(site: Site) -> None:
     again with its reason before the reservation that kept user jobs off it is deleted (after cancelling the check's
     jobs: Slurm deletes no reservation with jobs in it)."""
     site.reset()
-    site.cluster.scontrol("update", "NodeName=g1", "State=DRAIN", "Reason=active-check ib: mlx5_0 port 1: state Down")
-    site.links(g1="slow:healthy-ndr.txt")
+    site.cluster.scontrol("update", "NodeName=g1", "State=DRAIN", "Reason=active-check ib: mlx5_0 port 1: state DOWN")
+    site.links(g1="slow")
     driver = site.start(site.checks(nodesets=["gpu-a"], env={"MIN_RATE": "400", "TIMEOUT_SECONDS": "55"}))
     wait_until((site.tmp / "started" / "g1").exists, 60, "g1's check to run")
     driver.proc.terminate()
@@ -466,8 +512,8 @@ def test_a_stopped_run_puts_back_the_drain_it_lifted(site: Site) -> None:
     assert code == 2, out + err
     assert "ERROR -: the run was stopped (SIGTERM) before it ended" in out
     assert (
-        "ERROR g1: the run ended before its job was judged (it stays drained: active-check ib: mlx5_0 port 1: state Down: "
+        "ERROR g1: the run ended before its job was judged (it stays drained: active-check ib: mlx5_0 port 1: state DOWN: "
         "drained)" in out
     )
-    assert site.drained("g1") and site.reason("g1") == "active-check ib: mlx5_0 port 1: state Down"
+    assert site.drained("g1") and site.reason("g1") == "active-check ib: mlx5_0 port 1: state DOWN"
     assert "active-check-ib" not in site.cluster.scontrol("show", "reservation")

