@@ -1,4 +1,5 @@
-"""NCCL's settings for jobs on RDMA GPU nodes (pure): which network NCCL bootstraps on and which RDMA devices it uses.
+"""NCCL's settings for jobs on RDMA GPU nodes (pure): which network NCCL bootstraps on and which RDMA devices it uses,
+and the RDMA attachments and NCCL ConfigMaps of the nodesets that carry them.
 
 A slurmd pod runs privileged (slurm-operator v1.2.1 worker_app.go), so it sees every RDMA device and network
 interface of its host, not only the rails the device plugin gave it: left alone, NCCL picks its bootstrap interface and
@@ -16,6 +17,13 @@ The settings themselves are `nccl_settings` (face.py: the evidence layer's NCCL 
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..rdma.config import Fabric, RdmaConfig
+from ..rdma.face import attachment_config, rdma_resource
+from .config import NodeSetConfig
+from .face import nccl_settings
+
 NCCL_CONF_PATH = "/etc/nccl.conf"
 ENROOT_ENVIRON = "/etc/enroot/environ.d/90-hpcforge-nccl.env"
 
@@ -25,4 +33,44 @@ def nccl_conf(settings: dict[str, str]) -> str:
     return "".join(f"{name}={value}\n" for name, value in sorted(settings.items()))
 
 
-__all__ = ["ENROOT_ENVIRON", "NCCL_CONF_PATH", "nccl_conf"]
+def shared_fabrics(rdma: RdmaConfig | None) -> list[Fabric]:
+    """The fabrics whose NetworkAttachmentDefinition the Slurm layer makes: the shared-mode ones (the SR-IOV
+    operator makes those of SR-IOV fabrics)."""
+    return [f for f in (rdma.fabrics if rdma else ()) if f.mode == "shared"]
+
+
+def attachment_spec(rdma: RdmaConfig, fabric: Fabric) -> dict[str, Any]:
+    """The NetworkAttachmentDefinition spec of a shared-mode fabric, on its master interface."""
+    return {"config": attachment_config(fabric, rdma.master_interface(fabric.name))}
+
+
+def nodeset_fabrics(rdma: RdmaConfig | None, nodeset: NodeSetConfig, pool: str | None) -> dict[str, str]:
+    """The RDMA fabrics a GPU nodeset's pods attach (name -> device-plugin resource): those its pool's nodes reach."""
+    if rdma is None or nodeset.gpus is None:
+        return {}
+    return {name: rdma_resource(rdma, name) for name in rdma.fabrics_of(pool)}
+
+
+def nccl_config_map_name(nodeset: NodeSetConfig) -> str:
+    return f"slurm-nccl-{nodeset.name}"
+
+
+def nccl_files(rdma: RdmaConfig | None, nodeset: NodeSetConfig, pool: str | None) -> dict[str, str]:
+    """The NCCL settings ConfigMap of a GPU nodeset on an RDMA pool (nccl.conf, and nccl.env for enroot); empty when
+    it has none."""
+    nccl = nccl_settings(rdma, pool) if nodeset.gpus is not None else {}
+    if not nccl:
+        return {}
+    return {"nccl.conf": nccl_conf(nccl), "nccl.env": nccl_conf(nccl)}
+
+
+__all__ = [
+    "ENROOT_ENVIRON",
+    "NCCL_CONF_PATH",
+    "attachment_spec",
+    "nccl_conf",
+    "nccl_config_map_name",
+    "nccl_files",
+    "nodeset_fabrics",
+    "shared_fabrics",
+]

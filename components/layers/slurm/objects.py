@@ -26,14 +26,15 @@ from ...k8s.resources import (
 )
 from ...paths import PROJECT_ROOT
 from ...versions import Images
-from ..rdma.config import Fabric, RdmaConfig
-from ..rdma.face import NETWORKS_ANNOTATION, attachment_config, rdma_resource
+from ..gpu.face import DCGM_HOSTENGINE_PORT, GPU_OPERATOR_NAMESPACE
+from ..rdma.face import NETWORKS_ANNOTATION
 from ..storage.config import NfsExport
 from ..storage.face import container_mounts, pod_volumes
 from .config import LoginConfig, NodeSetConfig, Script, SlurmConfig
 from .enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK
-from .face import CONTROLLER, nccl_settings
-from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf
+from .face import CONTROLLER
+from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH
+from .passwd import PasswdEntry, passwd_overlay
 from .script_include import inline_includes
 from .script_settings import apply_settings
 from .site import topology_files
@@ -43,6 +44,7 @@ from .slurm_conf import (
     cgroup_conf,
     controller_extra_conf,
     gres_conf,
+    job_container_conf,
     mebibytes,
     nodeset_extra_conf,
 )
@@ -316,8 +318,9 @@ def key_refs() -> dict[str, Any]:
 
 def config_files(cfg: SlurmConfig, hosts: Sequence[Host] = ()) -> dict[str, str]:
     """The files of the `slurm-config-extra` ConfigMap, which the Controller lists in `configFileRefs`: cgroup.conf,
-    gres.conf where nodesets have GRES, topology files, plugstack.conf with Pyxis."""
-    files = {"cgroup.conf": cgroup_conf(cfg)}
+    job_container.conf (each job its own /dev/shm), gres.conf where nodesets have GRES, topology files, plugstack.conf
+    with Pyxis."""
+    files = {"cgroup.conf": cgroup_conf(cfg), "job_container.conf": job_container_conf()}
     gres = gres_conf(cfg)
     if gres is not None:
         files["gres.conf"] = gres
@@ -341,11 +344,13 @@ def controller_spec(
     prolog: bool = False,
     epilog: bool = False,
     outside: Sequence[str] | None = PRIVATE_RANGES,
+    passwd: Sequence[PasswdEntry] = (),
 ) -> dict[str, Any]:
     """The Controller spec (pure: tested directly). `storage_class`: of the state volume (None: the cluster
     default); `rdma`: fabrics exist (controller_extra_conf); `metrics`: slurmctld's OpenMetrics endpoints and the
     operator's ServiceMonitor; `prolog`/`epilog`: the scripts ConfigMaps exist; `outside`: who may reach its
-    LoadBalancer (traffic.controller_ranges; None: public)."""
+    LoadBalancer (controller_ranges; None: public); `passwd`: users slurmctld must find by name
+    (components/layers/slurm/passwd.py)."""
     accounting = cfg.accounting.enabled
     spec: dict[str, Any] = {
         "clusterName": cfg.cluster_name,
@@ -375,6 +380,9 @@ def controller_spec(
         spec["epilogScriptRefs"] = [{"name": "slurm-epilog-scripts"}]
     if accounting:
         spec["accountingRef"] = {"name": CONTROLLER}
+    if passwd:
+        spec["template"], mount = passwd_overlay(passwd, Images.SLURMCTLD.ref)
+        spec["slurmctld"]["volumeMounts"] = [mount]
     if cfg.controller.service is not None:
         exposed, exposure = load_balancer_exposure(outside)
         annotations = metallb_service_annotations(cfg.controller.service.pool, cfg.controller.service.address)
@@ -382,9 +390,12 @@ def controller_spec(
     return spec
 
 
-def accounting_spec(cfg: SlurmConfig, *, host: str, port: int, database: str, user: str) -> dict[str, Any]:
-    """The Accounting spec: slurmdbd on the database layer's endpoint (its password in DB_PASSWORD_SECRET)."""
-    return {
+def accounting_spec(
+    cfg: SlurmConfig, *, host: str, port: int, database: str, user: str, passwd: Sequence[PasswdEntry] = ()
+) -> dict[str, Any]:
+    """The Accounting spec: slurmdbd on the database layer's endpoint (its password in DB_PASSWORD_SECRET);
+    `passwd`: users slurmdbd must find by name (components/layers/slurm/passwd.py)."""
+    spec: dict[str, Any] = {
         **key_refs(),
         "slurmdbd": {
             "image": Images.SLURMDBD.ref,
@@ -398,6 +409,10 @@ def accounting_spec(cfg: SlurmConfig, *, host: str, port: int, database: str, us
             "passwordKeyRef": {"name": DB_PASSWORD_SECRET, "key": "password"},
         },
     }
+    if passwd:
+        spec["template"], mount = passwd_overlay(passwd, Images.SLURMDBD.ref)
+        spec["slurmdbd"]["volumeMounts"] = [mount]
+    return spec
 
 
 def restapi_spec(cfg: SlurmConfig) -> dict[str, Any]:
@@ -426,37 +441,6 @@ def operator_values() -> dict[str, Any]:
 def controller_host(namespace: str) -> str:
     """slurmctld's address inside the cluster (the operator's controller Service)."""
     return f"{CONTROLLER}-controller.{namespace}.svc.cluster.local"
-
-
-def shared_fabrics(rdma: RdmaConfig | None) -> list[Fabric]:
-    """The fabrics whose NetworkAttachmentDefinition the Slurm layer makes: the shared-mode ones (the SR-IOV
-    operator makes those of SR-IOV fabrics)."""
-    return [f for f in (rdma.fabrics if rdma else ()) if f.mode == "shared"]
-
-
-def attachment_spec(rdma: RdmaConfig, fabric: Fabric) -> dict[str, Any]:
-    """The NetworkAttachmentDefinition spec of a shared-mode fabric, on its master interface."""
-    return {"config": attachment_config(fabric, rdma.master_interface(fabric.name))}
-
-
-def nodeset_fabrics(rdma: RdmaConfig | None, nodeset: NodeSetConfig, pool: str | None) -> dict[str, str]:
-    """The RDMA fabrics a GPU nodeset's pods attach (name -> device-plugin resource): those its pool's nodes reach."""
-    if rdma is None or nodeset.gpus is None:
-        return {}
-    return {name: rdma_resource(rdma, name) for name in rdma.fabrics_of(pool)}
-
-
-def nccl_config_map_name(nodeset: NodeSetConfig) -> str:
-    return f"slurm-nccl-{nodeset.name}"
-
-
-def nccl_files(rdma: RdmaConfig | None, nodeset: NodeSetConfig, pool: str | None) -> dict[str, str]:
-    """The NCCL settings ConfigMap of a GPU nodeset on an RDMA pool (nccl.conf, and nccl.env for enroot); empty when
-    it has none."""
-    nccl = nccl_settings(rdma, pool) if nodeset.gpus is not None else {}
-    if not nccl:
-        return {}
-    return {"nccl.conf": nccl_conf(nccl), "nccl.env": nccl_conf(nccl)}
 
 
 # --- NetworkPolicy allows ----------------------------------------------------------------------------------------
@@ -524,14 +508,15 @@ def controller_ranges(cfg: SlurmConfig, bare_metal: Sequence[str], site_ranges: 
 
 
 def slurm_namespace_allows(
-    cfg: SlurmConfig, bare_metal: Sequence[str], *, site_ranges: Sequence[str], monitored: bool = False
+    cfg: SlurmConfig, bare_metal: Sequence[str], *, site_ranges: Sequence[str], monitored: bool = False, dcgm: bool = False
 ) -> list[Allow]:
     """The Slurm namespace, component by component: ssh to each login set from its exposure; slurmctld from the
     namespace, the operator, monitoring and its service's ranges; slurmdbd from the namespace; slurmrestd from the
     operator; slurmd from slurmctld and srun; srun's ports from the compute pods; the compute pods among themselves;
     the database from slurmdbd only; LDAPS from the login pods only (only the login image has SSSD, slurm-operator
-    #129); with Pyxis, HTTPS but the API server from the login and compute pods (image pulls); bare-metal hosts. No
-    API server: no pod here holds a token."""
+    #129); with Pyxis, HTTPS but the API server from the login and compute pods (image pulls); with `dcgm` (an active
+    check runs `dcgmi diag` in the slurmd pods), the DCGM host engine from the compute pods; bare-metal hosts. No API
+    server: no pod here holds a token."""
     ns, ctl = cfg.namespace, cfg.controller
     srun = Port(ctl.srun_port_range[0], end_port=ctl.srun_port_range[1])
     outside = controller_ranges(cfg, bare_metal, site_ranges)
@@ -586,6 +571,16 @@ def slurm_namespace_allows(
             Allow("allow-egress-slurmdbd", "egress", (Port(SLURMDBD_PORT),), pod_peers=(PodPeer(ns, SLURMDBD_POD),)),
             Allow("allow-egress-database", "egress", (Port(3306),), pod_peers=mariadb, pod_labels=SLURMDBD_POD),
         ]
+    if dcgm:
+        allows.append(
+            Allow(
+                "allow-egress-dcgm-hostengine",
+                "egress",
+                (Port(DCGM_HOSTENGINE_PORT),),
+                namespaces=(GPU_OPERATOR_NAMESPACE,),
+                pod_labels=SLURMD_POD,
+            )
+        )
     if cfg.pyxis_enabled:
         allows.append(
             Allow(

@@ -9,16 +9,12 @@ import json
 import pytest
 
 from components.layers.slurm.config import NodeSetConfig
+from components.layers.slurm.nccl import attachment_spec, nccl_config_map_name, nccl_files, nodeset_fabrics, shared_fabrics
 from components.layers.slurm.objects import (
     OPERATOR_NAMESPACE,
-    attachment_spec,
     controller_host,
-    nccl_config_map_name,
-    nccl_files,
-    nodeset_fabrics,
     operator_namespace_allows,
     operator_values,
-    shared_fabrics,
     slurm_namespace_allows,
 )
 from components.layers.slurm.slurm_conf import SLURMCTLD_PORT
