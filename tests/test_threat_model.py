@@ -50,6 +50,7 @@ CHART_PODS = {
     "kueue-controller": Pod("kueue-system", {"control-plane": "controller-manager"}, ports=(("visibility", 8082, "TCP"),)),
     "traefik": Pod("traefik", {"app.kubernetes.io/name": "traefik"}, ports=(("websecure", 8443, "TCP"),)),
     "sealed-secrets": Pod("kube-system", {"app.kubernetes.io/name": "sealed-secrets"}, ports=(("http", 8080, "TCP"),)),
+    "dcgm-hostengine": Pod("gpu-operator", {"app": "nvidia-dcgm"}, ports=(("dcgm", 5555, "TCP"),)),
 }
 API_SERVER = Host("the API server", "10.10.0.10")
 
@@ -70,6 +71,7 @@ TARGETS: dict[str, tuple[str, int]] = {
     "Kueue visibility 8082": ("kueue-controller", 8082),
     "Traefik 8443": ("traefik", 8443),
     "sealed-secrets 8080": ("sealed-secrets", 8080),
+    "DCGM host engine 5555": ("dcgm-hostengine", 5555),
 }
 
 Y, N = True, False
@@ -92,6 +94,7 @@ DESIGN: dict[str, tuple[bool, ...]] = {
     "Kueue visibility 8082": (N, N, N, N, N, N, N, N),
     "Traefik 8443": (N, N, N, N, N, Y, Y, Y),
     "sealed-secrets 8080": (N, N, N, N, N, Y, Y, Y),
+    "DCGM host engine 5555": (N, Y, N, N, N, N, N, N),
 }
 """Allowed by the NetworkPolicies, per attacker (COLUMNS order). Why each `Y` is there: docs/threat-model.md."""
 
