@@ -242,6 +242,10 @@ def _gres_devices(text: str) -> dict[str, set[str]]:
     return out
 
 
+def _without(lines: set[str], keys: tuple[str, ...]) -> set[str]:
+    return {" ".join(t for t in line.split() if t.split("=", 1)[0] not in keys) for line in lines}
+
+
 def file_items(name: str, old: str | None, new: str | None) -> list[ConfItem]:
     """What changed in a file of the Controller's ConfigMaps (`name` its key there), as the table's items."""
     if old == new:
@@ -249,13 +253,14 @@ def file_items(name: str, old: str | None, new: str | None) -> list[ConfItem]:
     if name == "gres.conf" and old is not None and new is not None:
         a, b = _gres_devices(old), _gres_devices(new)
         changed = sorted(k for k in set(a) & set(b) if a[k] != b[k])
-        if changed:
-            return [
-                ConfItem(
-                    "gres.conf:devices",
-                    f"gres.conf: the GPU types, device files, cores or detection of {', '.join(changed)} change",
-                )
-            ]
+        for item, what, drop in (
+            ("devices", "device files or detection", ("Cores", "Type")),
+            ("types", "GPU types", ("Cores",)),
+            ("cores", "cores", ()),
+        ):
+            which = [k for k in changed if _without(a[k], drop) != _without(b[k], drop)]
+            if which:
+                return [ConfItem(f"gres.conf:{item}", f"gres.conf: the {what} of {', '.join(which)} change")]
         return [ConfItem("gres.conf:nodes", "gres.conf: the nodes or nodesets the GPU descriptions apply to change")]
     if name in ("topology.yaml", "cgroup.conf"):
         return [ConfItem(name, f"{name} {'added' if old is None else 'removed' if new is None else 'changed'}")]

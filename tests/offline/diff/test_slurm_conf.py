@@ -141,6 +141,9 @@ def test_gres_conf_host_lists_and_devices_are_told_apart() -> None:
     old = "NodeName=gpu-[0-1] Name=gpu Type=a100 File=/dev/nvidia[0-7]\n"
     assert [i.item for i in file_items("gres.conf", old, old.replace("[0-1]", "[0-3]"))] == ["gres.conf:nodes"]
     assert [i.item for i in file_items("gres.conf", old, old.replace("[0-7]", "[0-3]"))] == ["gres.conf:devices"]
+    cores = "NodeName=gpu-[0-1] Name=gpu Type=a100 File=/dev/nvidia0 Cores=0-47\n"
+    assert [i.item for i in file_items("gres.conf", cores, cores.replace("0-47", "0-95"))] == ["gres.conf:cores"]
+    assert [i.item for i in file_items("gres.conf", cores, cores.replace("a100", "a800"))] == ["gres.conf:types"]
     added = old + "NodeName=gpu-l40s-[0-3] Name=gpu Type=l40s File=/dev/nvidia[0-3]\n"
     assert [i.item for i in file_items("gres.conf", old, added)] == ["gres.conf:nodes"]
     assert [i.item for i in file_items("plugstack.conf", "a\n", "b\n")] == ["file:plugstack.conf"]
