@@ -334,7 +334,8 @@ class ChangeSite:
             self.jobs[role] = self.cluster.sbatch(HEARTBEAT.format(file=beat), args=[*args, *common])
         for role in self.heartbeats:
             self.cluster.wait_job(self.jobs[role], 60, states={"RUNNING"})
-            wait_until(self.heartbeats[role].exists, 30, f"job {role} to beat")
+            output = jobs_dir / f"slurm-{self.jobs[role]}.out"
+            wait_until(self.heartbeats[role].exists, 60, f"job {role} to beat", log=[output, *self.cluster.log_paths()])
         self.jobs["pending"] = self.cluster.sbatch("true", args=["-p", "batch", "--begin=now+3600", *common])
         self.jobs["pending-gpu"] = self.cluster.sbatch("true", args=["-p", "gpu", "--begin=now+3600", *common])
         # a job that ran its prolog and epilog before the change (:meth:`scripts` reads what they recorded)
@@ -615,13 +616,23 @@ def accounting(tmp: Path, slots: int = 4) -> Iterator[Accounting]:
 
 
 def run_case(change: Change, mode: str, db: Accounting, tmp: Path) -> Outcome:
+    """One change in one mode on a fresh cluster.  Setting the base up (daemons, jobs running) is tried twice on a
+    fresh cluster each (a loaded machine can be slow to start a job); what happens after the change is never retried."""
     with db.cluster_name() as name:
-        site = ChangeSite(tmp / f"{change.id}-{mode}", db.dbd, name, change.base, db.wrappers)
-        try:
-            site.start()
-            return site.apply(change, mode)
-        finally:
-            site.stop()
+        for attempt in (1, 2):
+            site = ChangeSite(tmp / f"{change.id}-{mode}-{attempt}", db.dbd, name, change.base, db.wrappers)
+            try:
+                try:
+                    site.start()
+                except HarnessError as error:
+                    if attempt == 2:
+                        raise
+                    print(f"[slurm_change] {change.id} ({mode}): the base did not come up, once more: {error}", file=sys.stderr)
+                    continue
+                return site.apply(change, mode)
+            finally:
+                site.stop()
+    raise AssertionError("unreachable")
 
 
 def run_cases(changes: Sequence[Change], db: Accounting, tmp: Path, *, workers: int = 4) -> list[dict[str, Any]]:

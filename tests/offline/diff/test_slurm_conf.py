@@ -227,3 +227,21 @@ def test_the_rules_give_each_harness_case_its_table_verdict(
         )
         == want
     )
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.id in ("topology.yaml", "gres.conf-nodes", "prolog-epilog")], ids=lambda c: c.id
+)
+def test_a_referenced_config_map_change_without_inplace_reconfigure_is_not_applied_until_a_restart(
+    prod_stack: RecordedStack, case: Change, tmp_path: Path
+) -> None:
+    """slurm-operator 1.2.1 hashes only its own slurm-config ConfigMap into the slurmctld pod: without inplaceReconfigure
+    a topology.yaml, gres.conf or script change recreates nothing and reconfigures nothing (issue 33, found 5)."""
+    base, head = _states(prod_stack, case, False, tmp_path)
+    plan = make_plan(base, head)
+    assert {c.kind for c in plan.changes} == {"ConfigMap"}
+    effects = [e for e in assess(plan).effects if "slurm_change.py case" in e.evidence]
+    assert len(effects) == len(plan.changes)
+    for effect in effects:
+        assert "not applied until slurmctld restarts" in effect.what
+        assert "controller_config.go@v1.2.1:131-147" in effect.evidence
