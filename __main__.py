@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pulumi
 
-from components.config import ConfigError, load_config_from_pulumi
-from components.config.files import missing_files
 from components.errors import InvalidConfigError
 from components.platform import Platform, PlatformArgs
+from components.site.files import missing_files
+from components.site.loader import ConfigError, load_config_from_pulumi
 
 # The config of a large site is millions of long-lived objects (100,000 hosts and users as models),
 # and CPython's collector walks them again and again while the program builds and registers

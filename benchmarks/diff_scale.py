@@ -18,8 +18,8 @@ from offline.diff.base import State
 from offline.diff.impact import assess
 from offline.diff.plan import make_plan
 from offline.diff.report import render
-from offline.engine import run_program
-from offline.stackfile import read_stack_file
+from offline.program.engine import run_program
+from offline.program.stackfile import read_stack_file
 
 from .sitegen import write_site
 

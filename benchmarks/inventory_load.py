@@ -8,7 +8,7 @@ In this process, it times (CPU and wall clock, median of --repeat runs):
 - `load_config` of the stack as it is (the happy path: yaml-rs, then validation);
 - `load_config` with the first host's tag written `1_000` (a string in YAML 1.2's core schema, a number to
   yaml-rs): validation refuses the number, the hosts file is read again with the core schema's strings
-  put back and the config validated again (components/config/inventory_numbers.py); then the same
+  put back and the config validated again (components/site/inventory_numbers.py); then the same
   with the last host's tag (libyaml's events are walked to the end of the file);
 - `load_config` with one host's name written `12` (a number in both readings): refused after the same
   second reading, with the message naming the file and the path.
@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .sitegen import PROJECT_ROOT
+from components.paths import PROJECT_ROOT
 
 
 def _timed(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
@@ -73,9 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
 
-    from components.config import load_config
-    from components.config.inventory import read_yaml_file
-    from offline.stackfile import read_stack_file
+    from components.site.inventory import read_yaml_file
+    from components.site.loader import load_config
+    from offline.program.stackfile import read_stack_file
 
     stack = read_stack_file(args.stack_file, name="bench")
     raw = dict(stack.config)

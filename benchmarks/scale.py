@@ -28,7 +28,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .sitegen import PROJECT_ROOT, write_site
+from components.paths import PROJECT_ROOT
+
+from .sitegen import write_site
 
 PACKS = ("gitops-drift", "security", "slurm-contract")
 MIB = 1024 * 1024
@@ -93,7 +95,7 @@ class Measurement:
     cli_cold: dict[str, Any] | None = None
     """`offline render` then `offline check`, each running the program (recording cache off)."""
     cli_cached: dict[str, Any] | None = None
-    """The same with check reusing render's recording (same inputs, offline/recording.py)."""
+    """The same with check reusing render's recording (same inputs, offline/program/recording.py)."""
     load_before: float = 0.0
     load_after: float = 0.0
 
@@ -103,11 +105,11 @@ CHUNKED = ("grendel-inventory-", "site-dns-zones-", "dirsrv-ldif-", "slurm-accou
 
 def measure_in_process(config: Path, repeat: int, with_policy: bool) -> dict[str, Any]:
     """Run in a fresh worker process: program `repeat` times, then render sizes and policy time."""
-    from offline.engine import run_program
-    from offline.environ import go_json_string_map
     from offline.policy.packs import peak_rss_mib
-    from offline.render import render_documents
-    from offline.stackfile import read_stack_file
+    from offline.program.documents import render_documents
+    from offline.program.engine import run_program
+    from offline.program.environ import go_json_string_map
+    from offline.program.stackfile import read_stack_file
 
     runs: list[float] = []
     cpu: list[float] = []
@@ -140,7 +142,7 @@ def measure_in_process(config: Path, repeat: int, with_policy: bool) -> dict[str
         "pack_peak_memory_mib": None,
     }
     if with_policy:
-        from offline.check import check_recorded_stack
+        from offline.policy.check import check_recorded_stack
         from offline.policy.packs import PackSpec
 
         specs = [PackSpec(PROJECT_ROOT / "policies" / pack, PROJECT_ROOT / "policies" / "config" / "prod.json") for pack in PACKS]
@@ -179,7 +181,7 @@ def _cli_times(config: Path, workdir: Path, *, reuse: bool) -> dict[str, Any]:
 
     `reuse=False` is the cold figure: the recording cache is off (HPCFORGE_RECORDING_CACHE=off), so each
     command runs the program. `reuse=True`: render keeps its recording and check reuses it (the
-    content key matches, offline/recording.py); the check's output must say so, else this raises.
+    content key matches, offline/program/recording.py); the check's output must say so, else this raises.
     """
     base = [sys.executable, "-m", "offline"]
     stack = ["--stack", "bench", "--config", str(config)]

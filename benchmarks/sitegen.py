@@ -14,10 +14,10 @@ from typing import Any
 
 import yaml
 
-from components.config.inventory import Yaml12Dumper
-from components.config.yamlv3 import load_document
+from components.ground.yamlv3 import load_document
+from components.paths import PROJECT_ROOT
+from components.site.inventory import Yaml12Dumper
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BASE_STACK = PROJECT_ROOT / "Pulumi.prod.yaml"
 SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGNpVwk5GtlYoRcwALqBEhl3uNHSUNDTgkF37upXaE/4 user@hpc"
 

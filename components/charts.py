@@ -26,10 +26,13 @@ import pulumi_kubernetes as k8s
 from .chart_hooks import with_hooks_off
 from .chart_security import with_security
 from .context import DeployContext
+from .custom_resources import custom_resource
 from .versions import ChartPin
 
 IN_CLUSTER = "https://kubernetes.default.svc"
 ARGOCD_NAMESPACE = "argocd"
+ARGO_API = "argoproj.io/v1alpha1"
+"""The API version of Argo CD's Application and AppProject (and of Argo Workflows' objects)."""
 PLATFORM_PROJECT = "hpcforge-platform"
 
 
@@ -221,18 +224,17 @@ class ChartDeployer:
             # webhooks exist, and an upgrade is not taken as done on the previous version's status.
             WAIT_FOR_ANNOTATION: application_wait_for(use.pin.version),
         }
-        return k8s.apiextensions.CustomResource(
-            f"{ARGOCD_NAMESPACE}/{use.release}",
-            api_version="argoproj.io/v1alpha1",
-            kind="Application",
-            metadata=self._ctx.meta(
-                use.release,
-                component,
-                ARGOCD_NAMESPACE,
-                app=use.pin.chart,
-                annotations=annotations,
-                extra_labels={"app.kubernetes.io/version": use.pin.version.lstrip("v")},
-            ),
-            spec=application_spec(use, values, project=self._project, retry=self._retry, ignore_differences=ignore_differences),
-            opts=self._ctx.opts(parent, depends_on=[*self._argocd_ready, *depends_on]),
+        return custom_resource(
+            self._ctx,
+            parent,
+            ARGO_API,
+            "Application",
+            use.release,
+            application_spec(use, values, project=self._project, retry=self._retry, ignore_differences=ignore_differences),
+            namespace=ARGOCD_NAMESPACE,
+            component=component,
+            app=use.pin.chart,
+            annotations=annotations,
+            extra_labels={"app.kubernetes.io/version": use.pin.version.lstrip("v")},
+            depends_on=[d for d in (*self._argocd_ready, *depends_on) if d is not None],
         )

@@ -14,8 +14,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .config.platform_core import DeliveryMode, ProtectionMode
-from .k8s.meta import PROTECTION_ANNOTATION, labels, object_meta
+from .ground.meta import PROTECTION_ANNOTATION, labels, object_meta
+from .ground.platform_core import DeliveryMode, ProtectionMode
 
 
 class Stateful(Enum):

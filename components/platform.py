@@ -9,19 +9,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartDeployer, ChartUse
-from .config.checks.gpu import dcgm_scraped, gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints, gpus_in_nvml_order
-from .config.inventory_ref import digest_annotations
-from .config.placement import (
-    login_node_selectors,
-    login_pool_taints,
-    node_selectors,
-    nodeset_pool_taints,
-    nodeset_pools,
-    pool_labels,
-    pool_taints,
-)
-from .config.root import PlatformConfig
 from .context import DeployContext
+from .ground.inventory_ref import digest_annotations
 from .k8s.certificates import CA_ISSUER
 from .layers.backups.layer import Backups, BackupsArgs
 from .layers.batch import layer as batch
@@ -57,6 +46,17 @@ from .layers.slurm.layer import Slurm, SlurmArgs
 from .layers.slurm.sacct import render_desired_state
 from .layers.slurm.script_settings import gpu_health_settings
 from .layers.storage.layer import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
+from .site.checks.gpu import dcgm_scraped, gpu_job_mapping_dir, gpu_operator_enabled, gpu_pool_taints, gpus_in_nvml_order
+from .site.placement import (
+    login_node_selectors,
+    login_pool_taints,
+    node_selectors,
+    nodeset_pool_taints,
+    nodeset_pools,
+    pool_labels,
+    pool_taints,
+)
+from .site.root import PlatformConfig
 
 
 @dataclass(frozen=True)

@@ -32,28 +32,29 @@ from pydantic import AnyUrl, BaseModel, Discriminator, HttpUrl, SecretBytes, Sec
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
-ROOT = Path(__file__).resolve().parent.parent
-OUTPUT = ROOT / "docs" / "configuration.md"
+from components.paths import PROJECT_ROOT
+
+OUTPUT = PROJECT_ROOT / "docs" / "configuration.md"
 NAMESPACE = "hpcforge"
 STALE_MESSAGE = "docs/configuration.md is stale: run make docs"
 
-# Human-readable names of the validated string types of components/config (keyed by the validator
+# Human-readable names of the validated string types of the config models (keyed by the validator
 # function's qualified name). A validator that is not listed here is named after its function.
 NAMED_VALIDATORS: dict[str, str] = {
-    "components.config.base._dns_label": "Kubernetes name (DNS label, at most 63 characters)",
-    "components.config.base._dns_name": "DNS name",
-    "components.config.base._hostname": "host name (DNS label)",
-    "components.config.base._quantity": "Kubernetes quantity (e.g. 500m, 2, 4Gi, 1e3; not negative, at most 9.2e15)",
-    "components.config.base._label_key": "Kubernetes label or taint key ([prefix/]name, e.g. nvidia.com/gpu)",
-    "components.config.base._label_value": "Kubernetes label value (empty or at most 63 letters, digits, '-', '_', '.')",
-    "components.config.base._kernel_cmdline": "kernel command line (printable ASCII, one line, balanced {{ }})",
-    "components.config.base._no_space": "path or URL (no spaces)",
-    "components.config.base._linux_ifname": "Linux interface name (1 to 15 letters, digits, '_', '.', '-', '@')",
-    "components.config.base._ipv4": "IPv4 address",
-    "components.config.base._host_or_ipv4": "DNS name or IPv4 address",
-    "components.config.base._ipv4_network": "IPv4 network (CIDR)",
-    "components.config.base._ipv4_interface": "IPv4 address with prefix length (e.g. 10.0.0.5/24)",
-    "components.config.base._go_duration": "duration (e.g. 90s, 15m, 2160h)",
+    "components.ground.base._dns_label": "Kubernetes name (DNS label, at most 63 characters)",
+    "components.ground.base._dns_name": "DNS name",
+    "components.ground.base._hostname": "host name (DNS label)",
+    "components.ground.base._quantity": "Kubernetes quantity (e.g. 500m, 2, 4Gi, 1e3; not negative, at most 9.2e15)",
+    "components.ground.base._label_key": "Kubernetes label or taint key ([prefix/]name, e.g. nvidia.com/gpu)",
+    "components.ground.base._label_value": "Kubernetes label value (empty or at most 63 letters, digits, '-', '_', '.')",
+    "components.ground.base._kernel_cmdline": "kernel command line (printable ASCII, one line, balanced {{ }})",
+    "components.ground.base._no_space": "path or URL (no spaces)",
+    "components.ground.base._linux_ifname": "Linux interface name (1 to 15 letters, digits, '_', '.', '-', '@')",
+    "components.ground.base._ipv4": "IPv4 address",
+    "components.ground.base._host_or_ipv4": "DNS name or IPv4 address",
+    "components.ground.base._ipv4_network": "IPv4 network (CIDR)",
+    "components.ground.base._ipv4_interface": "IPv4 address with prefix length (e.g. 10.0.0.5/24)",
+    "components.ground.base._go_duration": "duration (e.g. 90s, 15m, 2160h)",
     "components.layers.slurm.slurm_types._slurm_k8s_name": "Slurm and Kubernetes name (DNS label, at most 40 characters, not a Slurm keyword)",
     "components.layers.slurm.slurm_types._slurm_time": "Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)",
     "components.layers.slurm.config._max_unavailable": "count or percentage (e.g. 2 or 25%)",
@@ -69,10 +70,10 @@ NAMED_VALIDATORS: dict[str, str] = {
     "components.layers.slurm.topology._node_name": "node name or host list (e.g. cn[001-024])",
     "components.layers.storage.config._mount_option": "NFS mount option",
     "components.layers.storage.config._absolute_path": "absolute path",
-    "components.layers.provisioning.config._feature": "Slurm node feature",
-    "components.layers.provisioning.config._gres": "GRES entry (name[:type][:count], e.g. gpu:a100:4)",
+    "components.ground.hosts._feature": "Slurm node feature",
+    "components.ground.hosts._gres": "GRES entry (name[:type][:count], e.g. gpu:a100:4)",
     "components.layers.slurm.reservations._start_time": "start time (YYYY-MM-DDTHH:MM[:SS])",
-    "components.layers.provisioning.config._mac": "MAC address",
+    "components.ground.hosts._mac": "MAC address",
     "components.layers.devops.config._pinned_image": "container image pinned by tag or digest (never `latest`)",
     "components.layers.slurm.accounts._description": "text of at most 100 letters, digits, spaces and . _ , : ( ) / -",
     "components.layers.slurm.accounts._name": "Slurm accounting name (lowercase letters, digits, '_', '-', starting with a "
@@ -82,17 +83,17 @@ NAMED_VALIDATORS: dict[str, str] = {
     "license/<name> or gres/<name>[:<type>] to a whole count (mem: a size such as 512G), at most 2147483647",
     "components.layers.gpu.config._image_ref": "container image pinned by tag (registry/path:tag, lowercase registry and path)",
     "components.layers.gpu.config._plain_path": "command name or path (letters, digits, '.', '_', '/', '-')",
-    "components.layers.slurm.gpus._core_list": "core list (e.g. 0-55 or 0-27,56-83)",
-    "components.layers.slurm.gpus._gpu_type": "GPU type (lowercase letters, digits and '_', e.g. h100) or MIG profile (e.g. 1g.10gb)",
+    "components.ground.gpus._core_list": "core list (e.g. 0-55 or 0-27,56-83)",
+    "components.ground.gpus._gpu_type": "GPU type (lowercase letters, digits and '_', e.g. h100) or MIG profile (e.g. 1g.10gb)",
 }
 
 # The accepted form that a `@field_validator` method enforces, keyed by the method's qualified name: the
 # generator adds it to the field's type (the type alone says "string"). tests/test_docs_reference.py
 # checks that every validator of a documented field is named here or in NAMED_VALIDATORS.
 FIELD_VALIDATORS: dict[str, str] = {
-    "components.layers.gpu.checks_config.ActiveCheck._name": "lowercase letters, digits and '-', at most 32, starting and "
+    "components.layers.gpu.config.ActiveCheck._name": "lowercase letters, digits and '-', at most 32, starting and "
     "ending alphanumeric",
-    "components.layers.gpu.checks_config.ActiveCheck._schedule": "a five-field cron schedule (minute hour day-of-month month "
+    "components.layers.gpu.config.ActiveCheck._schedule": "a five-field cron schedule (minute hour day-of-month month "
     "day-of-week) of numbers, `*`, ranges, steps and lists",
     "components.layers.slurm.accounts.SlurmAccountsConfig._no_root": "no account named 'root' (slurmdbd's own)",
     "components.layers.backups.config.BackupsConfig._pem": "a PEM certificate (-----BEGIN CERTIFICATE----- ... "
@@ -110,20 +111,20 @@ FIELD_VALIDATORS: dict[str, str] = {
     "range (10.0.0.10-10.0.0.20) or a single IPv4 address",
     "components.layers.bootstrap.config.Rke2Settings._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
     "components.layers.bootstrap.config.Rke2Settings._sans": "each a host name or address (letters, digits, '.', '*', ':', '-')",
-    "components.config.platform_core.KubernetesConfig._minor_version": "a Kubernetes minor version from 1.26 to 1.39 "
+    "components.ground.platform_core.KubernetesConfig._minor_version": "a Kubernetes minor version from 1.26 to 1.39 "
     "(e.g. '1.33')",
-    "components.config.platform_core.KubernetesConfig._api_versions": "each `group/version` or `group/version/Kind` "
+    "components.ground.platform_core.KubernetesConfig._api_versions": "each `group/version` or `group/version/Kind` "
     "(e.g. monitoring.coreos.com/v1)",
     "components.layers.certificates.config.Acme._https": "an https:// URL",
     "components.layers.certificates.config.CertificateAuthority._common_name": "not empty, at most 64 bytes in UTF-8",
     "components.layers.gitops.config.GitOpsApp._url": "a Git URL starting with https://, ssh:// or git@",
     "components.layers.provisioning.config.ProvisioningConfig._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
     "components.layers.rdma.config.Fabric._cidr": "an IPv4 or IPv6 network in CIDR form (host bits zero)",
-    "components.config.model.PlatformModel._environment": "lowercase letters, digits and '-', starting with a letter, "
+    "components.site.model.PlatformModel._environment": "lowercase letters, digits and '-', starting with a letter, "
     "at most 20 characters, not true/false/null",
-    "components.config.model.PlatformModel._site_domain": "a DNS name of at least two labels (e.g. hpc.example.org)",
+    "components.site.model.PlatformModel._site_domain": "a DNS name of at least two labels (e.g. hpc.example.org)",
     "components.layers.slurm.controller.ControllerConfig._port_range": "[first, last] with 1024 < first <= last <= 65535",
-    "components.layers.slurm.gpus.GpuSpec._files": "a device file or bracketed range (e.g. /dev/nvidia[0-7])",
+    "components.ground.gpus.GpuSpec._files": "a device file or bracketed range (e.g. /dev/nvidia[0-7])",
     "components.layers.slurm.config.NodeSetConfig._gres_form": "each name[:type][:count] (lowercase name; type letters, "
     "digits, '_' or a MIG profile; e.g. gpu:a100:8)",
     "components.layers.slurm.config.LoginConfig._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
@@ -612,7 +613,7 @@ def _variant_rows(path: str, shape: _Shape, inherited: Any, note: str) -> list[R
 def build_sections(root: type[BaseModel] | None = None) -> list[Section]:
     """One section per `hpcforge:<key>` of the root model (PlatformConfig by default)."""
     if root is None:
-        from components.config.root import PlatformConfig
+        from components.site.root import PlatformConfig
 
         root = PlatformConfig
     sections: list[Section] = []
@@ -643,14 +644,14 @@ def render(root: type[BaseModel] | None = None) -> str:
         "# Configuration reference",
         "",
         "<!-- Generated by `python -m docs.generate` (make docs) from the pydantic models in",
-        "     components/config/. Do not edit by hand: `make docs-check` fails when this file is stale. -->",
+        "     components/site/ and the layers' config. Do not edit by hand: `make docs-check` fails when this file is stale. -->",
         "",
         f"Every key below goes under `config:` in `Pulumi.<stack>.yaml`, in the `{NAMESPACE}:` namespace. Nested keys",
         "are written as YAML mappings under their top-level key; `[]` stands for every item of a list and",
         "`<key>` for every key of a mapping. Keys are camelCase, exactly as written here: unknown keys are",
         "refused. `required` keys inside an optional object are required only when that object is given.",
         "",
-        "Values are read as the Pulumi CLI reads them (gopkg.in/yaml.v3, see `components/config/yamlv3.py`): only",
+        "Values are read as the Pulumi CLI reads them (gopkg.in/yaml.v3, see `components/ground/yamlv3.py`): only",
         "`true`, `True`, `TRUE`, `false`, `False`, `FALSE` are booleans, so `yes`, `no`, `on`, `off` and `NO` are strings; `30:00`",
         "is a string; an integer with a leading zero (`010000`, which the CLI reads as octal 4096), an",
         "unquoted date, `.inf`, `!!binary`, `!!set` or any other YAML tag, a key given twice, a non-string key,",
@@ -680,7 +681,7 @@ def render(root: type[BaseModel] | None = None) -> str:
 
 def _relative(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(ROOT))
+        return str(path.resolve().relative_to(PROJECT_ROOT))
     except ValueError:
         return str(path)
 

@@ -1,4 +1,4 @@
-"""`./hpcforge {preview,render,check}`: run hpcforge without a cluster (see offline/cli.py)."""
+"""`./hpcforge COMMAND`: run hpcforge without a cluster (offline/cli.py hands each command to offline/<job>/command.py)."""
 
 import gc
 import sys

@@ -1,4 +1,4 @@
-"""`./hpcforge migrate-inventory --stack STACK` (offline/cli.py calls this): move inline inventories into
+"""`./hpcforge migrate-inventory --stack STACK` (offline/inventory/command.py calls this): move inline inventories into
 files. A one-off migration, so it lives in scripts/ with the others, not in the runner.
 
 Hosts (`hpcforge:provisioning.hosts`) and directory users and groups (`hpcforge:directory.users`,
@@ -20,10 +20,8 @@ from typing import Any
 
 import yaml
 
-from components.config.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, Yaml12Loader
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-"""The project directory (the one with `Pulumi.yaml`)."""
+from components.paths import PROJECT_ROOT
+from components.site.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, Yaml12Loader
 
 
 class MigrationError(Exception):

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import run_stack
 
 _RECORDINGS: list[tuple[str, str]] = []
@@ -17,9 +17,9 @@ _RECORDINGS: list[tuple[str, str]] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     """Recordings that tests make (`offline render`) go to a temporary folder, not the user's .offline/recordings/,
-    where the user's next `check` would report reusing them (offline/recording.py, ENV_DIR); so do the git bases
+    where the user's next `check` would report reusing them (offline/program/recording.py, ENV_DIR); so do the git bases
     `offline diff` keeps, and the user's own .offline/diff-base/ is not read either (ENV_BASE_DIR)."""
-    from offline.recording import ENV_BASE_DIR, ENV_DIR
+    from offline.program.recording import ENV_BASE_DIR, ENV_DIR
 
     for variable, prefix in ((ENV_DIR, "hpcforge-test-recordings-"), (ENV_BASE_DIR, "hpcforge-test-diff-base-")):
         if variable not in os.environ:

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, read_yaml_file
-from components.config.yamlv3 import load_document
-from offline.engine import RecordedStack, run_program
-from offline.stackfile import PROJECT_ROOT, config_string, read_stack_file
+from components.ground.yamlv3 import load_document
+from components.paths import PROJECT_ROOT
+from components.site.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper, read_yaml_file
+from offline.program.engine import RecordedStack, run_program
+from offline.program.stackfile import config_string, read_stack_file
 
 REPO = PROJECT_ROOT
 FIXTURES = REPO / "tests" / "fixtures"
@@ -90,7 +91,7 @@ def require_binaries(*names: str) -> dict[str, str]:
 
 
 def stack_document(stack: str) -> dict[str, Any]:
-    """A stack file read as the Pulumi CLI reads it (gopkg.in/yaml.v3 rules, components/config/yamlv3.py)."""
+    """A stack file read as the Pulumi CLI reads it (gopkg.in/yaml.v3 rules, components/ground/yamlv3.py)."""
     document: dict[str, Any] = load_document((REPO / f"Pulumi.{stack}.yaml").read_text())
     return document
 

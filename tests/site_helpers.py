@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError, PlatformConfig, load_config
+from components.site.loader import ConfigError, load_config
+from components.site.root import PlatformConfig
 
 from .helpers import config_values, inline_inventories, inventory_file, outline_inventories, raw_config
 

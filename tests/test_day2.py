@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError, load_config
 from components.layers.slurm.controller import TYPED_CONTROLLER_PARAMETERS
 from components.layers.slurm.slurm_conf import controller_extra_conf, controller_parameters
-from offline.check import check_recorded_stack
-from offline.cli import policy_config_for
-from offline.engine import RecordedStack
+from components.site.loader import ConfigError, load_config
+from offline.policy.check import check_recorded_stack
+from offline.policy.command import policy_config_for
 from offline.policy.packs import PackSpec
-from offline.stackfile import read_stack_file
+from offline.program.engine import RecordedStack
+from offline.program.stackfile import read_stack_file
 from tests.helpers import REPO, config_values, inline_inventories, outline_inventories, raw_config, run_stack_file, write_variant
 
 Edit = Callable[[dict[str, Any]], None]
@@ -135,7 +135,7 @@ def _services_only(values: dict[str, Any]) -> None:
     gpu = values.setdefault("hpcforge:gpu", {})
     gpu.setdefault("operator", {})["enabled"] = False
     # A scheduled all-reduce needs the nodeset's node count (its replicas), which bare-metal-only nodesets do not
-    # declare (config/checks/active_checks.py): such a site keeps its other active checks.
+    # declare (site/checks/active_checks.py): such a site keeps its other active checks.
     gpu["activeChecks"] = [c for c in gpu.get("activeChecks", []) if c["kind"] != "nccl-allreduce"]
 
 
@@ -241,7 +241,7 @@ def test_migration_hint_with_config_names_the_file_and_migrates_beside_it(
 
 
 def test_migration_hint_without_config_is_unchanged() -> None:
-    from offline.cli import stack_file_hints
+    from offline.inventory.command import stack_file_hints
 
     messages = ["x: move provisioning.hosts with `./hpcforge migrate-inventory --stack prod` (it writes ...)"]
     assert stack_file_hints(messages, "prod", None) == messages
@@ -258,7 +258,7 @@ def _crd(name: str, version: str = "v1") -> dict[str, Any]:
 
 
 def test_duplicate_owners_finds_an_object_applied_twice() -> None:
-    from offline.owners import duplicate_owners
+    from offline.policy.owners import duplicate_owners
 
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "a"}}
     owned = [
@@ -524,7 +524,7 @@ def test_check_with_rendered_charts_prints_and_fails_on_two_owners(prod_stack: R
 
     from components.versions import Charts
     from offline.charts.render import ChartRelease, RenderedChart, RenderReport
-    from offline.owners import print_owners
+    from offline.policy.owners import print_owners
 
     declared = next(r.inputs for r in prod_stack.kubernetes_objects() if r.inputs.get("kind") == "ConfigMap")
     release = ChartRelease("network-operator", Charts.NETWORK_OPERATOR, "nvidia-network-operator", {}, "argocd", "urn:x")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from offline.engine import RecordedResource, RecordedStack
+from offline.program.engine import RecordedResource, RecordedStack
 from tests.helpers import run_stack_file, write_variant
 
 pytestmark = pytest.mark.program

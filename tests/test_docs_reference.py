@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field, SecretStr
 
-from components.config.base import IPv4, K8sName, Quantity, StrictModel
-from components.config.root import PlatformConfig
+from components.ground.base import IPv4, K8sName, Quantity, StrictModel
+from components.site.root import PlatformConfig
 from docs import generate
 from tests.helpers import REPO
 

@@ -36,12 +36,14 @@ def test_the_fast_tier_leaves_out_the_slow_tiers_and_whole_stack_runs(fast_ids: 
     # run the program: a whole-stack fixture, a CLI subprocess, a stack file variant
     assert "tests/test_program.py::test_resource_tree_is_indented_by_parent" not in fast_ids  # dev_stack
     assert "tests/test_program.py::test_cli_render_prod" not in fast_ids  # _offline(...)
-    assert "tests/offline/test_recording_cache.py::test_a_changed_stack_file_is_run_again" not in fast_ids  # record_and_store
+    assert (
+        "tests/offline/program/test_recording_cache.py::test_a_changed_stack_file_is_run_again" not in fast_ids
+    )  # record_and_store
     assert not any(test_id.startswith("tests/test_fast_tier.py::") for test_id in fast_ids)  # this one: a subprocess
 
 
 def test_the_fast_tier_keeps_the_unit_tests(fast_ids: set[str]) -> None:
-    assert "tests/offline/test_summary.py::test_plurals" in fast_ids
+    assert "tests/offline/preview/test_summary.py::test_plurals" in fast_ids
     assert "tests/offline/live/test_live_impact.py::test_jobs_at_risk_on_the_gpu_node_and_their_gpu_hours" in fast_ids
     assert sum(1 for test_id in fast_ids if test_id.startswith("tests/policies/test_policy_rules.py::")) > 50
     assert len(fast_ids) > 1000

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from benchmarks.sitegen import write_site
-from offline.engine import ProgramConfigError, RecordedResource, RecordedStack
-from offline.render import render_documents
+from offline.program.documents import render_documents
+from offline.program.engine import ProgramConfigError, RecordedResource, RecordedStack
 from tests.helpers import REPO, run_stack_file, write_variant
 
 pytestmark = pytest.mark.program

@@ -1,6 +1,6 @@
 """Program tier: the real __main__.py run as `pulumi preview` of a new stack runs it (`--preview`).
 
-In such a preview every output a provider computes on create is unknown (offline/engine.py
+In such a preview every output a provider computes on create is unknown (offline/program/engine.py
 `preview_outputs`): generated passwords and keys, command output, object status, ids. The program
 must register the same resources as under `pulumi up`, with the same known values; only what is
 built from a computed output may be unknown, and that only inside a secret or an annotation.
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from offline.engine import UNKNOWN, UNKNOWN_TEXT, RecordedStack, mock_secret, preview_outputs
+from offline.program.engine import UNKNOWN, UNKNOWN_TEXT, RecordedStack, mock_secret, preview_outputs
 from tests.components.layers.evidence.test_operations import _with_bootstrap
 from tests.helpers import REPO, run_stack_file, write_variant
 

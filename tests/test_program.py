@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from offline.engine import RecordedStack
-from offline.render import render_documents, resource_tree, write_render
+from offline.preview.command import resource_tree
+from offline.program.documents import render_documents, write_render
+from offline.program.engine import RecordedStack
 from tests.helpers import REPO, run_stack, write_variant
 
 pytestmark = pytest.mark.program
@@ -148,7 +149,7 @@ def test_cli_preview_tree_prints_tree_and_count(tmp_path: Path) -> None:
 
 
 def test_cli_preview_prints_counts_per_layer_not_the_tree(dev_stack: RecordedStack) -> None:
-    from offline.summary import layer_counts
+    from offline.preview.summary import layer_counts
 
     result = _offline("preview", "--stack", "dev")
     assert result.returncode == 0, result.stderr

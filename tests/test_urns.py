@@ -1,4 +1,4 @@
-"""Program tier: URN stability against the snapshots in tests/urns/ (offline/urns.py).
+"""Program tier: URN stability against the snapshots in tests/urns/ (offline/urns/snapshot.py).
 
 A URN that disappears (a renamed resource or component, a changed parent or type) makes
 `pulumi up` delete the live resource; it fails here unless an alias covers it or the snapshot is
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from offline.engine import RecordedStack, engine_urn, run_program
-from offline.stackfile import StackFile
-from offline.urns import compare, read_snapshot, report, snapshot_path, stack_urns, write_snapshot
+from offline.program.engine import RecordedStack, engine_urn, run_program
+from offline.program.stackfile import StackFile
+from offline.urns.snapshot import compare, read_snapshot, report, snapshot_path, stack_urns, write_snapshot
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.program

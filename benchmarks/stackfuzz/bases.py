@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from components.config.yamlv3 import load_document
-from offline.stackfile import PROJECT_ROOT
+from components.ground.yamlv3 import load_document
+from components.paths import PROJECT_ROOT
 
 from .cases import PathT, render_path
 
@@ -20,7 +20,7 @@ def base_config(stack: str) -> dict[str, Any]:
         from ..sitegen import generate_site
 
         return generate_site(hosts=20, nodesets=6, users=10)
-    from components.config.inventory import KINDS, read_yaml_file
+    from components.site.inventory import KINDS, read_yaml_file
 
     document = load_document((PROJECT_ROOT / f"Pulumi.{stack}.yaml").read_text())
     config: dict[str, Any] = document["config"]

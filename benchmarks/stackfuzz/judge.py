@@ -13,8 +13,9 @@ from typing import Any
 
 import yaml
 
-from components.config.yamlv3 import resolve_plain
-from offline.stackfile import PROJECT_ROOT, StackFileError, parse_stack_text
+from components.ground.yamlv3 import resolve_plain
+from components.paths import PROJECT_ROOT
+from offline.program.stackfile import StackFileError, parse_stack_text
 
 from .bases import cached_base
 from .cases import Mutation, Outcome, Raw
@@ -39,7 +40,7 @@ _Dumper.add_representer(str, _represent_str)
 
 def apply(mutation: Mutation, directory: Path) -> str:
     """The stack file text after the mutation; its inventories are written to files in `directory`."""
-    from components.config.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper
+    from components.site.inventory import DEFAULT_FILES, KINDS, Yaml12Dumper
 
     config = copy.deepcopy(cached_base(mutation.stack))
     *parents, last = mutation.path
@@ -98,9 +99,9 @@ def judge(mutation: Mutation) -> Outcome:
 
 
 def _judge(mutation: Mutation, directory: Path, started: float) -> Outcome:
-    from offline.engine import ProgramConfigError, run_program
-    from offline.render import write_render
-    from offline.stackfile import StackFile
+    from offline.program.documents import write_render
+    from offline.program.engine import ProgramConfigError, run_program
+    from offline.program.stackfile import StackFile
 
     verdict, detail = "valid", ""
     try:
@@ -145,7 +146,7 @@ def _shared_dir() -> Path | None:
 def _schema_errors(recorded: Any, values: dict[str, str]) -> list[str]:
     import json
 
-    from offline.render import render_documents
+    from offline.program.documents import render_documents
     from offline.schema import validate as schema
 
     shared = _shared_dir()
@@ -157,8 +158,8 @@ def _schema_errors(recorded: Any, values: dict[str, str]) -> list[str]:
 
 def warm_up() -> None:
     """Load the schemas once (tens of seconds cold), outside any case's time."""
-    from offline.engine import run_program
-    from offline.stackfile import read_stack_file
+    from offline.program.engine import run_program
+    from offline.program.stackfile import read_stack_file
 
     stack = read_stack_file(PROJECT_ROOT / "Pulumi.prod.yaml")
     _schema_errors(run_program(stack, PROJECT_ROOT), stack.config)

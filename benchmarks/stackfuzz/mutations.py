@@ -124,7 +124,7 @@ def _raw_yaml(stack: str, path: PathT, value: Any, draw: Callable[[Any], Any]) -
         # What YAML 1.1 readers get wrong: these stay strings for the Pulumi CLI, but are not this value.
         choices += [("yes", "either"), ("30:00", "either"), ("010", "either")]
     if in_inventory(path):
-        # Inventory files are YAML 1.2 core schema (components/config/inventory.py): no timestamps, an
+        # Inventory files are YAML 1.2 core schema (components/site/inventory.py): no timestamps, an
         # unquoted date is the string as written, which is right or wrong by the key's own rules.
         choices = [(text, "either" if text.startswith("2025-") else expect) for text, expect in choices]
     text, expect = draw(st.sampled_from(choices))

@@ -1,45 +1,16 @@
-"""Certificates that layers ask cert-manager for: the private CA's ClusterIssuer and Secret, and `certificate`."""
+"""Certificates that layers ask cert-manager for (`Scope.certificate`): the private CA's ClusterIssuer and Secret, and
+the spec of a Certificate (pure)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-import pulumi
-import pulumi_kubernetes as k8s
-
-from ..context import DeployContext
-
+CERT_MANAGER_API = "cert-manager.io/v1"
 CA_ISSUER = "hpcforge-ca"
 """The ClusterIssuer of the private CA (the certificates layer creates it)."""
 CA_SECRET = "hpcforge-ca"
 """The Secret holding the private CA in cert-manager's namespace."""
-
-
-def certificate(
-    ctx: DeployContext,
-    parent: pulumi.Resource,
-    *,
-    name: str,
-    namespace: str,
-    dns_names: Sequence[str],
-    issuer: str,
-    duration: str,
-    renew_before: str,
-    component: str,
-    app: str,
-    usages: Sequence[str] = ("server auth",),
-    depends_on: Sequence[pulumi.Resource] = (),
-) -> k8s.apiextensions.CustomResource:
-    """A cert-manager Certificate from a ClusterIssuer; its Secret `name` has tls.crt, tls.key and ca.crt."""
-    return k8s.apiextensions.CustomResource(
-        f"{namespace}/{name}",
-        api_version="cert-manager.io/v1",
-        kind="Certificate",
-        metadata=ctx.meta(name, component, namespace, app=app),
-        spec=certificate_spec(name, dns_names, issuer, duration, renew_before, usages),
-        opts=ctx.opts(parent, depends_on=list(depends_on)),
-    )
 
 
 MAX_COMMON_NAME_BYTES = 64
@@ -50,7 +21,7 @@ MAX_COMMON_NAME_BYTES = 64
 def certificate_spec(
     secret_name: str, dns_names: Sequence[str], issuer: str, duration: str, renew_before: str, usages: Sequence[str]
 ) -> dict[str, Any]:
-    """The spec of `certificate`: the first DNS name is also the common name when it fits in 64 bytes; a longer
+    """The spec of a Certificate (`Scope.certificate`): the first DNS name is also the common name when it fits in 64 bytes; a longer
     one (a long Slurm namespace, a long Grendel host name) is left to the dnsNames alone, which clients
     verify anyway, since cert-manager refuses a longer commonName."""
     spec: dict[str, Any] = {"secretName": secret_name}

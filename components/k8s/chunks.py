@@ -18,9 +18,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..chart_security import RESTRICTED_CONTAINER_SECURITY
 from ..context import DeployContext
 from ..versions import Images
-from .resources import RESTRICTED_CONTAINER_SECURITY, config_map, container_resources
+from .resources import config_map, container_resources
 
 OBJECT_LIMIT = 1024 * 1024
 """The API server's limit on one object (etcd's request size; a ConfigMap's data is capped at 1 MiB)."""

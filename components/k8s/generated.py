@@ -23,8 +23,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from ..config.platform_core import ProtectionMode
 from ..context import DeployContext, Stateful
+from ..ground.platform_core import ProtectionMode
 from .resources import secret
 
 Generator = random.RandomPassword | random.RandomBytes

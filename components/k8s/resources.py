@@ -149,19 +149,38 @@ class Namespace:
             self._add(ctx, parent, allow.name, allow.to_spec())
 
     def _add(self, ctx: DeployContext, parent: pulumi.Resource, policy: str, spec: dict[str, Any]) -> None:
-        self.policies.append(
-            k8s.networking.v1.NetworkPolicy(
-                f"{self.name}/{policy}",
-                metadata=ctx.meta(policy, "network-policy", self.name, app=self.name),
-                spec=spec,
-                opts=ctx.opts(parent, depends_on=[self.resource]),
-            )
-        )
+        self.policies.append(network_policy(ctx, parent, self.name, policy, spec, app=self.name, depends_on=[self.resource]))
 
     @property
     def ready(self) -> list[pulumi.Resource]:
         """Depend on these to run after the namespace and its policies exist."""
         return [self.resource, *self.policies]
+
+
+TRAEFIK_API = "traefik.io/v1alpha1"
+"""The API version of Traefik's IngressRouteTCP, which layers make to pass TLS through the network layer's Traefik."""
+NETWORK_POLICY_COMPONENT = "network-policy"
+"""The component label of every NetworkPolicy hpcforge makes (the namespace's own and those it adds elsewhere)."""
+
+
+def network_policy(
+    ctx: DeployContext,
+    parent: pulumi.Resource,
+    namespace: str,
+    name: str,
+    spec: Mapping[str, Any],
+    *,
+    app: str | None,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> k8s.networking.v1.NetworkPolicy:
+    """A NetworkPolicy `name` in `namespace` (registered as `<namespace>/<name>`); layers make one through
+    `Scope.network_policy`, a namespace its default deny and allows through `Namespace`."""
+    return k8s.networking.v1.NetworkPolicy(
+        f"{namespace}/{name}",
+        metadata=ctx.meta(name, NETWORK_POLICY_COMPONENT, namespace, app=app),
+        spec=dict(spec),
+        opts=ctx.opts(parent, depends_on=list(depends_on)),
+    )
 
 
 def config_map(
@@ -227,24 +246,3 @@ def secret(
 def container_resources(cpu: str, memory: str, memory_limit: str | None = None) -> dict[str, Any]:
     """Requests for scheduling, a memory limit against leaks; no CPU limit (throttling hurts latency)."""
     return {"requests": {"cpu": cpu, "memory": memory}, "limits": {"memory": memory_limit or memory}}
-
-
-RESTRICTED_CONTAINER_SECURITY = {
-    "allowPrivilegeEscalation": False,
-    "capabilities": {"drop": ["ALL"]},
-    "runAsNonRoot": True,
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
-
-
-class KubernetesObject(pulumi.CustomResource):
-    """Any Kubernetes object from its manifest, for kinds with top-level fields besides `spec`
-    (e.g. Kueue's WorkloadPriorityClass has `value`), which `apiextensions.CustomResource` cannot express."""
-
-    def __init__(self, resource_name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions | None = None) -> None:
-        from pulumi_kubernetes import _utilities
-
-        api_version = str(manifest["apiVersion"])
-        token_version = api_version if "/" in api_version else f"core/{api_version}"
-        options = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=_utilities.get_version()))
-        super().__init__(f"kubernetes:{token_version}:{manifest['kind']}", resource_name, dict(manifest), options)

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.paths import PROJECT_ROOT
 from policies.rules.wire import is_unknown
 
-from ..engine import UNKNOWN, UNKNOWN_TEXT
+from ..program.engine import UNKNOWN, UNKNOWN_TEXT
 from ..schema import cel
 from ..schema.crd import load_crd_index
 from ..schema.kube import GroupVersionKind
-from ..stackfile import PROJECT_ROOT
 
 
 def shared_dir() -> Path:

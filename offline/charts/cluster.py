@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..stackfile import StackFile
+from ..program.stackfile import StackFile
 
 # Built-in kinds that are not namespaced (Kubernetes 1.33 API discovery, `namespaced: false`).
 CLUSTER_SCOPED_BUILTINS = frozenset(
@@ -99,7 +99,7 @@ def kubernetes_version(stack_file: StackFile) -> str:
     version = _kubernetes_section(stack_file).get("version")
     if version:
         return str(version)
-    from components.config.platform_core import KubernetesConfig
+    from components.ground.platform_core import KubernetesConfig
 
     return KubernetesConfig().version
 

@@ -10,7 +10,7 @@ Chart itself is registered WITHOUT inputs: a policy pack never sees its values, 
 
 In `argocd` delivery the objects are applied by Argo CD, not by Pulumi: the packs see the
 Application (and its values) as before; the rendered objects go to the files, and `offline check
---render-charts` judges them by the Application's AppProject (offline/admission/command.py).
+--render-charts` judges them by the Application's AppProject (offline/admission/verdicts.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import dataclasses
 import re
 from typing import Any
 
-from ..engine import SECRET_SIG, SIG_KEY, UNKNOWN, RecordedResource, RecordedStack
+from ..program.engine import SECRET_SIG, SIG_KEY, UNKNOWN, RecordedResource, RecordedStack
 from .render import RenderedChart, RenderReport
 
 SECRET_FIELDS = ("data", "stringData")

@@ -38,7 +38,8 @@ import yaml
 from components.chart_hooks import HOOKS, HookReplacement
 from components.versions import ChartPin, Charts
 
-from ..engine import RecordedStack
+from ..program.engine import RecordedStack
+from ..schema.values import find_pin
 from .cluster import (
     builtin_api_versions,
     crd_api_versions,
@@ -50,7 +51,6 @@ from .cluster import (
 from .dependencies import missing_dependencies
 from .kube_version import KubeVersionError, satisfies
 from .source import ChartSource, ChartSourceError
-from .values import find_pin
 
 HOOK_ANNOTATION = "helm.sh/hook"
 TEST_HOOKS = frozenset({"test", "test-success", "test-failure"})

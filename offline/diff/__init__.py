@@ -6,5 +6,5 @@ plan.py   the engine's plan of the change: create / update / replace / delete pe
           that changed, what forces a replacement, and what the operators or Pulumi refuse
 impact.py what the operators and daemons will do with the plan: severity, blast radius, rollback
 report.py the report (text or markdown): summary first, details after
-cli.py    the command and its exit status (the gate)
+command.py the command and its exit status (the gate)
 """

@@ -26,10 +26,11 @@ from typing import Any
 
 import yaml
 
-from .. import recording
-from ..engine import RecordedStack
-from ..render import CHART_API_VERSION, MANIFEST_KIND
-from ..stackfile import PROJECT_ROOT
+from components.paths import PROJECT_ROOT
+
+from ..program import recording
+from ..program.documents import CHART_API_VERSION, MANIFEST_KIND
+from ..program.engine import RecordedStack
 
 
 class BaseError(Exception):

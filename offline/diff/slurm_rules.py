@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components.layers.gpu.active_checks import GPU_HOURS_ANNOTATION
+from components.layers.slurm.face import GPU_HOURS_ANNOTATION
 
 from .effects import REVERT_SAFE, Effect, Impact, effect_for, get_path, hostlist, needs_step, scaled
 from .evidence import (
@@ -490,7 +490,7 @@ def _associations_removed(plan: Plan) -> list[str]:
 
 
 EVIDENCE_ACTIVE_CHECK = (
-    "components/layers/gpu/checks_config.py weekly_gpu_hours (runs a week of the CronJob's schedule x GPUs one run holds"
+    "components/layers/slurm/active_checks.py weekly_gpu_hours (runs a week of the CronJob's schedule x GPUs one run holds"
     " x its time limit); docs/layers/gpu.md, Active checks: each run reserves its nodes (scontrol create reservation)"
 )
 

@@ -42,7 +42,7 @@ from typing import Any
 
 import hostlist
 
-from ..words import plural
+from ..program.words import plural
 
 HOLDING_STATES = frozenset({"RUNNING", "SUSPENDED", "COMPLETING"})
 """Job states in which a job holds its nodes (slurm.h JOB_RUNNING, JOB_SUSPENDED, the COMPLETING flag)."""

@@ -1,6 +1,6 @@
 """The policy driver: run CrossGuard policy packs against a recorded stack, exactly as the engine does.
 
-The program runs under the mock engine (offline/engine.py); then each pack is started the way the
+The program runs under the mock engine (offline/program/engine.py); then each pack is started the way the
 Pulumi engine starts a Python policy pack (pulumi/pulumi sdk/go/common/resource/plugin/
 analyzer_plugin.go, NewPolicyAnalyzer): `python -u -m pulumi.policy <engine-address> .` with the
 pack directory as working directory and PULUMI_CONFIG / PULUMI_PROJECT / PULUMI_STACK /
@@ -46,7 +46,7 @@ from typing import Any, TextIO
 
 from google.protobuf import json_format, struct_pb2
 
-from ..engine import SECRET_SIG, SIG_KEY, RecordedResource, RecordedStack
+from ..program.engine import SECRET_SIG, SIG_KEY, RecordedResource, RecordedStack
 from .packs import RPC_TIMEOUT, RunningPack, level_name
 
 # --- wire form --------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from typing import Any, TextIO
 import yaml
 from google.protobuf import empty_pb2, json_format
 
-from ..environ import check_exec
-from ..stackfile import StackFile
+from ..program.environ import check_exec
+from ..program.stackfile import StackFile
 from .config import LEVELS, PolicyConfig, PolicyInfo, PolicyRunError, reconcile_policy_config
 
 START_TIMEOUT = float(os.environ.get("HPCFORGE_POLICY_START_TIMEOUT", "60"))

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from ..engine import RecordedStack
-from ..words import plural
+from ..program.engine import RecordedStack
+from ..program.words import plural
 from .driver import Diagnostic, urn_name
 
 

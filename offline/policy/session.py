@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..engine import RecordedStack
-from ..environ import policy_pack_environment
-from ..stackfile import StackFile
+from ..program.engine import RecordedStack
+from ..program.environ import policy_pack_environment
+from ..program.stackfile import StackFile
 from .config import PolicyConfig, PolicyRunError, parse_policy_config
 from .driver import Diagnostic, analyze_recording
 from .packs import (

@@ -1,4 +1,4 @@
-"""The policy packs' side of `offline check` while the program runs (offline/check.py `StreamedCheck`).
+"""The policy packs' side of `offline check` while the program runs (offline/policy/check.py `StreamedCheck`).
 
 A process of its own, started by `offline check` before the program runs, with the same working
 directory and environment. It reads pickled messages on stdin, written by `StreamedCheck` (this
@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from ..engine import PROJECT, RecordedResource, RecordedStack
-from ..stackfile import PROJECT_ROOT, StackFile
+from components.paths import PROJECT_ROOT
+
+from ..program.engine import PROJECT, RecordedResource, RecordedStack
+from ..program.stackfile import StackFile
 from .driver import Diagnostic, ResourceFeed, analyze_resources, analyze_stack
 from .packs import PackSpec
 from .report import CheckResult, print_report

@@ -28,7 +28,7 @@ from typing import Any
 import jsonschema
 from referencing import Registry, Resource
 
-from ..engine import UNKNOWN_TEXT
+from ..program.engine import UNKNOWN_TEXT
 from . import cel
 from .kube import (
     SECRET,

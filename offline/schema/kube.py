@@ -25,7 +25,7 @@ SECRET = "[secret]"
 """What the renderer puts where a value is secret: it stands for any value, so it never fails a type check."""
 
 Document = tuple[str, Mapping[str, Any]]
-"""(relative path, object) as `offline.render.render_documents` returns them."""
+"""(relative path, object) as `offline.program.documents.render_documents` returns them."""
 
 
 @dataclass(frozen=True, order=True)

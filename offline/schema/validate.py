@@ -34,10 +34,10 @@ from typing import Any
 
 from components.versions import Manifests
 
-from ..charts.values import helm_releases, validate_helm_release
-from ..render import CHART_API_VERSION, CHART_KIND, MANIFEST_KIND
+from ..program.documents import CHART_API_VERSION, CHART_KIND, MANIFEST_KIND
 from .crd import CrdVersion, load_crd_index, validate_custom_resource
 from .kube import Document, GroupVersionKind, builtin_kinds, validate_builtin
+from .values import helm_releases, validate_helm_release
 
 # --- everything ------------------------------------------------------------------------------------
 

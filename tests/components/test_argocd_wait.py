@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from components.charts import WAIT_FOR_ANNOTATION, application_wait_for
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 
 
 def _ready(annotation: str, obj: dict[str, Any]) -> bool:

@@ -17,8 +17,8 @@ from components.layers.batch.objects import KUEUE_VISIBILITY_PORT
 from components.versions import Charts
 from offline.charts.cluster import builtin_api_versions, helm_kube_version, kubernetes_version
 from offline.charts.render import chart_releases
-from offline.engine import RecordedStack
-from offline.stackfile import StackFile
+from offline.program.engine import RecordedStack
+from offline.program.stackfile import StackFile
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.program

@@ -1,4 +1,4 @@
-"""What the Platform gives its layers, resolved from the config (components/config/model.py, placement.py and
+"""What the Platform gives its layers, resolved from the config (components/site/model.py, placement.py and
 checks/gpu.py) rather than in Platform.__init__: host names, the active optional layers, the bare-metal subnets
 and DNS records, the node-pool maps of the RDMA layer and the GPU views (prod and dev stacks, edited copies)."""
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from components.config import load_config
-from components.config.checks.gpu import dcgm_scraped, gpus_in_nvml_order
-from components.config.placement import pool_labels, pool_taints
-from components.config.root import PlatformConfig
+from components.site.checks.gpu import dcgm_scraped, gpus_in_nvml_order
+from components.site.loader import load_config
+from components.site.placement import pool_labels, pool_taints
+from components.site.root import PlatformConfig
 from tests.helpers import config_values, raw_config
 
 

@@ -7,7 +7,7 @@ import re
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from ...config.base import MULTILINE, Quantity, StrictModel
+from ...ground.base import MULTILINE, Quantity, StrictModel
 
 _CRON_FIELD = r"(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?(,(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?)*"
 _CRON_ITEM = re.compile(r"(\*|([0-9]+)(?:-([0-9]+))?)(?:/([0-9]+))?")

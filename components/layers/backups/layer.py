@@ -26,6 +26,7 @@ from .objects import (
     KEYS_NAMESPACE,
     KEYS_SCRIPT,
     LDIF_SCRIPT,
+    MARIADB_API,
     S3_SECRET,
     S3PUT_SCRIPT,
     backup_claim_spec,
@@ -59,13 +60,14 @@ class Backups(pulumi.ComponentResource):
         ctx, cfg = args.ctx, args.config
         target = self._target(args, Scope(ctx, self, DATABASE_NAMESPACE, "backups", depends_on=args.depends_on))
         depends: list[pulumi.Resource] = [*args.depends_on, target]
-        backup = k8s.apiextensions.CustomResource(
-            f"{DATABASE_NAMESPACE}/backup-slurm-acct-db",
-            api_version="k8s.mariadb.com/v1alpha1",
-            kind="Backup",
-            metadata=ctx.meta("slurm-acct-db-backup", "backups", DATABASE_NAMESPACE, stateful=Stateful.DATABASE),
-            spec=mariadb_backup_spec(cfg, mariadb=args.mariadb, volume_claim=BACKUP_VOLUME if cfg.s3 is None else None),
-            opts=ctx.opts(self, depends_on=depends, stateful=Stateful.DATABASE),
+        backup = Scope(ctx, self, DATABASE_NAMESPACE, "backups").custom(
+            MARIADB_API,
+            "Backup",
+            "slurm-acct-db-backup",
+            mariadb_backup_spec(cfg, mariadb=args.mariadb, volume_claim=BACKUP_VOLUME if cfg.s3 is None else None),
+            resource_name=f"{DATABASE_NAMESPACE}/backup-slurm-acct-db",
+            depends_on=depends,
+            stateful=Stateful.DATABASE,
         )
         self.ready = [target, backup]
         self.ready += self._directory_backup(args)
@@ -95,14 +97,7 @@ class Backups(pulumi.ComponentResource):
         )
         extra: list[pulumi.Resource] = []
         if args.config.s3 is not None:
-            extra.append(
-                k8s.networking.v1.NetworkPolicy(
-                    f"{DIRECTORY_NAMESPACE}/allow-egress-backup-s3",
-                    metadata=ctx.meta("allow-egress-backup-s3", "network-policy", DIRECTORY_NAMESPACE),
-                    spec=directory_s3_policy_spec(),
-                    opts=ctx.opts(self, depends_on=list(args.depends_on)),
-                )
-            )
+            extra.append(scope.network_policy("allow-egress-backup-s3", directory_s3_policy_spec()))
         job = k8s.batch.v1.CronJob(
             f"{DIRECTORY_NAMESPACE}/dirsrv-backup",
             metadata=ctx.meta("dirsrv-backup", "backups", DIRECTORY_NAMESPACE),

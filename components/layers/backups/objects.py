@@ -12,19 +12,21 @@ build the same command lines for a given connection, so the restore runbook's st
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from ...chart_security import RESTRICTED_CONTAINER_SECURITY
 from ...k8s.certificates import CA_SECRET as CA_SECRET_NAME
 from ...k8s.resources import Allow, container_resources, egress_to_apiserver, egress_to_internet
+from ...paths import SCRIPTS
 from ...versions import Images
 from .config import BackupsConfig
 
 # mariadb-operator v26.6.0 pkg/command/backup.go mariadbDumpArgs (no Galera, no TLS, no extra options)
 DUMP_OPTIONS = ("--single-transaction", "--events", "--routines")
 ACCOUNTING_DATABASE = "slurm_acct_db"
+MARIADB_API = "k8s.mariadb.com/v1alpha1"
+"""The API version of mariadb-operator's Backup."""
 S3_SECRET = "hpcforge-backup-s3"
-SCRIPTS = Path(__file__).resolve().parents[3] / "scripts"
 LDIF_SCRIPT = SCRIPTS / "directory" / "ldif_backup.py"
 KEYS_SCRIPT = SCRIPTS / "backup" / "export_keys.py"
 S3PUT_SCRIPT = SCRIPTS / "backup" / "s3put.py"
@@ -201,11 +203,7 @@ def _export_cronjob(
                                 "command": command,
                                 "env": env,
                                 "resources": container_resources("50m", "64Mi", memory_limit),
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "capabilities": {"drop": ["ALL"]},
-                                    "readOnlyRootFilesystem": True,
-                                },
+                                "securityContext": {**RESTRICTED_CONTAINER_SECURITY, "readOnlyRootFilesystem": True},
                                 "volumeMounts": [*mounts, {"name": "backup", "mountPath": "/backup"}],
                             }
                         ],

@@ -6,15 +6,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ...config.base import (
-    K8sName,
-    ProblemCollector,
-    Quantity,
-    StrictModel,
-    duplicates,
-    quantity_value,
-)
-from ...config.pools import NodePool
+from ...ground.base import K8sName, ProblemCollector, Quantity, StrictModel, duplicates, quantity_value
+from ...ground.pools import NodePool
 
 # --- Kueue ----------------------------------------------------------------------------------------
 

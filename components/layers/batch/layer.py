@@ -15,21 +15,22 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
-from ...config.pools import NodePool
 from ...context import DeployContext
+from ...ground.pools import NodePool
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import KubernetesObject, Namespace
+from ...k8s.resources import Namespace
+from ...k8s.scope import Scope
 from ...versions import Charts, Manifests
 from .config import BatchConfig
 from .objects import (
     APPWRAPPER_NAMESPACE,
+    KUEUE_API,
     LOCAL_QUEUE,
     LOCAL_QUEUE_IMMUTABLE,
     NAMESPACE,
     QUEUE_LABEL,
     appwrapper_namespace_allows,
     cluster_queue_spec,
-    kueue_manifest,
     kueue_namespace_allows,
     kueue_values,
     local_queue_spec,
@@ -159,29 +160,35 @@ class Batch(pulumi.ComponentResource):
         namespace: str | None,
         depends: Sequence[pulumi.Resource],
         immutable: Sequence[str] = (),
-    ) -> KubernetesObject:
-        """Registers one Kueue object; fields the API server refuses to change in place (`immutable`) replace it
-        instead, deleting the old object first (the new one has the same name)."""
-        ctx = self._ctx
-        options = ctx.opts(
-            self,
-            depends_on=list(depends),
-            replace_on_changes=list(immutable) or None,
-            delete_before_replace=True if immutable else None,
+    ) -> pulumi.Resource:
+        """Registers one Kueue object (cluster-scoped when `namespace` is None) from its body: its `spec`, or the
+        top-level fields of a kind without one (a WorkloadPriorityClass's `value`); fields the API server refuses to
+        change in place (`immutable`) replace it instead, deleting the old object first (the new one has the same name)."""
+        # A cluster-scoped object is in no namespace: its scope is the layer's own (Kueue's), which it does not name.
+        scope = Scope(self._ctx, self, namespace or NAMESPACE, "batch", app="kueue")
+        fields = {key: value for key, value in body.items() if key != "spec"}
+        return scope.custom(
+            KUEUE_API,
+            kind,
+            name,
+            body.get("spec"),
+            cluster_scoped=namespace is None,
+            resource_name=f"{namespace or '_cluster'}/{kind.lower()}-{name}",
+            depends_on=depends,
+            fields=fields,
+            immutable=immutable,
         )
-        manifest = kueue_manifest(kind, ctx.meta(name, "batch", namespace, app="kueue"), body)
-        return KubernetesObject(f"{namespace or '_cluster'}/{kind.lower()}-{name}", manifest, opts=options)
 
     def _sample(self, namespace: str, depends: Sequence[pulumi.Resource]) -> pulumi.Resource:
         """The sample AppWrapper in its team's namespace."""
         sample = sample_appwrapper(namespace)
-        return k8s.apiextensions.CustomResource(
-            f"{namespace}/appwrapper-sample-pair",
-            api_version=sample["apiVersion"],
-            kind=sample["kind"],
-            metadata=self._ctx.meta(
-                "sample-pair", "batch-sample", namespace, app="appwrapper", extra_labels=sample["metadata"]["labels"]
-            ),
-            spec=sample["spec"],
-            opts=self._ctx.opts(self, depends_on=list(depends)),
+        scope = Scope(self._ctx, self, namespace, "batch-sample", app="appwrapper")
+        return scope.custom(
+            sample["apiVersion"],
+            sample["kind"],
+            "sample-pair",
+            sample["spec"],
+            resource_name=f"{namespace}/appwrapper-sample-pair",
+            depends_on=depends,
+            extra_labels=sample["metadata"]["labels"],
         )

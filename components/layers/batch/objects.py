@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
-from ...config.pools import NodePool
+from ...chart_security import RESTRICTED_CONTAINER_SECURITY
+from ...ground.pools import NodePool
 from ...k8s.resources import (
-    RESTRICTED_CONTAINER_SECURITY,
     Allow,
     Port,
     container_resources,
@@ -111,11 +111,6 @@ def kueue_manager_config() -> dict[str, Any]:
             ]
         },
     }
-
-
-def kueue_manifest(kind: str, metadata: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-    """A Kueue object of `kind` with its metadata and body (`spec`, or a WorkloadPriorityClass's fields)."""
-    return {"apiVersion": KUEUE_API, "kind": kind, "metadata": metadata, **body}
 
 
 def resource_flavor_spec(pool: NodePool) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ...config.base import ConfigProblems, IPv4Network, StrictModel
+from ...ground.base import ConfigProblems, IPv4Network, StrictModel
 from ..directory.config import validate_ssh_public_key
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from ...config.base import GoDuration, StrictModel
+from ...ground.base import GoDuration, StrictModel
 
 
 class CertificateAuthority(StrictModel):

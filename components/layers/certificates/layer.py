@@ -8,13 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
-from ...k8s.certificates import CA_ISSUER, CA_SECRET
+from ...k8s.certificates import CA_ISSUER, CA_SECRET, CERT_MANAGER_API
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, egress_to_apiserver, egress_to_internet, ingress_from_anywhere
 from ...versions import Charts
 from .config import TlsConfig
 from .objects import (
@@ -22,6 +20,7 @@ from .objects import (
     acme_issuer_spec,
     ca_certificate_spec,
     ca_issuer_spec,
+    cert_manager_namespace_allows,
     chart_values,
     self_signed_issuer_spec,
 )
@@ -55,35 +54,19 @@ class Certificates(pulumi.ComponentResource):
             self,
             NAMESPACE,
             component="certificates",
-            allows=[
-                egress_to_apiserver(),
-                # ACME directories and HTTP-01 self-checks.
-                egress_to_internet(80, 443),
-                ingress_from_anywhere("allow-ingress-webhook", Port(10250)),
-            ],
+            allows=cert_manager_namespace_allows(),
             depends_on=args.depends_on,
             charts=args.charts,
         )
         chart = namespace.chart("cert-manager", Charts.CERT_MANAGER, chart_values(production=ctx.production))
+        scope = namespace.scope.but(app="cert-manager")
 
-        def issuer(name: str, spec: dict[str, Any], depends: list[pulumi.Resource]) -> k8s.apiextensions.CustomResource:
-            return k8s.apiextensions.CustomResource(
-                name,
-                api_version="cert-manager.io/v1",
-                kind="ClusterIssuer",
-                metadata=ctx.meta(name, "certificates", app="cert-manager"),
-                spec=spec,
-                opts=ctx.opts(self, depends_on=depends),
-            )
+        def issuer(name: str, spec: dict[str, Any], depends: list[pulumi.Resource]) -> pulumi.Resource:
+            return scope.custom(CERT_MANAGER_API, "ClusterIssuer", name, spec, cluster_scoped=True, depends_on=depends)
 
         bootstrap = issuer(BOOTSTRAP_ISSUER, self_signed_issuer_spec(), [chart])
-        ca_certificate = k8s.apiextensions.CustomResource(
-            f"{NAMESPACE}/{CA_SECRET}",
-            api_version="cert-manager.io/v1",
-            kind="Certificate",
-            metadata=ctx.meta(CA_SECRET, "certificates", NAMESPACE, app="cert-manager"),
-            spec=ca_certificate_spec(cfg.ca),
-            opts=ctx.opts(self, depends_on=[bootstrap]),
+        ca_certificate = scope.custom(
+            CERT_MANAGER_API, "Certificate", CA_SECRET, ca_certificate_spec(cfg.ca), depends_on=[bootstrap]
         )
         ca_issuer = issuer(CA_ISSUER, ca_issuer_spec(), [ca_certificate])
         self.ca_issuer = CA_ISSUER

@@ -1,16 +1,26 @@
-"""The certificates layer's objects as pure functions: cert-manager's chart values, the private CA's
-`Certificate` (signed by the self-signed bootstrap issuer) and the `ClusterIssuer` specs."""
+"""The certificates layer's objects as pure functions: cert-manager's chart values and namespace allows, the private
+CA's `Certificate` (signed by the self-signed bootstrap issuer) and the `ClusterIssuer` specs."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ...k8s.certificates import CA_SECRET
-from ...k8s.resources import container_resources
+from ...k8s.resources import Allow, Port, container_resources, egress_to_apiserver, egress_to_internet, ingress_from_anywhere
 from .config import Acme, CertificateAuthority
 
 BOOTSTRAP_ISSUER = "hpcforge-selfsigned-bootstrap"
 ACME_ACCOUNT_KEY = "acme-account-key"
+
+
+def cert_manager_namespace_allows() -> list[Allow]:
+    """cert-manager's namespace: the API server, ACME directories and HTTP-01 self-checks, and the webhook called by
+    the API server."""
+    return [
+        egress_to_apiserver(),
+        egress_to_internet(80, 443),
+        ingress_from_anywhere("allow-ingress-webhook", Port(10250)),
+    ]
 
 
 def chart_values(*, production: bool) -> dict[str, Any]:

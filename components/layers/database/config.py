@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from ...config.base import DnsName, Quantity, StrictModel, quantity_value
+from ...ground.base import DnsName, Quantity, StrictModel, quantity_value
 
 
 class DatabaseStorage(StrictModel):

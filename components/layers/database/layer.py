@@ -12,17 +12,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, egress_to_apiserver, egress_to_namespaces, ingress_from_anywhere, ingress_from_namespaces
 from ...versions import Charts, Images
 from .config import DatabaseConfig
+from .face import DatabaseEndpoint
 from .objects import (
     ACCOUNTING_DATABASE,
     ACCOUNTING_USER,
+    MARIADB_API,
+    NAMESPACE,
+    OPERATOR_NAMESPACE,
     PASSWORD_KEY,
     PASSWORD_SECRET,
     ROOT_SECRET,
@@ -30,12 +32,11 @@ from .objects import (
     database_spec,
     grant_spec,
     mariadb_spec,
+    operator_namespace_allows,
     operator_values,
+    server_namespace_allows,
     user_spec,
 )
-
-OPERATOR_NAMESPACE = "mariadb-system"
-NAMESPACE = "database"
 
 CHARTS = (
     ChartUse("mariadb-operator-crds", Charts.MARIADB_OPERATOR_CRDS, OPERATOR_NAMESPACE),
@@ -53,19 +54,6 @@ class DatabaseArgs:
     depends_on: Sequence[pulumi.Resource] = ()
 
 
-@dataclass(frozen=True)
-class DatabaseEndpoint:
-    """What the Slurm layer needs to point slurmdbd at the accounting database."""
-
-    host: str
-    port: int
-    database: str
-    user: str
-    password: pulumi.Output[str]
-    password_secret: str
-    password_key: str
-
-
 class Database(pulumi.ComponentResource):
     endpoint: DatabaseEndpoint
     ready: list[pulumi.Resource]
@@ -78,12 +66,7 @@ class Database(pulumi.ComponentResource):
             self,
             OPERATOR_NAMESPACE,
             component="database-operator",
-            allows=[
-                egress_to_apiserver(),
-                ingress_from_anywhere("allow-ingress-webhook", Port(9443), Port(10250)),
-                # The operator manages databases, users and grants over SQL.
-                egress_to_namespaces("allow-egress-mysql", [NAMESPACE], Port(3306)),
-            ],
+            allows=operator_namespace_allows(),
             depends_on=args.depends_on,
             charts=args.charts,
         )
@@ -96,9 +79,7 @@ class Database(pulumi.ComponentResource):
             # The operator's MariaDB pods are not guaranteed to pass `restricted`; baseline still
             # forbids privilege, host namespaces and host paths (audit/warn stay at restricted).
             pod_security="baseline",
-            allows=[
-                ingress_from_namespaces("allow-ingress-mysql", [*args.client_namespaces, OPERATOR_NAMESPACE], Port(3306)),
-            ],
+            allows=server_namespace_allows(args.client_namespaces),
             depends_on=args.depends_on,
         )
         crds = operator_ns.chart("mariadb-operator-crds", Charts.MARIADB_OPERATOR_CRDS, {})
@@ -108,14 +89,10 @@ class Database(pulumi.ComponentResource):
 
         def custom(
             kind: str, name: str, spec: dict[str, Any], depends: list[pulumi.Resource], stateful: Stateful | None = None
-        ) -> k8s.apiextensions.CustomResource:
-            return k8s.apiextensions.CustomResource(
-                f"{NAMESPACE}/{kind.lower()}-{name}",
-                api_version="k8s.mariadb.com/v1alpha1",
-                kind=kind,
-                metadata=ctx.meta(name, "database", NAMESPACE, app=SERVER, stateful=stateful),
-                spec=spec,
-                opts=ctx.opts(self, depends_on=depends, stateful=stateful),
+        ) -> pulumi.Resource:
+            resource_name = f"{NAMESPACE}/{kind.lower()}-{name}"
+            return db_ns.scope.custom(
+                MARIADB_API, kind, name, spec, resource_name=resource_name, depends_on=depends, stateful=stateful
             )
 
         storage_class = ctx.storage_class_for(cfg.storage.storage_class)

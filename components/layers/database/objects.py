@@ -1,20 +1,47 @@
-"""The database layer's objects as pure functions: the mariadb-operator chart values and the specs of its
-`MariaDB`, `Database`, `User` and `Grant` custom resources (all with `cleanupPolicy: Skip`, so that deleting a
-resource never drops data)."""
+"""The database layer's objects as pure functions: the mariadb-operator chart values, the allows of the operator's
+and the server's namespaces, and the specs of its `MariaDB`, `Database`, `User` and `Grant` custom resources (all
+with `cleanupPolicy: Skip`, so that deleting a resource never drops data)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ...k8s.resources import container_resources
+from ...k8s.resources import (
+    Allow,
+    Port,
+    container_resources,
+    egress_to_apiserver,
+    egress_to_namespaces,
+    ingress_from_anywhere,
+    ingress_from_namespaces,
+)
 from .config import DatabaseConfig
 
+OPERATOR_NAMESPACE = "mariadb-system"
+NAMESPACE = "database"
+MARIADB_API = "k8s.mariadb.com/v1alpha1"
 SERVER = "mariadb"
 ROOT_SECRET = "mariadb-root"
 ACCOUNTING_DATABASE = "slurm_acct_db"
 ACCOUNTING_USER = "slurm"
 PASSWORD_SECRET = "slurm-db-password"
 PASSWORD_KEY = "password"
+
+
+def operator_namespace_allows() -> list[Allow]:
+    """The operator's namespace: the API server, its webhook (called by the API server), and MariaDB, whose
+    databases, users and grants it manages over SQL."""
+    return [
+        egress_to_apiserver(),
+        ingress_from_anywhere("allow-ingress-webhook", Port(9443), Port(10250)),
+        egress_to_namespaces("allow-egress-mysql", [NAMESPACE], Port(3306)),
+    ]
+
+
+def server_namespace_allows(client_namespaces: Sequence[str]) -> list[Allow]:
+    """The server's namespace: MySQL from the clients' namespaces (slurmdbd's) and the operator's."""
+    return [ingress_from_namespaces("allow-ingress-mysql", [*client_namespaces, OPERATOR_NAMESPACE], Port(3306))]
 
 
 def my_cnf(config: DatabaseConfig) -> str:
@@ -58,6 +85,8 @@ def mariadb_spec(cfg: DatabaseConfig, *, image: str, storage_class: str | None) 
         },
         "myCnf": my_cnf(cfg),
         "resources": container_resources(cfg.cpu, cfg.memory, cfg.memory_limit),
+        # Not RESTRICTED_CONTAINER_SECURITY: the operator's MariaDB pods are not shown to run as non-root (the layer's
+        # namespace is `baseline` for that reason), and with runAsNonRoot the kubelet refuses a container run as root.
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
         "metrics": {"enabled": False},
     }

@@ -7,15 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from ...config.base import (
-    MULTILINE,
-    DnsName,
-    HostOrIPv4,
-    K8sName,
-    Quantity,
-    StrictModel,
-    duplicates,
-)
+from ...ground.base import MULTILINE, DnsName, HostOrIPv4, K8sName, Quantity, StrictModel, duplicates
 from ..storage.config import Storage
 
 _IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?$")

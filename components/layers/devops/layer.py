@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...charts import ChartDeployer, ChartUse
+from ...charts import ARGO_API, ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
 from ...k8s.layer_namespace import LayerNamespace
+from ...k8s.resources import TRAEFIK_API
 from ...versions import Charts
 from .config import DevOpsConfig
 from .objects import (
@@ -73,13 +74,8 @@ class DevOps(pulumi.ComponentResource):
         )
         self._workflow_rbac(ctx, ns, lane_ns.ready)
         volumes = self._software_volumes(ctx, cfg, lane_ns.ready)
-        template = k8s.apiextensions.CustomResource(
-            f"{ns}/{cfg.pipeline.name}",
-            api_version="argoproj.io/v1alpha1",
-            kind="WorkflowTemplate",
-            metadata=ctx.meta(cfg.pipeline.name, "devops", ns, app="argo-workflows"),
-            spec=workflow_template_spec(cfg),
-            opts=ctx.opts(self, depends_on=[chart, *volumes]),
+        template = lane_ns.scope.but(app="argo-workflows").custom(
+            ARGO_API, "WorkflowTemplate", cfg.pipeline.name, workflow_template_spec(cfg), depends_on=[chart, *volumes]
         )
         objects: list[pulumi.Resource] = [chart, *volumes, template]
         self.registry_host = None
@@ -185,15 +181,9 @@ class DevOps(pulumi.ComponentResource):
         objects: list[pulumi.Resource] = [*namespace.ready, tls, data, deployment, service]
         self.registry_host = f"{registry_service_host(ns)}:{REGISTRY_PORT}"
         if cfg.hostname:
-            objects.append(
-                k8s.apiextensions.CustomResource(
-                    f"{ns}/registry",
-                    api_version="traefik.io/v1alpha1",
-                    kind="IngressRouteTCP",
-                    metadata=ctx.meta("registry", "registry", ns),
-                    spec=registry_route_spec(cfg.hostname),
-                    opts=ctx.opts(self, depends_on=[service, tls]),
-                )
+            route = namespace.scope.but(app=None).custom(
+                TRAEFIK_API, "IngressRouteTCP", "registry", registry_route_spec(cfg.hostname), depends_on=[service, tls]
             )
+            objects.append(route)
             self.registry_host = cfg.hostname
         return objects

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...chart_security import RESTRICTED_CONTAINER_SECURITY
 from ...k8s.resources import (
-    RESTRICTED_CONTAINER_SECURITY,
     Allow,
     Port,
     container_resources,

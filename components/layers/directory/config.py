@@ -9,8 +9,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from ...config.base import ProblemCollector, StrictModel
-from ...config.inventory_ref import InventoryRef
+from ...ground.base import ProblemCollector, StrictModel
+from ...ground.inventory_ref import InventoryRef
 from ..storage.config import Storage
 
 _POSIX_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...config.inventory_ref import digest_annotations
 from ...context import DeployContext, Stateful
+from ...ground.inventory_ref import digest_annotations
 from ...k8s.generated import GeneratedSecret
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, ingress_from_namespaces
+from ...k8s.resources import TRAEFIK_API
 from ...k8s.scope import Scope
+from ...paths import SCRIPTS
 from ...versions import Images
 from .config import DirectoryConfig
+from .face import DirectoryEndpoint
 from .ldif import render_directory_ldif, sssd_bind_dn
 from .objects import (
     APP,
@@ -25,21 +26,20 @@ from .objects import (
     BOOTSTRAP_MAP,
     COMPONENT,
     DM_SECRET,
-    LDAP_PORT,
-    LDAPS_PORT,
     LDAPS_URI,
     NAMESPACE,
     TLS_SECRET,
     bind_checksum,
     bootstrap_job_name,
     bootstrap_job_spec,
+    directory_namespace_allows,
     dns_names,
     ldaps_route_spec,
     server_spec,
     service_spec,
 )
 
-SYNC_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "directory" / "ldap_sync.py"
+SYNC_SCRIPT = SCRIPTS / "directory" / "ldap_sync.py"
 
 
 @dataclass(frozen=True)
@@ -54,20 +54,6 @@ class DirectoryArgs:
     expose_hostname: str | None = None
     """When set, LDAPS is published through Traefik's `ldaps` entry point for this name."""
     depends_on: Sequence[pulumi.Resource] = ()
-
-
-@dataclass(frozen=True)
-class DirectoryEndpoint:
-    """What the Slurm layer (SSSD on login nodes) needs."""
-
-    ldap_uri: str
-    base_dn: str
-    bind_dn: str
-    bind_password: pulumi.Output[str]
-    bind_password_secret: str
-    """Secret (in the directory namespace) holding the bind password under key `password`."""
-    ca_issuer: str
-    """ClusterIssuer whose CA signs the server certificate: issue any certificate from it to get ca.crt."""
 
 
 class Directory(pulumi.ComponentResource):
@@ -86,7 +72,7 @@ class Directory(pulumi.ComponentResource):
             app=APP,
             # The 389ds image starts as root to fix up /data before dropping to the dirsrv user.
             pod_security="baseline",
-            allows=[ingress_from_namespaces("allow-ingress-ldap", clients, Port(LDAP_PORT), Port(LDAPS_PORT))],
+            allows=directory_namespace_allows(clients),
             depends_on=args.depends_on,
         )
         scope = namespace.scope
@@ -120,16 +106,10 @@ class Directory(pulumi.ComponentResource):
         job = self._bootstrap(ctx, cfg, scope, server=server, bind=bind)
         self.ready = [server, service, job]
         if args.expose_hostname:
-            self.ready.append(
-                k8s.apiextensions.CustomResource(
-                    f"{NAMESPACE}/dirsrv-ldaps",
-                    api_version="traefik.io/v1alpha1",
-                    kind="IngressRouteTCP",
-                    metadata=ctx.meta("dirsrv-ldaps", COMPONENT, NAMESPACE, app=APP),
-                    spec=ldaps_route_spec(args.expose_hostname),
-                    opts=ctx.opts(self, depends_on=[service, tls]),
-                )
+            route = scope.custom(
+                TRAEFIK_API, "IngressRouteTCP", "dirsrv-ldaps", ldaps_route_spec(args.expose_hostname), depends_on=[service, tls]
             )
+            self.ready.append(route)
         self.endpoint = DirectoryEndpoint(
             ldap_uri=LDAPS_URI,
             base_dn=cfg.suffix,
@@ -170,4 +150,4 @@ class Directory(pulumi.ComponentResource):
         )
 
 
-__all__ = ["Directory", "DirectoryArgs", "DirectoryEndpoint"]
+__all__ = ["Directory", "DirectoryArgs"]

@@ -14,19 +14,10 @@ import re
 from collections.abc import Iterable
 
 from .config import DirectoryConfig, PosixUser
+from .face import SSH_KEY_ATTRIBUTE, groups_dn, people_dn
 
 BIND_PASSWORD_PLACEHOLDER = "SSSD_BIND_PASSWORD_PLACEHOLDER"
-SSH_KEY_ATTRIBUTE = "nsSshPublicKey"
-"""389ds's SSH public key attribute (SSSD reads it through `ldap_user_ssh_public_key`)."""
 SSSD_ACCOUNT = "sssd"
-
-
-def people_dn(suffix: str) -> str:
-    return f"ou=People,{suffix}"
-
-
-def groups_dn(suffix: str) -> str:
-    return f"ou=Groups,{suffix}"
 
 
 def services_dn(suffix: str) -> str:

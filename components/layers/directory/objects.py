@@ -1,14 +1,16 @@
-"""The directory layer's objects as pure functions: 389ds' Service and StatefulSet, the bootstrap Job that loads
-the site's users and groups (scripts/directory/ldap_sync.py), and the Traefik route that publishes LDAPS."""
+"""The directory layer's objects as pure functions: its namespace's allows, 389ds' Service and StatefulSet, the
+bootstrap Job that loads the site's users and groups (scripts/directory/ldap_sync.py), and the Traefik route that
+publishes LDAPS."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...chart_security import RESTRICTED_CONTAINER_SECURITY
 from ...k8s.chunks import Assembly
-from ...k8s.resources import container_resources
+from ...k8s.resources import Allow, Port, container_resources, ingress_from_namespaces
 from .config import DirectoryConfig
 
 NAMESPACE = "directory"
@@ -25,6 +27,11 @@ SERVICE_HOST = f"{APP}.{NAMESPACE}.svc.cluster.local"
 LDAPS_URI = f"ldaps://{SERVICE_HOST}:{LDAPS_PORT}"
 SELECTOR = {"app.kubernetes.io/name": APP, "app.kubernetes.io/component": COMPONENT}
 BIND_CHECKSUM_ANNOTATION = "hpcforge.io/bind-password-checksum"
+
+
+def directory_namespace_allows(clients: Sequence[str]) -> list[Allow]:
+    """The directory's namespace: LDAP and LDAPS from the clients' namespaces (and Traefik's when LDAPS is published)."""
+    return [ingress_from_namespaces("allow-ingress-ldap", clients, Port(LDAP_PORT), Port(LDAPS_PORT))]
 
 
 def _password_env(name: str, secret: str) -> dict[str, Any]:
@@ -149,11 +156,7 @@ def _bootstrap_container(image: str, assemble: Assembly) -> dict[str, Any]:
             _password_env("SSSD_BIND_PASSWORD", BIND_SECRET),
         ],
         "resources": container_resources("50m", "64Mi", "256Mi"),
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"]},
-            "readOnlyRootFilesystem": True,
-        },
+        "securityContext": {**RESTRICTED_CONTAINER_SECURITY, "readOnlyRootFilesystem": True},
         "volumeMounts": [
             {"name": "bootstrap", "mountPath": "/bootstrap", "readOnly": True},
             {"name": "tls", "mountPath": "/tls", "readOnly": True},

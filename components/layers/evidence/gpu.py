@@ -4,13 +4,13 @@ scripts/evidence/nccl-allreduce.sh and scripts/evidence/rdma-devices.sh (the evi
 
 from __future__ import annotations
 
-from ...config.root import PlatformConfig
 from ...versions import Images
-from ..rdma.objects import rdma_resource
-from ..slurm.nccl import nccl_settings
+from ..rdma.face import rdma_resource
+from ..slurm.face import nccl_settings
+from .config import SiteConfig
 
 
-def gpu_partition(config: PlatformConfig) -> str | None:
+def gpu_partition(config: SiteConfig) -> str | None:
     """The partition of the GPU checks: configured, else the first whose nodesets all have GPUs."""
     evidence = config.gpu.evidence
     if evidence.partition is not None:
@@ -22,7 +22,7 @@ def gpu_partition(config: PlatformConfig) -> str | None:
     return None
 
 
-def gpu_check_environments(config: PlatformConfig, base: dict[str, str]) -> list[tuple[str, str, dict[str, str]]]:
+def gpu_check_environments(config: SiteConfig, base: dict[str, str]) -> list[tuple[str, str, dict[str, str]]]:
     """(name, script, environment) of the GPU checks this stack runs (pure: tested directly)."""
     evidence = config.gpu.evidence
     if not evidence.enabled:

@@ -13,63 +13,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pulumi
 import pulumi_command as command
 
-from ...config.root import PlatformConfig
-from ..slurm.objects import CONTROLLER
-from .gpu import gpu_check_environments
+from ...paths import PROJECT_ROOT, SCRIPTS
+from .config import SiteConfig
+from .objects import evidence_checks
 
-SCRIPTS = Path(__file__).resolve().parents[3] / "scripts" / "evidence"
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    script: str
-    environment: dict[str, str]
-
-
-def evidence_checks(config: PlatformConfig) -> list[Check]:
-    """The checks this stack needs, with their parameters (pure: tested directly)."""
-    slurm = config.slurm
-    base = {"SLURM_NAMESPACE": slurm.namespace, "SLURM_CONTROLLER": f"{CONTROLLER}-controller"}
-    partition = config.evidence.test_partition or next((p.name for p in slurm.partitions if p.default), slurm.partitions[0].name)
-    checks = [
-        Check("slurm-controller", "slurm-controller.sh", base),
-        Check(
-            "slurm-nodes",
-            "slurm-nodes.sh",
-            {**base, "SLURM_NODESETS": " ".join(f"{ns.name}:{ns.replicas}" for ns in slurm.nodesets)},
-        ),
-        Check("slurm-test-job", "slurm-test-job.sh", {**base, "SLURM_LOGIN": slurm.login.name, "SLURM_PARTITION": partition}),
-    ]
-    if config.delivery == "argocd" or config.gitops.apps:
-        checks.insert(0, Check("argocd-apps", "argocd-apps.sh", {"ARGOCD_NAMESPACE": "argocd"}))
-    users = config.directory.users
-    user = next((u for u in users if u.name == config.evidence.lookup_user), users[0] if users else None)
-    if user is not None:
-        checks.append(
-            Check(
-                "ldap-lookup",
-                "ldap-lookup.sh",
-                {**base, "SLURM_LOGIN": slurm.login.name, "LOOKUP_USER": user.name, "LOOKUP_UID": str(user.uid_number)},
-            )
-        )
-    checks += [Check(name, script, environment) for name, script, environment in gpu_check_environments(config, base)]
-    prov = config.provisioning
-    if prov is not None and prov.enabled:
-        checks.append(
-            Check("grendel-api", "grendel-api.sh", {"GRENDEL_NAMESPACE": prov.namespace, "GRENDEL_HOSTS": str(len(prov.hosts))})
-        )
-    return checks
+EVIDENCE_SCRIPTS = SCRIPTS / "evidence"
 
 
 @dataclass(frozen=True)
 class EvidenceArgs:
-    config: PlatformConfig
+    config: SiteConfig
     kube_context: str | None
     depends_on: Sequence[pulumi.Resource]
     kubeconfig: pulumi.Output[str] | None = None
@@ -85,17 +42,17 @@ class Evidence(pulumi.ComponentResource):
         self.results = {}
         previous: list[pulumi.Resource] = []
         for check in evidence_checks(args.config):
-            script = SCRIPTS / check.script
+            script = EVIDENCE_SCRIPTS / check.script
             environment: dict[str, pulumi.Input[str]] = {**check.environment, "HPCFORGE_EVIDENCE_TIMEOUT": timeout}
             if args.kube_context:
                 environment["HPCFORGE_KUBE_CONTEXT"] = args.kube_context
-            digest = hashlib.sha256((script.read_text() + (SCRIPTS / "lib.sh").read_text()).encode()).hexdigest()
+            digest = hashlib.sha256((script.read_text() + (EVIDENCE_SCRIPTS / "lib.sh").read_text()).encode()).hexdigest()
             if args.kubeconfig is not None:
                 environment["HPCFORGE_KUBECONFIG_DATA"] = pulumi.Output.secret(args.kubeconfig)
             run = command.local.Command(
                 f"evidence-{check.name}",
                 create=f"bash scripts/evidence/{check.script}",
-                dir=str(SCRIPTS.parents[1]),
+                dir=str(PROJECT_ROOT),
                 environment=environment,
                 # Re-run when the script or its parameters change (and on `pulumi up --replace`).
                 triggers=[digest, *sorted(f"{k}={v}" for k, v in environment.items() if isinstance(v, str))],

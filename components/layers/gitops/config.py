@@ -6,7 +6,7 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from ...config.base import DnsName, K8sName, ProblemCollector, StrictModel, duplicates
+from ...ground.base import DnsName, K8sName, ProblemCollector, StrictModel, duplicates
 
 REVISION_PINNED = re.compile(r"^(v?[0-9]+(\.[0-9]+){0,2}([-+][0-9A-Za-z.-]+)?|[0-9a-f]{40})$")
 

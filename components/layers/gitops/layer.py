@@ -7,16 +7,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from ...charts import ARGOCD_NAMESPACE, PLATFORM_PROJECT, ChartDeployer, ChartUse, project_spec
+from ...charts import ARGO_API, ARGOCD_NAMESPACE, PLATFORM_PROJECT, ChartDeployer, ChartUse, project_spec
 from ...context import DeployContext
 from ...k8s.generated import generated_password
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, egress_to_apiserver, egress_to_internet, ingress_from_namespaces
+from ...k8s.scope import Scope
 from ...versions import Charts
 from .config import GitOpsConfig
-from .objects import APPS_PROJECT, app_spec, apps_project_spec, argocd_values, root_app_spec, sync_policy
+from .objects import APPS_PROJECT, app_spec, apps_project_spec, argocd_namespace_allows, argocd_values, root_app_spec, sync_policy
 
 CHARTS = (ChartUse("argocd", Charts.ARGO_CD, ARGOCD_NAMESPACE),)
 
@@ -52,12 +51,7 @@ class GitOps(pulumi.ComponentResource):
             ARGOCD_NAMESPACE,
             component="gitops",
             app="argocd",
-            allows=[
-                egress_to_apiserver(),
-                # Git (https/ssh) and Helm/OCI registries.
-                egress_to_internet(22, 443),
-                ingress_from_namespaces("allow-ingress-from-traefik", ["traefik"], Port(8080)),
-            ],
+            allows=argocd_namespace_allows(),
             depends_on=args.depends_on,
             charts=args.charts,
         )
@@ -76,45 +70,26 @@ class GitOps(pulumi.ComponentResource):
         self.url = f"https://{args.hostname}"
         self.ready = [chart]
 
+        scope = namespace.scope
         if ctx.delivery == "argocd":
-            self.ready += self._platform_project(ctx, args.platform_charts, chart)
-        self._site_apps(ctx, cfg, chart)
+            self.ready += self._platform_project(scope, args.platform_charts, chart)
+        self._site_apps(scope, cfg, chart)
         self.register_outputs({"url": self.url, "adminPassword": self.admin_password})
 
-    def _platform_project(self, ctx: DeployContext, uses: Sequence[ChartUse], chart: pulumi.Resource) -> list[pulumi.Resource]:
+    def _platform_project(self, scope: Scope, uses: Sequence[ChartUse], chart: pulumi.Resource) -> list[pulumi.Resource]:
         delivered = [use for use in uses if use.pin != Charts.ARGO_CD]
-        project = k8s.apiextensions.CustomResource(
-            f"{ARGOCD_NAMESPACE}/{PLATFORM_PROJECT}",
-            api_version="argoproj.io/v1alpha1",
-            kind="AppProject",
-            metadata=ctx.meta(PLATFORM_PROJECT, "gitops", ARGOCD_NAMESPACE, app="argocd"),
-            spec=project_spec(delivered, "Third-party charts of the hpcforge platform (managed by Pulumi)"),
-            opts=ctx.opts(self, depends_on=[chart]),
-        )
+        spec = project_spec(delivered, "Third-party charts of the hpcforge platform (managed by Pulumi)")
+        project = scope.custom(ARGO_API, "AppProject", PLATFORM_PROJECT, spec, depends_on=[chart])
         # Public OCI registries need no repository Secret in Argo CD 3.x: a scheme-less repoURL is OCI.
         return [project]
 
-    def _site_apps(self, ctx: DeployContext, cfg: GitOpsConfig, chart: pulumi.Resource) -> None:
+    def _site_apps(self, scope: Scope, cfg: GitOpsConfig, chart: pulumi.Resource) -> None:
         if not cfg.apps and cfg.root_repo_url is None:
             return
-        project = k8s.apiextensions.CustomResource(
-            f"{ARGOCD_NAMESPACE}/{APPS_PROJECT}",
-            api_version="argoproj.io/v1alpha1",
-            kind="AppProject",
-            metadata=ctx.meta(APPS_PROJECT, "gitops", ARGOCD_NAMESPACE, app="argocd"),
-            spec=apps_project_spec(cfg),
-            opts=ctx.opts(self, depends_on=[chart]),
-        )
-        policy = sync_policy(cfg, kubernetes_version=ctx.kubernetes_version)
+        project = scope.custom(ARGO_API, "AppProject", APPS_PROJECT, apps_project_spec(cfg), depends_on=[chart])
+        policy = sync_policy(cfg, kubernetes_version=scope.ctx.kubernetes_version)
         applications = [(app.name, app_spec(app, policy)) for app in cfg.apps]
         if cfg.root_repo_url:
             applications.append(("site-root", root_app_spec(cfg, policy)))
         for app_name, spec in applications:
-            k8s.apiextensions.CustomResource(
-                f"{ARGOCD_NAMESPACE}/{app_name}",
-                api_version="argoproj.io/v1alpha1",
-                kind="Application",
-                metadata=ctx.meta(app_name, "site-app", ARGOCD_NAMESPACE, app=app_name),
-                spec=spec,
-                opts=ctx.opts(self, depends_on=[project]),
-            )
+            scope.but(component="site-app", app=app_name).custom(ARGO_API, "Application", app_name, spec, depends_on=[project])

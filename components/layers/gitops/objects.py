@@ -1,5 +1,5 @@
-"""The GitOps layer's objects as pure functions: Argo CD's chart values, the site-apps AppProject, the sync
-policy of the site's applications and their Application specs."""
+"""The GitOps layer's objects as pure functions: Argo CD's chart values and namespace allows, the site-apps
+AppProject, the sync policy of the site's applications and their Application specs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from ...charts import ARGOCD_NAMESPACE, IN_CLUSTER
-from ...k8s.resources import container_resources
+from ...k8s.resources import Allow, Port, container_resources, egress_to_apiserver, egress_to_internet, ingress_from_namespaces
 from .config import GitOpsApp, GitOpsConfig
 
 APPS_PROJECT = "site-apps"
@@ -17,6 +17,15 @@ APPS_PROJECT = "site-apps"
 # core/v1 PodSpec so that defaulted fields (quantities, ports) do not show as permanent drift.
 NODESET_KNOWN_TYPE_FIELDS_KEY = "resource.customizations.knownTypeFields.slinky.slurm.net_NodeSet"
 NODESET_KNOWN_TYPE_FIELDS = [{"field": "spec.template.spec", "type": "core/v1/PodSpec"}]
+
+
+def argocd_namespace_allows() -> list[Allow]:
+    """Argo CD's namespace: the API server, Git (https/ssh) and Helm/OCI registries, and its UI behind Traefik."""
+    return [
+        egress_to_apiserver(),
+        egress_to_internet(22, 443),
+        ingress_from_namespaces("allow-ingress-from-traefik", ["traefik"], Port(8080)),
+    ]
 
 
 def argocd_values(

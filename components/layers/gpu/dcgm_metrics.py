@@ -94,11 +94,6 @@ HPC_JOB_LABEL = "hpc_job"
 file, one series per job (internal/pkg/transformation/hpc.go, `hpcJobAttribute`)."""
 
 
-def metric_names() -> frozenset[str]:
-    """The metric families the configured dcgm-exporter exposes (label-type fields are labels, not metrics)."""
-    return frozenset(m.field for m in DCGM_METRICS if m.type != "label")
-
-
 def dcgm_metrics_csv(metrics: tuple[DcgmMetric, ...] = DCGM_METRICS) -> str:
     """The `dcgm-metrics.csv` of dcgm-exporter; refuses a field that would not be one CSV field of the format."""
     lines = [
@@ -122,5 +117,4 @@ __all__ = [
     "XID_LABEL",
     "DcgmMetric",
     "dcgm_metrics_csv",
-    "metric_names",
 ]

@@ -22,13 +22,9 @@ import pulumi
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, egress_to_apiserver, ingress_from_anywhere
 from ...versions import Charts
 from .config import GpuOperatorConfig
-from .objects import gpu_operator_values
-
-NAMESPACE = "gpu-operator"
-DCGM_EXPORTER_PORT = 9400
+from .objects import NAMESPACE, gpu_operator_values, operator_namespace_allows
 
 CHARTS = (ChartUse("gpu-operator", Charts.GPU_OPERATOR, NAMESPACE),)
 
@@ -62,10 +58,7 @@ class GpuOperator(pulumi.ComponentResource):
             component="gpu-operator",
             # The driver, toolkit, device plugin and DCGM DaemonSets use host paths, host PID and privileges.
             pod_security="privileged",
-            allows=[
-                egress_to_apiserver(),
-                ingress_from_anywhere("allow-ingress-dcgm-exporter", Port(DCGM_EXPORTER_PORT)),
-            ],
+            allows=operator_namespace_allows(),
             depends_on=args.depends_on,
             charts=args.charts,
         )

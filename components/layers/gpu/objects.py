@@ -1,5 +1,6 @@
-"""GPU layer builders (pure): the gpu-operator chart's values, one function per part of its ClusterPolicy (driver,
-dcgm-exporter, MIG manager), and the device plugin's and MIG manager's configuration files."""
+"""GPU layer builders (pure): the operator's namespace allows, the gpu-operator chart's values, one function per part
+of its ClusterPolicy (driver, dcgm-exporter, MIG manager), and the device plugin's and MIG manager's configuration
+files."""
 
 from __future__ import annotations
 
@@ -8,13 +9,23 @@ from typing import Any
 
 import yaml
 
-from ...k8s.resources import container_resources
+from ...k8s.resources import Allow, Port, container_resources, egress_to_apiserver, ingress_from_anywhere
 from ...versions import ImagePin, Images
 from .config import GpuOperatorConfig
 from .dcgm_metrics import METRICS_CONFIG_MAP, dcgm_metrics_csv
 
+NAMESPACE = "gpu-operator"
+DCGM_EXPORTER_PORT = 9400
 MIG_CONFIG_MAP = "hpcforge-mig-parted-config"
 DEVICE_PLUGIN_CONFIG_MAP = "hpcforge-device-plugin-config"
+
+
+def operator_namespace_allows() -> list[Allow]:
+    """The operator's namespace: the API server, and dcgm-exporter's metrics (scraped from the host network)."""
+    return [
+        egress_to_apiserver(),
+        ingress_from_anywhere("allow-ingress-dcgm-exporter", Port(DCGM_EXPORTER_PORT)),
+    ]
 
 
 def _image(pin: ImagePin) -> dict[str, str]:
@@ -26,7 +37,7 @@ def _image(pin: ImagePin) -> dict[str, str]:
 def _operator_image() -> dict[str, str]:
     # operator/validator/nodeStatusExporter `version` is only a comment in the chart's values.yaml (default: the chart's
     # appVersion); it is set explicitly so that the pin is visible to the images-pinned policy
-    # (offline/charts/values.py COMMENTED_VALUES lets the schema tier accept it).
+    # (offline/schema/values.py COMMENTED_VALUES lets the schema tier accept it).
     return _image(Images.GPU_OPERATOR)
 
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ...config.base import (
+from ...ground.base import (
     DnsName,
     GoDuration,
     InterfaceName,

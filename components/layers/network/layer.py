@@ -13,32 +13,46 @@ from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
 from ...k8s.addresses import metallb_service_annotations
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import ANYWHERE, Allow, Port, egress_to_apiserver, ingress_from_anywhere
+from ...k8s.scope import Scope
 from ...versions import Charts
 from .config import NetworkAttachment, NetworkConfig
 from .dns import render_corefile, render_hosts_file
+from .multus import (
+    MULTUS_APP,
+    MULTUS_NAMESPACE,
+    MULTUS_VERSION,
+    NAD_CRD,
+    cluster_role_rules,
+    daemon_config_data,
+    daemonset_spec,
+    nad_crd_spec,
+)
 from .objects import (
+    DNS_NAMESPACE,
     DNS_PORT,
     INGRESS_CLASS,
+    METALLB_API,
+    METALLB_BGP_PEER_API,
+    METALLB_NAMESPACE,
+    NAD_API,
+    TRAEFIK_NAMESPACE,
     TcpEntryPoint,
     bgp_advertisement_spec,
     bgp_peer_spec,
     ip_address_pool_spec,
     ipvlan_cni_config,
     l2_advertisement_spec,
+    metallb_namespace_allows,
     metallb_values,
     site_dns_checksum,
     site_dns_deployment_spec,
+    site_dns_namespace_allows,
     site_dns_pdb_spec,
     site_dns_service_spec,
     site_dns_zones,
+    traefik_namespace_allows,
     traefik_values,
 )
-
-METALLB_NAMESPACE = "metallb-system"
-TRAEFIK_NAMESPACE = "traefik"
-DNS_NAMESPACE = "site-dns"
-MULTUS_NAMESPACE = "kube-system"
 
 CHARTS = (
     ChartUse("metallb", Charts.METALLB, METALLB_NAMESPACE),
@@ -59,14 +73,14 @@ class NetworkArgs:
     attachment_crd_chart: str | None = None
     """The chart release of the stack that ships the NetworkAttachmentDefinition CRD in its `crds/` (the Network
     Operator's, with `hpcforge:rdma`), or None: then Multus' objects here declare it. One owner per object
-    (offline/owners.py): with a chart owning it, the attachments wait for that chart (`add_attachments`)."""
+    (offline/policy/owners.py): with a chart owning it, the attachments wait for that chart (`add_attachments`)."""
 
 
 class Network(pulumi.ComponentResource):
     ingress_class: str
     ingress_address: pulumi.Output[str] | str | None
     traefik_namespace: str
-    attachments: dict[str, k8s.apiextensions.CustomResource]
+    attachments: dict[str, pulumi.Resource]
     ready: list[pulumi.Resource]
     """Depend on these for anything that needs LoadBalancer addresses or attachments."""
 
@@ -106,38 +120,21 @@ class Network(pulumi.ComponentResource):
             component="load-balancer",
             # The speaker needs host networking and NET_RAW to answer ARP/BGP for service addresses.
             pod_security="privileged",
-            allows=[
-                egress_to_apiserver(),
-                ingress_from_anywhere("allow-ingress-webhook", Port(9443)),
-                Allow("allow-ingress-memberlist", "ingress", (Port(7946), Port(7946, "UDP"))),
-                Allow("allow-ingress-metrics", "ingress", (Port(7472),)),
-            ],
+            allows=metallb_namespace_allows(),
             charts=charts,
         )
         chart = namespace.chart("metallb", Charts.METALLB, metallb_values(cfg.advertisement))
-
-        def metallb_object(api_version: str, kind: str, name: str, spec: dict[str, Any]) -> pulumi.Resource:
-            return k8s.apiextensions.CustomResource(
-                f"{METALLB_NAMESPACE}/{name}",
-                api_version=api_version,
-                kind=kind,
-                metadata=ctx.meta(name, "load-balancer", METALLB_NAMESPACE, app="metallb"),
-                spec=spec,
-                opts=ctx.opts(self, depends_on=[chart]),
-            )
-
+        scope = namespace.scope.but(app="metallb", depends_on=(chart,))
         objects: list[pulumi.Resource] = [*namespace.ready, chart]
-        objects += [metallb_object("metallb.io/v1beta1", "IPAddressPool", p.name, ip_address_pool_spec(p)) for p in cfg.pools]
+        objects += [scope.custom(METALLB_API, "IPAddressPool", p.name, ip_address_pool_spec(p)) for p in cfg.pools]
         pool_names = [pool.name for pool in cfg.pools]
         if cfg.advertisement.mode == "bgp":
             peers = cfg.advertisement.peers
-            objects += [metallb_object("metallb.io/v1beta2", "BGPPeer", peer.name, bgp_peer_spec(peer)) for peer in peers]
-            objects.append(
-                metallb_object("metallb.io/v1beta1", "BGPAdvertisement", "site-bgp", bgp_advertisement_spec(pool_names))
-            )
+            objects += [scope.custom(METALLB_BGP_PEER_API, "BGPPeer", peer.name, bgp_peer_spec(peer)) for peer in peers]
+            objects.append(scope.custom(METALLB_API, "BGPAdvertisement", "site-bgp", bgp_advertisement_spec(pool_names)))
         else:
             spec = l2_advertisement_spec(pool_names, cfg.advertisement.interfaces)
-            objects.append(metallb_object("metallb.io/v1beta1", "L2Advertisement", "site-l2", spec))
+            objects.append(scope.custom(METALLB_API, "L2Advertisement", "site-l2", spec))
         return objects
 
     # --- Traefik -----------------------------------------------------------------------------
@@ -150,19 +147,8 @@ class Network(pulumi.ComponentResource):
         metallb: Sequence[pulumi.Resource],
         tcp_entrypoints: Sequence[TcpEntryPoint],
     ) -> pulumi.Resource:
-        extra_ports = tuple(Port(ep.port) for ep in tcp_entrypoints)
         namespace = LayerNamespace(
-            ctx,
-            self,
-            TRAEFIK_NAMESPACE,
-            component="ingress",
-            allows=[
-                egress_to_apiserver(),
-                ingress_from_anywhere("allow-ingress-entrypoints", Port(8000), Port(8443), *extra_ports),
-                # Traefik forwards to backends in any namespace; their own policies decide.
-                Allow("allow-egress-backends", "egress"),
-            ],
-            charts=charts,
+            ctx, self, TRAEFIK_NAMESPACE, component="ingress", allows=traefik_namespace_allows(tcp_entrypoints), charts=charts
         )
         return namespace.chart(
             "traefik", Charts.TRAEFIK, traefik_values(cfg.ingress, tcp_entrypoints), depends_on=[*namespace.ready, *metallb]
@@ -171,10 +157,38 @@ class Network(pulumi.ComponentResource):
     # --- Multus (thick plugin) ---------------------------------------------------------------
 
     def _multus(self, ctx: DeployContext, *, crd: bool) -> list[pulumi.Resource]:
-        """The upstream thick daemonset (v4.3.0) as typed objects: no maintained chart exists."""
-        from .multus import multus_objects
+        """Multus CNI v4.3.0, thick plugin (multus.py: no maintained chart exists); `crd`: with its
+        NetworkAttachmentDefinition CRD (False when a chart of the stack ships it: one owner per object)."""
+        labels = {"app.kubernetes.io/version": MULTUS_VERSION}
+        scope = Scope(ctx, self, MULTUS_NAMESPACE, "cni", app=MULTUS_APP)
 
-        return multus_objects(ctx, self, crd=crd)
+        def meta(name: str, namespace: str | None = MULTUS_NAMESPACE) -> dict[str, Any]:
+            return ctx.meta(name, "cni", namespace, app=MULTUS_APP, extra_labels=labels)
+
+        crds: list[pulumi.Resource] = []
+        if crd:
+            crds.append(
+                k8s.apiextensions.v1.CustomResourceDefinition(
+                    NAD_CRD, metadata=meta(NAD_CRD, None), spec=nad_crd_spec(), opts=ctx.opts(self)
+                )
+            )
+        role = k8s.rbac.v1.ClusterRole("multus", metadata=meta("multus", None), rules=cluster_role_rules(), opts=ctx.opts(self))
+        account = k8s.core.v1.ServiceAccount(f"{MULTUS_NAMESPACE}/multus", metadata=meta("multus"), opts=ctx.opts(self))
+        binding = k8s.rbac.v1.ClusterRoleBinding(
+            "multus",
+            metadata=meta("multus", None),
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "multus"},
+            subjects=[{"kind": "ServiceAccount", "name": "multus", "namespace": MULTUS_NAMESPACE}],
+            opts=ctx.opts(self, depends_on=[role, account]),
+        )
+        daemon_config = scope.config_map("multus-daemon-config", daemon_config_data(), labels=labels)
+        daemonset = k8s.apps.v1.DaemonSet(
+            f"{MULTUS_NAMESPACE}/kube-multus-ds",
+            metadata=meta("kube-multus-ds"),
+            spec=daemonset_spec(ctx.labels(MULTUS_APP, "cni")),
+            opts=ctx.opts(self, depends_on=[*crds, binding, daemon_config]),
+        )
+        return [*crds, role, account, binding, daemon_config, daemonset]
 
     def add_attachments(self, crd_ready: Sequence[pulumi.Resource]) -> None:
         """The attachments, once `crd_ready` (the chart of `attachment_crd_chart`) has installed their CRD; they join
@@ -184,17 +198,9 @@ class Network(pulumi.ComponentResource):
         self.attachments = {att.name: self._attachment(self._ctx, att, depends_on) for att in self._cfg.attachments}
         self.ready = [*self.ready, *self.attachments.values()]
 
-    def _attachment(
-        self, ctx: DeployContext, att: NetworkAttachment, multus: Sequence[pulumi.Resource]
-    ) -> k8s.apiextensions.CustomResource:
-        return k8s.apiextensions.CustomResource(
-            f"{att.namespace}/{att.name}",
-            api_version="k8s.cni.cncf.io/v1",
-            kind="NetworkAttachmentDefinition",
-            metadata=ctx.meta(att.name, "network-attachment", att.namespace, app="multus"),
-            spec={"config": ipvlan_cni_config(att)},
-            opts=ctx.opts(self, depends_on=list(multus)),
-        )
+    def _attachment(self, ctx: DeployContext, att: NetworkAttachment, multus: Sequence[pulumi.Resource]) -> pulumi.Resource:
+        scope = Scope(ctx, self, att.namespace, "network-attachment", app="multus", depends_on=tuple(multus))
+        return scope.custom(NAD_API, "NetworkAttachmentDefinition", att.name, {"config": ipvlan_cni_config(att)})
 
     # --- Site DNS (CoreDNS for the compute plane) --------------------------------------------
 
@@ -212,11 +218,7 @@ class Network(pulumi.ComponentResource):
             DNS_NAMESPACE,
             component="dns",
             app="site-dns",
-            allows=[
-                ingress_from_anywhere("allow-ingress-dns", Port(1053, "UDP"), Port(1053, "TCP")),
-                Allow("allow-ingress-health", "ingress", (Port(8080), Port(8181))),
-                Allow("allow-egress-upstream-dns", "egress", (Port(53, "UDP"), Port(53)), cidrs=(ANYWHERE,)),
-            ],
+            allows=site_dns_namespace_allows(),
         )
         zones = site_dns_zones(cfg.dns.zones, dns_records)
         corefile = render_corefile(sorted(zones), list(cfg.dns.upstreams), listen_port=DNS_PORT)

@@ -1,4 +1,4 @@
-"""Multus CNI v4.3.0, thick plugin, as typed objects.
+"""Multus CNI v4.3.0, thick plugin: its objects' bodies (pure; the network layer registers them).
 
 Multus has no maintained Helm chart; these objects follow upstream's
 `deployments/multus-daemonset-thick.yml` at v4.3.0 (CRD, RBAC, daemon config, DaemonSet), with
@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pulumi
-import pulumi_kubernetes as k8s
-
-from ...context import DeployContext
 from ...versions import Images
 
-NAMESPACE = "kube-system"
-APP = "multus"
+MULTUS_NAMESPACE = "kube-system"
+MULTUS_APP = "multus"
+MULTUS_VERSION = Images.MULTUS.tag.removeprefix("v").removesuffix("-thick")
+"""The upstream release these objects follow (the `app.kubernetes.io/version` label), from the image's pin."""
+NAD_CRD = "network-attachment-definitions.k8s.cni.cncf.io"
 
 DAEMON_CONFIG = {
     "chrootDir": "/hostroot",
@@ -34,7 +33,8 @@ DAEMON_CONFIG = {
 }
 
 
-def _nad_crd_spec() -> dict[str, Any]:
+def nad_crd_spec() -> dict[str, Any]:
+    """The NetworkAttachmentDefinition CRD's spec (upstream's, v1 only)."""
     return {
         "group": "k8s.cni.cncf.io",
         "scope": "Namespaced",
@@ -74,6 +74,11 @@ def _nad_crd_spec() -> dict[str, Any]:
             }
         ],
     }
+
+
+def daemon_config_data() -> dict[str, str]:
+    """The `multus-daemon-config` ConfigMap's data: the thick daemon's configuration."""
+    return {"daemon-config.json": json.dumps(DAEMON_CONFIG, indent=4)}
 
 
 def _host_path(name: str, path: str, **extra: Any) -> dict[str, Any]:
@@ -119,7 +124,7 @@ def _daemon_container() -> dict[str, Any]:
 def daemonset_spec(labels: dict[str, str]) -> dict[str, Any]:
     """`spec` of the DaemonSet `kube-multus-ds` (upstream's thick daemonset): on every node, privileged with host
     networking; an init container installs the shim into /opt/cni/bin. `labels`: its pods' labels."""
-    selector = {"app.kubernetes.io/name": APP, "app.kubernetes.io/component": "cni"}
+    selector = {"app.kubernetes.io/name": MULTUS_APP, "app.kubernetes.io/component": "cni"}
     return {
         "selector": {"matchLabels": selector},
         "updateStrategy": {"type": "RollingUpdate"},
@@ -174,50 +179,3 @@ def daemonset_spec(labels: dict[str, str]) -> dict[str, Any]:
             },
         },
     }
-
-
-def multus_objects(ctx: DeployContext, parent: pulumi.Resource, *, crd: bool = True) -> list[pulumi.Resource]:
-    """Multus' objects; `crd`: with its NetworkAttachmentDefinition CRD (False when a chart of the stack ships it:
-    one owner per object)."""
-
-    def meta(name: str, namespace: str | None = NAMESPACE) -> dict[str, Any]:
-        return ctx.meta(name, "cni", namespace, app=APP, extra_labels={"app.kubernetes.io/version": "4.3.0"})
-
-    definition = (
-        k8s.apiextensions.v1.CustomResourceDefinition(
-            "network-attachment-definitions.k8s.cni.cncf.io",
-            metadata=meta("network-attachment-definitions.k8s.cni.cncf.io", None),
-            spec=_nad_crd_spec(),
-            opts=ctx.opts(parent),
-        )
-        if crd
-        else None
-    )
-    crds: list[pulumi.Resource] = [definition] if definition is not None else []
-    role = k8s.rbac.v1.ClusterRole(
-        "multus",
-        metadata=meta("multus", None),
-        rules=cluster_role_rules(),
-        opts=ctx.opts(parent),
-    )
-    account = k8s.core.v1.ServiceAccount(f"{NAMESPACE}/multus", metadata=meta("multus"), opts=ctx.opts(parent))
-    binding = k8s.rbac.v1.ClusterRoleBinding(
-        "multus",
-        metadata=meta("multus", None),
-        role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "multus"},
-        subjects=[{"kind": "ServiceAccount", "name": "multus", "namespace": NAMESPACE}],
-        opts=ctx.opts(parent, depends_on=[role, account]),
-    )
-    daemon_config = k8s.core.v1.ConfigMap(
-        f"{NAMESPACE}/multus-daemon-config",
-        metadata=meta("multus-daemon-config"),
-        data={"daemon-config.json": json.dumps(DAEMON_CONFIG, indent=4)},
-        opts=ctx.opts(parent),
-    )
-    daemonset = k8s.apps.v1.DaemonSet(
-        f"{NAMESPACE}/kube-multus-ds",
-        metadata=meta("kube-multus-ds"),
-        spec=daemonset_spec(ctx.labels(APP, "cni")),
-        opts=ctx.opts(parent, depends_on=[*crds, binding, daemon_config]),
-    )
-    return [*crds, role, account, binding, daemon_config, daemonset]

@@ -1,5 +1,6 @@
-"""Network layer builders (pure): the MetalLB custom resources and chart values, Traefik's values, the site DNS
-(zones, Deployment, Service, PodDisruptionBudget) and the IPVLAN CNI config of an attachment."""
+"""Network layer builders (pure): the allows of its namespaces, the MetalLB custom resources and chart values,
+Traefik's values, the site DNS (zones, Deployment, Service, PodDisruptionBudget) and the IPVLAN CNI config of an
+attachment. Multus' objects are built in multus.py."""
 
 from __future__ import annotations
 
@@ -10,12 +11,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...chart_security import RESTRICTED_CONTAINER_SECURITY
 from ...k8s.addresses import metallb_service_annotations
 from ...k8s.chunks import Assembly
-from ...k8s.resources import RESTRICTED_CONTAINER_SECURITY, container_resources
+from ...k8s.resources import (
+    ANYWHERE,
+    Allow,
+    Port,
+    container_resources,
+    egress_to_apiserver,
+    ingress_from_anywhere,
+)
 from ...versions import Images
 from .config import AddressPool, Advertisement, BgpPeer, DnsZone, Ingress, NetworkAttachment
 
+METALLB_NAMESPACE = "metallb-system"
+TRAEFIK_NAMESPACE = "traefik"
+DNS_NAMESPACE = "site-dns"
+METALLB_API = "metallb.io/v1beta1"
+METALLB_BGP_PEER_API = "metallb.io/v1beta2"
+NAD_API = "k8s.cni.cncf.io/v1"
+"""The API version of Multus' NetworkAttachmentDefinition."""
 INGRESS_CLASS = "traefik"
 DNS_PORT = 1053
 """The port CoreDNS listens on in its pod (unprivileged); the Service maps 53 to it."""
@@ -29,6 +45,39 @@ class TcpEntryPoint:
     name: str
     port: int
     exposed_port: int
+
+
+# --- NetworkPolicy allows ----------------------------------------------------------------------------------------
+
+
+def metallb_namespace_allows() -> list[Allow]:
+    """MetalLB's namespace: the API server, its webhook, the speakers' memberlist and their metrics."""
+    return [
+        egress_to_apiserver(),
+        ingress_from_anywhere("allow-ingress-webhook", Port(9443)),
+        Allow("allow-ingress-memberlist", "ingress", (Port(7946), Port(7946, "UDP"))),
+        Allow("allow-ingress-metrics", "ingress", (Port(7472),)),
+    ]
+
+
+def traefik_namespace_allows(tcp_entrypoints: Sequence[TcpEntryPoint]) -> list[Allow]:
+    """Traefik's namespace: the API server, its entry points (the web ones and `tcp_entrypoints`) from anywhere, and
+    every backend in any namespace (their own policies decide)."""
+    extra_ports = tuple(Port(ep.port) for ep in tcp_entrypoints)
+    return [
+        egress_to_apiserver(),
+        ingress_from_anywhere("allow-ingress-entrypoints", Port(8000), Port(8443), *extra_ports),
+        Allow("allow-egress-backends", "egress"),
+    ]
+
+
+def site_dns_namespace_allows() -> list[Allow]:
+    """The site DNS' namespace: queries from anywhere, the kubelet's health probes, and the upstream resolvers."""
+    return [
+        ingress_from_anywhere("allow-ingress-dns", Port(DNS_PORT, "UDP"), Port(DNS_PORT, "TCP")),
+        Allow("allow-ingress-health", "ingress", (Port(8080), Port(8181))),
+        Allow("allow-egress-upstream-dns", "egress", (Port(53, "UDP"), Port(53)), cidrs=(ANYWHERE,)),
+    ]
 
 
 # --- MetalLB -----------------------------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def gpu_alerts(s: RuleSettings) -> list[dict[str, Any]]:
             "GPU uncorrectable ECC error",
             "GPU {{ $labels.gpu }} on {{ $labels.hostname }} had double-bit ECC errors: drain the node.",
         ),
-        # The scheduled active checks (components/layers/gpu/active_checks.py), one CronJob each: its last
+        # The scheduled active checks (components/layers/slurm/active_checks.py), one CronJob each: its last
         # scheduled run did not succeed and none is running, i.e. the run ended failed (a node failed the
         # check and was drained, or the run itself broke). Until a later run succeeds.
         _alert(

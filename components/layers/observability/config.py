@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 
-from ...config.base import K8sName, StrictModel
+from ...ground.base import K8sName, StrictModel
 from ..storage.config import Storage
 
 Severity = Literal["critical", "warning"]

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from ..gpu.dcgm_metrics import metric_names as dcgm_metric_names
+from ..gpu.face import metric_names as dcgm_metric_names
 
 # What each exporter exposes, of what the dashboards use (names from each exporter's source):
 EXPORTED: dict[str, frozenset[str]] = {

@@ -4,17 +4,13 @@ formats), and the join script that makes a bare-metal host a Slurm dynamic node.
 from __future__ import annotations
 
 import json
-import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import tomli_w
 
-from ...k8s.addresses import PORT_RANGE_SYSCTL
-from ..slurm.config import SlurmConfig
-from ..slurm.slurm_conf import SLURMCTLD_PORT, bare_metal_slurmd_argv, conf_text, host_parameters, shell_command
-from .config import BootImage, Host, ProvisioningConfig
+from ...ground.hosts import Host
+from .config import BootImage, ProvisioningConfig
 
 REPO_DIR = "/var/lib/grendel"
 JOIN_DIR = "hpcforge"
@@ -214,58 +210,3 @@ def _image_record(image: BootImage, name: str, join_url: str | None) -> dict[str
         "liveimg": image.liveimg or "",
         "cmdline": cmdline,
     }
-
-
-def render_join_script(
-    slurm: SlurmConfig,
-    nodeset: str,
-    controller_address: str,
-    port: int = SLURMCTLD_PORT,
-    hosts: Sequence[Host] = (),
-    mounts: Sequence[str] = (),
-) -> str:
-    """The script a bare-metal host of `nodeset` runs after boot: slurmd as a configless dynamic node.
-
-    Hosts of `hosts` with their own features or GRES get their own `--conf`, chosen by the short host
-    name (which is also the Slurm node name of a dynamic node).
-    """
-    spec = slurm.nodeset(nodeset)
-    if spec is None:
-        raise ValueError(f"unknown nodeset {nodeset!r}")
-    argv = bare_metal_slurmd_argv(spec, f"{controller_address}:{port}")
-    job_first, job_last = slurm.controller.job_port_range
-    header = (
-        "#!/bin/sh\n"
-        f"# hpcforge: join Slurm cluster {slurm.cluster_name!r} as a dynamic node of nodeset {nodeset!r}.\n"
-        "# slurmd fetches slurm.conf from the controller (configless) and registers with the nodeset's\n"
-        "# features and GRES. The Slurm auth key (/etc/slurm/slurm.key, auth/slurm) must be on the host.\n"
-        "set -eu\n"
-        "# Ephemeral ports in hpcforge:slurm.controller.jobPortRange, as in the compute pods: the ports the jobs'\n"
-        "# ranks listen on (MPI/PMIx wire-up, NCCL bootstrap) are the ones the Slurm namespace opens to this host.\n"
-        f"sysctl -w {PORT_RANGE_SYSCTL}='{job_first} {job_last}' >/dev/null\n"
-    )
-    if mounts:
-        header += "# Shared trees (hpcforge:storage.nfsExports), mounted as on the login and compute pods.\n"
-        header += "".join(f"{line}\n" for line in mounts)
-    default_conf = argv[argv.index("--conf") + 1]
-    own = [
-        (host.name, conf)
-        for host in hosts
-        # A host with neither features nor GRES of its own has exactly the nodeset's parameters.
-        if host.nodeset == nodeset
-        and (host.features or host.gres)
-        and (conf := conf_text(host_parameters(spec, host))) != default_conf
-    ]
-    if not own:
-        return header + f'exec {shell_command(argv)} "$@"\n'
-    cases = "".join(f"  {host}) conf={shlex.quote(conf)} ;;\n" for host, conf in own)
-    before = shell_command(argv[: argv.index("--conf")])
-    return (
-        header
-        + "# Hosts with their own features or GRES (hpcforge:provisioning.hosts[].features/gres).\n"
-        + f"conf={shlex.quote(default_conf)}\n"
-        + 'case "$(hostname -s)" in\n'
-        + cases
-        + "esac\n"
-        + f'exec {before} --conf "$conf" "$@"\n'
-    )

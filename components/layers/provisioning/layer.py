@@ -15,11 +15,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...config.inventory_ref import digest_annotations
 from ...context import DeployContext, Stateful
+from ...ground.inventory_ref import digest_annotations
 from ...k8s.generated import generated_password
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import Port, ingress_from_namespaces
 from ...k8s.scope import Scope
 from ...versions import Images
 from ..slurm.config import SlurmConfig
@@ -37,6 +36,7 @@ from .objects import (
     config_checksum,
     data_claim_spec,
     deployment_spec,
+    grendel_namespace_allows,
     http_service_spec,
     ingress_spec,
     join_base_url,
@@ -79,7 +79,7 @@ class Provisioning(pulumi.ComponentResource):
             app=APP,
             # NET_ADMIN is outside `baseline`'s capability set; the pod adds nothing else.
             pod_security="privileged",
-            allows=[ingress_from_namespaces("allow-ingress-http", ["traefik"], Port(80))] if cfg.api.expose else [],
+            allows=grendel_namespace_allows(cfg),
             depends_on=args.depends_on,
         )
         scope = namespace.scope

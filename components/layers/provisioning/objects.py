@@ -1,6 +1,6 @@
-"""The provisioning layer's objects as pure functions: the join scripts served to bare-metal hosts, Grendel's
-data claim and Deployment (with the checksum that restarts it when its configuration changes), and the HTTP
-Service and Ingress of its API."""
+"""The provisioning layer's objects as pure functions: its namespace's allows, the join scripts served to bare-metal
+hosts, Grendel's data claim and Deployment (with the checksum that restarts it when its configuration changes), and
+the HTTP Service and Ingress of its API."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...k8s.chunks import Assembly
-from ...k8s.resources import container_resources
+from ...k8s.resources import Allow, Port, container_resources, ingress_from_namespaces
 from ..slurm.config import SlurmConfig
+from ..slurm.face import render_join_script
 from ..storage.config import NfsExport
-from ..storage.objects import host_mount_commands
+from ..storage.face import host_mount_commands
 from .config import ProvisioningConfig
-from .grendel import JOIN_DIR, REPO_DIR, join_script_name, render_join_script
+from .grendel import JOIN_DIR, REPO_DIR, join_script_name
 
 APP = "grendel"
 COMPONENT = "provisioning"
@@ -26,6 +27,12 @@ HTTP_SERVICE = f"{APP}-http"
 TLS_SECRET = f"{APP}-tls"
 SELECTOR = {"app.kubernetes.io/name": APP, "app.kubernetes.io/component": COMPONENT}
 CHECKSUM_ANNOTATION = "hpcforge.io/config-checksum"
+
+
+def grendel_namespace_allows(cfg: ProvisioningConfig) -> list[Allow]:
+    """Grendel's namespace: its HTTP API from Traefik when the API is exposed (nothing else: DHCP, PXE and TFTP reach
+    it on the provisioning network, outside the pod network)."""
+    return [ingress_from_namespaces("allow-ingress-http", ["traefik"], Port(80))] if cfg.api.expose else []
 
 
 def join_base_url(cfg: ProvisioningConfig, controller_address: str | None) -> str | None:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ...config.base import InterfaceName, K8sName, ProblemCollector, StrictModel, duplicates
+from ...ground.base import InterfaceName, K8sName, ProblemCollector, StrictModel, duplicates
 
 
 class Fabric(StrictModel):

@@ -17,23 +17,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from ...charts import WAIT_FOR_ANNOTATION, ChartDeployer, ChartUse
 from ...context import DeployContext
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import egress_to_apiserver
+from ...k8s.scope import Scope
 from ...versions import Charts
 from .config import RdmaConfig
 from .objects import (
+    MELLANOX_API,
     NAMESPACE,
     NIC_CLUSTER_POLICY,
     NIC_CLUSTER_POLICY_READY,
     NV_IPAM_API,
+    SRIOV_API,
     SRIOV_OPERATOR_CONFIG,
     ip_pool_spec,
     network_operator_values,
     nic_cluster_policy_spec,
+    operator_namespace_allows,
     sriov_network,
     sriov_node_policies,
     sriov_operator_config_spec,
@@ -76,7 +78,7 @@ class NetworkOperator(pulumi.ComponentResource):
             component="network-operator",
             # The device plugin and CNI DaemonSets write to host paths and use the host network.
             pod_security="privileged",
-            allows=[egress_to_apiserver()],
+            allows=operator_namespace_allows(),
             depends_on=args.depends_on,
             charts=args.charts,
         )
@@ -89,72 +91,46 @@ class NetworkOperator(pulumi.ComponentResource):
         )
         self.chart = chart
         nv_ipam = [f for f in args.config.fabrics if f.ipam == "nv-ipam"]
-        policy = k8s.apiextensions.CustomResource(
+        scope = namespace.scope.but(app="network-operator", depends_on=(chart,))
+        policy = scope.custom(
+            MELLANOX_API,
+            "NicClusterPolicy",
             NIC_CLUSTER_POLICY,
-            api_version="mellanox.com/v1alpha1",
-            kind="NicClusterPolicy",
-            metadata=ctx.meta(
-                NIC_CLUSTER_POLICY,
-                "network-operator",
-                app="network-operator",
-                # The IPPools need nv-ipam's CRDs, which the operator applies while it reconciles this policy.
-                annotations={WAIT_FOR_ANNOTATION: NIC_CLUSTER_POLICY_READY} if nv_ipam else None,
-            ),
-            spec=nic_cluster_policy_spec(args.config, args.pool_taints),
-            opts=ctx.opts(self, depends_on=[chart]),
+            nic_cluster_policy_spec(args.config, args.pool_taints),
+            cluster_scoped=True,
+            # The IPPools need nv-ipam's CRDs, which the operator applies while it reconciles this policy.
+            annotations={WAIT_FOR_ANNOTATION: NIC_CLUSTER_POLICY_READY} if nv_ipam else None,
         )
         pools: list[pulumi.Resource] = [
-            k8s.apiextensions.CustomResource(
-                f"{NAMESPACE}/ip-pool-{fabric.name}",
-                api_version=NV_IPAM_API,
-                kind="IPPool",
-                metadata=ctx.meta(fabric.name, "network-operator", NAMESPACE, app="nv-ipam"),
-                spec=ip_pool_spec(fabric, args.pool_labels, args.config.pools_of(fabric.name)),
-                opts=ctx.opts(self, depends_on=[policy]),
+            scope.but(app="nv-ipam").custom(
+                NV_IPAM_API,
+                "IPPool",
+                fabric.name,
+                ip_pool_spec(fabric, args.pool_labels, args.config.pools_of(fabric.name)),
+                resource_name=f"{NAMESPACE}/ip-pool-{fabric.name}",
+                depends_on=[policy],
             )
             for fabric in nv_ipam
         ]
-        sriov = self._sriov(ctx, args, chart)
+        sriov = self._sriov(scope, args)
         self.ready = [chart, policy, *pools, *sriov]
         self.register_outputs({"fabrics": [f.name for f in args.config.fabrics]})
 
-    def _sriov(self, ctx: DeployContext, args: NetworkOperatorArgs, chart: pulumi.Resource) -> list[pulumi.Resource]:
-        """The SR-IOV operator's objects: its SriovOperatorConfig, the node policies, one network per SR-IOV fabric."""
+    def _sriov(self, scope: Scope, args: NetworkOperatorArgs) -> list[pulumi.Resource]:
+        """The SR-IOV operator's objects (after the chart, `scope`'s): its SriovOperatorConfig, the node policies, one
+        network per SR-IOV fabric."""
         sriov: list[pulumi.Resource] = []
         if any(f.mode == "sriov" for f in args.config.fabrics):
-            sriov.append(
-                k8s.apiextensions.CustomResource(
-                    f"{NAMESPACE}/sriov-operator-config",
-                    api_version="sriovnetwork.openshift.io/v1",
-                    kind="SriovOperatorConfig",
-                    metadata=ctx.meta(SRIOV_OPERATOR_CONFIG, "network-operator", NAMESPACE, app="network-operator"),
-                    spec=sriov_operator_config_spec(),
-                    opts=ctx.opts(self, depends_on=[chart]),
-                )
-            )
+            spec = sriov_operator_config_spec()
+            resource_name = f"{NAMESPACE}/sriov-operator-config"
+            sriov.append(scope.custom(SRIOV_API, "SriovOperatorConfig", SRIOV_OPERATOR_CONFIG, spec, resource_name=resource_name))
         for policy_name, spec in sriov_node_policies(args.config, args.pool_labels).items():
-            sriov.append(
-                k8s.apiextensions.CustomResource(
-                    f"{NAMESPACE}/sriov-policy-{policy_name}",
-                    api_version="sriovnetwork.openshift.io/v1",
-                    kind="SriovNetworkNodePolicy",
-                    metadata=ctx.meta(policy_name, "network-operator", NAMESPACE, app="network-operator"),
-                    spec=spec,
-                    opts=ctx.opts(self, depends_on=[chart]),
-                )
-            )
+            resource_name = f"{NAMESPACE}/sriov-policy-{policy_name}"
+            sriov.append(scope.custom(SRIOV_API, "SriovNetworkNodePolicy", policy_name, spec, resource_name=resource_name))
         for fabric in (f for f in args.config.fabrics if f.mode == "sriov"):
             kind, spec = sriov_network(fabric, args.attachment_namespace)
-            sriov.append(
-                k8s.apiextensions.CustomResource(
-                    f"{NAMESPACE}/sriov-network-{fabric.name}",
-                    api_version="sriovnetwork.openshift.io/v1",
-                    kind=kind,
-                    metadata=ctx.meta(fabric.name, "network-operator", NAMESPACE, app="network-operator"),
-                    spec=spec,
-                    opts=ctx.opts(self, depends_on=[chart]),
-                )
-            )
+            resource_name = f"{NAMESPACE}/sriov-network-{fabric.name}"
+            sriov.append(scope.custom(SRIOV_API, kind, fabric.name, spec, resource_name=resource_name))
         return sriov
 
 

@@ -1,5 +1,6 @@
-"""RDMA layer builders (pure): the Network Operator chart's values, the NicClusterPolicy, nv-ipam's IPPools, the
-SR-IOV operator's objects, the RDMA shared device plugin's config and the fabrics' CNI configs."""
+"""RDMA layer builders (pure): the operator's namespace allows, the Network Operator chart's values, the
+NicClusterPolicy, nv-ipam's IPPools, the SR-IOV operator's objects, the RDMA shared device plugin's config and the
+fabrics' CNI configs."""
 
 from __future__ import annotations
 
@@ -7,21 +8,23 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...k8s.resources import Allow, egress_to_apiserver
 from ...versions import ImagePin, Images
 from .config import Fabric, RdmaConfig
+from .face import ipam_config
 
 NAMESPACE = "nvidia-network-operator"
 NIC_CLUSTER_POLICY = "nic-cluster-policy"  # the one name the operator reconciles
 RESOURCE_PREFIX = "rdma"
-NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
-RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
+MELLANOX_API = "mellanox.com/v1alpha1"
+"""The API version of the NicClusterPolicy."""
+SRIOV_API = "sriovnetwork.openshift.io/v1"
+"""The API version of the SR-IOV operator's objects."""
 
 
-def rdma_resource(rdma: RdmaConfig, fabric: str) -> str:
-    """The device-plugin resource of a fabric: `rdma/<fabric with - as _>` (shared) or `nvidia.com/sriov_<fabric>` (SR-IOV)."""
-    found = rdma.fabric(fabric)
-    assert found is not None, fabric
-    return found.resource
+def operator_namespace_allows() -> list[Allow]:
+    """The operator's namespace: the API server (its DaemonSets' pods use the host network)."""
+    return [egress_to_apiserver()]
 
 
 def _image(pin: ImagePin) -> dict[str, str]:
@@ -83,13 +86,6 @@ NIC_CLUSTER_POLICY_READY = "jsonpath={.status.state}=ready"
 nv-ipam's CRDs included (status.state, enum ignore/notReady/ready/error in the NicClusterPolicy CRD)."""
 
 
-def ipam_config(fabric: Fabric) -> dict[str, Any]:
-    """The `ipam` section of a fabric's CNI config: nv-ipam's pool of the same name, or whereabouts on the range."""
-    if fabric.ipam == "nv-ipam":
-        return {"type": "nv-ipam", "poolName": fabric.name}
-    return {"type": "whereabouts", "range": fabric.range}
-
-
 def ip_pool_spec(fabric: Fabric, pool_labels: Mapping[str, Mapping[str, str]], pools: Sequence[str]) -> dict[str, Any]:
     """IPPool spec (nv-ipam.nvidia.com/v1alpha1) of a fabric: its range, one block of `addressesPerNode` per node,
     handed out only to the nodes of `pools` (the pools that reach the fabric; one nodeSelectorTerm per pool, terms
@@ -139,19 +135,6 @@ def sriov_network(fabric: Fabric, attachment_namespace: str) -> tuple[str, dict[
         "ipam": json.dumps(ipam_config(fabric), sort_keys=True),
     }
     return ("SriovIBNetwork" if fabric.type == "infiniband" else "SriovNetwork"), spec
-
-
-def attachment_config(fabric: Fabric, master: str) -> str:
-    """The CNI config of a shared fabric's NetworkAttachmentDefinition (IPoIB for InfiniBand, macvlan for RoCE) on
-    the host interface `master`, which every node of the fabric has (`RdmaConfig.master_interface`). ipoib-cni has no
-    MTU setting: the IPoIB child takes its parent's."""
-    plugin: dict[str, Any] = {"cniVersion": "0.3.1", "name": fabric.name}
-    if fabric.type == "infiniband":
-        plugin |= {"type": "ipoib", "master": master}
-    else:
-        plugin |= {"type": "macvlan", "master": master, "mode": "bridge", "mtu": fabric.mtu}
-    plugin["ipam"] = ipam_config(fabric)
-    return json.dumps(plugin, sort_keys=True)
 
 
 def network_operator_values(*, nfd: bool, sriov: bool = False) -> dict[str, Any]:

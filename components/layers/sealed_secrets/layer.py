@@ -8,17 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext
-from ...k8s.resources import container_resources
 from ...versions import Charts
-
-NAMESPACE = "kube-system"
-CONTROLLER_NAME = "sealed-secrets-controller"
+from .objects import CONTROLLER_NAME, NAMESPACE, controller_values
 
 CHARTS = (ChartUse("sealed-secrets", Charts.SEALED_SECRETS, NAMESPACE),)
 
@@ -37,13 +33,8 @@ class SealedSecrets(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: SealedSecretsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:sealedsecrets:SealedSecrets", name, None, opts)
-        values: dict[str, Any] = {
-            "fullnameOverride": CONTROLLER_NAME,
-            "resources": container_resources("50m", "64Mi", "256Mi"),
-            "commonLabels": {"app.kubernetes.io/part-of": "hpcforge"},
-        }
         chart = args.charts.deploy(
-            "sealed-secrets", Charts.SEALED_SECRETS, NAMESPACE, values, parent=self, depends_on=list(args.depends_on)
+            "sealed-secrets", Charts.SEALED_SECRETS, NAMESPACE, controller_values(), parent=self, depends_on=list(args.depends_on)
         )
         self.controller_name = CONTROLLER_NAME
         self.namespace = NAMESPACE

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from ...config.base import ProblemCollector, StrictModel, duplicates
+from ...ground.base import ProblemCollector, StrictModel, duplicates
 
 if TYPE_CHECKING:
     from ..directory.config import DirectoryConfig

@@ -1,6 +1,6 @@
-"""Slurm accounting as code, deployed: the desired state in ConfigMaps (chunked, components/k8s/chunks.py),
-the script in another, and the Job that reconciles
-slurmdbd with it (scripts/slurm/sacct_sync.py, run with `sacctmgr` in the Slinky login image).
+"""Slurm accounting as code, deployed (pure; components/layers/slurm/layer.py registers it): the desired state in
+ConfigMaps (chunked, components/k8s/chunks.py), the script in another, and the Job that reconciles slurmdbd with it
+(scripts/slurm/sacct_sync.py, run with `sacctmgr` in the Slinky login image).
 
 The Job's pod sees Slurm the way the operator's own pods do: the operator's `<controller>-config`
 ConfigMap (slurm.conf, whose `AccountingStorageHost` is the Accounting's service) and the slurm.key
@@ -12,20 +12,16 @@ internal/builder/common/const.go sets). It runs as root: slurmdbd lets root admi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-import pulumi
-import pulumi_kubernetes as k8s
-
-from ...context import DeployContext
-from ...k8s.chunks import Assembly, chunked_file
-from ...k8s.resources import config_map, container_resources
+from ...k8s.chunks import Assembly
+from ...k8s.resources import container_resources
+from ...paths import SCRIPTS
 from ...versions import Images
 
-SYNC_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "slurm" / "sacct_sync.py"
-CONFIG_MAP = "slurm-accounts"
+SYNC_SCRIPT = SCRIPTS / "slurm" / "sacct_sync.py"
+ACCOUNTS_MAP = "slurm-accounts"
+"""The ConfigMap of the reconciler's script."""
 DESIRED_KEY = "accounts.json"
 SCRIPT_KEY = "sacct_sync.py"
 MOUNT = "/etc/hpcforge/accounts"
@@ -56,7 +52,8 @@ def job_command() -> list[str]:
     return ["/bin/sh", "-c", SACK_START, "sacct-sync", *sync_command()]
 
 
-def digest(desired: str, script: str) -> str:
+def accounts_digest(desired: str, script: str) -> str:
+    """What names the reconciler Job after its content (a changed desired state or script replaces it)."""
     return hashlib.sha256((desired + "\0" + script).encode()).hexdigest()[:10]
 
 
@@ -83,6 +80,8 @@ def slurm_client_pod(
                 "image": Images.LOGIN.ref,
                 "command": command,
                 "resources": container_resources("50m", "64Mi", "256Mi"),
+                # Not RESTRICTED_CONTAINER_SECURITY: the clients run as root (who may administer accounts, create
+                # reservations and drain nodes), which runAsNonRoot would refuse to start.
                 "securityContext": {
                     "allowPrivilegeEscalation": False,
                     "capabilities": {"drop": ["ALL"]},
@@ -148,79 +147,19 @@ def _job_spec(*, controller: str, slurm_key_secret: str, labels: dict[str, str])
                 restart_policy="OnFailure",
                 controller=controller,
                 slurm_key_secret=slurm_key_secret,
-                files=("accounts", CONFIG_MAP, MOUNT),
+                files=("accounts", ACCOUNTS_MAP, MOUNT),
             ),
         },
     }
 
 
-def deploy_accounts(
-    ctx: DeployContext,
-    parent: pulumi.Resource,
-    *,
-    namespace: str,
-    controller: str,
-    slurm_key_secret: str,
-    desired: str,
-    depends_on: Sequence[pulumi.Resource],
-    annotations: Mapping[str, str] | None = None,
-) -> list[pulumi.Resource]:
-    """The ConfigMap with the desired state and the script, and the Job named after their content:
-    a changed desired state (or script) replaces the Job, so it runs again; an unchanged one is left alone.
-    `annotations` (the Slurm inventory file's digest, when the accounts come from one) go on all of them."""
-    script = SYNC_SCRIPT.read_text()
-    data = config_map(
-        ctx,
-        CONFIG_MAP,
-        namespace,
-        {SCRIPT_KEY: script},
-        component="slurm-accounts",
-        parent=parent,
-        app=controller,
-        depends_on=depends_on,
-        annotations=annotations,
-    )
-    # One entry per user: a site with tens of thousands of users outgrows a ConfigMap's 1 MiB.
-    desired_maps, assembly = chunked_file(
-        ctx,
-        parent,
-        namespace,
-        DESIRED_MAPS,
-        {DESIRED_KEY: desired},
-        component="slurm-accounts",
-        app=controller,
-        target_dir=DESIRED_DIR,
-        depends_on=depends_on,
-        annotations=annotations,
-    )
-    job = k8s.batch.v1.Job(
-        f"{namespace}/slurm-accounts-sync",
-        metadata=ctx.meta(
-            f"slurm-accounts-sync-{digest(desired, script)}",
-            "slurm-accounts",
-            namespace,
-            app=controller,
-            annotations=dict(annotations or {}) or None,
-        ),
-        spec=accounts_job_spec(
-            controller=controller,
-            slurm_key_secret=slurm_key_secret,
-            labels=ctx.labels(controller, "slurm-accounts"),
-            assembly=assembly,
-        ),
-        opts=ctx.opts(parent, depends_on=[data, *desired_maps, *depends_on], delete_before_replace=True),
-    )
-    return [data, *desired_maps, job]
-
-
 __all__ = [
-    "CONFIG_MAP",
+    "ACCOUNTS_MAP",
     "DESIRED_KEY",
     "DESIRED_MAPS",
     "SACK_START",
+    "accounts_digest",
     "accounts_job_spec",
-    "deploy_accounts",
-    "digest",
     "job_command",
     "sync_command",
 ]

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
-from ...config.base import (
+from ...ground.base import (
     MULTILINE,
     IPv4,
     K8sName,
@@ -19,12 +19,12 @@ from ...config.base import (
     duplicates,
     quantity_value,
 )
-from ...config.inventory_ref import InventoryRef, digest_annotations
+from ...ground.gpus import GpuSpec
+from ...ground.inventory_ref import InventoryRef, digest_annotations
 from ...versions import SLURMD_IMAGE_HAS_NVML
 from ..directory.config import validate_ssh_public_key
 from .accounts import SlurmAccountsConfig
 from .controller import ControllerConfig
-from .gpus import GpuSpec
 from .partitions import PartitionConfig
 from .reservations import ReservationConfig
 from .slurm_types import SlurmName

@@ -7,13 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from ...config.base import (
-    IPv4,
-    K8sName,
-    ProblemCollector,
-    Quantity,
-    StrictModel,
-)
+from ...ground.base import IPv4, K8sName, ProblemCollector, Quantity, StrictModel
 from ..storage.config import Storage
 from .partitions import Preemption
 from .slurm_types import SlurmOption, SlurmTime, SlurmValue, config_key

@@ -17,23 +17,40 @@ import pulumi_kubernetes as k8s
 
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
+from ...ground.hosts import Host
 from ...k8s.layer_namespace import LayerNamespace
 from ...k8s.scope import Scope
 from ...versions import Charts
-from ..database.layer import DatabaseEndpoint
-from ..directory.layer import DirectoryEndpoint
-from ..gpu.active_checks import deploy_active_checks
-from ..gpu.checks_config import ActiveCheck
-from ..provisioning.config import Host
+from ..database.face import DatabaseEndpoint
+from ..directory.face import DirectoryEndpoint
+from ..gpu.config import ActiveCheck
 from ..rdma.config import RdmaConfig
-from ..rdma.objects import RESOURCE_ANNOTATION
+from ..rdma.face import RESOURCE_ANNOTATION
 from ..storage.config import StorageConfig
-from .accounts_job import deploy_accounts
+from ..storage.face import claim_name, tree_claim_spec
+from .accounts_job import (
+    ACCOUNTS_MAP,
+    DESIRED_DIR,
+    DESIRED_KEY,
+    DESIRED_MAPS,
+    SCRIPT_KEY,
+    SYNC_SCRIPT,
+    accounts_digest,
+    accounts_job_spec,
+)
+from .active_checks import (
+    ACTIVE_CHECKS_COMPONENT,
+    ACTIVE_CHECKS_MAP,
+    checks_files,
+    cronjob_name,
+    cronjob_spec,
+    weekly_gpu_hours,
+)
 from .config import SlurmConfig
 from .enroot import ENROOT_DROPIN, enroot_conf
+from .face import CONTROLLER, GPU_HOURS_ANNOTATION
 from .objects import (
     CA_TRUST_SECRET,
-    CONTROLLER,
     DB_PASSWORD_SECRET,
     ENROOT_CONFIG_MAP,
     JWT_KEY_SECRET,
@@ -53,14 +70,17 @@ from .objects import (
     nccl_files,
     nodeset_fabrics,
     nodeset_spec,
+    operator_namespace_allows,
     operator_values,
     restapi_spec,
     script_files,
     shared_fabrics,
+    slurm_namespace_allows,
 )
-from .site import shared_tree_claims, site_objects
+from .reservation_script import reservation_script
+from .site import RESERVATIONS_MAP, reservation_job_spec, script_digest
 from .sssd import SssdSettings, render_sssd_conf
-from .traffic import operator_namespace_allows, slurm_namespace_allows
+from .topology_files import node_annotations
 
 CHARTS = (
     ChartUse("slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, OPERATOR_NAMESPACE),
@@ -105,7 +125,7 @@ class SlurmArgs:
     metrics: bool = False
     """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
     active_checks: Sequence[ActiveCheck] = ()
-    """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/gpu/active_checks.py)."""
+    """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/slurm/active_checks.py)."""
     accounts_state: str | None = None
     """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
@@ -130,9 +150,9 @@ class Slurm(pulumi.ComponentResource):
         self.controller_host = controller_host(ns)
         login_deps = self._login_secrets(scope, args)
         self.login_address = cfg.login.address
-        claims = shared_tree_claims(scope, args.storage)
+        claims = self._shared_tree_claims(scope, args.storage)
         objects += self._login_sets(args, [controller, *login_deps, *claims])
-        objects += site_objects(scope.but(depends_on=[controller]), cfg, controller=CONTROLLER, key_secret=SLURM_KEY_SECRET)
+        objects += self._site_layout(scope.but(depends_on=(controller,)), cfg)
         attachments = self._attachments(args, scope.depends_on)
         objects += self._nodesets(scope, args, [controller, *attachments, *claims, *keys.enroot])
         if cfg.restapi.enabled:
@@ -239,27 +259,69 @@ class Slurm(pulumi.ComponentResource):
         controller = self._slinky("Controller", CONTROLLER, spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
         if args.accounts_state is not None:
-            objects += deploy_accounts(
-                args.ctx,
-                self,
-                namespace=cfg.namespace,
+            objects += self._accounts(scope.but(depends_on=tuple(objects)), cfg, args.accounts_state)
+        objects += self._active_checks(scope.but(depends_on=(controller,)), cfg, args.active_checks)
+        return controller, objects
+
+    def _accounts(self, scope: Scope, cfg: SlurmConfig, desired: str) -> list[pulumi.Resource]:
+        """Slurm accounting as code (accounts_job.py): the ConfigMaps of the reconciler's script and of the desired
+        state (chunked), and the Job named after their content, after what `scope` waits for (the Controller and the
+        Accounting): a changed desired state (or script) replaces the Job, so it runs again; an unchanged one is left
+        alone. The Slurm inventory file's digest, when the accounts come from one, annotates all of them."""
+        ctx, ns = scope.ctx, scope.namespace
+        annotations = cfg.inventory_annotations()
+        accounts = scope.but(component="slurm-accounts")
+        script = SYNC_SCRIPT.read_text()
+        data = accounts.config_map(ACCOUNTS_MAP, {SCRIPT_KEY: script}, annotations=annotations)
+        # One entry per user: a site with tens of thousands of users outgrows a ConfigMap's 1 MiB.
+        desired_maps, assembly = accounts.chunked_file(
+            DESIRED_MAPS, {DESIRED_KEY: desired}, target_dir=DESIRED_DIR, annotations=annotations
+        )
+        job = k8s.batch.v1.Job(
+            f"{ns}/slurm-accounts-sync",
+            metadata=ctx.meta(
+                f"slurm-accounts-sync-{accounts_digest(desired, script)}",
+                "slurm-accounts",
+                ns,
+                app=CONTROLLER,
+                annotations=dict(annotations) or None,
+            ),
+            spec=accounts_job_spec(
                 controller=CONTROLLER,
                 slurm_key_secret=SLURM_KEY_SECRET,
-                desired=args.accounts_state,
-                depends_on=list(objects),
-                annotations=cfg.inventory_annotations(),
-            )
-        objects += deploy_active_checks(
-            args.ctx,
-            self,
-            checks=args.active_checks,
-            slurm=cfg,
-            namespace=cfg.namespace,
-            controller=CONTROLLER,
-            slurm_key_secret=SLURM_KEY_SECRET,
-            depends_on=[controller],
+                labels=ctx.labels(CONTROLLER, "slurm-accounts"),
+                assembly=assembly,
+            ),
+            opts=ctx.opts(self, depends_on=[data, *desired_maps, *scope.depends_on], delete_before_replace=True),
         )
-        return controller, objects
+        return [data, *desired_maps, job]
+
+    def _active_checks(self, scope: Scope, cfg: SlurmConfig, checks: Sequence[ActiveCheck]) -> list[pulumi.Resource]:
+        """The active GPU checks (active_checks.py): their ConfigMap and one CronJob per check, after what `scope`
+        waits for (the Controller); nothing without checks."""
+        if not checks:
+            return []
+        ctx, ns = scope.ctx, scope.namespace
+        data = scope.but(component=ACTIVE_CHECKS_COMPONENT).config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg))
+        cost = weekly_gpu_hours(cfg, checks)
+        cronjobs: list[pulumi.Resource] = []
+        for check in checks:
+            labels = {**ctx.labels(CONTROLLER, ACTIVE_CHECKS_COMPONENT), "hpcforge.io/active-check": check.name}
+            cronjobs.append(
+                k8s.batch.v1.CronJob(
+                    f"{ns}/{cronjob_name(check)}",
+                    metadata=ctx.meta(
+                        cronjob_name(check),
+                        ACTIVE_CHECKS_COMPONENT,
+                        ns,
+                        app=CONTROLLER,
+                        annotations={GPU_HOURS_ANNOTATION: f"{cost[check.name]:.1f}"},
+                    ),
+                    spec=cronjob_spec(check, controller=CONTROLLER, slurm_key_secret=SLURM_KEY_SECRET, labels=labels),
+                    opts=ctx.opts(self, depends_on=[data, *scope.depends_on]),
+                )
+            )
+        return [data, *cronjobs]
 
     def _login_secrets(self, scope: Scope, args: SlurmArgs) -> list[pulumi.Resource]:
         """What login pods mount: SSSD's configuration (with the directory's bind password) and the CA that signs
@@ -297,22 +359,74 @@ class Slurm(pulumi.ComponentResource):
             login_sets.append(self._slinky("LoginSet", login_set.name, spec, depends))
         return login_sets
 
+    def _shared_tree_claims(self, scope: Scope, storage: StorageConfig | None) -> list[pulumi.Resource]:
+        """One claim per NFS export mounted on login or compute pods, bound to the storage layer's volume of the
+        export's root (in the Slurm namespace, after what `scope` waits for)."""
+        ctx, ns = scope.ctx, scope.namespace
+        claims: list[pulumi.Resource] = []
+        for export in storage.nfs_exports if storage else ():
+            if not (export.login or export.compute):
+                continue
+            claims.append(
+                k8s.core.v1.PersistentVolumeClaim(
+                    f"{ns}/{claim_name(export)}",
+                    metadata=ctx.meta(claim_name(export), "storage", ns, app=scope.app, stateful=Stateful.VOLUME),
+                    spec=tree_claim_spec(export, f"slurm-{export.name}"),
+                    opts=ctx.opts(self, depends_on=list(scope.depends_on), stateful=Stateful.VOLUME),
+                )
+            )
+        return claims
+
+    def _site_layout(self, scope: Scope, cfg: SlurmConfig) -> list[pulumi.Resource]:
+        """site.py's objects: the node annotations of the topology and the Job that makes the reservations (none when
+        neither is configured); the Job and its script's ConfigMap after what `scope` waits for (the Controller)."""
+        ctx, ns = scope.ctx, scope.namespace
+        created: list[pulumi.Resource] = []
+        if cfg.topology is not None:
+            for node, annotations in node_annotations(cfg.topology).items():
+                # A patch (server-side apply) of a node hpcforge does not own: only this annotation is ours.
+                created.append(
+                    k8s.core.v1.NodePatch(
+                        f"node-topology-{node}",
+                        # Our labels go with the patch (and leave with it): the node shows who set the annotation.
+                        metadata=ctx.meta(node, "slurm-topology", app=CONTROLLER, annotations=annotations),
+                        opts=ctx.opts(self),
+                    )
+                )
+        if cfg.reservations:
+            script = reservation_script(cfg.reservations)
+            script_map = scope.config_map(RESERVATIONS_MAP, {"reservations.sh": script})
+            # A Job's pod template is immutable: a changed script runs a new Job under a new name.
+            created.append(
+                k8s.batch.v1.Job(
+                    f"{ns}/slurm-reservations",
+                    metadata=ctx.meta(f"slurm-reservations-{script_digest(script)}", "slurm-reservations", ns, app=CONTROLLER),
+                    spec=reservation_job_spec(
+                        controller=CONTROLLER,
+                        key_secret=SLURM_KEY_SECRET,
+                        script_map=RESERVATIONS_MAP,
+                        labels=ctx.labels(CONTROLLER, "slurm-reservations"),
+                    ),
+                    opts=ctx.opts(self, depends_on=[*scope.depends_on, script_map]),
+                )
+            )
+        return created
+
     def _attachments(self, args: SlurmArgs, ready_ns: Sequence[pulumi.Resource]) -> list[pulumi.Resource]:
         """A NetworkAttachmentDefinition per shared-mode RDMA fabric, in the Slurm namespace."""
         ctx, ns, rdma = args.ctx, args.config.namespace, args.rdma
+        scope = Scope(ctx, self, ns, "rdma-attachment", app=CONTROLLER, depends_on=tuple(ready_ns))
         attachments: list[pulumi.Resource] = []
         for fabric in shared_fabrics(rdma):
             assert rdma is not None
             attachments.append(
-                k8s.apiextensions.CustomResource(
-                    f"{ns}/attachment-{fabric.name}",
-                    api_version="k8s.cni.cncf.io/v1",
-                    kind="NetworkAttachmentDefinition",
-                    metadata=ctx.meta(
-                        fabric.name, "rdma-attachment", ns, app=CONTROLLER, annotations={RESOURCE_ANNOTATION: fabric.resource}
-                    ),
-                    spec=attachment_spec(rdma, fabric),
-                    opts=ctx.opts(self, depends_on=ready_ns),
+                scope.custom(
+                    "k8s.cni.cncf.io/v1",
+                    "NetworkAttachmentDefinition",
+                    fabric.name,
+                    attachment_spec(rdma, fabric),
+                    resource_name=f"{ns}/attachment-{fabric.name}",
+                    annotations={RESOURCE_ANNOTATION: fabric.resource},
                 )
             )
         return attachments
@@ -344,17 +458,11 @@ class Slurm(pulumi.ComponentResource):
 
     def _slinky(
         self, kind: str, name: str, spec: dict[str, Any], depends: list[pulumi.Resource], stateful: Stateful | None = None
-    ) -> k8s.apiextensions.CustomResource:
+    ) -> pulumi.Resource:
         """Registers one of the operator's custom resources in the Slurm namespace."""
-        ctx, ns = self._ctx, self.namespace
-        return k8s.apiextensions.CustomResource(
-            f"{ns}/{kind.lower()}-{name}",
-            api_version=SLINKY_API,
-            kind=kind,
-            metadata=ctx.meta(name, f"slurm-{kind.lower()}", ns, app=CONTROLLER, stateful=stateful),
-            spec=spec,
-            opts=ctx.opts(self, depends_on=depends, stateful=stateful),
-        )
+        scope = Scope(self._ctx, self, self.namespace, f"slurm-{kind.lower()}", app=CONTROLLER)
+        resource_name = f"{self.namespace}/{kind.lower()}-{name}"
+        return scope.custom(SLINKY_API, kind, name, spec, resource_name=resource_name, depends_on=depends, stateful=stateful)
 
 
 @dataclass(frozen=True)

@@ -11,26 +11,13 @@ for exact names instead of prefixes). hpcforge writes them, from the fabric conf
 `NCCL_SOCKET_IFNAME==eth0`: the pod's own interface (Kubernetes' pod network), which every rank of a job can reach;
 the RDMA attachments (`net1`...) and the host's ports are for the IB transport, not the bootstrap.
 `NCCL_IB_HCA`: the pool's rail devices (`hpcforge:rdma.pools[].nics[].hca`), only when every NIC names one.
+The settings themselves are `nccl_settings` (face.py: the evidence layer's NCCL check reads them too).
 """
 
 from __future__ import annotations
 
-from ..rdma.config import RdmaConfig
-
 NCCL_CONF_PATH = "/etc/nccl.conf"
 ENROOT_ENVIRON = "/etc/enroot/environ.d/90-hpcforge-nccl.env"
-
-
-def nccl_settings(rdma: RdmaConfig | None, pool: str | None) -> dict[str, str]:
-    """NCCL variables for jobs on a pool's nodes (empty: the pool reaches no RDMA fabric)."""
-    nics = rdma.pool_nics(pool) if rdma is not None else None
-    if nics is None:
-        return {}
-    settings = {"NCCL_SOCKET_IFNAME": "=eth0"}
-    hcas = [nic.hca for nic in nics.nics]
-    if all(hcas):
-        settings["NCCL_IB_HCA"] = "=" + ",".join(dict.fromkeys(h for h in hcas if h))
-    return settings
 
 
 def nccl_conf(settings: dict[str, str]) -> str:
@@ -38,4 +25,4 @@ def nccl_conf(settings: dict[str, str]) -> str:
     return "".join(f"{name}={value}\n" for name, value in sorted(settings.items()))
 
 
-__all__ = ["ENROOT_ENVIRON", "NCCL_CONF_PATH", "nccl_conf", "nccl_settings"]
+__all__ = ["ENROOT_ENVIRON", "NCCL_CONF_PATH", "nccl_conf"]

@@ -1,6 +1,8 @@
 """The Slurm layer's objects as plain data (pure: tested directly, no Pulumi): the operator chart's values, the specs
 of the Controller, Accounting, LoginSet, NodeSet and RestApi custom resources, the config files and the scripts they
-reference, the RDMA attachments and NCCL settings of the nodesets. layer.py registers them."""
+reference, the RDMA attachments and NCCL settings of the nodesets, and the NetworkPolicy allows of the operator's and
+the Slurm namespace (whose pods talk to the database, the directory and bare-metal Slurm hosts). layer.py registers
+them."""
 
 from __future__ import annotations
 
@@ -9,24 +11,39 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...config.base import quantity_value
+from ...ground.base import quantity_value
+from ...ground.hosts import Host
 from ...k8s.addresses import PORT_RANGE_SYSCTL, metallb_service_annotations
 from ...k8s.resources import (
+    Allow,
+    Port,
     container_resources,
+    egress_to_apiserver,
+    egress_to_namespaces,
+    ingress_from_anywhere,
 )
+from ...paths import PROJECT_ROOT
 from ...versions import Images
-from ..provisioning.config import Host
 from ..rdma.config import Fabric, RdmaConfig
-from ..rdma.objects import NETWORKS_ANNOTATION, attachment_config, rdma_resource
+from ..rdma.face import NETWORKS_ANNOTATION, attachment_config, rdma_resource
 from ..storage.config import NfsExport
-from ..storage.objects import container_mounts, pod_volumes
+from ..storage.face import container_mounts, pod_volumes
 from .config import LoginConfig, NodeSetConfig, Script, SlurmConfig
 from .enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK
-from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf, nccl_settings
+from .face import CONTROLLER, nccl_settings
+from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf
 from .script_include import inline_includes
 from .script_settings import apply_settings
 from .site import topology_files
-from .slurm_conf import cgroup_conf, controller_extra_conf, gres_conf, mebibytes, nodeset_extra_conf
+from .slurm_conf import (
+    SLURMCTLD_PORT,
+    SLURMD_PORT,
+    cgroup_conf,
+    controller_extra_conf,
+    gres_conf,
+    mebibytes,
+    nodeset_extra_conf,
+)
 from .sssd import SSSD_CA_DIR
 
 OPERATOR_NAMESPACE = "slinky"
@@ -40,13 +57,11 @@ OPERATOR_REPLICAS_IGNORED = {
 }
 """The slurm-operator Application's `ignoreDifferences`: the operator's replicas, which the restore runbook sets to 0
 while slurmdbd's database is replaced (with `RespectIgnoreDifferences=true`, components/charts.py)."""
-CONTROLLER = "slurm"
 SLURM_KEY_SECRET = "slurm-auth-slurm"
 JWT_KEY_SECRET = "slurm-auth-jwt"
 SSSD_SECRET = "slurm-sssd-conf"
 DB_PASSWORD_SECRET = "slurm-db-password"
 CA_TRUST_SECRET = "slurm-ldap-ca"
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
 NODESET_KIND = "NodeSet"
 SLINKY_API = "slinky.slurm.net/v1beta1"
 
@@ -444,3 +459,64 @@ def nccl_files(rdma: RdmaConfig | None, nodeset: NodeSetConfig, pool: str | None
     if not nccl:
         return {}
     return {"nccl.conf": nccl_conf(nccl), "nccl.env": nccl_conf(nccl)}
+
+
+# --- NetworkPolicy allows ----------------------------------------------------------------------------------------
+
+SLURMD_POD = {"app.kubernetes.io/name": "slurmd"}
+"""Labels of the NodeSet pods (slurm-operator v1.2.1 internal/builder/labels/labels.go: AppLabel = WorkerApp)."""
+
+
+def slurm_bare_metal_allows(
+    bare_metal: Sequence[str], srun_ports: tuple[int, int], job_ports: tuple[int, int] | None = None
+) -> list[Allow]:
+    """Slurm traffic between the Slurm namespace's pods and bare-metal Slurm hosts, and nothing else (pure).
+
+    A job spanning pods and bare-metal nodes needs: slurmd on either side reaching slurmd on the other (6818: the
+    launch fan-out and its forwarding tree), and slurmstepd reaching the srun that started the step (SrunPortRange),
+    which runs on login pods or on bare-metal hosts. slurmctld (6817) is already open to its LoadBalancer clients.
+    Its ranks talk to each other too (MPI/PMIx out-of-band wire-up, NCCL bootstrap and sockets): `job_ports`
+    (controller.jobPortRange, the ephemeral port range of the compute pods and hosts) between the NodeSet pods and
+    the hosts, both ways.
+    """
+    if not bare_metal:
+        return []
+    cidrs = tuple(bare_metal)
+    srun = Port(srun_ports[0], end_port=srun_ports[1])
+    allows = [
+        Allow("allow-ingress-bare-metal-slurmd", "ingress", (Port(SLURMD_PORT),), cidrs=cidrs),
+        Allow("allow-ingress-bare-metal-srun", "ingress", (srun,), cidrs=cidrs),
+        Allow("allow-egress-bare-metal-slurmd", "egress", (Port(SLURMD_PORT),), cidrs=cidrs),
+        Allow("allow-egress-bare-metal-srun", "egress", (srun,), cidrs=cidrs),
+    ]
+    if job_ports is not None:
+        ranks = Port(job_ports[0], end_port=job_ports[1])
+        allows += [
+            Allow("allow-ingress-bare-metal-job-ranks", "ingress", (ranks,), cidrs=cidrs, pod_labels=SLURMD_POD),
+            Allow("allow-egress-bare-metal-job-ranks", "egress", (ranks,), cidrs=cidrs, pod_labels=SLURMD_POD),
+        ]
+    return allows
+
+
+def operator_namespace_allows(slurm_namespace: str) -> list[Allow]:
+    """The operator's namespace: the API server, its webhook, and the Slurm namespace (the operator talks to
+    slurmctld/slurmrestd to drain nodes before deleting pods)."""
+    return [
+        egress_to_apiserver(),
+        ingress_from_anywhere("allow-ingress-webhook", Port(9443)),
+        egress_to_namespaces("allow-egress-slurm", [slurm_namespace]),
+    ]
+
+
+def slurm_namespace_allows(cfg: SlurmConfig, bare_metal: Sequence[str]) -> list[Allow]:
+    """The Slurm namespace: ssh to the login pods and slurmctld from anywhere, the operator, the accounting database
+    (when accounting is on), the directory, the API server, and Slurm traffic with bare-metal hosts."""
+    return [
+        ingress_from_anywhere("allow-ingress-ssh", Port(22)),
+        ingress_from_anywhere("allow-ingress-slurmctld", Port(SLURMCTLD_PORT)),
+        Allow("allow-ingress-from-operator", "ingress", namespaces=(OPERATOR_NAMESPACE,)),
+        *([egress_to_namespaces("allow-egress-database", ["database"], Port(3306))] if cfg.accounting.enabled else []),
+        egress_to_namespaces("allow-egress-directory", ["directory"], Port(3636)),
+        egress_to_apiserver(),
+        *slurm_bare_metal_allows(bare_metal, cfg.controller.srun_port_range, cfg.controller.job_port_range),
+    ]

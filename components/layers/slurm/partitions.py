@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from ...config.base import ProblemCollector, Quantity, StrictModel, duplicates, quantity_value
+from ...ground.base import ProblemCollector, Quantity, StrictModel, duplicates, quantity_value
 from .slurm_types import SlurmName, SlurmTime, config_key
 
 PreemptMode = Literal["OFF", "CANCEL", "REQUEUE", "SUSPEND"]

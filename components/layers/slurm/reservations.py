@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from ...config.base import StrictModel, duplicates
+from ...ground.base import StrictModel, duplicates
 from .slurm_types import SlurmTime
 
 # scontrol(1), "RESERVATIONS - SPECIFICATIONS FOR CREATE, UPDATE, AND DELETE COMMANDS", Flags=.

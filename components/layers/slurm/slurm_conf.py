@@ -12,8 +12,8 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from ...config.base import quantity_value
-from ..provisioning.config import Host
+from ...ground.base import quantity_value
+from ...ground.hosts import Host
 from .config import NodeSetConfig, SlurmConfig
 from .partitions import PartitionConfig
 

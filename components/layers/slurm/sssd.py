@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..directory.ldif import SSH_KEY_ATTRIBUTE, groups_dn, people_dn
+from ..directory.face import SSH_KEY_ATTRIBUTE, groups_dn, people_dn
 
 SSSD_CA_DIR = "/etc/sssd/hpcforge-ca"
 SSSD_CA_FILE = f"{SSSD_CA_DIR}/ca.crt"

@@ -21,7 +21,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from ...config.base import ProblemCollector, StrictModel, duplicates
+from ...ground.base import ProblemCollector, StrictModel, duplicates
 
 
 def _unit_name(value: str) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from ..provisioning.config import Host
+from ...ground.hosts import Host
 from .topology import TopologyConfig, expand_all, expand_hostlist
 
 TOPOLOGY_ANNOTATION = "topology.slinky.slurm.net/spec"

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from ...config.base import DnsName, K8sName, ProblemCollector, Quantity, StrictModel, duplicates
+from ...ground.base import DnsName, K8sName, ProblemCollector, Quantity, StrictModel, duplicates
 
 
 def _mount_option(value: str) -> str:

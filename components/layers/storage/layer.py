@@ -17,10 +17,10 @@ import pulumi_kubernetes as k8s
 from ...charts import ChartDeployer, ChartUse
 from ...context import DeployContext, Stateful
 from ...k8s.layer_namespace import LayerNamespace
-from ...k8s.resources import egress_to_apiserver
 from ...versions import Charts
 from .config import StorageConfig
-from .objects import local_path_values, nfs_values, storage_class_body, storage_class_name, tree_volume_spec
+from .face import storage_class_name
+from .objects import local_path_namespace_allows, local_path_values, nfs_values, storage_class_body, tree_volume_spec
 
 NFS_NAMESPACE = "kube-system"
 LOCAL_PATH_NAMESPACE = "local-path-storage"
@@ -113,7 +113,7 @@ class Storage(pulumi.ComponentResource):
             component="storage",
             # Helper pods create and remove directories on the node (hostPath).
             pod_security="privileged",
-            allows=[egress_to_apiserver()],
+            allows=local_path_namespace_allows(),
             depends_on=args.depends_on,
             charts=args.charts,
         )

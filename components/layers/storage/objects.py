@@ -1,22 +1,26 @@
-"""Shared-storage renderers (pure): the charts' values, StorageClasses, the PersistentVolumes and claims that put
-each NFS export's whole tree into the Slurm pods, the pods' volumes and mounts, and the mount commands of the
-bare-metal hosts' join scripts. One list (`hpcforge:storage.nfsExports`) feeds all of them, so pods and
-hosts see the same trees at the same paths.
+"""Shared-storage renderers (pure): local-path-provisioner's namespace allows, the charts' values, StorageClasses,
+the PersistentVolumes and claims that put each NFS export's whole tree into the Slurm pods, the pods' volumes and
+mounts, and the mount commands of the bare-metal hosts' join scripts. One list (`hpcforge:storage.nfsExports`) feeds
+all of them, so pods and hosts see the same trees at the same paths.
 """
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Sequence
 from typing import Any
 
-from ...k8s.resources import container_resources
+from ...k8s.resources import Allow, container_resources, egress_to_apiserver
 from ...versions import Images
 from .config import LocalPathConfig, NfsExport
+from .face import claim_name, nfs_mount_options, storage_class_name
 
 NFS_DRIVER = "nfs.csi.k8s.io"
 """csi-driver-nfs 4.13.4 `driver.name` (its values.yaml default)."""
 LOCAL_PATH_CLASS = "local-path"
+
+
+def local_path_namespace_allows() -> list[Allow]:
+    """local-path-provisioner's namespace: the API server (its helper pods work on the node's host path)."""
+    return [egress_to_apiserver()]
 
 
 def nfs_values(*, kubelet_dir: str | None) -> dict[str, Any]:
@@ -42,18 +46,6 @@ def local_path_values(config: LocalPathConfig) -> dict[str, Any]:
     }
 
 
-def storage_class_name(export: NfsExport) -> str:
-    return f"nfs-{export.name}"
-
-
-def claim_name(export: NfsExport) -> str:
-    return f"nfs-{export.name}"
-
-
-def _options(export: NfsExport) -> list[str]:
-    return [*export.mount_options, *(["ro"] if export.read_only else [])]
-
-
 def storage_class_body(export: NfsExport) -> dict[str, Any]:
     """StorageClass fields (besides metadata): dynamic volumes are sub-directories of the export.
 
@@ -65,7 +57,7 @@ def storage_class_body(export: NfsExport) -> dict[str, Any]:
         "reclaimPolicy": "Retain",
         "volumeBindingMode": "Immediate",
         "allowVolumeExpansion": False,
-        "mountOptions": _options(export),
+        "mountOptions": nfs_mount_options(export),
     }
 
 
@@ -76,7 +68,7 @@ def tree_volume_spec(export: NfsExport, namespace: str) -> dict[str, Any]:
         "accessModes": ["ReadOnlyMany" if export.read_only else "ReadWriteMany"],
         "persistentVolumeReclaimPolicy": "Retain",
         "storageClassName": storage_class_name(export),
-        "mountOptions": _options(export),
+        "mountOptions": nfs_mount_options(export),
         "claimRef": {"namespace": namespace, "name": claim_name(export)},
         "csi": {
             "driver": NFS_DRIVER,
@@ -86,34 +78,3 @@ def tree_volume_spec(export: NfsExport, namespace: str) -> dict[str, Any]:
             "readOnly": export.read_only,
         },
     }
-
-
-def tree_claim_spec(export: NfsExport, volume: str) -> dict[str, Any]:
-    return {
-        "accessModes": ["ReadOnlyMany" if export.read_only else "ReadWriteMany"],
-        "storageClassName": storage_class_name(export),
-        "volumeName": volume,
-        "resources": {"requests": {"storage": export.size}},
-    }
-
-
-def pod_volumes(exports: Sequence[NfsExport]) -> list[dict[str, Any]]:
-    return [
-        {"name": f"nfs-{e.name}", "persistentVolumeClaim": {"claimName": claim_name(e), "readOnly": e.read_only}} for e in exports
-    ]
-
-
-def container_mounts(exports: Sequence[NfsExport]) -> list[dict[str, Any]]:
-    return [{"name": f"nfs-{e.name}", "mountPath": e.mount_path, "readOnly": e.read_only} for e in exports]
-
-
-def host_mount_commands(exports: Sequence[NfsExport]) -> list[str]:
-    """Idempotent shell lines that mount each export on a bare-metal host before slurmd starts."""
-    lines = []
-    for export in exports:
-        target = shlex.quote(export.mount_path)
-        source = shlex.quote(f"{export.server}:{export.export}")
-        options = shlex.quote(",".join(_options(export)))
-        lines.append(f"mkdir -p {target}")
-        lines.append(f"mountpoint -q {target} || mount -t nfs -o {options} {source} {target}")
-    return lines

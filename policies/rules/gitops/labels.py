@@ -55,5 +55,5 @@ KUBERNETES_LABELS = ResourceRule(
     "Every Kubernetes object hpcforge authors is labelled with app.kubernetes.io/managed-by and part-of.",
     LabelsConfig,
     check_kubernetes_labels,
-    "Build metadata with ctx.meta() (components/k8s/meta.py), which adds the recommended labels.",
+    "Build metadata with ctx.meta() (components/ground/meta.py), which adds the recommended labels.",
 )

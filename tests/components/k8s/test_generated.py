@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import REPO, run_stack_file, write_variant
 
 pytestmark = pytest.mark.program

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from offline.engine import RecordedResource, RecordedStack
+from offline.program.engine import RecordedResource, RecordedStack
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"

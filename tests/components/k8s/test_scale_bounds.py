@@ -104,9 +104,9 @@ def test_user_entry_fast_path_writes_the_general_paths_bytes(fields: dict[str, o
 def test_grendel_host_fast_path_writes_what_json_dumps_writes() -> None:
     import json as json_module
 
-    from components.config import load_config
+    from components.ground.hosts import Host
     from components.layers.provisioning import grendel
-    from components.layers.provisioning.config import Host
+    from components.site.loader import load_config
     from tests.helpers import config_values, raw_config
 
     prod = load_config(raw_config(config_values("prod")))

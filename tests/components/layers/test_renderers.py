@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from components.charts import ChartUse, SyncRetry, application_spec, project_spec
-from components.config import PlatformConfig, load_config
 from components.k8s.chunks import MAP_PAYLOAD_LIMIT, PLAIN_LIMIT, plan_parts
 from components.layers.database.objects import my_cnf
 from components.layers.database.sql import database_sql, grant_sql, user_sql
@@ -23,7 +22,8 @@ from components.layers.directory.ldif import BIND_PASSWORD_PLACEHOLDER, render_d
 from components.layers.network.config import NetworkAttachment
 from components.layers.network.dns import render_corefile, render_hosts_file
 from components.layers.network.objects import ipvlan_cni_config
-from components.layers.provisioning.grendel import GrendelSecrets, render_grendel_toml, render_inventory, render_join_script
+from components.layers.provisioning.grendel import GrendelSecrets, render_grendel_toml, render_inventory
+from components.layers.slurm.face import render_join_script
 from components.layers.slurm.objects import nodeset_spec
 from components.layers.slurm.slurm_conf import (
     bare_metal_slurmd_argv,
@@ -34,6 +34,8 @@ from components.layers.slurm.slurm_conf import (
     partition_line,
 )
 from components.layers.slurm.sssd import SssdSettings, render_sssd_conf
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from components.versions import Charts
 from tests.helpers import config_values, raw_config
 

@@ -24,8 +24,8 @@ import pytest
 import yaml
 
 from components.charts import IN_CLUSTER
-from offline.admission.command import metallb_bgp_type, recorded_objects
-from offline.engine import RecordedStack
+from offline.admission.verdicts import metallb_bgp_type, recorded_objects
+from offline.program.engine import RecordedStack
 from policies.admission.report import (
     admission_report,
     appproject_verdicts,
@@ -376,7 +376,7 @@ def test_a_refusal_in_any_operator_family_refuses_the_report(family: str) -> Non
 
 
 def test_rendered_files_are_attributed_to_their_application(tmp_path: Path) -> None:
-    from offline.admission.command import attribute, read_objects
+    from offline.admission.verdicts import attribute, read_objects
 
     app = {
         "apiVersion": "argoproj.io/v1alpha1",
@@ -411,7 +411,7 @@ def test_rendered_files_are_attributed_to_their_application(tmp_path: Path) -> N
     assert sorted((kind_of(o), namespace_of(o)) for o in synced["argocd/wf"]) == [("Job", "argo"), ("Role", "devops")]
     assert "ConfigMap" not in [kind_of(o) for o in applied]
     # The same layout handed over in process.
-    from offline.admission.command import rendered_objects
+    from offline.admission.verdicts import rendered_objects
 
     in_process = rendered_objects([("charts/argo-workflows/devops/Role-r.yaml", LANE_OBJECTS[1]), ("other/x.yaml", other)])
     assert [(f.release, f.hook, kind_of(f.document)) for f in in_process] == [("argo-workflows", False, "Role")]
@@ -547,13 +547,13 @@ def test_a_single_pool_address_reaches_metallb_as_a_cidr(tmp_path: Path) -> None
 
 def test_offline_check_reports_a_refused_object_of_a_chart_argo_cd_delivers(prod_stack: RecordedStack) -> None:
     """In `argocd` delivery the packs never see the charts' objects: `offline check --render-charts` judges them
-    itself (offline/check.py print_argocd_webhooks). A chart Certificate whose renewBefore is not below its
+    itself (offline/admission/verdicts.py print_argocd_webhooks). A chart Certificate whose renewBefore is not below its
     duration (slurm-operator's chain, as its chart renders it, with the renewBefore raised) is reported and fails
     the check; as rendered it passes."""
     import io
 
     from components.versions import Charts
-    from offline.admission.command import print_argocd_webhooks
+    from offline.admission.verdicts import print_argocd_webhooks
     from offline.charts.render import ChartRelease, RenderedChart, RenderReport
 
     [application] = [

@@ -69,8 +69,8 @@ def test_role_in_a_namespace_the_project_does_not_list_refuses_the_sync(default_
 def _argocd_render(**config: Any) -> tuple[Any, RenderReport]:
     import json
 
-    from offline.engine import run_program
-    from offline.stackfile import StackFile
+    from offline.program.engine import run_program
+    from offline.program.stackfile import StackFile
     from tests.offline.charts.test_charts import PROGRAM, render
 
     settings = {"test:values": json.dumps({"hook": {"enabled": False}}), "test:delivery": "argocd"}
@@ -84,7 +84,7 @@ def _argocd_render(**config: Any) -> tuple[Any, RenderReport]:
 def test_argocd_delivery_refuses_the_chart_object_outside_the_project_destinations_by_name() -> None:
     import io
 
-    from offline.admission.command import print_argocd_admission
+    from offline.admission.verdicts import print_argocd_admission
 
     stack, report = _argocd_render()
     out = io.StringIO()
@@ -96,7 +96,7 @@ def test_argocd_delivery_refuses_the_chart_object_outside_the_project_destinatio
 
 
 def test_argocd_delivery_applies_the_project_cluster_resource_whitelist_to_chart_objects() -> None:
-    from offline.admission.command import argocd_chart_verdicts
+    from offline.admission.verdicts import argocd_chart_verdicts
 
     crds_only = [{"group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition"}]
     stack, report = _argocd_render(clusterResources=crds_only)
@@ -109,7 +109,7 @@ def test_argocd_delivery_applies_the_project_cluster_resource_whitelist_to_chart
 
 
 def test_argocd_delivery_permits_the_chart_once_its_objects_stay_in_the_destination() -> None:
-    from offline.admission.command import argocd_chart_verdicts
+    from offline.admission.verdicts import argocd_chart_verdicts
 
     stack, report = _argocd_render(values={"hook": {"enabled": False}, "extraNamespace": "demo"})
     [verdict] = argocd_chart_verdicts(stack, report)

@@ -25,10 +25,10 @@ from components.versions import ChartPin
 from offline.charts.objects import chart_documents, engine_view
 from offline.charts.render import RenderReport, chart_releases, hook_errors, render_stack
 from offline.charts.source import ChartSource, ChartSourceError
-from offline.check import check_recorded_stack
-from offline.engine import RecordedStack, run_program
+from offline.policy.check import check_recorded_stack
 from offline.policy.packs import PackSpec
-from offline.stackfile import StackFile
+from offline.program.engine import RecordedStack, run_program
+from offline.program.stackfile import StackFile
 from tests.helpers import REPO
 
 CHARTS = REPO / "tests" / "offline" / "charts" / "charts"
@@ -424,7 +424,7 @@ def test_extra_api_versions_are_read_from_the_stack_config() -> None:
 def test_extra_api_versions_must_be_api_versions(entry: str) -> None:
     from pydantic import ValidationError
 
-    from components.config.platform_core import KubernetesConfig
+    from components.ground.platform_core import KubernetesConfig
 
     with pytest.raises(ValidationError, match="is not an API version"):
         KubernetesConfig.model_validate({"extraApiVersions": [entry]})
@@ -496,7 +496,7 @@ def test_strict_mode_allows_exactly_the_charts_skip(monkeypatch: pytest.MonkeyPa
 
 
 def test_secret_values_render_as_placeholders_and_secret_data_is_marked() -> None:
-    from offline.engine import REDACTED, SECRET_SIG, SIG_KEY
+    from offline.program.engine import REDACTED, SECRET_SIG, SIG_KEY
 
     stack = run_program(
         StackFile(name="dev", path=PROGRAM / "Pulumi.dev.yaml", config={"test:values": "{}", "test:secretPassword": "true"}),

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 import yaml
 
-from offline.admission.command import metallb_bgp_type, recorded_objects
+from offline.admission.verdicts import metallb_bgp_type, recorded_objects
 from offline.charts.objects import chart_documents
 from offline.charts.render import RenderReport, hook_errors, render_stack
 from offline.charts.source import ChartSource
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from offline.schema import validate as schema
 from policies.admission.metallb import WEBHOOKS, controller_bgp_type
 from policies.admission.report import webhook_verdicts
@@ -149,7 +149,7 @@ def test_argo_cd_permits_every_rendered_object_its_applications_sync(rendered: t
     blacklists, as Argo CD 3.4 computes them) applied to every rendered object of its sync, as
     `offline check --render-charts` reports it: nothing refused (prod's argo-workflows Role in `devops`
     was)."""
-    from offline.admission.command import argocd_chart_verdicts
+    from offline.admission.verdicts import argocd_chart_verdicts
 
     name, stack, report = rendered
     verdicts = argocd_chart_verdicts(stack, report)
@@ -207,7 +207,7 @@ def test_each_known_hook_renders_when_its_values_are_not_set(charts_dir: Path) -
 def test_no_generated_secret_reaches_the_rendered_objects(rendered: tuple[str, RecordedStack, RenderReport]) -> None:
     """Secret values (RandomPassword results in the values) render as `[secret]`; the mock engine's
     stand-ins (`MOCKSECRET...`) must appear in no rendered file."""
-    from offline.engine import REDACTED
+    from offline.program.engine import REDACTED
 
     _, _, report = rendered
     dumped = yaml.safe_dump([document for _, document in chart_documents(report)])
@@ -223,7 +223,7 @@ def test_latest_through_upstream_chart_values_fails_the_check_only_when_rendered
     import dataclasses
 
     from offline.charts.objects import engine_view
-    from offline.check import check_recorded_stack
+    from offline.policy.check import check_recorded_stack
     from offline.policy.packs import PackSpec
 
     stack = run_stack("dev")
@@ -304,8 +304,8 @@ def test_every_pod_monitor_names_a_container_port_of_the_pods_the_chart_renders(
     """A PodMonitor selects container ports by name (prometheus-operator keeps targets whose
     `__meta_kubernetes_pod_container_port_name` equals `port`): a name the pods do not have scrapes nothing, silently.
     Checked for the targets whose pods the charts render; dcgm-exporter's pods are the GPU Operator's (its port name is
-    cited in components/layers/observability/layer.py)."""
-    from components.layers.observability.layer import SITE_TARGETS
+    cited in components/layers/observability/objects.py)."""
+    from components.layers.observability.objects import SITE_TARGETS
 
     _, stack, report = rendered
     monitors = {
@@ -339,8 +339,8 @@ def test_gpu_operands_and_feature_discovery_tolerate_the_gpu_pools_taints(
 ) -> None:
     """What runs the device plugin on the GPU nodes, as the chart renders it: the ClusterPolicy's operand tolerations
     (the operator copies them into every operand DaemonSet) and Node Feature Discovery's worker DaemonSet."""
-    from components.config import load_config
-    from components.config.checks.gpu import gpu_pool_taints
+    from components.site.checks.gpu import gpu_pool_taints
+    from components.site.loader import load_config
     from tests.helpers import config_values, raw_config, tolerates
 
     name, stack, report = rendered

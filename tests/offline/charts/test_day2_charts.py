@@ -17,8 +17,8 @@ import yaml
 from components.versions import Charts
 from offline.charts.render import RenderReport, render_stack
 from offline.charts.source import ChartSource
-from offline.engine import RecordedStack
-from offline.owners import duplicate_owners, object_key, stack_owners
+from offline.policy.owners import duplicate_owners, object_key, stack_owners
+from offline.program.engine import RecordedStack
 from tests.helpers import CHARTS_ENV, REPO, require_charts, run_stack, run_stack_file, skip_or_fail
 
 pytestmark = pytest.mark.charts

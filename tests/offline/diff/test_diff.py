@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from offline import recording
 from offline.cli import main
 from offline.diff.base import CACHE_FORMAT, BaseError, State, base_cache_dir, from_git, load_base, resolve_ref
 from offline.diff.effects import hostlist
 from offline.diff.impact import assess
 from offline.diff.plan import diff_values, force_new_fields, make_plan, text_diff
 from offline.diff.slurm_conf import slurm_conf_items
-from offline.engine import RecordedStack
-from offline.render import write_render
+from offline.program import recording
+from offline.program.documents import write_render
+from offline.program.engine import RecordedStack
 from tests.helpers import FIXTURES, REPO
 
 
@@ -241,7 +241,7 @@ def test_deleting_a_nodeset_with_pods_is_an_outage_and_scaling_it_to_zero_drains
 
 
 def test_gate_with_live_data_fails_only_when_busy_nodes_drain() -> None:
-    from offline.diff.cli import gate
+    from offline.diff.command import gate
     from offline.diff.effects import Effect, Impact
 
     impact = Impact([Effect("rolling-drain", "roll", "e", [], "revert safe")], drained_nodes={"cpu-0", "cpu-1"})
@@ -265,14 +265,14 @@ def test_diff_with_live_slurm_json_gates_on_running_jobs_on_drained_nodes(
 ) -> None:
     """`--squeue/--sinfo` (real Slurm 26.05.3 JSON, tests/fixtures/slurm-json: job 3 runs on cpu[1-2]): a change that
     only drains (rolling-drain, below the gate) fails it when a drained node runs a job, and the report names the job."""
-    from offline.diff import cli as diff_cli
+    from offline.diff import command as diff_command
     from offline.diff.effects import Effect, Impact
     from offline.diff.plan import Plan
 
     live = FIXTURES / "slurm-json"
     impact = Impact([Effect("rolling-drain", "roll", "e", [], "revert safe")], drained_nodes={"cpu1"})
-    monkeypatch.setattr(diff_cli, "compute", lambda args, progress=True: (Plan("prod", "HEAD", "head", [], {}, []), impact))
-    monkeypatch.setattr(diff_cli, "render", lambda plan, impact, markdown=False: "report\n")
+    monkeypatch.setattr(diff_command, "compute", lambda args, progress=True: (Plan("prod", "HEAD", "head", [], {}, []), impact))
+    monkeypatch.setattr(diff_command, "render", lambda plan, impact, markdown=False: "report\n")
     args = [
         "diff",
         "--stack",
@@ -290,6 +290,6 @@ def test_diff_with_live_slurm_json_gates_on_running_jobs_on_drained_nodes(
     assert "physics" in out.out and "gate: 1 Slurm node with running jobs drains or restarts" in out.err
     assert main([*args, "--acknowledge"]) == 0
     idle = Impact([Effect("rolling-drain", "roll", "e", [], "revert safe")], drained_nodes={"no-such-node"})
-    monkeypatch.setattr(diff_cli, "compute", lambda args, progress=True: (Plan("prod", "HEAD", "head", [], {}, []), idle))
+    monkeypatch.setattr(diff_command, "compute", lambda args, progress=True: (Plan("prod", "HEAD", "head", [], {}, []), idle))
     assert main(args) == 0
     assert main(["diff", "--stack", "prod", "--against", "HEAD", "--squeue", str(live / "squeue.json")]) == 2

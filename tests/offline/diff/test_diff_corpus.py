@@ -18,9 +18,9 @@ from offline.diff.base import State
 from offline.diff.effects import Impact
 from offline.diff.impact import assess
 from offline.diff.plan import Plan, make_plan
-from offline.engine import RecordedStack, run_program
-from offline.render import render_documents
-from offline.stackfile import read_stack_file
+from offline.program.documents import render_documents
+from offline.program.engine import RecordedStack, run_program
+from offline.program.stackfile import read_stack_file
 from tests.helpers import REPO
 from tests.offline.diff.corpus_slurm import SLURM_CASES
 from tests.offline.diff.diff_corpus import CASES, Case, Site

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from offline.diff.report import render
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import REPO
 from tests.offline.diff.diff_corpus import CASES
 from tests.offline.diff.test_diff_corpus import base_prod, diff_case  # noqa: F401  (base_prod: the fixture)

@@ -4,7 +4,7 @@ one rule of each family.
 
 Every test runs twice: with the program recorded as `pulumi up` sees it (`up`: every output known)
 and as `pulumi preview` of a new stack sees it (`preview`: generated secrets, command output,
-object status and ids unknown; see offline/engine.py `preview_outputs`), as PR CI runs the packs."""
+object status and ids unknown; see offline/program/engine.py `preview_outputs`), as PR CI runs the packs."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from offline.engine import SECRET_SIG, SIG_KEY, UNKNOWN, RecordedResource, RecordedStack
 from offline.policy.config import PolicyRunError
 from offline.policy.packs import PackSpec
 from offline.policy.report import CheckResult
 from offline.policy.session import EXIT_ERROR, EXIT_OK, EXIT_POLICY, check_stack
-from offline.stackfile import StackFile, read_stack_file
+from offline.program.engine import SECRET_SIG, SIG_KEY, UNKNOWN, RecordedResource, RecordedStack
+from offline.program.stackfile import StackFile, read_stack_file
 from tests.helpers import REPO, run_stack_file, write_variant
 
 pytestmark = pytest.mark.policy_protocol

@@ -1,5 +1,5 @@
 """`offline check` hands each resource to the policy packs while the program still registers the others
-(offline/check.py `StreamedCheck`, fed by `run_program`'s `on_resource`): the answers and everything
+(offline/policy/check.py `StreamedCheck`, fed by `run_program`'s `on_resource`): the answers and everything
 printed must be those of `check_stack` over the finished recording, and anything that goes wrong must
 leave the report to `check_stack`."""
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from offline.engine import RecordedResource, run_program
 from offline.policy.packs import PackSpec
 from offline.policy.session import EXIT_OK, EXIT_POLICY, check_stack
 from offline.policy.stream import StreamedCheck
-from offline.stackfile import read_stack_file
+from offline.program.engine import RecordedResource, run_program
+from offline.program.stackfile import read_stack_file
 from tests.helpers import REPO, write_variant
 from tests.offline.policy.test_policy_protocol import PACKS, root_app_on_a_branch
 

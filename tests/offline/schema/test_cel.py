@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from offline.admission import cel as cel_admission
-from offline.engine import RecordedStack
-from offline.render import render_documents
+from offline.program.documents import render_documents
+from offline.program.engine import RecordedStack
 from offline.schema import cel
 from offline.schema.crd import CrdIndex, count_cel_rules, load_crd_index
 from offline.schema.kube import GroupVersionKind

@@ -16,12 +16,12 @@ import kubernetes_validate
 import pytest
 
 from components.versions import ChartPin, Charts, Manifests
-from offline.charts import values as chart_values
-from offline.engine import RecordedStack
-from offline.render import CHART_API_VERSION, CHART_KIND, MANIFEST_KIND, render_documents
+from offline.program.documents import CHART_API_VERSION, CHART_KIND, MANIFEST_KIND, render_documents
+from offline.program.engine import RecordedStack
 from offline.schema import crd as crd_schema
 from offline.schema import kube as kube_schema
 from offline.schema import validate as schema
+from offline.schema import values as chart_values
 from tests.helpers import config_values, require_shared
 
 pytestmark = pytest.mark.schema

@@ -30,11 +30,12 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import PlatformConfig, load_config
 from components.layers.batch.objects import TEAM_NAMESPACES, cluster_queue_spec, kueue_manager_config, resource_flavor_spec
-from offline.admission.command import recorded_objects
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
+from offline.admission.verdicts import recorded_objects
 from offline.charts.render import builtin_api_versions, chart_releases, render_release
-from offline.engine import ProgramConfigError, RecordedResource, RecordedStack
+from offline.program.engine import ProgramConfigError, RecordedResource, RecordedStack
 from offline.schema.crd import load_crd_index, validate_custom_resource
 from policies.admission import kueue
 from policies.rules.netpol import selector_matches

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError, load_config
-from offline.engine import RecordedStack
+from components.site.loader import ConfigError, load_config
+from offline.program.engine import RecordedStack
 from policies.admission import mariadb as m
 from policies.rules import gotime
 from tests.helpers import (

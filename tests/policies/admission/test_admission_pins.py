@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from components import versions
-from components.config.platform_core import KubernetesConfig
+from components.ground.platform_core import KubernetesConfig
 from policies.admission import pins
 from policies.admission.pins import Pin
 from tests.helpers import REPO

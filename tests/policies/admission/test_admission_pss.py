@@ -502,7 +502,7 @@ def test_dev_on_a_newer_kubernetes_is_reported_as_a_gap_by_offline_admission(tmp
     """hpcforge:kubernetes.version 1.35: every namespace hpcforge labels enforces v1.35, which `./hpcforge
     admission` reports as not reproduced (and refuses: exit 1), naming the namespaces that enforce baseline or
     restricted (dev's privileged ones run no check at any version)."""
-    from offline.admission.command import recorded_objects
+    from offline.admission.verdicts import recorded_objects
     from policies.admission.report import admission_report
     from tests.helpers import run_stack_file, write_variant
 

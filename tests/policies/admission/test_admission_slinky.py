@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError, load_config
 from components.layers.slurm.config import NodeSetConfig
 from components.layers.slurm.objects import nodeset_spec
-from offline.admission.command import recorded_objects, slinky_scope
-from offline.engine import ProgramConfigError, RecordedStack
+from components.site.loader import ConfigError, load_config
+from offline.admission.verdicts import recorded_objects, slinky_scope
+from offline.program.engine import ProgramConfigError, RecordedStack
 from policies.admission import slinky
 from policies.rules import apimachinery, gotime
 from policies.rules.podtemplates import kind_of, name_of

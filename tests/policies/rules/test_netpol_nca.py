@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from policies.rules.netpol import Host, Pod
 from tests.nca import World, compare, require_nca, run_nca, sample_hosts
 

@@ -184,7 +184,7 @@ def test_key_export_cronjob_runs_the_tested_script_with_its_service_account() ->
 
 
 def test_only_the_recipient_certificate_may_span_lines() -> None:
-    from components.config import ConfigError, load_config
+    from components.site.loader import ConfigError, load_config
     from tests.helpers import config_values, raw_config
 
     values = config_values("prod")

@@ -154,7 +154,7 @@ def test_s3_target_sends_every_export_to_the_bucket() -> None:
 
 
 def test_prod_with_an_s3_target_is_schema_valid_and_keeps_credentials_secret(tmp_path: Path) -> None:
-    from offline.render import render_documents
+    from offline.program.documents import render_documents
     from offline.schema import validate as schema
     from tests.helpers import require_shared, run_stack_file, write_variant
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from components.versions import Charts
-from offline.engine import RecordedStack
-from offline.render import render_documents
+from offline.program.documents import render_documents
+from offline.program.engine import RecordedStack
 from offline.schema import validate as schema
 from tests.helpers import REPO, require_shared
 
@@ -95,7 +95,7 @@ def run_fetch(base: str, dest: Path) -> subprocess.CompletedProcess[str]:
 
 
 def schema_tier_files(shared: Path) -> set[str]:
-    """What the schema tier (offline/schema/crd.py, offline/charts/values.py) reads: crds/*/*.yaml and each pinned chart's values files."""
+    """What the schema tier (offline/schema/crd.py, offline/schema/values.py) reads: crds/*/*.yaml and each pinned chart's values files."""
     files = {str(p.relative_to(shared)) for p in (shared / "crds").glob("*/*.yaml")}
     for pin in Charts.all():
         if pin.values_dir:

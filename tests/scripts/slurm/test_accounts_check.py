@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from components.config import load_config
 from components.k8s.chunks import plan_parts
 from components.layers.slurm.sacct import render_desired_state
+from components.site.loader import load_config
 from tests.helpers import REPO, config_values, raw_config
 
 CHECK = REPO / "scripts" / "slurm" / "accounts-check.sh"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from components.layers.slurm.gpus import MIG_PROFILE
+from components.ground.gpus import MIG_PROFILE
 from tests.components.layers.gpu.test_gpu_operator import _prod_with
 from tests.scripts.slurm.test_gpu_health import (
     EPILOG,

@@ -22,7 +22,7 @@ import pytest
 
 from components.layers.gpu.config import GpuHealthConfig
 from components.layers.slurm.script_settings import apply_settings, gpu_health_settings
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import REPO
 
 PROLOG = REPO / "scripts/slurm/prolog/10-gpu-check.sh"

@@ -18,7 +18,7 @@ import pytest
 
 from components.layers.gpu.config import GpuHealthConfig
 from components.layers.slurm.script_settings import gpu_health_settings
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.scripts.slurm.test_gpu_health import EPILOG, PROLOG, run_script, smi_calls
 from tests.scripts.slurm.test_gpu_multi_captures import RTX4090_JUL, RTX4090_NOV, with_q_value
 from tests.test_layers import objects

@@ -16,7 +16,7 @@ from pathlib import Path
 from components.layers.gpu.config import GpuHealthConfig
 from components.layers.slurm.objects import JOB_MAPPING_VOLUME
 from components.layers.slurm.script_settings import gpu_health_settings
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.scripts.slurm.test_gpu_health import EPILOG, PROLOG, run_script, script_env
 from tests.scripts.slurm.test_gpu_index_order import _dev
 from tests.test_layers import objects

@@ -412,8 +412,8 @@ def test_accounting_runbook_stops_slurmdbd_restores_the_newest_dump_and_restarts
 
 @pytest.mark.real_daemon
 def test_directory_runbook_restores_a_wiped_directory_from_the_volume_and_from_s3(tmp_path: Path, s3: S3Server) -> None:
-    from components.config import load_config
     from components.layers.directory.ldif import render_directory_ldif, sssd_bind_dn
+    from components.site.loader import load_config
     from tests.components.layers.directory.test_real_directory_backup import DM_PASSWORD, SSSD_PASSWORD, SYSTEM_PYTHON, snapshot
     from tests.daemons import dirsrv
     from tests.daemons.common import run

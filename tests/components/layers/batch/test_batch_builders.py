@@ -5,24 +5,22 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components.config import load_config
-from components.config.root import PlatformConfig
 from components.layers.batch.objects import (
     GPU,
-    KUEUE_API,
     KUEUE_VISIBILITY_PORT,
     QUEUE_LABEL,
     TEAM_NAMESPACES,
     appwrapper_namespace_allows,
     cluster_queue_spec,
     kueue_manager_config,
-    kueue_manifest,
     kueue_namespace_allows,
     kueue_values,
     local_queue_spec,
     priority_class_body,
     sample_appwrapper,
 )
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from components.versions import Images
 from tests.helpers import config_values, raw_config
 
@@ -78,17 +76,6 @@ def test_local_queue_and_priority_class_bodies(prod: PlatformConfig) -> None:
     assert local_queue_spec(team) == {"clusterQueue": "inference"}
     urgent = prod.batch.priority_classes[0]
     assert priority_class_body(urgent) == {"value": 1000, "description": "Deadline work that may preempt"}
-
-
-def test_kueue_manifest_puts_the_body_beside_the_metadata() -> None:
-    manifest = kueue_manifest("WorkloadPriorityClass", {"name": "urgent"}, {"value": 1, "description": "d"})
-    assert manifest == {
-        "apiVersion": KUEUE_API,
-        "kind": "WorkloadPriorityClass",
-        "metadata": {"name": "urgent"},
-        "value": 1,
-        "description": "d",
-    }
 
 
 def test_sample_appwrapper_goes_to_the_default_local_queue() -> None:

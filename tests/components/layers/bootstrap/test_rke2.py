@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError, load_config
-from components.layers.bootstrap.rke2 import install_environment
-from offline.engine import RecordedStack
+from components.layers.bootstrap.objects import install_environment
+from components.site.loader import ConfigError, load_config
+from offline.program.engine import RecordedStack
 from tests.helpers import REPO, config_values, raw_config, run_stack_file, write_variant
 
 BOOTSTRAP = REPO / "scripts" / "bootstrap"

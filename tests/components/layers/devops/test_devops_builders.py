@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import load_config
-from components.config.root import PlatformConfig
 from components.layers.devops.config import DevOpsConfig
 from components.layers.devops.objects import (
     REGISTRY_NAMESPACE,
@@ -25,6 +23,8 @@ from components.layers.devops.objects import (
     workflows_namespace_allows,
     workflows_values,
 )
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from tests.helpers import config_values, raw_config
 
 

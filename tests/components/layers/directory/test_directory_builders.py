@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.ground.meta import labels
 from components.k8s.chunks import Assembly
-from components.k8s.meta import labels
 from components.layers.directory.config import DirectoryConfig
 from components.layers.directory.objects import (
     APP,

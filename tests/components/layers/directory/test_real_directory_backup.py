@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from components.config import PlatformConfig, load_config
 from components.layers.directory.ldif import render_directory_ldif, sssd_bind_dn
 from components.layers.slurm.sssd import SssdSettings, render_sssd_conf
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from tests.daemons import dirsrv
 from tests.daemons.common import run
 from tests.daemons.dirsrv import DirectoryServer

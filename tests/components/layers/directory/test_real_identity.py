@@ -21,11 +21,13 @@ from typing import Any
 
 import pytest
 
-from components.config import PlatformConfig, load_config
 from components.layers.database.sql import database_sql, grant_sql, user_sql
-from components.layers.directory.ldif import SSH_KEY_ATTRIBUTE, render_directory_ldif, sssd_bind_dn
+from components.layers.directory.face import SSH_KEY_ATTRIBUTE
+from components.layers.directory.ldif import render_directory_ldif, sssd_bind_dn
 from components.layers.slurm.sssd import SssdSettings, render_sssd_conf
-from offline.engine import RecordedStack
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
+from offline.program.engine import RecordedStack
 from tests.daemons import dirsrv, sssd
 from tests.daemons.common import HarnessError, run
 from tests.daemons.dirsrv import DirectoryServer, LdapEntry

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.config import load_config
 from components.layers.evidence.gpu import gpu_check_environments
+from components.site.loader import load_config
 from components.versions import Images
 from tests.components.layers.evidence.test_operations import SLURM, _ok, run_check
 from tests.helpers import REPO, config_values, raw_config

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from components.config import load_config
-from components.layers.evidence.layer import evidence_checks
-from offline.engine import ProgramConfigError, RecordedStack
+from components.layers.evidence.objects import evidence_checks
+from components.site.loader import load_config
+from offline.program.engine import ProgramConfigError, RecordedStack
 from tests.helpers import REPO, config_values, raw_config, require_binaries, run_stack_file, write_variant
 
 EVIDENCE = REPO / "scripts" / "evidence"

@@ -28,12 +28,12 @@ from components.layers.gpu.dcgm_metrics import (
     XID_LABEL,
     DcgmMetric,
     dcgm_metrics_csv,
-    metric_names,
 )
+from components.layers.gpu.face import metric_names
 from components.layers.gpu.objects import gpu_operator_values
 from components.layers.observability.alerts import RuleSettings, alert_rules
 from components.layers.observability.dashboards import dashboards, query_metrics
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import go_program
 from tests.test_layers import objects
 

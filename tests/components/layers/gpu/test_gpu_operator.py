@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError, load_config
-from components.config.checks.gpu import gpu_operator_enabled
 from components.layers.gpu.config import GpuOperatorConfig
 from components.layers.gpu.objects import gpu_operator_values, mig_parted_config
 from components.platform import planned_charts
+from components.site.checks.gpu import gpu_operator_enabled
+from components.site.loader import ConfigError, load_config
 from components.versions import Charts, Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config, tolerates
 from tests.test_layers import one
 

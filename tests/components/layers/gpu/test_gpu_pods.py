@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError, load_config
 from components.layers.gpu.config import GpuOperatorConfig
 from components.layers.gpu.objects import gpu_operator_values, toolkit_env
-from offline.engine import RecordedStack
+from components.site.loader import ConfigError, load_config
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config, require_shared
 from tests.scripts.slurm.test_gpu_health import EPILOG, run_script
 from tests.test_layers import objects, one

@@ -8,12 +8,12 @@ import re
 
 import pytest
 
-from components.config import ConfigError, load_config
 from components.layers.observability.alerts import RuleSettings, alert_rules
 from components.layers.observability.config import ObservabilityConfig
 from components.layers.observability.dashboards import EXPORTED, dashboard_files, query_metrics
-from components.layers.observability.layer import SITE_TARGETS, chart_values, pod_monitor_spec
-from offline.engine import RecordedStack
+from components.layers.observability.objects import SITE_TARGETS, chart_values, pod_monitor_spec
+from components.site.loader import ConfigError, load_config
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config, run_stack
 
 

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from components.config import PlatformConfig, load_config
 from components.k8s.chunks import Assembly
 from components.layers.provisioning.grendel import join_script_name
 from components.layers.provisioning.objects import (
@@ -20,6 +19,8 @@ from components.layers.provisioning.objects import (
     join_base_url,
     join_scripts,
 )
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from tests.helpers import config_values, raw_config
 
 ASSEMBLY = Assembly(

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from components.config import PlatformConfig, load_config
 from components.layers.provisioning.grendel import GrendelSecrets, render_grendel_toml, render_inventory
-from offline.engine import RecordedStack
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config, run_stack_file, write_variant
 from tests.site_helpers import load_edited, refusal
 

@@ -28,17 +28,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from components.config import ConfigError, PlatformConfig, load_config
 from components.layers.network.config import NetworkAttachment
 from components.layers.network.objects import ipvlan_cni_config
 from components.layers.rdma.config import Fabric, RdmaConfig
-from components.layers.rdma.objects import (
-    NAMESPACE,
-    attachment_config,
-    ip_pool_spec,
-    shared_device_plugin_config,
-)
-from offline.engine import RecordedStack
+from components.layers.rdma.face import attachment_config
+from components.layers.rdma.objects import NAMESPACE, ip_pool_spec, shared_device_plugin_config
+from components.site.loader import ConfigError, load_config
+from components.site.root import PlatformConfig
+from offline.program.engine import RecordedStack
 from tests.components.layers.rdma.test_rdma import RDMA
 from tests.components.layers.rdma.test_rdma_device_plugin import validate
 from tests.helpers import REPO, config_values, go_program, raw_config

@@ -32,8 +32,8 @@ from typing import Any
 import pytest
 
 from components.layers.rdma.config import RdmaConfig
-from components.layers.rdma.objects import attachment_config
-from offline.engine import RecordedStack
+from components.layers.rdma.face import attachment_config
+from offline.program.engine import RecordedStack
 from tests.components.layers.rdma.test_rdma import RDMA
 from tests.helpers import require_binaries, skip_or_fail
 from tests.test_layers import objects, one

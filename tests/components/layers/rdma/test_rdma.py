@@ -10,18 +10,18 @@ import pytest
 from pydantic import ValidationError
 
 from components.chart_hooks import with_hooks_off
-from components.config import ConfigError, load_config
 from components.layers.rdma.config import RdmaConfig
+from components.layers.rdma.face import attachment_config
 from components.layers.rdma.objects import (
-    attachment_config,
     network_operator_values,
     nic_cluster_policy_spec,
     sriov_network,
     sriov_node_policies,
     sriov_operator_config_spec,
 )
+from components.site.loader import ConfigError, load_config
 from components.versions import Charts, Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
 from tests.test_layers import one
 

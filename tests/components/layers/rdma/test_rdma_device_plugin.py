@@ -19,7 +19,7 @@ from pathlib import Path
 
 from components.layers.rdma.config import RdmaConfig
 from components.layers.rdma.objects import shared_device_plugin_config
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import go_program
 from tests.test_layers import one
 

@@ -17,18 +17,13 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from components.config import ConfigError, load_config
 from components.layers.rdma.config import RdmaConfig
-from components.layers.rdma.objects import (
-    NIC_CLUSTER_POLICY_READY,
-    attachment_config,
-    ip_pool_spec,
-    nic_cluster_policy_spec,
-    sriov_network,
-)
+from components.layers.rdma.face import attachment_config
+from components.layers.rdma.objects import NIC_CLUSTER_POLICY_READY, ip_pool_spec, nic_cluster_policy_spec, sriov_network
+from components.site.loader import ConfigError, load_config
 from components.versions import Images
-from offline.engine import RecordedStack
-from offline.render import render_documents
+from offline.program.documents import render_documents
+from offline.program.engine import RecordedStack
 from offline.schema import validate as schema
 from tests.components.layers.rdma.test_rdma import RDMA
 from tests.components.test_argocd_wait import _ready

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError, load_config
 from components.layers.slurm.accounts import resolve_associations
 from components.layers.slurm.accounts_job import SACK_START, accounts_job_spec, sync_command
 from components.layers.slurm.sacct import desired_state, render_desired_state
+from components.site.loader import ConfigError, load_config
 from components.versions import Images
 from tests.helpers import REPO, config_values, raw_config
 

@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from components.config import ConfigError, PlatformConfig, load_config
+from components.ground.gpus import GpuSpec
 from components.layers.slurm.config import NodeSetConfig
-from components.layers.slurm.gpus import GpuSpec
 from components.layers.slurm.objects import nodeset_spec
 from components.layers.slurm.slurm_conf import expand_device_files, gres_conf, gres_lines, node_parameters
+from components.site.loader import ConfigError, load_config
+from components.site.root import PlatformConfig
 from components.versions import SLURMD_IMAGE_HAS_NVML
 from tests.components.layers.slurm.test_real_slurm import require_root
 from tests.daemons import slurm

@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError, PlatformConfig, load_config
 from components.layers.slurm.enroot import PYXIS_PLUGSTACK, enroot_conf
 from components.layers.slurm.objects import login_spec, nodeset_spec
+from components.site.loader import ConfigError, load_config
+from components.site.root import PlatformConfig
 from components.versions import SLINKY_TAG, Images
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
 from tests.test_layers import objects
 
@@ -60,7 +61,7 @@ def test_pyxis_off_keeps_the_plain_images() -> None:
     values = config_values("prod")
     values["hpcforge:slurm"]["pyxis"] = False
     values["hpcforge:gpu"]["evidence"]["enabled"] = False
-    # The active checks that start images (DCGM, nccl-tests) need Pyxis too (tests/components/layers/gpu/test_gpu_active_checks.py).
+    # The active checks that start images (DCGM, nccl-tests) need Pyxis too (tests/components/layers/slurm/test_gpu_active_checks.py).
     values["hpcforge:gpu"]["activeChecks"] = [c for c in values["hpcforge:gpu"]["activeChecks"] if c["kind"] == "ib-link"]
     prod = load_config(raw_config(values))
     assert not prod.slurm.pyxis_enabled

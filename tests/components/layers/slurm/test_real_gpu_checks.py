@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.components.layers.slurm.test_real_slurm import require_root
 from tests.daemons import slurm
 from tests.daemons.slurm import SlurmCluster, node_line

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.components.layers.slurm.test_real_gpu_checks import _cluster, _configmap_script, _install
 from tests.components.layers.slurm.test_real_slurm import require_root
 from tests.daemons import slurm

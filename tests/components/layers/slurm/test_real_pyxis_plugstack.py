@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from offline.engine import RecordedStack
+from offline.program.engine import RecordedStack
 from tests.components.layers.slurm.test_real_slurm import require_root
 from tests.daemons import slurm
 from tests.daemons.common import HarnessError

@@ -22,10 +22,11 @@ from typing import Any
 
 import pytest
 
-from components.config import PlatformConfig, load_config
-from components.layers.provisioning.grendel import render_join_script
+from components.layers.slurm.face import render_join_script
 from components.layers.slurm.slurm_conf import cgroup_conf, controller_extra_conf, gres_conf, node_parameters
-from offline.engine import RecordedStack
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
+from offline.program.engine import RecordedStack
 from tests.daemons import mariadb as mariadb_harness
 from tests.daemons import slurm
 from tests.daemons import slurmdbd as slurmdbd_harness

@@ -1,5 +1,5 @@
 """Tier 4 (real daemons): the largest values hpcforge's config accepts for Slurm are values Slurm
-26.05.3 takes. The config refuses one more (tests/components/config/test_config_consumers.py); here the boundary itself
+26.05.3 takes. The config refuses one more (tests/components/site/test_config_consumers.py); here the boundary itself
 is rendered and loaded into a real slurmctld, and `scontrol show config` reports it in force."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from components.config import load_config
+from components.site.loader import load_config
 from tests.components.layers.slurm.test_real_slurm import rendered_cluster, require_root, stand_in_nodes
 from tests.daemons import slurm
 from tests.helpers import config_values, raw_config, require_binaries

@@ -21,12 +21,13 @@ from typing import Any
 
 import pytest
 
-from components.config import PlatformConfig, load_config
-from components.layers.provisioning.grendel import render_join_script
+from components.layers.slurm.face import render_join_script
 from components.layers.slurm.reservation_script import reservation_script
 from components.layers.slurm.slurm_conf import SLURMCTLD_PORT, node_parameters
 from components.layers.slurm.topology import expand_all
 from components.layers.slurm.topology_files import TOPOLOGY_ANNOTATION, members, node_annotations, topology_yaml
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from tests.components.layers.slurm.test_real_slurm import operator_lines, rendered_cluster, require_root
 from tests.daemons import slurm
 from tests.daemons.common import run, write_script

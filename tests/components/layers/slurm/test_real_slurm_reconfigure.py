@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from components.config import PlatformConfig, load_config
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from offline.diff.slurm_conf import applied_by
 from tests.components.layers.slurm.test_real_slurm import rendered_cluster, rendered_site, require_root
 from tests.daemons import slurm

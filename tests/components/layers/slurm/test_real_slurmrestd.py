@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from components.config import PlatformConfig, load_config
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from tests.components.layers.slurm.test_real_slurm import rendered_site, require_root, stand_in_nodes
 from tests.daemons import slurm
 from tests.daemons.common import ManagedProcess, free_port, port_open, wait_until

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from components.config import load_config
-from components.config.files import missing_files
 from components.layers.slurm.config import Script
 from components.layers.slurm.objects import script_text
 from components.layers.slurm.script_include import IncludeError, inline_includes
-from offline.engine import RecordedStack
+from components.site.files import missing_files
+from components.site.loader import load_config
+from offline.program.engine import RecordedStack
 from tests.helpers import REPO, config_values, raw_config, require_binaries
 from tests.scripts.slurm.test_gpu_health import EPILOG, PROLOG, run_script
 from tests.test_layers import objects

@@ -8,14 +8,15 @@ import re
 import pytest
 import yaml
 
-from components.config import PlatformConfig, load_config
-from components.layers.provisioning.grendel import render_join_script
+from components.layers.slurm.face import render_join_script
 from components.layers.slurm.objects import nodeset_spec
 from components.layers.slurm.reservation_script import reservation_commands, reservation_script
 from components.layers.slurm.site import SLURM_UID, reservation_job_spec
 from components.layers.slurm.topology import TopologyConfig, expand_hostlist
 from components.layers.slurm.topology_files import TOPOLOGY_ANNOTATION, hostlist, node_annotations, topology_conf, topology_yaml
-from offline.engine import RecordedStack
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
+from offline.program.engine import RecordedStack
 from tests.helpers import config_values, raw_config
 
 
@@ -78,7 +79,7 @@ def test_tagged_hosts_land_on_their_leaf_and_block() -> None:
     topology = TopologyConfig.model_validate(
         {"switches": [{"name": "top", "switches": ["r1"]}, {"name": "r1"}], "blocks": [{"name": "b1"}]}
     )
-    from components.layers.provisioning.config import Host
+    from components.ground.hosts import Host
 
     hosts = [
         Host.model_validate(
@@ -187,7 +188,7 @@ def test_prod_stack_ships_topology_annotations_and_the_reservation_job(prod_stac
 
 
 def test_host_parameters_add_features_and_replace_gres(prod: PlatformConfig) -> None:
-    from components.layers.provisioning.config import Host
+    from components.ground.hosts import Host
     from components.layers.slurm.slurm_conf import host_parameters
 
     gpu = prod.slurm.nodeset("gpu-a100")

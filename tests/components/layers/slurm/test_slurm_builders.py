@@ -1,6 +1,6 @@
-"""The Slurm layer's builders extracted from its ComponentResource: the namespaces' traffic rules
-(components/layers/slurm/traffic.py), the operator chart's values, the RDMA attachments and the NCCL settings of the
-nodesets (components/layers/slurm/objects.py), on the prod stack's config."""
+"""The Slurm layer's builders extracted from its ComponentResource (components/layers/slurm/objects.py): the
+namespaces' traffic rules, the operator chart's values, the RDMA attachments and the NCCL settings of the nodesets,
+on the prod stack's config."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import json
 
 import pytest
 
-from components.config import load_config
-from components.config.root import PlatformConfig
 from components.layers.slurm.config import NodeSetConfig
 from components.layers.slurm.objects import (
     OPERATOR_NAMESPACE,
@@ -18,11 +16,14 @@ from components.layers.slurm.objects import (
     nccl_config_map_name,
     nccl_files,
     nodeset_fabrics,
+    operator_namespace_allows,
     operator_values,
     shared_fabrics,
+    slurm_namespace_allows,
 )
 from components.layers.slurm.slurm_conf import SLURMCTLD_PORT
-from components.layers.slurm.traffic import operator_namespace_allows, slurm_namespace_allows
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from tests.helpers import config_values, raw_config
 
 

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import load_config
-from components.config.root import PlatformConfig
 from components.layers.slurm.config import SlurmConfig
+from components.layers.slurm.face import CONTROLLER
 from components.layers.slurm.objects import (
-    CONTROLLER,
     DB_PASSWORD_SECRET,
     JWT_KEY_SECRET,
     SLURM_KEY_SECRET,
@@ -20,6 +18,8 @@ from components.layers.slurm.objects import (
     key_refs,
     restapi_spec,
 )
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
 from components.versions import Images
 from tests.helpers import config_values, raw_config
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import load_config
-from components.config.loader import ConfigError
-from components.layers.provisioning.grendel import render_join_script
-from components.layers.slurm.traffic import slurm_bare_metal_allows
-from offline.engine import RecordedStack
+from components.layers.slurm.face import render_join_script
+from components.layers.slurm.objects import slurm_bare_metal_allows
+from components.site.loader import ConfigError, load_config
+from offline.program.engine import RecordedStack
 from policies.admission.pss import check_sysctls
 from policies.rules.netpol import Cluster, Endpoint, Host, Pod, connection_allowed, workload_pod
 from tests.helpers import config_values, raw_config

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from components.config import PlatformConfig, load_config
-from components.layers.provisioning.grendel import render_join_script
-from components.layers.storage.objects import host_mount_commands
-from offline.engine import RecordedStack
+from components.layers.slurm.face import render_join_script
+from components.layers.storage.face import host_mount_commands
+from components.site.loader import load_config
+from components.site.root import PlatformConfig
+from offline.program.engine import RecordedStack
 from tests.daemons.common import write_script
 from tests.helpers import config_values, raw_config
 from tests.site_helpers import refusal
