@@ -264,6 +264,9 @@ class ChangeSite:
         wrappers: Mapping[str, str] | None = None,
     ) -> None:
         self.tmp = tmp
+        socket = tmp / "cluster" / "spool" / "probe-0" / "probe-0_1000000.4294967292"
+        if len(str(socket)) > 107:
+            raise HarnessError(f"{tmp} is too deep: slurmstepd's sockets there would pass the 108 bytes of a socket path")
         #: node -> the `slurmd` that gives it its own host name (:func:`hostname_wrappers`)
         self.wrappers = dict(wrappers) if wrappers is not None else hostname_wrappers(tmp / "bin")
         self.dbd = dbd
@@ -615,12 +618,13 @@ def accounting(tmp: Path, slots: int = 4) -> Iterator[Accounting]:
         yield Accounting(dbd, names, hostname_wrappers(tmp / "bin"))
 
 
-def run_case(change: Change, mode: str, db: Accounting, tmp: Path) -> Outcome:
+def run_case(change: Change, mode: str, db: Accounting, tmp: Path, index: int = 0) -> Outcome:
     """One change in one mode on a fresh cluster.  Setting the base up (daemons, jobs running) is tried twice on a
     fresh cluster each (a loaded machine can be slow to start a job); what happens after the change is never retried."""
     with db.cluster_name() as name:
         for attempt in (1, 2):
-            site = ChangeSite(tmp / f"{change.id}-{mode}-{attempt}", db.dbd, name, change.base, db.wrappers)
+            # short folder names: slurmstepd's sockets live under the spool folder, and a socket path has 108 bytes
+            site = ChangeSite(tmp / f"c{index:02d}{mode[:3]}{attempt}", db.dbd, name, change.base, db.wrappers)
             try:
                 try:
                     site.start()
@@ -637,10 +641,10 @@ def run_case(change: Change, mode: str, db: Accounting, tmp: Path) -> Outcome:
 
 def run_cases(changes: Sequence[Change], db: Accounting, tmp: Path, *, workers: int = 4) -> list[dict[str, Any]]:
     """Every change in every mode (`workers` clusters at a time); the table's rows."""
-    jobs = [(change, mode) for change in changes for mode in MODES]
+    jobs = [(i, change, mode) for i, change in enumerate(changes) for mode in MODES]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        done = list(pool.map(lambda job: run_case(job[0], job[1], db, tmp), jobs))
-    results = {(change.id, mode): outcome for (change, mode), outcome in zip(jobs, done, strict=True)}
+        done = list(pool.map(lambda job: run_case(job[1], job[2], db, tmp, job[0]), jobs))
+    results = {(change.id, mode): outcome for (_, change, mode), outcome in zip(jobs, done, strict=True)}
     return [
         {"id": c.id, "what": c.what, "items": list(c.items), **{mode: asdict(results[c.id, mode]) for mode in MODES}}
         for c in changes
