@@ -210,7 +210,8 @@ class Change:
     what: str
     """What the change is, for people."""
     items: tuple[str, ...]
-    """The slurm.conf items (offline/diff/slurm_conf.py `slurm_conf_items` keys) or config files this row answers for."""
+    """What this row answers for, as offline/diff/slurm_conf.py names changes (`conf_items`, `file_items`): slurm.conf
+    parameters, `partition:...`, `nodeset:...`, `gres.conf:...`, `topology.yaml`, `cgroup.conf`, `script:...`."""
     edit: Callable[[Files, ChangeSite], None]
     """Turns the base files into the head files."""
     shown: Callable[[ChangeSite], dict[str, str]]
