@@ -7,8 +7,9 @@
     ./hpcforge policy-config --config FILE   (the policy configuration for the stack's environmentKind)
     ./hpcforge migrate-inventory --stack prod [--config FILE] [--slurm]
     ./hpcforge urns    [--stack dev --stack prod] [--update]
-    ./hpcforge live-impact --nodes HOSTLIST (--squeue FILE --sinfo FILE | --slurmrestd URL) [--format markdown]
-    ./hpcforge diff    --stack prod --against REF|FILE|DIR [--config FILE] [--acknowledge] [--squeue FILE --sinfo FILE] [--format text|markdown] [--out FILE]
+    ./hpcforge live-impact --nodes HOSTLIST (--squeue FILE --sinfo FILE | --slurmrestd URL) [--max-unavailable N] [--format markdown]
+    ./hpcforge diff    --stack prod --against REF|FILE|DIR [--drift-against REF] [--config FILE] [--acknowledge] [--squeue FILE --sinfo FILE] [--format text|markdown|json] [--out FILE] [--json FILE]
+    ./hpcforge diff    --verify PREDICTION.json --observed DIR
     (render and check: [--render-charts [--charts-from DIR] [--pull-charts]], see docs/charts.md)
 
 `--preview` runs the program as `pulumi preview` of a new stack does: what providers compute when they

@@ -7,16 +7,17 @@ import itself back through the package.
 
 from __future__ import annotations
 
+from .admission import rules as admission
 from .rules import gitops, security, slurm
 from .rules.rule import Rule
 
 FAMILIES: dict[str, tuple[Rule, ...]] = {
     "gitops-drift": gitops.RULES,
-    "security": security.RULES,
+    "security": (*security.RULES, *admission.RULES),
     "slurm-contract": slurm.RULES,
 }
-"""Rules per pack directory name."""
+"""Rules per pack directory name: the security pack serves the admission rules too (policies/admission/rules.py)."""
 
-ALL_RULES: tuple[Rule, ...] = (*gitops.RULES, *security.RULES, *slurm.RULES)
+ALL_RULES: tuple[Rule, ...] = (*FAMILIES["gitops-drift"], *FAMILIES["security"], *FAMILIES["slurm-contract"])
 
 __all__ = ["ALL_RULES", "FAMILIES"]

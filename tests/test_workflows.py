@@ -655,11 +655,17 @@ def test_unpinned_actions_are_rejected(reference: str) -> None:
 
 
 def pulumi_steps(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """Every pulumi/actions step, those that only install the CLI (no `command`) too."""
     return [
         (job_id, job, step)
         for job_id, job, step in all_steps(document)
         if str(step.get("uses", "")).startswith("pulumi/actions@")
     ]
+
+
+def pulumi_command_steps(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """The pulumi/actions steps that run a command (preview, up): the others only install the CLI."""
+    return [(job_id, job, step) for job_id, job, step in pulumi_steps(document) if (step.get("with") or {}).get("command")]
 
 
 def lines(value: Any) -> list[str]:
@@ -780,7 +786,7 @@ def test_pull_request_previews_each_stack_with_the_policy_packs() -> None:
     preview = document["jobs"]["preview"]
     assert preview["strategy"]["matrix"]["stack"] == STACKS
     assert "test" in preview["needs"]
-    [(job_id, job, step)] = pulumi_steps(document)
+    [(job_id, job, step)] = pulumi_command_steps(document)
     assert job_id == "preview"
     with_ = step["with"]
     assert with_["command"] == "preview" and with_["comment-on-pr"] is True
@@ -853,7 +859,7 @@ def test_deploy_updates_dev_then_prod_behind_the_production_environment() -> Non
         assert job["concurrency"]["cancel-in-progress"] is False
         assert stack in job["concurrency"]["group"]
         groups.add(job["concurrency"]["group"])
-        [step] = [s for s in job["steps"] if str(s.get("uses", "")).startswith("pulumi/actions@")]
+        [step] = [s for s in job["steps"] if str(s.get("uses", "")).startswith("pulumi/actions@") and s["with"].get("command")]
         assert step["with"]["command"] == "up"
         assert step["with"]["stack-name"] == f"${{{{ vars.PULUMI_ORG || github.repository_owner }}}}/{stack}"
         assert pairing_problems(step, stack) == []
@@ -970,3 +976,60 @@ def test_deploy_refuses_an_unacknowledged_impact_before_any_stack_is_updated() -
     step = next(s for s in impact["steps"] if "scripts/ci/impact_gate.py" in str(s.get("run", "")))
     assert step["env"]["REASON"] == "${{ inputs.acknowledge }}"
     assert "github.event.before" in step["env"]["AGAINST"]
+
+
+def test_pull_request_impact_is_against_the_deployed_state_where_the_token_allows() -> None:
+    """Issue 34: the base is what runs (`pulumi stack export`), where the pull request may read the stacks; else the
+    base commit, and the comment says which (scripts/ci/impact_gate.py --state, --no-state-reason)."""
+    impact = workflow("pull-request.yml")["jobs"]["impact"]
+    steps = impact["steps"]
+    probe = next(s for s in steps if s.get("id") == "probe")
+    assert probe["env"] == {
+        "FROM_FORK": "${{ github.event.pull_request.head.repo.fork }}",
+        "HAS_PULUMI_TOKEN": "${{ secrets.PULUMI_ACCESS_TOKEN != '' }}",
+    }
+    cli = next(s for s in steps if str(s.get("uses", "")).startswith("pulumi/actions@"))
+    export = next(s for s in steps if "pulumi stack export" in str(s.get("run", "")))
+    gate = next(s for s in steps if "scripts/ci/impact_gate.py" in str(s.get("run", "")))
+    for step in (cli, export):
+        assert step["if"] == "steps.probe.outputs.available == 'true'"
+    assert "command" not in cli["with"]  # only installs the CLI
+    assert '--stack "$ORG/$stack" --file "$RUNNER_TEMP/state/$stack.json"' in export["run"]
+    assert "--show-secrets" not in export["run"] and 'rm -f "$HOME/.pulumi/credentials.json"' in export["run"]
+    with_token = [s for s in steps if "secrets.PULUMI_ACCESS_TOKEN }}" in json.dumps(s.get("env") or {})]
+    assert with_token == [export]  # the token in that step only, never where the pull request's program runs
+    assert '--state "dev=$RUNNER_TEMP/state/dev.json" --state "prod=$RUNNER_TEMP/state/prod.json"' in gate["run"]
+    assert '--no-state-reason "$NO_STATE_REASON"' in gate["run"] and '--reports "$RUNNER_TEMP/impact-report"' in gate["run"]
+    assert steps.index(probe) < steps.index(cli) < steps.index(export) < steps.index(gate)
+    upload = next(s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
+    assert upload["with"]["name"] == "impact-report" and upload["with"]["path"] == "${{ runner.temp }}/impact-report"
+    assert steps.index(gate) < steps.index(upload)
+
+
+def test_deploy_checks_each_stack_s_prediction_after_the_update_and_keeps_the_verdicts() -> None:
+    """Issue 34: before `pulumi up`, the prediction against the deployed state (JSON) and the jobs; after it, what the
+    cluster shows (scripts/ci/collect_cluster.sh) and `./hpcforge diff --verify`, kept as an artifact."""
+    jobs = workflow("deploy.yml")["jobs"]
+    for stack in STACKS:
+        steps = jobs[stack]["steps"]
+        runs = [str(s.get("run", "")) for s in steps]
+
+        def at(text: str, runs: list[str] = runs) -> int:
+            return next(i for i, run in enumerate(runs) if text in run)
+
+        up = next(i for i, s in enumerate(steps) if (s.get("with") or {}).get("command") == "up")
+        predict, before, after, verify = (
+            at(f'pulumi stack export --stack "$ORG/{stack}"'),
+            at("collect_cluster.sh before"),
+            at("collect_cluster.sh after"),
+            at("./hpcforge diff --verify"),
+        )
+        upload = next(i for i, s in enumerate(steps) if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
+        assert predict < before < up < after < verify < upload
+        assert f'./hpcforge diff --stack {stack} --against "$RUNNER_TEMP/impact/state.json"' in runs[predict]
+        assert '--json "$RUNNER_TEMP/impact/prediction.json"' in runs[predict] and "::warning::" in runs[predict]
+        assert '--observed "$RUNNER_TEMP/impact/observed"' in runs[verify] and "GITHUB_STEP_SUMMARY" in runs[verify]
+        for index in (after, verify, upload):
+            assert steps[index]["if"] == "${{ !cancelled() }}"
+        assert steps[upload]["with"]["name"] == f"impact-verify-{stack}"
+        assert steps[upload]["with"]["path"] == "${{ runner.temp }}/impact"

@@ -14,20 +14,12 @@ from typing import Any, TextIO
 import yaml
 
 from components.paths import PROJECT_ROOT
-from policies.admission.argocd import is_namespaced
-from policies.admission.metallb import bgp_type_from_values
-from policies.admission.report import (
-    ApplicationVerdict,
-    WebhookVerdict,
-    admission_report,
-    application_key,
-    application_lines,
-    appproject_verdicts,
-    webhook_verdicts,
-)
-from policies.admission.rules import StackObjects, stack_objects
-from policies.admission.slinky import CHART as SLINKY_CHART
-from policies.admission.slinky import WebhookScope, webhook_scope
+from policies.admission.argocd import ApplicationVerdict, appproject_verdicts, is_namespaced
+from policies.admission.families import families
+from policies.admission.family import application_key
+from policies.admission.report import admission_report
+from policies.admission.rule import StackObjects, stack_objects
+from policies.admission.webhooks import WebhookVerdict, bgp_type_of, webhook_verdicts
 from policies.rules.access import get, mapping, text
 from policies.rules.podtemplates import display, group_of, kind_of, namespace_of
 from policies.rules.sources import chart_basename
@@ -54,7 +46,7 @@ def argocd_runs(document: Mapping[str, Any]) -> bool:
 
 
 def recorded_objects(stack: RecordedStack) -> StackObjects:
-    """policies/admission/rules.py `stack_objects` (what the security pack's admission rules judge) over the
+    """policies/admission/rule.py `stack_objects` (what the security pack's admission rules judge) over the
     recorded resources, with their plain inputs: the whole objects, and per Application the objects under it."""
     return stack_objects(
         StackView(tuple(ResourceView(r.type, r.name, r.urn, r.inputs, parent=r.parent) for r in stack.resources))
@@ -190,15 +182,7 @@ def chart_values(stack: RecordedStack, chart: str) -> Mapping[str, Any] | None:
 
 def metallb_bgp_type(stack: RecordedStack) -> str | None:
     """The MetalLB controller's BGP backend for the values the stack gives the chart (None: MetalLB not deployed)."""
-    values = chart_values(stack, "metallb")
-    return None if values is None else bgp_type_from_values(values)
-
-
-def slinky_scope(stack: RecordedStack) -> WebhookScope:
-    """slurm-operator's webhook as the stack deploys it: from the values of its `slurm-operator` chart (a
-    helm.v4.Chart, or an Argo CD Application's Helm source); the chart's defaults when the stack has none."""
-    values = chart_values(stack, SLINKY_CHART)
-    return WebhookScope() if values is None else webhook_scope(values)
+    return bgp_type_of(chart_values(stack, "metallb"))
 
 
 def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequence[tuple[str, dict[str, Any]]] = ()) -> int:
@@ -222,30 +206,18 @@ def run_admission(stack: RecordedStack, args: argparse.Namespace, rendered: Sequ
             print(f"error: --previous-config {args.previous_config}:", *messages, sep="\n  ", file=sys.stderr)
             return 2
         previous = recorded_objects(deployed).objects
-    report = admission_report(
-        objects, synced, slinky_scope=slinky_scope(stack), metallb_bgp_type=metallb_bgp_type(stack), previous=previous
-    )
-    print(
-        f"Admission of stack {stack.stack} (Kubernetes 1.33 Pod Security, Argo CD 3.4 AppProjects, NetworkPolicies, "
-        "Slinky slurm-operator 1.2.1, Kueue 0.19.2, cert-manager, MetalLB and mariadb-operator webhooks):\n"
-    )
+    report = admission_report(objects, synced, chart_values=lambda chart: chart_values(stack, chart), previous=previous)
+    titles = [family.title for family in families()]
+    print(f"Admission of stack {stack.stack} ({', '.join(titles)}):\n")
     for line in unchecked_notes(stack, args, bool(rendered)):
         print(line)
-    # The CRDs' CEL rules first: the summary stays the last line.
+    # The CRDs' CEL rules first: the summary stays the last line of the report.
     replace_paths = {object_key(r.inputs): r.replace_on_changes for r in stack.resources if r.is_kubernetes_object}
     verdicts = cel_verdicts(objects, previous, replace_on_changes=replace_paths)
     print("\n".join([*cel_report_lines(verdicts), ""]))
     print("\n".join(report.lines()))
-    hints = sorted(
-        {
-            CONFIG_KEYS[(kind_of(v.obj), r.path)]
-            for v in report.refused_mariadb
-            for r in v.refusals
-            if (kind_of(v.obj), r.path) in CONFIG_KEYS
-        }
-    )
-    for hint in hints:
-        print(f"Set by {hint}: fixed after the first deploy (docs/layers/database.md, backups.md).")
+    for line in report.advice():
+        print(line)
     return 1 if report.refused or any(v.refusals for v in verdicts) else 0
 
 
@@ -283,18 +255,6 @@ def unchecked_notes(stack: RecordedStack, args: argparse.Namespace, rendered: bo
     return [*notes, ""] if notes else []
 
 
-CONFIG_KEYS = {
-    (
-        "MariaDB",
-        "spec.storage.storageClassName",
-    ): "hpcforge:database.storage.storageClass (or hpcforge:kubernetes.storageClass while it is null)",
-    ("MariaDB", "spec.storage"): "hpcforge:database.storage.size (it may only grow)",
-    ("Backup", "spec.storage"): "hpcforge:backups.s3 or hpcforge:backups.volume (the target and the s3 keys but the credentials)",
-    ("Backup", "spec.maxRetention"): "hpcforge:backups.maxRetention",
-}
-"""The config keys behind the fields mariadb-operator's webhook refuses to change (tests/policies/admission/test_admission_mariadb.py)."""
-
-
 def print_argocd_admission(stack: RecordedStack, report: RenderReport, out: TextIO) -> int:
     """What the packs cannot see in `argocd` delivery: each chart-installing Application's AppProject
     verdict with every rendered object it would sync (Argo CD refuses the whole sync for one object).
@@ -304,8 +264,8 @@ def print_argocd_admission(stack: RecordedStack, report: RenderReport, out: Text
         "\nArgo CD AppProjects, charts delivered by Argo CD (each Application and every rendered object it would sync):", file=out
     )
     for verdict in verdicts:
-        print("\n".join(application_lines(verdict)), file=out)
-    refused = sum(1 for v in verdicts if not v.permitted)
+        print("\n".join(verdict.lines()), file=out)
+    refused = sum(1 for v in verdicts if not v.admitted)
     print(f"Argo CD summary: {refused} of {plural(len(verdicts), 'Application')} refused", file=out)
     return refused
 

@@ -5,7 +5,8 @@
   there (`python -m offline preview --json`, with this interpreter), so changes to the program are seen
   too, not only changes to the stack file; kept under `.offline/diff-base/` (or $HPCFORGE_DIFF_BASE_DIR) by commit
   and stack (not with HPCFORGE_RECORDING_CACHE=off);
-- base from a file: a saved `offline preview --json` recording;
+- base from a file: a saved `offline preview --json` recording, or what the engine last applied: a
+  `pulumi stack export` file (offline/diff/stack_export.py);
 - base from a folder: a saved `offline render --out DIR` (Kubernetes objects only: no Pulumi options, so
   resources are matched by object identity instead of URN).
 """
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from components.paths import PROJECT_ROOT
 from ..program import recording
 from ..program.documents import CHART_API_VERSION, MANIFEST_KIND
 from ..program.engine import RecordedStack
+from .stack_export import StackExport, StackExportError, is_stack_export, read_stack_export
 
 
 class BaseError(Exception):
@@ -59,6 +61,11 @@ class State:
     origin: str
     by_object: bool = False
     """Only Kubernetes objects are known (a render folder): match by object identity, not URN."""
+    kind: str = ""
+    """How the base was made: `git`, `recording`, `render`, `state` (a `pulumi stack export`), or `` for the head."""
+    notes: list[str] = field(default_factory=list)
+    """What the report must say about this base (what it left out, what it could not compare)."""
+    export: StackExport | None = None
 
     @classmethod
     def from_recorded(cls, stack: RecordedStack, origin: str) -> State:
@@ -68,9 +75,18 @@ class State:
     def from_json(cls, path: Path) -> State:
         try:
             data = json.loads(path.read_text())
-            return cls(str(data["stack"]), list(data["resources"]), str(path))
+            return cls(str(data["stack"]), list(data["resources"]), path.name, kind="recording")
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise BaseError(f"--against {path}: not an `offline preview --json` recording ({error})") from None
+
+    @classmethod
+    def from_stack_export(cls, path: Path) -> State:
+        try:
+            export = read_stack_export(path)
+        except StackExportError as error:
+            raise BaseError(f"--against {error}") from None
+        origin = f"deployed state of {export.stack} ({path.name}, written {export.updated})"
+        return cls(export.stack, export.resources, origin, kind="state", notes=list(export.notes), export=export)
 
     @classmethod
     def from_render_dir(cls, path: Path, stack: str) -> State:
@@ -84,7 +100,7 @@ class State:
                 resources.append(_render_resource(document, file.relative_to(path).as_posix()))
         if not resources:
             raise BaseError(f"--against {path}: no rendered objects in this folder (expected `offline render --out` output)")
-        return cls(stack, resources, str(path), by_object=True)
+        return cls(stack, resources, f"render folder {path.name}", by_object=True, kind="render")
 
 
 def _render_resource(document: dict[str, Any], relative: str) -> dict[str, Any]:
@@ -104,7 +120,9 @@ def _render_resource(document: dict[str, Any], relative: str) -> dict[str, Any]:
     else:
         inputs = document
         api = str(document.get("apiVersion", ""))
-        type_ = f"kubernetes:{api if '/' in api else 'core/' + api}:{document['kind']}"
+        # A Node in a render is hpcforge's NodePatch (a program patches nodes, it never creates one).
+        kind = "NodePatch" if document["kind"] == "Node" and api == "v1" else document["kind"]
+        type_ = f"kubernetes:{api if '/' in api else 'core/' + api}:{kind}"
     metadata = document.get("metadata") or {}
     name = f"{metadata.get('namespace')}/{metadata.get('name')}" if metadata.get("namespace") else str(metadata.get("name"))
     return {
@@ -168,7 +186,7 @@ def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: An
             shown = cache.relative_to(project) if cache.is_relative_to(project) else cache
             progress(f"base: {ref} ({commit[:12]}), recorded before ({shown})")
         state = State.from_json(cache)
-        state.origin = f"{ref} ({commit[:12]})"
+        state.origin, state.kind = f"{ref} ({commit[:12]})", "git"
         return state
     with tempfile.TemporaryDirectory(prefix="hpcforge-diff-base-") as tmp:
         tree = Path(tmp) / "tree"
@@ -208,14 +226,20 @@ def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: An
                 raise OSError("HPCFORGE_RECORDING_CACHE=off: nothing is kept")
             cache.parent.mkdir(parents=True, exist_ok=True)
             cache.write_text(text)
-    state.origin = f"{ref} ({commit[:12]})"
+    state.origin, state.kind = f"{ref} ({commit[:12]})", "git"
     return state
 
 
 def load_base(against: str, stack: str, *, project: Path = PROJECT_ROOT, progress: Any = None) -> State:
-    """`--against`: a recording file, a render folder, or else a git ref."""
+    """`--against`: a recording or `pulumi stack export` file, a render folder, or else a git ref."""
     path = Path(against)
     if path.is_file():
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise BaseError(f"--against {path.name}: neither a recording nor a `pulumi stack export` file ({error})") from None
+        if is_stack_export(data):
+            return State.from_stack_export(path)
         return State.from_json(path)
     if path.is_dir():
         recording = path / "resources.json"

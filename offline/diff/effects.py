@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..live.drains import Drain
 from .plan import Change, Plan
 
 SEVERITIES = ("none", "reload", "rolling-drain", "singleton-restart", "outage", "data-loss")
@@ -57,6 +58,8 @@ class Impact:
     """Slurm nodes that drain or restart now (for the live view's running jobs)."""
     reprovisioned_nodes: set[str] = field(default_factory=set)
     """Bare-metal hosts that boot a new image or join script at their next boot (not now)."""
+    drains: list[Drain] = field(default_factory=list)
+    """The NodeSets that roll or scale in: which of their nodes drain, how many at once (offline/live/drains.py)."""
 
     @property
     def worst(self) -> str:

@@ -15,8 +15,8 @@ whose inputs differ is an update, or a replacement when:
 
 Refusals: deleting or replacing a `protect`ed resource (the engine stops: "unable to replace/delete
 protected resource", pulumi/pulumi pkg/resource/deploy/step_generator.go), and a changed field that an
-operator's admission webhook refuses on UPDATE (the reproductions in policies/admission/slinky/verdicts.py
-`update_verdicts` and policies/admission/report.py `mariadb_verdicts`).
+operator's admission webhook refuses on UPDATE (every admission family that judges updates, `Family.updates`:
+policies/admission/family.py).
 
 The provider version: pulumi-kubernetes==4.34.2 (requirements.txt). The force-new table below was read in
 provider/pkg/provider/diff.go of the pulumi/pulumi-kubernetes snapshot at 94977969d (July 2026, after
@@ -32,8 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.admission.report import mariadb_verdicts
-from policies.admission.slinky import update_verdicts as slinky_update_verdicts
+from policies.admission.families import families
 
 from .base import State, object_identity
 
@@ -453,14 +452,11 @@ def _refusals(changes: list[Change], base: State, head: State) -> None:
             change.refusals.append(f"Pulumi: the resource is protected; the engine refuses to {change.op} it (protect: true)")
     old_objects, new_objects = _kube_objects(base.resources), _kube_objects(head.resources)
     updated = {(c.kind, c.namespace, c.object_name): c for c in changes if c.op in ("update", "replace")}
-    for verdict in slinky_update_verdicts(old_objects, new_objects):
-        found = updated.get(_object_key(verdict.obj))
-        if found is not None and not verdict.admitted:
-            found.refusals.append(f"slurm-operator 1.2.1: {verdict.message}")
-    for mverdict in mariadb_verdicts(new_objects, old_objects):
-        found = updated.get(_object_key(mverdict.obj))
-        if found is not None and mverdict.update:
-            found.refusals += [f"mariadb-operator 26.6.0: {refusal}" for refusal in mverdict.refusals]
+    for family in families():
+        for verdict in family.updates(old_objects, new_objects) if family.updates else ():
+            found = updated.get(_object_key(verdict.obj))
+            if found is not None and verdict.admitted is False:
+                found.refusals += [f"{family.upstream}: {reason}" for reason in verdict.reasons]
 
 
 def _object_key(obj: Mapping[str, Any]) -> tuple[str, str, str]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from components.layers.slurm.face import GPU_HOURS_ANNOTATION
 
+from ..live.drains import EVIDENCE_ORDER, Drain, offline_order
 from .effects import REVERT_SAFE, Effect, Impact, effect_for, get_path, hostlist, needs_step, scaled
 from .evidence import (
     EVIDENCE_CONFIGMAP_REPLACE,
@@ -116,6 +117,7 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
             gpus = _gpus(new)
             fields = sorted({f.path.split(".")[1].split("[")[0] for f in change.fields if f.path.startswith(REVISION_FIELDS)})
             impact.drained_nodes.update(nodes)
+            impact.drains.append(Drain(name, "roll", tuple(nodes), len(nodes), at_once, gpus))
             effects.append(
                 effect_for(
                     change, plan, "rolling-drain",
@@ -125,11 +127,16 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                 )
             )  # fmt: skip
     if replicas < before:
-        gone = [f"{name}-{i}" for i in range(replicas, before)]
-        impact.drained_nodes.update(gone)
+        # Which pods go is the operator's choice at the time (offline/live/drains.py): idle first, then the earliest
+        # job end, then the highest ordinal; every pod of the NodeSet is a candidate until the live view orders them.
+        candidates = _nodeset_nodes(old, before)
+        drain = Drain(name, "scale-in", tuple(candidates), before - replicas, before - replicas, _gpus(old))
+        impact.drains.append(drain)
+        impact.drained_nodes.update(candidates)
         effects.append(
-            effect_for(change, plan, "rolling-drain", f"NodeSet {name}: scale-in {before} -> {replicas}; {len(gone)} node(s) drained then deleted (default order: highest ordinals, {hostlist(gone)})",
-                    EVIDENCE_NODESET_SCALE_IN, REVERT_SAFE, nodes=gone, gpus=_gpus(old) * len(gone))
+            effect_for(change, plan, "rolling-drain", f"NodeSet {name}: scale-in {before} -> {replicas}; {drain.take} of its {len(candidates)} node(s) {hostlist(candidates)} drained then deleted, "
+                    f"the operator picking idle nodes first, then the earliest job end (pod-deadline), then the highest ordinal ({hostlist(offline_order(drain))} if none runs a job)",
+                    EVIDENCE_NODESET_SCALE_IN + "; " + EVIDENCE_ORDER, REVERT_SAFE, nodes=candidates, gpus=_gpus(old) * drain.take)
         )  # fmt: skip
     elif replicas > before:
         added = [f"{name}-{i}" for i in range(before, replicas)]

@@ -1,12 +1,14 @@
 """`./hpcforge live-impact`: the running jobs on Slurm nodes that a change drains or restarts.
 
-    ./hpcforge live-impact --nodes 'gpu-a100-[0-3]' --squeue squeue.json --sinfo sinfo.json [--format markdown]
+    ./hpcforge live-impact --nodes 'gpu-a100-[0-3]' --squeue squeue.json --sinfo sinfo.json [--max-unavailable N]
+        [--observed-at WHEN] [--format markdown]
     SLURM_JWT=... ./hpcforge live-impact --nodes gpu1 --slurmrestd http://slurm-restapi:6820 [--user NAME]
 
 The node names come from a change's impact (`offline diff` names the Slurm nodes that drain or restart);
 the JSON from `squeue --json` and `sinfo --json`, or from slurmrestd (token in SLURM_JWT, never on the
-command line). offline/live/impact.py says what the figures mean. Exit 0 with a report, 2 when the
-input cannot be read.
+command line). With `--max-unavailable N` the nodes drain N at a time in the operator's order
+(offline/live/drains.py), with the figures per batch. offline/live/impact.py says what the figures mean.
+Exit 0 with a report, 2 when the input cannot be read (warnings, e.g. a newer data_parser, go to stderr too).
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
-from .impact import LiveDataError, fetch_live, jobs_at_risk, load_live, render_markdown, render_text
+from .drains import Drain
+from .impact import jobs_at_risk, render_markdown, render_text
+from .slurm_json import LiveDataError, expand, fetch_live, load_live
 
 TOKEN_VARIABLE = "SLURM_JWT"
 
@@ -31,9 +36,25 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     live.add_argument("--slurmrestd", metavar="URL", help=f"slurmrestd base URL instead of files (token in ${TOKEN_VARIABLE})")
     live.add_argument("--user", help="X-SLURM-USER-NAME for slurmrestd (a token of SlurmUser for another user)")
     live.add_argument(
-        "--observed-at", type=float, help="when the JSON was taken, Unix seconds (default: the squeue file's mtime)"
+        "--observed-at",
+        type=observed_at,
+        help="when Slurm answered, Unix seconds or ISO 8601 (default: the jobs' own last_update)",
     )
+    live.add_argument("--max-unavailable", type=int, help="the nodes drain this many at a time, in the operator's order")
     live.add_argument("--format", choices=("text", "markdown"), default="text")
+
+
+def observed_at(text: str) -> float:
+    """`--observed-at`: Unix seconds, or an ISO 8601 time (`2026-11-27T08:00:30Z`; UTC when it names no zone)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected Unix seconds or an ISO 8601 time") from None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,9 +74,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     try:
-        impact = jobs_at_risk(live, args.nodes)
+        if args.max_unavailable:
+            if args.max_unavailable < 1:
+                raise LiveDataError("--max-unavailable: at least 1")
+            nodes = tuple(name for expression in args.nodes for name in expand(expression))
+            drain = Drain("the nodes", "roll", nodes, len(nodes), args.max_unavailable)
+            impact = jobs_at_risk(live, drains=[drain])
+        else:
+            impact = jobs_at_risk(live, args.nodes)
     except LiveDataError as error:
         print(f"error: --nodes: {error}", file=sys.stderr)
         return 2
+    for warning in live.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print((render_markdown if args.format == "markdown" else render_text)(impact), end="")
     return 0

@@ -1,101 +1,33 @@
-"""Live impact: the running Slurm jobs on the nodes that a change will drain or restart.
+"""Live impact: the running Slurm jobs on the nodes that a change drains or stops, as Slurm reports them
+(offline/live/slurm_json.py reads the JSON).
 
-The change's plan (``offline diff``) names the Slurm nodes that will drain or restart; this module
-takes what Slurm itself says is running (``squeue --json`` and ``sinfo --json``, or slurmrestd's
-``/slurm/v0.0.45/jobs`` and ``/nodes``) and names the jobs on those nodes, their users and accounts,
-and the GPU-hours at risk.
-
-Input (checked against Slurm 26.05.3, data_parser v0.0.45; the captures and how they were made are in
-tests/fixtures/slurm-json/README.md):
-
-- jobs: ``{"jobs": [...]}`` from ``squeue --json`` or ``GET /slurm/v0.0.45/jobs`` (the same parser,
-  ``DATA_PARSER_OPENAPI_JOB_INFO_RESP``). A job holds nodes while its ``job_state`` has RUNNING,
-  SUSPENDED or COMPLETING; its nodes are the hostlist ``nodes`` (``"cpu[1-2]"``). Numbers that Slurm
-  may leave unset (``time_limit``, ``start_time``) come as ``{"set", "infinite", "number"}``.
-- GPUs of a job: ``gres_detail``, one entry per allocated node, e.g. ``"gpu:h100:2(IDX:0-1)"``; where it
-  is empty, ``gres/gpu=N`` of ``tres_alloc_str`` (present when slurmdbd accounts for gres/gpu).
-- nodes: ``{"sinfo": [...]}`` from ``sinfo --json`` (nodes grouped by state, with ``gres.total``), or
-  ``{"nodes": [...]}`` from ``GET /slurm/v0.0.45/nodes`` or ``scontrol show nodes --json``.
+A change (``offline diff``) drains some Slurm nodes and may stop others without a drain (a NodeSet deleted). A
+drain WAITS for the jobs: the operator deletes a pod only once its Slurm node is drained (slurm-operator v1.2.1
+docs/concepts/nodeset-controller.md:137), so nothing is lost, but the roll takes as long as the jobs run, and a
+job without a time limit holds it forever. A stopped node kills its jobs.
 
 Definitions (what the report prints):
 
-- elapsed = ``observed_at - start_time`` (seconds; ``observed_at`` is when the JSON was taken: the
-  squeue file's modification time, the moment of the slurmrestd request, or the caller's value);
-- GPU-hours at risk = the job's allocated GPUs x elapsed hours: the GPU work already done that is lost
-  when the job is killed or requeued without a checkpoint. A job that spans a drained node and others
-  is at risk as a whole (Slurm does not shrink a running job);
-- GPU-hours still to run = GPUs x (time limit - elapsed), the most that a drain which waits for the job
-  can be held up by (None when the limit is infinite).
+- elapsed = ``observed_at - start_time``, ``observed_at`` being when Slurm answered (slurm_json.py);
+- GPU-hours at risk = the job's GPUs x elapsed hours: the work lost when the job is killed or requeued without a
+  checkpoint (a job on several nodes is at risk as a whole: Slurm does not shrink a running job);
+- GPU-hours still to run = GPUs x (time limit - elapsed): the most a drain that waits for the job waits for, in
+  GPU work; none when the limit is infinite, and then the drain never finishes by itself;
+- batches (offline/live/drains.py): the nodes of a NodeSet roll in the operator's order, maxUnavailable at a
+  time; a batch waits for its longest job. The order and the waits are those of the jobs running now.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import hostlist
 
 from ..program.words import plural
-
-HOLDING_STATES = frozenset({"RUNNING", "SUSPENDED", "COMPLETING"})
-"""Job states in which a job holds its nodes (slurm.h JOB_RUNNING, JOB_SUSPENDED, the COMPLETING flag)."""
-
-DATA_PARSERS = ("data_parser/v0.0.42", "data_parser/v0.0.43", "data_parser/v0.0.44", "data_parser/v0.0.45")
-"""The data_parser versions whose job and node shapes this module reads (Slurm 26.05 ships these four)."""
-
-REST_VERSION = "v0.0.45"
-
-
-class LiveDataError(ValueError):
-    """Slurm's JSON is missing, reports errors, or is not the shape this module reads."""
-
-
-@dataclass(frozen=True)
-class LiveJob:
-    job_id: int
-    name: str
-    user: str
-    account: str
-    partition: str
-    state: tuple[str, ...]
-    nodes: tuple[str, ...]
-    gpus: int
-    start_time: int | None
-    time_limit_min: int | None
-    """None: no limit (infinite) or not set."""
-
-    @property
-    def nodelist(self) -> str:
-        return str(hostlist.collect_hostlist(list(self.nodes))) if self.nodes else ""
-
-    @property
-    def holds_nodes(self) -> bool:
-        return bool(HOLDING_STATES.intersection(self.state))
-
-
-@dataclass(frozen=True)
-class LiveNode:
-    name: str
-    state: tuple[str, ...]
-    gpus: int
-    partitions: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class LiveSlurm:
-    cluster: str
-    release: str
-    source: str
-    observed_at: float
-    jobs: tuple[LiveJob, ...]
-    nodes: Mapping[str, LiveNode]
+from .drains import UNLIMITED_S, Drain, batches
+from .slurm_json import LiveJob, LiveSlurm, expand
 
 
 @dataclass(frozen=True)
@@ -104,6 +36,7 @@ class JobAtRisk:
     nodes_hit: tuple[str, ...]
     elapsed_s: int
     remaining_s: int | None
+    """None: no time limit."""
 
     @property
     def gpu_hours_at_risk(self) -> float:
@@ -115,225 +48,151 @@ class JobAtRisk:
 
 
 @dataclass(frozen=True)
+class Batch:
+    """Nodes that drain at the same time, and the running jobs their drain waits for."""
+
+    number: int
+    nodes: tuple[str, ...]
+    jobs: tuple[JobAtRisk, ...]
+    gpus_out: int
+
+    @property
+    def unlimited(self) -> tuple[JobAtRisk, ...]:
+        return tuple(risk for risk in self.jobs if risk.remaining_s is None)
+
+    @property
+    def wait_s(self) -> int | None:
+        """How long this batch waits for its jobs (by their limits); None: never (a job without a limit)."""
+        if self.unlimited:
+            return None
+        return max((risk.remaining_s or 0 for risk in self.jobs), default=0)
+
+    @property
+    def gpu_hours_to_run(self) -> float:
+        return sum(risk.gpu_hours_to_run or 0 for risk in self.jobs)
+
+
+@dataclass(frozen=True)
+class DrainView:
+    drain: Drain
+    batches: tuple[Batch, ...]
+
+    @property
+    def never_finishes(self) -> tuple[tuple[JobAtRisk, str], ...]:
+        """(job, node) for every job without a time limit on a node this drain takes."""
+        return tuple((risk, node) for batch in self.batches for risk in batch.unlimited for node in risk.nodes_hit)
+
+    @property
+    def wait_s(self) -> int | None:
+        """The batches one after the other, each as long as its longest job: None when one never ends."""
+        waits = [batch.wait_s for batch in self.batches]
+        return None if any(w is None for w in waits) else sum(w or 0 for w in waits)
+
+
+@dataclass(frozen=True)
 class LiveImpact:
     cluster: str
     release: str
     source: str
     observed_at: float
     nodes: tuple[str, ...]
-    """The nodes the change drains or restarts, sorted."""
+    """Every node the change drains or stops, sorted."""
     unknown_nodes: tuple[str, ...]
     """Of those, the ones this Slurm does not know (not registered yet, or another naming)."""
     gpus_out: int
     jobs: tuple[JobAtRisk, ...] = field(default_factory=tuple)
+    drains: tuple[DrainView, ...] = ()
+    stopped: tuple[str, ...] = ()
+    """Nodes stopped without a drain: their jobs are killed."""
+    warnings: tuple[str, ...] = ()
 
     @property
     def users(self) -> tuple[str, ...]:
         return tuple(sorted({risk.job.user for risk in self.jobs}))
 
     @property
+    def killed(self) -> tuple[JobAtRisk, ...]:
+        stopped = set(self.stopped)
+        return tuple(risk for risk in self.jobs if stopped.intersection(risk.job.nodes))
+
+    @property
     def gpu_hours_at_risk(self) -> float:
-        return sum(risk.gpu_hours_at_risk for risk in self.jobs)
+        """Of the jobs on stopped nodes (killed), or of every job when nothing says which nodes drain (`live-impact`)."""
+        return sum(risk.gpu_hours_at_risk for risk in (self.killed if self.drains or self.stopped else self.jobs))
+
+    @property
+    def gpu_hours_to_run(self) -> float:
+        return sum(risk.gpu_hours_to_run or 0 for risk in self.jobs)
 
     @property
     def busy_nodes(self) -> set[str]:
-        """Of the nodes that drain or restart, those with a job at risk (what `offline diff`'s gate refuses)."""
+        """Of the nodes that drain or stop, those running a job."""
         return {node for risk in self.jobs for node in risk.nodes_hit}
 
+    @property
+    def never_finishes(self) -> tuple[tuple[JobAtRisk, str], ...]:
+        found = [pair for view in self.drains for pair in view.never_finishes]
+        if not self.drains:
+            found = [(risk, node) for risk in self.jobs if risk.remaining_s is None for node in risk.nodes_hit]
+        return tuple(found)
+
 
 # --------------------------------------------------------------------------------------------------
-# parsing
+# figures
 
 
-def _number(value: Any) -> int | None:
-    """A Slurm number: plain, or data_parser's ``{"set": bool, "infinite": bool, "number": n}``."""
-    if isinstance(value, bool):
-        raise LiveDataError(f"expected a number, got {value!r}")
-    if isinstance(value, int | float):
-        return int(value)
-    if isinstance(value, Mapping):
-        if value.get("infinite") or not value.get("set", True):
-            return None
-        return _number(value.get("number"))
-    if value is None:
-        return None
-    raise LiveDataError(f"expected a number, got {value!r}")
+def _risk(live: LiveSlurm, job: LiveJob, hit: Iterable[str]) -> JobAtRisk:
+    elapsed = max(0, int(live.observed_at - job.start_time)) if job.start_time else 0
+    remaining = None if job.time_limit_min is None else max(0, job.time_limit_min * 60 - elapsed)
+    return JobAtRisk(job, tuple(sorted(hit)), elapsed, remaining)
 
 
-_GRES_ENTRY = re.compile(r"(?:^|,)(?P<name>[a-z_]+)(?::(?P<type>[^:(,]+))?:(?P<count>\d+)(?:\((?P<extra>[^)]*)\))?", re.I)
+def _running_on(live: LiveSlurm, nodes: set[str]) -> list[JobAtRisk]:
+    risks = [
+        _risk(live, job, nodes.intersection(job.nodes)) for job in live.jobs if job.holds_nodes and nodes.intersection(job.nodes)
+    ]
+    risks.sort(key=lambda risk: (-risk.gpu_hours_at_risk, risk.job.job_id))
+    return risks
 
 
-def gres_gpus(text: str) -> int:
-    """The number of GPUs in a GRES string: ``gpu:h100:2(IDX:0-1)`` -> 2, ``gpu:4,nic:1`` -> 4."""
-    return sum(int(m["count"]) for m in _GRES_ENTRY.finditer(text or "") if m["name"].lower() == "gpu")
+def deadlines(live: LiveSlurm) -> dict[str, float]:
+    """Per node, when its RUNNING jobs end by their limits, the latest: the operator's `pod-deadline`
+    (offline/live/drains.py; an unlimited job counts as start + math.MaxInt64 ns)."""
+    found: dict[str, float] = {}
+    for job in live.jobs:
+        if "RUNNING" not in job.state:
+            continue
+        start = job.start_time or 0
+        end = start + (UNLIMITED_S if job.time_limit_min is None else job.time_limit_min * 60)
+        for node in job.nodes:
+            found[node] = max(found.get(node, 0.0), float(end))
+    return found
 
 
-_TRES_GPU = re.compile(r"(?:^|,)gres/gpu(?P<type>:[^=,]+)?=(?P<count>\d+)")
-
-
-def tres_gpus(text: str) -> int:
-    """GPUs in a TRES string: ``gres/gpu=N`` (the total); typed entries (``gres/gpu:h100=N``) only without it."""
-    entries = [(m["type"], int(m["count"])) for m in _TRES_GPU.finditer(text or "")]
-    untyped = [count for kind, count in entries if kind is None]
-    return untyped[0] if untyped else sum(count for _, count in entries)
-
-
-def _job_gpus(job: Mapping[str, Any]) -> int:
-    detail = job.get("gres_detail") or []
-    if detail:
-        return sum(gres_gpus(entry) for entry in detail)
-    return tres_gpus(job.get("tres_alloc_str") or "")
-
-
-def _expand(nodes: str) -> tuple[str, ...]:
-    try:
-        return tuple(hostlist.expand_hostlist(nodes)) if nodes else ()
-    except hostlist.BadHostlist as error:
-        raise LiveDataError(f"bad hostlist {nodes!r}: {error}") from None
-
-
-def _check_response(data: Any, what: str, key: str) -> Mapping[str, Any]:
-    if not isinstance(data, Mapping) or key not in data:
-        raise LiveDataError(f"{what}: not Slurm JSON with {key!r} (expected the output of data_parser v0.0.42 to v0.0.45)")
-    errors = data.get("errors") or []
-    if errors:
-        first = errors[0] if isinstance(errors[0], Mapping) else {"error": str(errors[0])}
-        raise LiveDataError(f"{what}: Slurm reported an error: {first.get('error', '')} ({first.get('description', '')})")
-    parser = ((data.get("meta") or {}).get("plugin") or {}).get("data_parser")
-    if parser and parser not in DATA_PARSERS:
-        raise LiveDataError(f"{what}: written by {parser}; this reads {', '.join(DATA_PARSERS)}")
-    return data
-
-
-def parse_jobs(data: Any, what: str = "jobs") -> tuple[LiveJob, ...]:
-    data = _check_response(data, what, "jobs")
-    jobs = []
-    for job in data["jobs"]:
-        state = job.get("job_state") or []
-        jobs.append(
-            LiveJob(
-                job_id=int(job["job_id"]),
-                name=str(job.get("name", "")),
-                user=str(job.get("user_name") or job.get("user_id", "")),
-                account=str(job.get("account", "")),
-                partition=str(job.get("partition", "")),
-                state=tuple(state if isinstance(state, list) else [state]),
-                nodes=_expand(str(job.get("nodes") or "")),
-                gpus=_job_gpus(job),
-                start_time=_number(job.get("start_time")),
-                time_limit_min=_number(job.get("time_limit")),
+def drain_view(live: LiveSlurm, drain: Drain) -> DrainView:
+    ends = deadlines(live)
+    views = []
+    for number, nodes in enumerate(batches(drain, ends), start=1):
+        wanted = set(nodes)
+        views.append(
+            Batch(
+                number, tuple(nodes), tuple(_running_on(live, wanted)), sum(live.nodes[n].gpus for n in nodes if n in live.nodes)
             )
         )
-    return tuple(jobs)
+    return DrainView(drain, tuple(views))
 
 
-def parse_nodes(data: Any, what: str = "nodes") -> dict[str, LiveNode]:
-    """Nodes from ``sinfo --json`` (``{"sinfo": [...]}``) or slurmrestd/scontrol (``{"nodes": [...]}``)."""
-    if isinstance(data, Mapping) and "sinfo" in data:
-        data = _check_response(data, what, "sinfo")
-        nodes: dict[str, LiveNode] = {}
-        for group in data["sinfo"]:
-            state = tuple((group.get("node") or {}).get("state") or ())
-            gpus = gres_gpus((group.get("gres") or {}).get("total", ""))
-            partition = ((group.get("partition") or {}).get("name")) or ""
-            for name in (group.get("nodes") or {}).get("nodes") or ():
-                known = nodes.get(name)
-                partitions = (*known.partitions, partition) if known else (partition,)
-                nodes[name] = LiveNode(name, state, gpus, tuple(p for p in partitions if p))
-        return nodes
-    data = _check_response(data, what, "nodes")
-    return {
-        str(node["name"]): LiveNode(
-            str(node["name"]),
-            tuple(node.get("state") or ()),
-            gres_gpus(str(node.get("gres") or "")),
-            tuple(node.get("partitions") or ()),
-        )
-        for node in data["nodes"]
-    }
+def jobs_at_risk(
+    live: LiveSlurm, nodes: Iterable[str] = (), *, drains: Iterable[Drain] = (), stopped: Iterable[str] = ()
+) -> LiveImpact:
+    """The jobs holding any node the change drains or stops.
 
-
-def _meta(data: Mapping[str, Any]) -> tuple[str, str]:
-    slurm = (data.get("meta") or {}).get("slurm") or {}
-    return str(slurm.get("cluster", "")), str(slurm.get("release", ""))
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except OSError as error:
-        raise LiveDataError(f"{path}: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise LiveDataError(f"{path}: not JSON ({error})") from None
-
-
-def load_live(squeue_json: Path, sinfo_json: Path, *, observed_at: float | None = None) -> LiveSlurm:
-    """Slurm's jobs and nodes from ``squeue --json`` and ``sinfo --json`` files.
-
-    ``observed_at`` (Unix seconds) defaults to the squeue file's modification time: when it was captured.
-    """
-    jobs_data = _read_json(squeue_json)
-    jobs = parse_jobs(jobs_data, str(squeue_json))
-    nodes = parse_nodes(_read_json(sinfo_json), str(sinfo_json))
-    cluster, release = _meta(jobs_data)
-    when = squeue_json.stat().st_mtime if observed_at is None else observed_at
-    return LiveSlurm(cluster, release, f"{squeue_json} + {sinfo_json}", when, jobs, nodes)
-
-
-def fetch_live(
-    url: str, token: str, *, user: str | None = None, timeout: float = 30, observed_at: float | None = None
-) -> LiveSlurm:
-    """Slurm's jobs and nodes from slurmrestd (``GET {url}/slurm/v0.0.45/jobs`` and ``/nodes``) with a JWT.
-
-    The token goes in ``X-SLURM-USER-TOKEN`` (and ``user`` in ``X-SLURM-USER-NAME``, needed with a
-    token that slurmctld's jwt_key signed for another user), as slurmrestd's rest_auth/jwt reads them.
-    """
-    headers = {"X-SLURM-USER-TOKEN": token, "Accept": "application/json"}
-    if user:
-        headers["X-SLURM-USER-NAME"] = user
-    base = url.rstrip("/")
-    when = time.time() if observed_at is None else observed_at
-
-    def get(endpoint: str) -> Any:
-        target = f"{base}/slurm/{REST_VERSION}/{endpoint}"
-        request = urllib.request.Request(target, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            body = error.read()
-            try:
-                return _check_response(json.loads(body), target, endpoint)
-            except (LiveDataError, json.JSONDecodeError) as inner:
-                raise LiveDataError(f"{target}: HTTP {error.code}: {inner}") from None
-        except (urllib.error.URLError, OSError) as error:
-            raise LiveDataError(f"{target}: {getattr(error, 'reason', error)}") from None
-        except json.JSONDecodeError as error:
-            raise LiveDataError(f"{target}: not JSON ({error})") from None
-
-    jobs_data = get("jobs")
-    jobs = parse_jobs(jobs_data, f"{base}/slurm/{REST_VERSION}/jobs")
-    nodes = parse_nodes(get("nodes"), f"{base}/slurm/{REST_VERSION}/nodes")
-    cluster, release = _meta(jobs_data)
-    return LiveSlurm(cluster, release, base, when, jobs, nodes)
-
-
-# --------------------------------------------------------------------------------------------------
-# impact
-
-
-def jobs_at_risk(live: LiveSlurm, nodes: Iterable[str]) -> LiveImpact:
-    """The jobs holding any of ``nodes`` (Slurm node names, or hostlists such as ``gpu[1-4]``)."""
-    wanted = {name for expression in nodes for name in _expand(expression)}
-    risks = []
-    for job in live.jobs:
-        hit = wanted.intersection(job.nodes)
-        if not job.holds_nodes or not hit:
-            continue
-        elapsed = max(0, int(live.observed_at - job.start_time)) if job.start_time else 0
-        remaining = None if job.time_limit_min is None else max(0, job.time_limit_min * 60 - elapsed)
-        risks.append(JobAtRisk(job, tuple(sorted(hit)), elapsed, remaining))
-    risks.sort(key=lambda risk: (-risk.gpu_hours_at_risk, risk.job.job_id))
+    `nodes`: Slurm node names or hostlists (``gpu[1-4]``) with no drain order known; `drains`: the NodeSets' drains
+    (ordered and batched the operator's way); `stopped`: nodes stopped without a drain."""
+    views = tuple(drain_view(live, drain) for drain in drains)
+    wanted = {name for expression in nodes for name in expand(expression)}
+    wanted |= {node for view in views for batch in view.batches for node in batch.nodes}
+    wanted |= set(stopped)
     return LiveImpact(
         cluster=live.cluster,
         release=live.release,
@@ -342,7 +201,10 @@ def jobs_at_risk(live: LiveSlurm, nodes: Iterable[str]) -> LiveImpact:
         nodes=tuple(sorted(wanted)),
         unknown_nodes=tuple(sorted(wanted - set(live.nodes))),
         gpus_out=sum(live.nodes[name].gpus for name in wanted if name in live.nodes),
-        jobs=tuple(risks),
+        jobs=tuple(_running_on(live, wanted)),
+        drains=views,
+        stopped=tuple(sorted(set(stopped))),
+        warnings=live.warnings,
     )
 
 
@@ -364,16 +226,65 @@ def duration(seconds: int | None) -> str:
     return f"{minutes}:{secs:02d}"
 
 
-def _headline(impact: LiveImpact) -> str:
-    nodes = str(hostlist.collect_hostlist(list(impact.nodes))) if impact.nodes else "no nodes"
-    return (
+def _hosts(nodes: Iterable[str]) -> str:
+    names = list(nodes)
+    return str(hostlist.collect_hostlist(names)) if names else "no nodes"
+
+
+def headline(impact: LiveImpact) -> str:
+    verb = "drain or stop" if impact.stopped else "drain or restart"
+    line = (
         f"{plural(len(impact.jobs), 'running job')} of {plural(len(impact.users), 'user')} on "
-        f"{plural(len(impact.nodes), 'node')} that drain or restart ({nodes}); "
-        f"{impact.gpu_hours_at_risk:.2f} GPU-hours at risk, {plural(impact.gpus_out, 'GPU')} out"
+        f"{plural(len(impact.nodes), 'node')} that {verb} ({_hosts(impact.nodes)}); "
+        f"{impact.gpu_hours_at_risk:.2f} GPU-hours at risk, {impact.gpu_hours_to_run:.2f} GPU-hours still to run, "
+        f"{plural(impact.gpus_out, 'GPU')} out"
     )
+    if impact.never_finishes:
+        line += f"; {plural(len({r.job.job_id for r, _ in impact.never_finishes}), 'job')} without a time limit"
+    return line
 
 
-_COLUMNS = ("job", "user", "account", "partition", "nodes", "GPUs", "elapsed", "time limit", "GPU-h at risk")
+def notes(impact: LiveImpact) -> list[str]:
+    """One line each: the drains batch by batch, the jobs that hold a drain forever, the killed jobs, warnings."""
+    lines = [f"warning: {w}" for w in impact.warnings]
+    for view in impact.drains:
+        drain = view.drain
+        how = (
+            f"scale-in: {drain.take} of {plural(len(drain.nodes), 'node')}"
+            if drain.kind == "scale-in"
+            else f"roll of {plural(len(drain.nodes), 'node')}, {drain.batch} at a time"
+        )
+        total = view.wait_s
+        lines.append(
+            f"{drain.nodeset} ({how}, in the operator's order: idle nodes first, then the earliest job end, then the highest "
+            f"ordinal): {'never finishes' if total is None else f'waits up to {duration(total)} for the jobs running now'}"
+        )
+        for batch in view.batches:
+            wait = batch.wait_s
+            waits = (
+                "drains at once (idle)"
+                if not batch.jobs
+                else ("never drains" if wait is None else f"waits up to {duration(wait)}")
+            )
+            lines.append(
+                f"  batch {batch.number}: {_hosts(batch.nodes)}: {waits}; {plural(len(batch.jobs), 'job')}, "
+                f"{batch.gpu_hours_to_run:.2f} GPU-hours still to run, {plural(batch.gpus_out, 'GPU')} out"
+            )
+    seen: set[tuple[int, str]] = set()
+    for risk, node in impact.never_finishes:
+        if (risk.job.job_id, node) not in seen:
+            seen.add((risk.job.job_id, node))
+            lines.append(f"job {risk.job.job_id} ({risk.job.user}) has no time limit: a drain of {node} never finishes")
+    if impact.stopped:
+        killed = impact.killed
+        lines.append(
+            f"stopped without a drain: {_hosts(impact.stopped)}: {plural(len(killed), 'job')} killed, "
+            f"{sum(r.gpu_hours_at_risk for r in killed):.2f} GPU-hours lost"
+        )
+    return lines
+
+
+_COLUMNS = ("job", "user", "account", "partition", "nodes", "GPUs", "elapsed", "time limit", "GPU-h at risk", "GPU-h to run")
 
 
 def _rows(impact: LiveImpact) -> list[tuple[str, ...]]:
@@ -388,12 +299,13 @@ def _rows(impact: LiveImpact) -> list[tuple[str, ...]]:
             duration(risk.elapsed_s),
             duration(None if risk.job.time_limit_min is None else risk.job.time_limit_min * 60),
             f"{risk.gpu_hours_at_risk:.2f}",
+            "never ends" if risk.gpu_hours_to_run is None else f"{risk.gpu_hours_to_run:.2f}",
         )
         for risk in impact.jobs
     ]
 
 
-def _source_line(impact: LiveImpact) -> str:
+def source_line(impact: LiveImpact) -> str:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(impact.observed_at))
     release = f"Slurm {impact.release}" if impact.release else "Slurm"
     cluster = f" cluster {impact.cluster}" if impact.cluster else ""
@@ -401,9 +313,10 @@ def _source_line(impact: LiveImpact) -> str:
 
 
 def render_text(impact: LiveImpact) -> str:
-    lines = [f"Live impact: {_headline(impact)}", f"  from {_source_line(impact)}"]
+    lines = [f"Live impact: {headline(impact)}", f"  from {source_line(impact)}"]
+    lines += [f"  {line}" for line in notes(impact)]
     if impact.unknown_nodes:
-        lines.append(f"  not known to Slurm: {hostlist.collect_hostlist(list(impact.unknown_nodes))}")
+        lines.append(f"  not known to Slurm: {_hosts(impact.unknown_nodes)}")
     rows = _rows(impact)
     if rows:
         widths = [max(len(column), *(len(row[i]) for row in rows)) for i, column in enumerate(_COLUMNS)]
@@ -413,9 +326,12 @@ def render_text(impact: LiveImpact) -> str:
 
 
 def render_markdown(impact: LiveImpact) -> str:
-    lines = [f"**Live impact:** {_headline(impact)}", "", f"_From {_source_line(impact)}._"]
+    lines = [f"**Live impact:** {headline(impact)}", "", f"_From {source_line(impact)}._"]
+    extra = notes(impact)
+    if extra:
+        lines += ["", *(f"- {line.strip()}" if not line.startswith("  ") else f"  - {line.strip()}" for line in extra)]
     if impact.unknown_nodes:
-        lines += ["", f"Not known to Slurm: `{hostlist.collect_hostlist(list(impact.unknown_nodes))}`"]
+        lines += ["", f"Not known to Slurm: `{_hosts(impact.unknown_nodes)}`"]
     rows = _rows(impact)
     if rows:
         lines += ["", "| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]

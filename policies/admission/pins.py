@@ -1,12 +1,12 @@
 """The upstream release each reproduction was written against, tied to the pin in components/versions.py.
 
-Every reproduction of this package (a module, or a package with one module per kind or family of checks) declares
-`REPRODUCES = Pin(...)` (a package in its `__init__`, itself or re-exported): the software, the version its code was
-read at (a literal, changed only by whoever checks the reproduction against a new release), the upstream source it
-was read from, and where components/versions.py pins that software (`Charts.KUEUE`, `Images.KUEUE`,
-`KUBERNETES_VERSION`, ...). `moved` compares the two: when a pin in versions.py moves and the module's declared
-version does not, the reproduction no longer describes what is deployed, and tests/policies/admission/test_admission_pins.py fails
-naming the module.
+Every family (families.py) names the reproductions it is built on (`Family.reproduces`: a package, with one module per
+kind or family of checks), and each of them declares `REPRODUCES = Pin(...)` (family.py; in its `__init__`, itself or
+re-exported): the software, the version its code was read at (a literal, changed only by whoever checks the reproduction
+against a new release), the upstream source it was read from, and where components/versions.py pins that software
+(`Charts.KUEUE`, `Images.KUEUE`, `KUBERNETES_VERSION`, ...). `moved` compares the two: when a pin in versions.py moves
+and the module's declared version does not, the reproduction no longer describes what is deployed, and
+tests/policies/admission/test_admission_pins.py fails naming the module.
 
 The policies read nothing outside the standard library (the packs run with the repository only on sys.path for
 `policies`), so the versions module is passed in rather than imported here.
@@ -15,27 +15,16 @@ The policies read nothing outside the standard library (the packs run with the r
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-REPRODUCTIONS = ("argocd", "certmanager", "kueue", "mariadb", "metallb", "pss", "slinky")
-"""The modules and packages of this package that reproduce an upstream's admission, each declaring `REPRODUCES`."""
+from .families import families
+from .family import Pin
 
 
-@dataclass(frozen=True)
-class Pin:
-    software: str
-    version: str
-    """The version the reproduction was written against, as upstream tags it (a leading `v` is ignored)."""
-    pinned: tuple[str, ...]
-    """Where components/versions.py pins it: `Charts.X` (a ChartPin's version), `Images.X` (an ImagePin's tag) or a
-    module constant holding the version."""
-    source: str
-    """What was read: the upstream repository and tag."""
-
-    def __str__(self) -> str:
-        return f"{self.software} {self.version}"
+def reproductions() -> tuple[str, ...]:
+    """The modules every family is built on (`Family.reproduces`), each once, in the families' order."""
+    return tuple(dict.fromkeys(module for family in families() for module in family.reproduces))
 
 
 def _bare(version: str) -> str:
@@ -69,14 +58,11 @@ def moved(module: str, pin: Pin, versions: ModuleType | Any) -> list[str]:
     return found
 
 
-def reproduction(name: str) -> ModuleType:
-    return importlib.import_module(f"{__package__}.{name}")
+def reproduction(module: str) -> ModuleType:
+    """A reproduction by its module name (`policies.admission.kueue`) or its name in this package (`kueue`)."""
+    return importlib.import_module(module if "." in module else f"{__package__}.{module}")
 
 
 def out_of_step(versions: ModuleType | Any) -> list[str]:
-    """Every reproduction of this package whose pin moved in `versions` without it (`moved`)."""
-    return [
-        message
-        for name in REPRODUCTIONS
-        for message in moved(reproduction(name).__name__, reproduction(name).REPRODUCES, versions)
-    ]
+    """Every reproduction of every family whose pin moved in `versions` without it (`moved`)."""
+    return [message for module in reproductions() for message in moved(module, reproduction(module).REPRODUCES, versions)]

@@ -416,38 +416,3 @@ def api_server_calls(objects: Iterable[Mapping[str, Any]]) -> list[ApiServerCall
             if parsed:
                 calls.append(ApiServerCall(obj, where, *parsed, consequence=effect))
     return calls
-
-
-@dataclass(frozen=True)
-class CallVerdict:
-    call: ApiServerCall
-    reachable: bool | None
-    """None: the backends are not among the objects (cannot be judged)."""
-    reasons: tuple[str, ...]
-
-
-def judge_api_server_calls(objects: Sequence[Mapping[str, Any]], source: Host = API_SERVER) -> list[CallVerdict]:
-    """For every Service the API server calls: does every backend pod accept the API server on the
-    resolved target port?"""
-    cluster = Cluster.of(objects)
-    verdicts: list[CallVerdict] = []
-    for call in api_server_calls(objects):
-        backends, why = service_backends(cluster, call.namespace, call.service, call.port)
-        if not backends:
-            verdicts.append(CallVerdict(call, None, (why,)))
-            continue
-        reasons: list[str] = []
-        ok = True
-        for backend in backends:
-            if backend.port is None:
-                ok = False
-                reasons.append(f"{backend.pod}: the Service's targetPort names no container port of the pod")
-                continue
-            if backend.host_network:
-                reasons.append(f"{backend.pod} port {backend.port}: host network, not isolated by NetworkPolicies")
-                continue
-            verdict = ingress_allowed(cluster, source, backend.pod, backend.port)
-            ok = ok and verdict.allowed
-            reasons.append(f"{backend.pod} port {backend.port}: {verdict.reason}")
-        verdicts.append(CallVerdict(call, ok, tuple(reasons)))
-    return verdicts

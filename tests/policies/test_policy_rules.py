@@ -740,9 +740,11 @@ def test_every_rule_has_a_unit_test() -> None:
         assert rule.name in tested, f"no unit test named test_{rule.name.replace('-', '_')}"
 
 
-# --- admission (policies/admission/rules.py; the checks themselves: tests/test_admission_*.py) ---
+# --- admission (policies/admission/rules.py, one rule per family; the checks: tests/policies/admission/) ---
 
 from policies.admission import rules as admission_rules  # noqa: E402
+
+ADMISSION = {rule.name: rule for rule in admission_rules.RULES}
 
 UNKNOWN_SPEC: Any = UNKNOWN_STRING
 """A whole spec not known during a preview."""
@@ -762,7 +764,7 @@ def _deployment(security: dict[str, Any] | None) -> ResourceView:
 
 
 def test_pod_security_admission() -> None:
-    rule = admission_rules.POD_SECURITY_ADMISSION
+    rule = ADMISSION["pod-security-admission"]
     namespace = k8s("Namespace", "ops", labels=RESTRICTED_NS)
     bare = _deployment(None)
     [violation] = rule(stack(namespace, bare))
@@ -786,7 +788,7 @@ def test_pod_security_admission() -> None:
 def test_pod_security_admission_names_a_kubernetes_version_it_does_not_reproduce() -> None:
     """hpcforge:kubernetes.version sets the enforce-version labels: above 1.33 (what policies/admission/pss/
     reproduces) the rule reports the gap once, for the stack, naming the config key; at 1.33 it does not."""
-    rule = admission_rules.POD_SECURITY_ADMISSION
+    rule = ADMISSION["pod-security-admission"]
     restricted = {
         "allowPrivilegeEscalation": False,
         "runAsNonRoot": True,
@@ -808,7 +810,7 @@ def test_pod_security_admission_names_a_kubernetes_version_it_does_not_reproduce
 
 
 def test_argocd_appproject_admission() -> None:
-    rule = admission_rules.ARGOCD_APPPROJECT_ADMISSION
+    rule = ADMISSION["argocd-appproject-admission"]
     project = k8s(
         "AppProject",
         "p",
@@ -833,7 +835,7 @@ def test_argocd_appproject_admission() -> None:
 
 
 def test_apiserver_reachability() -> None:
-    rule = admission_rules.APISERVER_REACHABILITY
+    rule = ADMISSION["apiserver-reachability"]
     deny = k8s(
         "NetworkPolicy",
         "default-deny",
@@ -868,7 +870,7 @@ def test_apiserver_reachability() -> None:
 
 
 def test_operator_webhook_admission() -> None:
-    rule = admission_rules.OPERATOR_WEBHOOK_ADMISSION
+    rule = ADMISSION["operator-webhook-admission"]
     issuer = {"name": "ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}
     good = {"secretName": "tls", "dnsNames": ["a.example"], "duration": "2160h", "renewBefore": "360h", "issuerRef": issuer}
     certificate = k8s("Certificate", "tls", "apps", api="cert-manager.io/v1", spec=good)
@@ -901,7 +903,7 @@ def test_operator_webhook_admission() -> None:
 
 
 def test_slinky_webhook_admission() -> None:
-    rule = admission_rules.SLINKY_WEBHOOK_ADMISSION
+    rule = ADMISSION["slinky-webhook-admission"]
     api = "slinky.slurm.net/v1beta1"
 
     def nodeset(name: str, max_unavailable: Any, namespace: str = "slurm") -> ResourceView:
@@ -927,7 +929,7 @@ def test_slinky_webhook_admission() -> None:
 
 
 def test_kueue_admission() -> None:
-    rule = admission_rules.KUEUE_ADMISSION
+    rule = ADMISSION["kueue-admission"]
     quotas = [{"name": "cpu", "nominalQuota": "8", "borrowingLimit": "4"}]
     group = {"coveredResources": ["cpu"], "flavors": [{"name": "cpu", "resources": quotas}]}
     outside = k8s("ClusterQueue", "q", api="kueue.x-k8s.io/v1beta2", spec={"resourceGroups": [group]})
@@ -951,7 +953,7 @@ def test_kueue_admission() -> None:
 
 
 def test_mariadb_operator_admission() -> None:
-    rule = admission_rules.MARIADB_OPERATOR_ADMISSION
+    rule = ADMISSION["mariadb-operator-admission"]
     spec = {"mariaDbRef": {"name": "mariadb"}, "schedule": {"cron": "15 2 * * *"}, "storage": {"s3": {"bucket": "b"}}}
     backup = k8s("Backup", "b", "database", api="k8s.mariadb.com/v1alpha1", spec=spec)
     assert rule(stack(backup)) == []
@@ -1037,6 +1039,7 @@ def test_rules_are_stdlib_and_pyyaml_only() -> None:
         "importlib",
         "ipaddress",
         "math",
+        "pkgutil",
         "re",
         "types",
         "typing",

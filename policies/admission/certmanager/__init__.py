@@ -33,7 +33,7 @@ ClusterIssuer) and objects.py (the webhook over hpcforge's objects).
 
 from __future__ import annotations
 
-from ..pins import Pin
+from ..family import Pin
 from .certificate import (
     CERTIFICATE_RULES,
     validate_additional_output_formats,

@@ -56,7 +56,6 @@ Workload built from a job) and verdicts.py (over a whole set of objects, on crea
 
 from __future__ import annotations
 
-from ..pins import Pin
 from .clusterqueue import (
     VCLUSTERQUEUE,
     VCOHORT,
@@ -66,6 +65,7 @@ from .clusterqueue import (
     resource_groups_cel_refusals,
     resource_groups_refusals,
 )
+from .family import FAMILY, KUEUE_ADMISSION, KueueAdmissionConfig, judge_kueue
 from .fields import (
     ADMISSION_GATED_BY_ANNOTATION,
     CRD_RULE,
@@ -85,6 +85,7 @@ from .fields import (
     PREBUILT_WORKLOAD_LABEL,
     PRIORITY_CLASS_LABEL,
     QUEUE_LABEL,
+    REPRODUCES,
     SYNC_COMPLETIONS_ANNOTATION,
     Refusal,
     answer,
@@ -113,9 +114,6 @@ from .resourceflavor import VRESOURCEFLAVOR, resource_flavor_refusals, resource_
 from .verdicts import CORE_CHECKS, Verdict, default_queue_namespaces, kueue_verdicts, update_refusals
 from .workload import VWORKLOAD, podset_refusals
 
-REPRODUCES = Pin("kueue", "0.19.2", ("Charts.KUEUE", "Images.KUEUE"), "kubernetes-sigs/kueue v0.19.2")
-"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""
-
 __all__ = [
     "ADMISSION_GATED_BY_ANNOTATION",
     "CORE_CHECKS",
@@ -123,8 +121,10 @@ __all__ = [
     "DEFAULT_LOCAL_QUEUE",
     "ELASTIC_JOB_ANNOTATION",
     "ELASTIC_KINDS",
+    "FAMILY",
     "IMMUTABLE",
     "JOB_KINDS",
+    "KUEUE_ADMISSION",
     "KUEUE_GROUP",
     "KUEUE_NAMESPACE",
     "MANAGED_LABEL",
@@ -142,6 +142,7 @@ __all__ = [
     "VCOHORT",
     "VRESOURCEFLAVOR",
     "VWORKLOAD",
+    "KueueAdmissionConfig",
     "Refusal",
     "Verdict",
     "answer",
@@ -158,6 +159,7 @@ __all__ = [
     "job_refusals",
     "job_update_refusals",
     "job_webhook_sees",
+    "judge_kueue",
     "kueue_verdicts",
     "label_value_errors",
     "local_queue_update_refusals",

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...rules.access import get, items, mapping, text
 from ...rules.apimachinery import compare, is_dns1123_subdomain, quantity
+from ..family import Pin
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_NAMESPACE = "kueue-system"
@@ -216,3 +217,6 @@ NEGATIVE = "must be greater than or equal to 0"
 
 IMMUTABLE = "field is immutable"
 """apimachineryvalidation.FieldImmutableErrorMsg, and the LocalQueue CRD rule's message."""
+
+REPRODUCES = Pin("kueue", "0.19.2", ("Charts.KUEUE", "Images.KUEUE"), "kubernetes-sigs/kueue v0.19.2")
+"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""

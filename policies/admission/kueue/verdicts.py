@@ -10,6 +10,7 @@ from typing import Any
 
 from ...rules.access import text
 from ...rules.podtemplates import display, group_of, kind_of, name_of, namespace_of, pod_templates
+from ..family import mark
 from .clusterqueue import cluster_queue_refusals, cluster_queue_update_refusals, cohort_refusals
 from .fields import DEFAULT_LOCAL_QUEUE, KUEUE_GROUP, QUEUE_LABEL, Refusal
 from .jobs import (
@@ -41,6 +42,13 @@ class Verdict:
     @property
     def admitted(self) -> bool:
         return not self.refusals
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return tuple(str(r) for r in self.refusals)
+
+    def lines(self) -> list[str]:
+        return [f"  {mark(self.admitted)} {self.message}"]
 
     @property
     def message(self) -> str:

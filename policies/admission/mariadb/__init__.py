@@ -47,9 +47,9 @@ from __future__ import annotations
 
 from ...rules.apimachinery import quantity
 from ...rules.gotime import GoError
-from ..pins import Pin
 from .create import CREATE_RULES, decode_errors, is_ours, unmodelled, validate_create
 from .cron import cron_parse, cron_range, go_atoi
+from .family import CONFIG_KEYS, FAMILY, MARIADB_OPERATOR_ADMISSION, MariadbAdmissionConfig, config_keys, judge_mariadb
 from .immutable import (
     IMMUTABLE,
     MAX_RETENTION,
@@ -59,32 +59,31 @@ from .immutable import (
     validate_update,
     validate_update_storage,
 )
-from .kinds import GROUP, KINDS, UNMODELLED_SPEC_KEYS, WEBHOOKS, Refusal, go_zero, json_copy, less, pruned, spec_of
+from .kinds import GROUP, KINDS, REPRODUCES, UNMODELLED_SPEC_KEYS, WEBHOOKS, Refusal, go_zero, json_copy, less, pruned, spec_of
 from .resources import COMPRESSIONS, validate_backup, validate_cleanup_policy, validate_password, validate_require
 from .server import storage_size, validate_ha, validate_root_password, validate_storage, validate_tls
 from .stored import crd_schema, reapplied, reconciled, schema_defaulted, update_refusals
-
-REPRODUCES = Pin(
-    "mariadb-operator",
-    "26.6.0",
-    ("Charts.MARIADB_OPERATOR", "Charts.MARIADB_OPERATOR_CRDS"),
-    "mariadb-operator/mariadb-operator v26.6.0",
-)
-"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""
+from .verdicts import MariadbVerdict, mariadb_verdicts, object_key, update_verdicts
 
 __all__ = [
     "COMPRESSIONS",
+    "CONFIG_KEYS",
     "CREATE_RULES",
+    "FAMILY",
     "GROUP",
     "IMMUTABLE",
     "KINDS",
+    "MARIADB_OPERATOR_ADMISSION",
     "MAX_RETENTION",
     "REPRODUCES",
     "UNMODELLED_SPEC_KEYS",
     "WEBHOOKS",
     "GoError",
+    "MariadbAdmissionConfig",
+    "MariadbVerdict",
     "Refusal",
     "Tagged",
+    "config_keys",
     "crd_schema",
     "cron_parse",
     "cron_range",
@@ -95,7 +94,10 @@ __all__ = [
     "is_nil_or_zero",
     "is_ours",
     "json_copy",
+    "judge_mariadb",
     "less",
+    "mariadb_verdicts",
+    "object_key",
     "pruned",
     "quantity",
     "reapplied",
@@ -105,6 +107,7 @@ __all__ = [
     "storage_size",
     "unmodelled",
     "update_refusals",
+    "update_verdicts",
     "validate_backup",
     "validate_cleanup_policy",
     "validate_create",

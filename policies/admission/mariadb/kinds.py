@@ -10,6 +10,7 @@ from typing import Any
 
 from ...rules.access import mapping
 from ...rules.apimachinery import compare
+from ..family import Pin
 
 GROUP = "k8s.mariadb.com"
 KINDS = ("MariaDB", "Database", "User", "Grant", "Backup")
@@ -90,3 +91,12 @@ def less(a: tuple[int, int], b: tuple[int, int]) -> bool:
 
 def spec_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return mapping(obj.get("spec"))
+
+
+REPRODUCES = Pin(
+    "mariadb-operator",
+    "26.6.0",
+    ("Charts.MARIADB_OPERATOR", "Charts.MARIADB_OPERATOR_CRDS"),
+    "mariadb-operator/mariadb-operator v26.6.0",
+)
+"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""

@@ -33,7 +33,7 @@ peers.py (BGP peers, native and FRR), parser.py (the configuration parser over a
 
 from __future__ import annotations
 
-from ..pins import Pin
+from ..family import Pin
 from .addresses import (
     BGP_TYPES,
     GROUP,

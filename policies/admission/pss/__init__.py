@@ -57,6 +57,7 @@ from .baseline import (
     check_windowsHostProcess,
     valid_seccomp,
 )
+from .family import FAMILY, POD_SECURITY_ADMISSION, PodSecurityAdmissionConfig, judge_pod_security
 from .levels import BASELINE, OVERRIDES, RESTRICTED, Check, Failure, checks_for, evaluate_pod, forbidden_message
 from .namespaces import NamespacePolicy
 from .restricted import (
@@ -69,6 +70,7 @@ from .restricted import (
     check_runAsUser,
     check_seccompProfile_restricted,
 )
+from .verdicts import PodSecurityGap, PodVerdict, pod_security_gaps, pod_security_verdicts
 from .versions import (
     CHANGED_AFTER,
     KUBERNETES_VERSION,
@@ -103,10 +105,12 @@ __all__ = [
     "BASELINE",
     "CAPABILITIES_ALLOWED_1_0",
     "CHANGED_AFTER",
+    "FAMILY",
     "KUBERNETES_VERSION",
     "LABEL_PREFIX",
     "LEVELS",
     "OVERRIDES",
+    "POD_SECURITY_ADMISSION",
     "READ_UP_TO",
     "REPRODUCES",
     "RESTRICTED",
@@ -122,6 +126,9 @@ __all__ = [
     "Failure",
     "Meta",
     "NamespacePolicy",
+    "PodSecurityAdmissionConfig",
+    "PodSecurityGap",
+    "PodVerdict",
     "Spec",
     "Version",
     "check_allowPrivilegeEscalation",
@@ -147,9 +154,12 @@ __all__ = [
     "forbidden_message",
     "is_windows",
     "join_quote",
+    "judge_pod_security",
     "minor_version",
     "pluralize",
     "pod_security_context",
+    "pod_security_gaps",
+    "pod_security_verdicts",
     "relaxed_for_user_namespaces",
     "security_context",
     "unreproduced",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..pins import Pin
+from ..family import Pin
 
 REPRODUCES = Pin("kubernetes", "1.33", ("KUBERNETES_VERSION",), "kubernetes/pod-security-admission v0.33.9")
 """The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""

@@ -37,12 +37,13 @@ One module per job: scope.py (the webhook's kinds and where it runs), values.py 
 
 from __future__ import annotations
 
-from ..pins import Pin
 from .crd import crd_rule_errors
+from .family import FAMILY, SLINKY_WEBHOOK_ADMISSION, SlinkyAdmissionConfig, judge_slinky, scope_of
 from .scope import (
     CHART,
     CHART_WEBHOOK_DEFAULTS,
     CREATE,
+    REPRODUCES,
     SLINKY_GROUP,
     SLINKY_VERSION,
     UPDATE,
@@ -92,19 +93,12 @@ from .webhook import (
     validate_update_errors,
 )
 
-REPRODUCES = Pin(
-    "slurm-operator",
-    "1.2.1",
-    ("Charts.SLURM_OPERATOR", "Charts.SLURM_OPERATOR_CRDS"),
-    "SlinkyProject/slurm-operator v1.2.1",
-)
-"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""
-
 __all__ = [
     "CHART",
     "CHART_WEBHOOK_DEFAULTS",
     "CREATE",
     "CREATE_CHECKS",
+    "FAMILY",
     "JWT_IMMUTABLE",
     "KNOWN_CONFIG_FILES",
     "MINUTE_NS",
@@ -114,11 +108,13 @@ __all__ = [
     "RESERVED_CONFIG_FILES",
     "SLINKY_GROUP",
     "SLINKY_VERSION",
+    "SLINKY_WEBHOOK_ADMISSION",
     "UPDATE",
     "WEBHOOK_NAMES",
     "Checked",
     "ConfigMaps",
     "SecretKeySelector",
+    "SlinkyAdmissionConfig",
     "Verdict",
     "WebhookScope",
     "auth_jwt_ref",
@@ -127,11 +123,13 @@ __all__ = [
     "crd_rule_errors",
     "create_verdicts",
     "is_slinky",
+    "judge_slinky",
     "mask_trailing_dash",
     "name_is_dns_subdomain",
     "object_key",
     "persistence_enabled",
     "ref_name",
+    "scope_of",
     "secret_key_selector",
     "semantic_equal",
     "update_verdicts",

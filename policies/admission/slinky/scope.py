@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...rules.access import mapping, text
+from ..family import Pin
 
 SLINKY_GROUP = "slinky.slurm.net"
 CHART = "slurm-operator"
@@ -64,3 +65,12 @@ def webhook_scope(values: Mapping[str, Any]) -> WebhookScope:
     validating = mapping(webhook.get("validating"))
     policy = text(validating.get("failurePolicy")) or CHART_WEBHOOK_DEFAULTS["validating"]["failurePolicy"]
     return WebhookScope(enabled is not False, namespaces, policy)
+
+
+REPRODUCES = Pin(
+    "slurm-operator",
+    "1.2.1",
+    ("Charts.SLURM_OPERATOR", "Charts.SLURM_OPERATOR_CRDS"),
+    "SlinkyProject/slurm-operator v1.2.1",
+)
+"""The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""

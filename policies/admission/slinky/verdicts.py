@@ -12,6 +12,7 @@ from ...rules.access import mapping
 from ...rules.apimachinery import aggregate_message
 from ...rules.podtemplates import display, group_of, kind_of, name_of, namespace_of
 from ...rules.wire import is_unknown
+from ..family import mark
 from .crd import crd_rule_errors
 from .scope import CREATE, SLINKY_GROUP, UPDATE, WEBHOOK_NAMES, WebhookScope
 from .webhook import NOT_KNOWN, ConfigMaps, validate_create_errors, validate_update_errors
@@ -35,6 +36,13 @@ class Verdict:
     @property
     def admitted(self) -> bool:
         return not self.errors and not self.rule_errors
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return () if self.admitted else (self.message,)
+
+    def lines(self) -> list[str]:
+        return [verdict_line(self)]
 
     @property
     def message(self) -> str:
@@ -111,5 +119,4 @@ def update_verdicts(
 
 
 def verdict_line(verdict: Verdict) -> str:
-    mark = "ok  " if verdict.admitted else "DENY"
-    return f"  {mark} {verdict.operation} {display(verdict.obj)}: {verdict.message}"
+    return f"  {mark(verdict.admitted)} {verdict.operation} {display(verdict.obj)}: {verdict.message}"

@@ -9,17 +9,14 @@ down and every route is TLS from cert-manager.
 - namespace-default-deny (stack): every namespace hpcforge creates has a default-deny NetworkPolicy.
 - ingress-tls-cert-manager (stack): every Ingress, Traefik IngressRoute(TCP) and chart ingress has TLS
   whose certificate comes from a cert-manager issuer.
-- pod-security-admission, argocd-appproject-admission, apiserver-reachability (stack): admission as the
-  API server and Argo CD decide it (policies/admission/rules.py).
 
 One module per family: pods.py (secrets, resources, privileges), namespaces.py (Pod Security labels, default deny) and
-ingress.py (TLS from cert-manager); the admission family is policies/admission/rules.py.
+ingress.py (TLS from cert-manager). The pack also serves the admission rules, admission as the API server, Argo CD and
+the operators decide it (policies/admission/rules.py); policies/families.py puts them together.
 """
 
 from __future__ import annotations
 
-# The admission family (policies/admission/rules.py) belongs to this pack.
-from ...admission.rules import RULES as ADMISSION_RULES
 from .ingress import INGRESS_TLS, ISSUER_ANNOTATIONS, TRAEFIK_GROUPS, IngressTlsConfig, check_ingress_tls
 from .namespaces import (
     NAMESPACE_DEFAULT_DENY,
@@ -55,7 +52,6 @@ RULES = (
     NAMESPACE_POD_SECURITY,
     NAMESPACE_DEFAULT_DENY,
     INGRESS_TLS,
-    *ADMISSION_RULES,
 )
 
 __all__ = [

@@ -24,15 +24,14 @@ import pytest
 import yaml
 
 from components.charts import IN_CLUSTER
+from offline.admission.verdicts import chart_values as offline_chart_values
 from offline.admission.verdicts import metallb_bgp_type, recorded_objects
 from offline.program.engine import RecordedStack
-from policies.admission.report import (
-    admission_report,
-    appproject_verdicts,
-    pod_security_verdicts,
-    reachability_verdicts,
-    webhook_verdicts,
-)
+from policies.admission.argocd import appproject_verdicts
+from policies.admission.pss import pod_security_verdicts
+from policies.admission.reachability import judge_api_server_calls
+from policies.admission.report import admission_report
+from policies.admission.webhooks import webhook_verdicts
 from policies.rules.podtemplates import display, kind_of, name_of, namespace_of
 from tests.helpers import REPO, require_shared, run_stack_file, write_variant
 
@@ -49,18 +48,13 @@ def flipped(stack: str, tmp_path: Path) -> RecordedStack:
 
 def assert_all_admitted(stack: RecordedStack) -> None:
     found = recorded_objects(stack)
-    report = admission_report(found.objects, found.synced, metallb_bgp_type=metallb_bgp_type(stack))
-    assert report.pods, "no pod template found: the walk is broken"
-    assert report.webhooks, "no cert-manager or MetalLB object found: the walk is broken"
-    assert [v.message for v in report.rejected_pods] == []
-    assert [[str(r) for r in v.refusals] for v in report.refused_applications] == []
-    assert [v.reasons for v in report.unreachable] == []
-    assert [v.refusal for v in report.refused_by_webhooks] == []
-    assert report.slinky, "no Slinky custom resource found: the walk is broken"
-    assert [v.message for v in report.refused_slinky] == []
-    assert [v.message for v in report.refused_by_kueue] == []
-    assert report.mariadb, "no mariadb-operator object found"
-    assert [[str(r) for r in v.refusals] for v in report.refused_mariadb] == []
+    report = admission_report(found.objects, found.synced, chart_values=lambda chart: offline_chart_values(stack, chart))
+    for family in ("pss", "webhooks", "slinky", "mariadb"):
+        assert report.verdicts(family), f"no object of family {family} found: the walk is broken"
+    assert {s.family.name: [v.reasons for v in s.refused] for s in report.sections} == {
+        s.family.name: [] for s in report.sections
+    }
+    assert report.gaps == []
 
 
 def test_dev_and_prod_own_objects_pass_admission(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:
@@ -135,11 +129,11 @@ KUEUE_CHART_OBJECTS: list[dict[str, Any]] = [
 
 def test_kueue_visibility_apiservice_reachable_through_hpcforges_policies(prod_stack: RecordedStack) -> None:
     objects = recorded_objects(prod_stack).objects
-    [verdict] = reachability_verdicts([*objects, *KUEUE_CHART_OBJECTS])
-    assert verdict.reachable is True, verdict.reasons
+    [verdict] = judge_api_server_calls([*objects, *KUEUE_CHART_OBJECTS])
+    assert verdict.admitted is True, verdict.reasons
     without = [o for o in objects if not (kind_of(o) == "NetworkPolicy" and name_of(o) == "allow-ingress-visibility")]
-    [refused] = reachability_verdicts([*without, *KUEUE_CHART_OBJECTS])
-    assert refused.reachable is False and "8082" in refused.reasons[0]
+    [refused] = judge_api_server_calls([*without, *KUEUE_CHART_OBJECTS])
+    assert refused.admitted is False and "8082" in refused.reasons[0]
 
 
 # --- argo-workflows writes into the lane namespace ---------------------------------------------------
@@ -176,7 +170,7 @@ def test_argo_workflows_sync_is_permitted(prod_stack: RecordedStack) -> None:
     objects = recorded_objects(prod_stack).objects
     lane = LANE_OBJECTS if chart_writes_lane(prod_stack) else []
     verdicts = appproject_verdicts(objects, {"argocd/argo-workflows": lane})
-    assert all(v.permitted for v in verdicts), [v.refusals for v in verdicts if not v.permitted]
+    assert all(v.admitted for v in verdicts), [v.refusals for v in verdicts if not v.admitted]
     if lane:
         project = next(o for o in objects if kind_of(o) == "AppProject" and name_of(o) == "hpcforge-platform")
         assert {"server": IN_CLUSTER, "namespace": "devops"} in project["spec"]["destinations"]
@@ -190,7 +184,7 @@ def test_chart_objects_outside_the_projects_destinations_refuse_the_sync(prod_st
     narrowed["spec"]["destinations"] = [d for d in narrowed["spec"]["destinations"] if d["namespace"] != "devops"]
     others = [o for o in objects if o is not project]
     verdicts = appproject_verdicts([*others, narrowed], {"argocd/argo-workflows": LANE_OBJECTS})
-    [refused] = [v for v in verdicts if not v.permitted]
+    [refused] = [v for v in verdicts if not v.admitted]
     assert refused.application is app
     assert "namespace devops is not permitted in project 'hpcforge-platform'" in str(refused.refusals[0])
 
@@ -322,13 +316,13 @@ def test_offline_admission_report(tmp_path: Path) -> None:
 
 
 REFUSED_BY_FAMILY = {
-    "refused_slinky": {
+    "slinky": {
         "apiVersion": "slinky.slurm.net/v1beta1",
         "kind": "NodeSet",
         "metadata": {"name": "gpu", "namespace": "slurm"},
         "spec": {"controllerRef": {"name": "slurm"}, "updateStrategy": {"rollingUpdate": {"maxUnavailable": 0}}},
     },
-    "refused_by_kueue": {
+    "kueue": {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ClusterQueue",
         "metadata": {"name": "q"},
@@ -341,13 +335,13 @@ REFUSED_BY_FAMILY = {
             ]
         },
     },
-    "refused_by_webhooks": {
+    "webhooks": {
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",
         "metadata": {"name": "c", "namespace": "default"},
         "spec": {"commonName": "c", "secretName": "Not_A_Name", "issuerRef": {"name": "ca", "kind": "ClusterIssuer"}},
     },
-    "refused_mariadb": {
+    "mariadb": {
         "apiVersion": "k8s.mariadb.com/v1alpha1",
         "kind": "Backup",
         "metadata": {"name": "b", "namespace": "database"},
@@ -362,14 +356,14 @@ def test_a_refusal_in_any_operator_family_refuses_the_report(family: str) -> Non
     mariadb-operator verdicts alike: one refused object of one family is enough, and only that family reports it."""
     report = admission_report([REFUSED_BY_FAMILY[family]])
     assert report.refused
-    assert {name: len(getattr(report, name)) for name in REFUSED_BY_FAMILY} == {
+    assert {name: len(report.refused_in(name)) for name in REFUSED_BY_FAMILY} == {
         name: int(name == family) for name in REFUSED_BY_FAMILY
     }
     clause = {
-        "refused_slinky": "1 of 1 Slinky custom resources refused",
-        "refused_by_kueue": "1 of 1 Kueue objects and jobs refused",
-        "refused_by_webhooks": "1 of 1 cert-manager and MetalLB objects refused by their webhooks",
-        "refused_mariadb": "1 of 1 mariadb-operator objects refused",
+        "slinky": "1 of 1 Slinky custom resources refused",
+        "kueue": "1 of 1 Kueue objects and jobs refused",
+        "webhooks": "1 of 1 cert-manager and MetalLB objects refused by their webhooks",
+        "mariadb": "1 of 1 mariadb-operator objects refused",
     }[family]
     assert clause in report.lines()[-1]
     assert not admission_report([]).refused

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from offline.charts.render import RenderReport
-from policies.admission.report import appproject_verdicts, pod_security_verdicts, reachability_verdicts
+from policies.admission.argocd import appproject_verdicts
+from policies.admission.pss import pod_security_verdicts
+from policies.admission.reachability import judge_api_server_calls
 from tests.offline.charts.test_charts import default_render, default_stack  # noqa: F401  (module fixtures)
 
 RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "v1.33"}
@@ -33,8 +35,8 @@ def test_deployment_without_security_context_is_rejected_in_a_restricted_namespa
 
 
 def test_webhook_behind_a_network_policy_for_another_port_is_unreachable(default_render: RenderReport) -> None:  # noqa: F811
-    [verdict] = reachability_verdicts(installed(default_render))
-    assert verdict.reachable is False
+    [verdict] = judge_api_server_calls(installed(default_render))
+    assert verdict.admitted is False
     assert "9443" in verdict.reasons[0]
 
 
@@ -113,4 +115,4 @@ def test_argocd_delivery_permits_the_chart_once_its_objects_stay_in_the_destinat
 
     stack, report = _argocd_render(values={"hook": {"enabled": False}, "extraNamespace": "demo"})
     [verdict] = argocd_chart_verdicts(stack, report)
-    assert verdict.permitted and verdict.synced == 8
+    assert verdict.admitted and verdict.synced == 8

@@ -30,7 +30,7 @@ from offline.charts.source import ChartSource
 from offline.program.engine import RecordedStack
 from offline.schema import validate as schema
 from policies.admission.metallb import WEBHOOKS, controller_bgp_type
-from policies.admission.report import webhook_verdicts
+from policies.admission.webhooks import webhook_verdicts
 from policies.rules.podtemplates import display
 from tests.helpers import REPO, require_charts, require_shared, run_stack, run_stack_file, write_variant
 from tests.nca import World, compare, require_nca, run_nca, sample_hosts

@@ -151,12 +151,12 @@ def test_gate_exit_status(prod_stack: RecordedStack, tmp_path: Path, capsys: pyt
     args = ["diff", "--stack", "prod", "--config", str(shrink), "--against", str(recording)]
     assert main(args) == 1
     out = capsys.readouterr()
-    assert out.out.startswith("offline diff of stack prod:") and "Worst impact: outage" in out.out
+    assert out.out.startswith("prod: outage; 1 resource change (1 update)")
     assert "gate: the worst impact is outage" in out.err
     assert main([*args, "--acknowledge", "--format", "markdown", "--out", str(tmp_path / "r.md")]) == 0
     assert "| layer | create | update | replace | delete | unchanged |" in (tmp_path / "r.md").read_text()
     assert main(["diff", "--stack", "prod", "--against", str(recording)]) == 0
-    assert "No changes." in capsys.readouterr().out
+    assert "prod: none; no resource changes" in capsys.readouterr().out
     assert main(["diff", "--stack", "prod", "--against", "no-such-ref-j33"]) == 2
     bad = _edited_prod(tmp_path, "clusterName: hpc\n", "clusterName: 7\n")
     assert main(["diff", "--stack", "prod", "--config", str(bad), "--against", str(recording)]) == 2
@@ -240,17 +240,6 @@ def test_deleting_a_nodeset_with_pods_is_an_outage_and_scaling_it_to_zero_drains
     assert impact.worst == "rolling-drain" and {f"cpu-{i}" for i in range(16)} == impact.drained_nodes
 
 
-def test_gate_with_live_data_fails_only_when_busy_nodes_drain() -> None:
-    from offline.diff.command import gate
-    from offline.diff.effects import Effect, Impact
-
-    impact = Impact([Effect("rolling-drain", "roll", "e", [], "revert safe")], drained_nodes={"cpu-0", "cpu-1"})
-    assert gate(impact, acknowledged=False) == 0
-    assert gate(impact, acknowledged=False, busy_nodes={"gpu-a100-3"}) == 0
-    assert gate(impact, acknowledged=False, busy_nodes={"cpu-1"}) == 1
-    assert gate(impact, acknowledged=True, busy_nodes={"cpu-1"}) == 0
-
-
 def test_deleting_a_namespace_with_volumes_is_data_loss(prod_stack: RecordedStack) -> None:
     base = State.from_recorded(prod_stack, "prod")
     head = copy.deepcopy(base)
@@ -260,36 +249,81 @@ def test_deleting_a_namespace_with_volumes_is_data_loss(prod_stack: RecordedStac
     assert "MariaDB database/mariadb-mariadb" in effects[0].what
 
 
-def test_diff_with_live_slurm_json_gates_on_running_jobs_on_drained_nodes(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """`--squeue/--sinfo` (real Slurm 26.05.3 JSON, tests/fixtures/slurm-json: job 3 runs on cpu[1-2]): a change that
-    only drains (rolling-drain, below the gate) fails it when a drained node runs a job, and the report names the job."""
-    from offline.diff import command as diff_command
-    from offline.diff.effects import Effect, Impact
-    from offline.diff.plan import Plan
+def _live_files(tmp_path: Path, nodes: dict[str, str], jobs: dict[int, str]) -> list[str]:
+    """The real 26.05.3 capture (tests/fixtures/slurm-json) with its nodes renamed (`nodes`: old -> new) and the
+    running jobs put on other nodes (`jobs`: job id -> hostlist; the others dropped): `--squeue FILE --sinfo FILE`."""
+    squeue = json.loads((FIXTURES / "slurm-json" / "squeue.json").read_text())
+    squeue["jobs"] = [dict(job, nodes=jobs[job["job_id"]]) for job in squeue["jobs"] if job["job_id"] in jobs]
+    sinfo = (FIXTURES / "slurm-json" / "sinfo.json").read_text()
+    for old, new in nodes.items():
+        sinfo = sinfo.replace(f'"{old}"', f'"{new}"')
+    (tmp_path / "squeue.json").write_text(json.dumps(squeue))
+    (tmp_path / "sinfo.json").write_text(sinfo)
+    return ["--squeue", str(tmp_path / "squeue.json"), "--sinfo", str(tmp_path / "sinfo.json")]
 
-    live = FIXTURES / "slurm-json"
-    impact = Impact([Effect("rolling-drain", "roll", "e", [], "revert safe")], drained_nodes={"cpu1"})
-    monkeypatch.setattr(diff_command, "compute", lambda args, progress=True: (Plan("prod", "HEAD", "head", [], {}, []), impact))
-    monkeypatch.setattr(diff_command, "render", lambda plan, impact, markdown=False: "report\n")
-    args = [
-        "diff",
-        "--stack",
-        "prod",
-        "--against",
-        "HEAD",
-        "--squeue",
-        str(live / "squeue.json"),
-        "--sinfo",
-        str(live / "sinfo.json"),
-    ]
+
+def _prod_recording(stack: RecordedStack, tmp_path: Path, **replicas: int) -> str:
+    resources = [r.to_json() for r in stack.resources]
+    for resource in resources:
+        if resource["name"].removeprefix("slurm/nodeset-") in replicas and resource["type"].endswith(":NodeSet"):
+            resource["inputs"]["spec"]["replicas"] = replicas[resource["name"].removeprefix("slurm/nodeset-")]
+    path = tmp_path / "deployed.json"
+    path.write_text(json.dumps({"stack": "prod", "resources": resources}))
+    return str(path)
+
+
+def test_a_scale_in_drains_the_nodes_slinky_picks_by_pod_deadline_not_the_highest_ordinal(
+    prod_stack: RecordedStack, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33, found 7: slurm-operator v1.2.1 deletes the pod whose jobs end first (pod-deadline) before the one
+    with the highest ordinal (internal/controller/nodeset/utils/sort.go:36-102). NodeSet cpu goes from 2 to 1 pods:
+    cpu-1 (the highest ordinal) runs job 1, 12 h limit; cpu-0 runs job 3, 1 h limit. The operator drains cpu-0, so
+    job 3 is the one the drain waits for; the rule before named cpu-1 (and job 1)."""
+    against = _prod_recording(prod_stack, tmp_path, cpu=2)
+    head = _edited_prod(
+        tmp_path,
+        '        replicas: 16\n        cpu: "60"\n        memory: 240Gi\n        maxUnavailable: 2\n',
+        '        replicas: 1\n        cpu: "60"\n        memory: 240Gi\n        maxUnavailable: 1\n',
+    )
+    live = _live_files(tmp_path, {"cpu1": "cpu-0", "cpu2": "cpu-1"}, {1: "cpu-1", 3: "cpu-0"})
+    code = main(["diff", "--stack", "prod", "--config", str(head), "--against", against, *live])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "highest ordinals, cpu-1" not in out
+    assert "1 of its 2 node(s) cpu-[0-1] drained then deleted" in out
+    assert "batch 1: cpu-0: waits up to 45:57; 1 job" in out
+    assert "Live impact: 1 running job of 1 user on 1 node" in out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:2] in ("1 ", "3 ")]
+    assert [row[0] for row in rows if row[4:5] in (["cpu-0"], ["cpu-1"])] == ["3"]
+
+
+def test_a_drain_that_waits_for_jobs_passes_the_gate_and_one_that_never_ends_does_not(
+    prod_stack: RecordedStack, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review (issue 34): the busy-node gate fired although the drain waits for the jobs, "16 drained now" was
+    printed while maxUnavailable drain at a time, and a node under a job without a time limit was not flagged as a
+    drain that never finishes. NodeSet cpu (maxUnavailable 2) rolls 4 pods: cpu-0 runs job 3 (1 h), cpu-3 runs
+    job 8 (no limit); cpu-1 and cpu-2 are idle and go first."""
+    against = _prod_recording(prod_stack, tmp_path, cpu=4)
+    head = _edited_prod(tmp_path, '        replicas: 16\n        cpu: "60"\n', '        replicas: 4\n        cpu: "59"\n')
+    live = _live_files(tmp_path, {"cpu1": "cpu-0", "cpu2": "cpu-3"}, {3: "cpu-0", 8: "cpu-3"})
+    args = ["diff", "--stack", "prod", "--config", str(head), "--against", against, *live]
     assert main(args) == 1
     out = capsys.readouterr()
-    assert "Live impact: 2 running jobs of 2 users on 1 node that drain or restart (cpu1)" in out.out
-    assert "physics" in out.out and "gate: 1 Slurm node with running jobs drains or restarts" in out.err
+    assert "cpu (roll of 4 nodes, 2 at a time, in the operator's order" in out.out
+    assert "batch 1: cpu-[1-2]: drains at once (idle)" in out.out
+    assert "batch 2: cpu-[0,3]: never drains; 2 jobs" in out.out
+    assert "job 8 (nobody) has no time limit: a drain of cpu-3 never finishes" in out.out
+    assert "gate: the drain of cpu-3 never finishes: job 8 (nobody) has no time limit" in out.err
     assert main([*args, "--acknowledge"]) == 0
-    idle = Impact([Effect("rolling-drain", "roll", "e", [], "revert safe")], drained_nodes={"no-such-node"})
-    monkeypatch.setattr(diff_command, "compute", lambda args, progress=True: (Plan("prod", "HEAD", "head", [], {}, []), idle))
-    assert main(args) == 0
+    capsys.readouterr()
+    finite = _live_files(tmp_path, {"cpu1": "cpu-0", "cpu2": "cpu-3"}, {3: "cpu-0"})
+    assert main(["diff", "--stack", "prod", "--config", str(head), "--against", against, *finite]) == 0
+    out = capsys.readouterr()
+    assert "1 running job of 1 user" in out.out and "gate:" not in out.err
+
+
+def test_live_json_given_by_halves_or_malformed_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    live = FIXTURES / "slurm-json"
     assert main(["diff", "--stack", "prod", "--against", "HEAD", "--squeue", str(live / "squeue.json")]) == 2
+    assert "give both --squeue FILE and --sinfo FILE" in capsys.readouterr().err

@@ -9,6 +9,7 @@ the same against a cluster it starts.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -18,18 +19,15 @@ from typing import ClassVar
 
 import pytest
 
-from offline.live.impact import (
+from offline.live.impact import duration, jobs_at_risk, render_markdown, render_text
+from offline.live.slurm_json import (
     LiveDataError,
     LiveSlurm,
-    duration,
     fetch_live,
     gres_gpus,
-    jobs_at_risk,
     load_live,
     parse_jobs,
     parse_nodes,
-    render_markdown,
-    render_text,
     tres_gpus,
 )
 from tests.helpers import REPO
@@ -105,14 +103,15 @@ def test_text_and_markdown_reports() -> None:
     impact = jobs_at_risk(_load(), {"gpu1"})
     text = render_text(impact)
     assert text.splitlines()[0] == (
-        "Live impact: 2 running jobs of 1 user on 1 node that drain or restart (gpu1); 0.71 GPU-hours at risk, 4 GPUs out"
+        "Live impact: 2 running jobs of 1 user on 1 node that drain or restart (gpu1); 0.71 GPU-hours at risk,"
+        " 23.79 GPU-hours still to run, 4 GPUs out"
     )
     assert "observed 2026-11-27T08:00:30Z" in text
     row = next(line.split() for line in text.splitlines() if line.strip().startswith("1 "))
-    assert row == ["1", "root", "ml", "gpu", "gpu1", "2", "14:12", "12:00:00", "0.47"]
+    assert row == ["1", "root", "ml", "gpu", "gpu1", "2", "14:12", "12:00:00", "0.47", "23.53"]
     markdown = render_markdown(impact)
-    assert "| job | user | account | partition | nodes | GPUs | elapsed | time limit | GPU-h at risk |" in markdown
-    assert "| 2 | root | ml | gpu | gpu1 | 1 | 14:03 | 30:00 | 0.23 |" in markdown
+    assert "| job | user | account | partition | nodes | GPUs | elapsed | time limit | GPU-h at risk | GPU-h to run |" in markdown
+    assert "| 2 | root | ml | gpu | gpu1 | 1 | 14:03 | 30:00 | 0.23 | 0.27 |" in markdown
 
 
 @pytest.mark.parametrize(
@@ -157,10 +156,10 @@ def test_errors_reported_by_slurm_and_other_shapes_are_refused(tmp_path: Path) -
         parse_jobs(json.loads((FIXTURES / "rest-jobs-bad-token.json").read_text()))
     with pytest.raises(LiveDataError, match="not Slurm JSON with 'jobs'"):
         parse_jobs(json.loads((FIXTURES / "sinfo.json").read_text()))
-    newer = json.loads((FIXTURES / "squeue.json").read_text())
-    newer["meta"]["plugin"]["data_parser"] = "data_parser/v0.0.46"
-    with pytest.raises(LiveDataError, match=r"written by data_parser/v0\.0\.46"):
-        parse_jobs(newer)
+    older = json.loads((FIXTURES / "squeue.json").read_text())
+    older["meta"]["plugin"]["data_parser"] = "data_parser/v0.0.41"
+    with pytest.raises(LiveDataError, match=r"written by data_parser/v0\.0\.41; this reads data_parser v0\.0\.42 to v0\.0\.45"):
+        parse_jobs(older)
     broken = tmp_path / "squeue.json"
     broken.write_text("{")
     with pytest.raises(LiveDataError, match="not JSON"):
@@ -169,17 +168,6 @@ def test_errors_reported_by_slurm_and_other_shapes_are_refused(tmp_path: Path) -
         load_live(tmp_path / "missing.json", FIXTURES / "sinfo.json")
     with pytest.raises(LiveDataError, match="bad hostlist"):
         jobs_at_risk(_load(), ["gpu[1-"])
-
-
-def test_observed_at_defaults_to_when_the_squeue_file_was_written(tmp_path: Path) -> None:
-    import os
-
-    copy = tmp_path / "squeue.json"
-    copy.write_bytes((FIXTURES / "squeue.json").read_bytes())
-    os.utime(copy, (OBSERVED + 60, OBSERVED + 60))
-    live = load_live(copy, FIXTURES / "sinfo.json")
-    assert live.observed_at == OBSERVED + 60
-    assert jobs_at_risk(live, {"gpu1"}).jobs[0].elapsed_s == 852 + 60
 
 
 # --- slurmrestd (a local stand-in serving the captured answers) ---------------------------------------------
@@ -234,7 +222,7 @@ def test_slurmrestd_answers_give_the_same_impact_as_the_files(slurmrestd: str) -
     assert [(r.job.job_id, r.job.gpus, r.job.user, r.elapsed_s) for r in rest.jobs] == [
         (r.job.job_id, r.job.gpus, r.job.user, r.elapsed_s) for r in files.jobs
     ]
-    assert rest.gpus_out == files.gpus_out == 4 and rest.source == slurmrestd
+    assert rest.gpus_out == files.gpus_out == 4 and rest.source == "slurmrestd"  # no URL, no path, in the report
 
 
 def test_slurmrestd_refusing_the_token_is_a_clear_error(slurmrestd: str) -> None:
@@ -290,3 +278,140 @@ def test_the_hpcforge_script_runs_from_another_directory(tmp_path: Path) -> None
         check=False,
     )
     assert (result.returncode, result.stdout) == (0, "policies/config/prod.json\n"), result.stderr
+
+
+# --- issue 34, "What the review found", live impact: each of these failed on the code before the fix ------------------
+
+
+def _live_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from offline.cli import main
+
+    code = main(["live-impact", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _squeue_with(tmp_path: Path, edit: object) -> Path:
+    data = json.loads((FIXTURES / "squeue.json").read_text())
+    edit(data)  # type: ignore[operator]
+    path = tmp_path / "squeue.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda d: d["jobs"][0].pop("job_id"), r"jobs\[0\] \(job\) has no job_id"),
+        (lambda d: d.update(jobs=None), r"'jobs' is null, not a list"),
+        (lambda d: d["jobs"][2].update(nodes=7), r"jobs\[2\] \(job 3\): nodes: expected a hostlist string, got 7"),
+        (lambda d: d["jobs"][0].update(time_limit="12:00:00"), r"jobs\[0\] \(job 1\): time_limit: expected a number"),
+        (lambda d: d.update(jobs={"1": {}}), r"'jobs' is an object, not a list"),
+    ],
+)
+def test_malformed_job_json_is_a_clear_error_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: object, reason: str
+) -> None:
+    squeue = _squeue_with(tmp_path, edit)
+    code, out, err = _live_cli(capsys, "--nodes", "gpu1", "--squeue", str(squeue), "--sinfo", str(FIXTURES / "sinfo.json"))
+    assert code == 2 and out == ""
+    assert re.search(reason, err), err
+    assert "Traceback" not in err and str(tmp_path) not in err
+
+
+def test_the_time_of_the_capture_is_the_json_s_own_not_the_file_s(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """squeue's `last_update` is when slurmctld packed the answer (src/slurmctld/job_mgr.c _pack_init_job_info:
+    pack_time(time(NULL))): a file copied a day later still says the jobs had run 14 minutes."""
+    import os
+
+    copy = tmp_path / "squeue.json"
+    copy.write_bytes((FIXTURES / "squeue.json").read_bytes())
+    os.utime(copy, (OBSERVED + 86400, OBSERVED + 86400))
+    live = load_live(copy, FIXTURES / "sinfo.json")
+    assert live.observed_at == OBSERVED
+    assert jobs_at_risk(live, {"gpu1"}).jobs[0].elapsed_s == 852
+    later = load_live(copy, FIXTURES / "sinfo.json", observed_at=OBSERVED + 60)
+    assert jobs_at_risk(later, {"gpu1"}).jobs[0].elapsed_s == 852 + 60
+    code, out, _ = _live_cli(
+        capsys,
+        "--nodes",
+        "gpu1",
+        "--squeue",
+        str(copy),
+        "--sinfo",
+        str(FIXTURES / "sinfo.json"),
+        "--observed-at",
+        "2026-11-27T08:01:30Z",
+    )
+    assert code == 0 and "observed 2026-11-27T08:01:30Z" in out
+    no_time = _squeue_with(tmp_path, lambda d: d.pop("last_update"))
+    with pytest.raises(LiveDataError, match=r"no last_update.*--observed-at"):
+        load_live(no_time, FIXTURES / "sinfo.json")
+
+
+def test_a_job_without_a_time_limit_is_flagged_its_drain_never_finishes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _live_cli(
+        capsys, "--nodes", "cpu1", "--squeue", str(FIXTURES / "squeue.json"), "--sinfo", str(FIXTURES / "sinfo.json")
+    )
+    assert code == 0
+    assert "job 8 (nobody) has no time limit: a drain of cpu1 never finishes" in out
+    row = next(line.split() for line in out.splitlines() if line.strip().startswith("8 "))
+    assert "UNLIMITED" in row
+
+
+def test_gpu_hours_still_to_run_are_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _live_cli(
+        capsys, "--nodes", "gpu1", "--squeue", str(FIXTURES / "squeue.json"), "--sinfo", str(FIXTURES / "sinfo.json")
+    )
+    assert code == 0
+    # job 1: 2 GPUs x (720 min - 852 s), job 2: 1 GPU x (30 min - 843 s)
+    to_run = (2 * (720 * 60 - 852) + (30 * 60 - 843)) / 3600
+    assert f"{to_run:.2f} GPU-hours still to run" in out
+    assert "GPU-h to run" in out
+
+
+def test_no_machine_path_appears_in_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    squeue = tmp_path / "deep" / "capture" / "squeue.json"
+    squeue.parent.mkdir(parents=True)
+    squeue.write_bytes((FIXTURES / "squeue.json").read_bytes())
+    code, out, _ = _live_cli(capsys, "--nodes", "gpu1", "--squeue", str(squeue), "--sinfo", str(FIXTURES / "sinfo.json"))
+    assert code == 0
+    assert str(tmp_path) not in out and str(FIXTURES) not in out and "/var/cache" not in out
+    assert "squeue.json + sinfo.json" in out
+
+
+def _v0046(data: dict) -> dict:
+    data["meta"]["plugin"]["data_parser"] = "data_parser/v0.0.46"
+    return data
+
+
+def test_data_parser_v0046_is_read_with_a_warning_where_its_fields_match(capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/fixtures/slurm-json/squeue-v0.0.46.json: hand-made (its README says how) as Slurm 26.11 would print the
+    fields read here, unchanged from v0.0.45."""
+    code, out, err = _live_cli(
+        capsys, "--nodes", "gpu1", "--squeue", str(FIXTURES / "squeue-v0.0.46.json"), "--sinfo", str(FIXTURES / "sinfo.json")
+    )
+    assert code == 0, err
+    assert "2 running jobs of 1 user" in out
+    warning = "squeue-v0.0.46.json: written by data_parser/v0.0.46, newer than v0.0.42 to v0.0.45; the fields read here match"
+    assert warning in out and warning in err
+
+
+def test_data_parser_v0046_with_other_fields_is_refused_with_the_reason(tmp_path: Path) -> None:
+    data = _v0046(json.loads((FIXTURES / "squeue.json").read_text()))
+    for job in data["jobs"]:
+        job["time_limit"] = {"minutes": 60}
+    with pytest.raises(
+        LiveDataError, match=r"written by data_parser/v0\.0\.46.*jobs\[0\] \(job 1\): time_limit: expected a number"
+    ):
+        parse_jobs(data, "squeue.json")
+
+
+def test_a_missing_data_parser_is_refused_not_read_silently() -> None:
+    data = json.loads((FIXTURES / "squeue.json").read_text())
+    del data["meta"]["plugin"]["data_parser"]
+    with pytest.raises(LiveDataError, match=r"no meta\.plugin\.data_parser"):
+        parse_jobs(data, "squeue.json")
+    del data["meta"]
+    with pytest.raises(LiveDataError, match=r"no meta\.plugin\.data_parser"):
+        parse_jobs(data, "squeue.json")

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from offline.live.impact import fetch_live, jobs_at_risk, load_live, render_text
+from offline.live.impact import jobs_at_risk, render_text
+from offline.live.slurm_json import fetch_live, load_live
 from tests.components.layers.slurm.test_real_slurm import require_root
 from tests.daemons import slurm
 from tests.daemons.common import ManagedProcess, free_ports, run, wait_until

@@ -1,4 +1,4 @@
-"""Argo CD AppProject rules (policies/admission/argocd.py).
+"""Argo CD AppProject rules (policies/admission/argocd/appproject.py).
 
 The tables are argo-cd v3.4.4's own tests, pkg/apis/application/v1alpha1/types_test.go
 (TestAppProject_IsSourcePermitted, TestAppProject_IsNegatedSourcePermitted,

@@ -1,5 +1,6 @@
 """Each admission reproduction tied to its pin (policies/admission/pins.py): the release a module reproduces is the
-one components/versions.py deploys, and moving a pin alone fails here, naming the module."""
+one components/versions.py deploys, and moving a pin alone fails here, naming the module. The reproductions are those
+the admission families name (`Family.reproduces`, policies/admission/families.py)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ import pytest
 from components import versions
 from components.ground.platform_core import KubernetesConfig
 from policies.admission import pins
-from policies.admission.pins import Pin
+from policies.admission.families import families
+from policies.admission.family import Pin
 from tests.helpers import REPO
 
-PINS = [(name, pins.reproduction(name).REPRODUCES) for name in pins.REPRODUCTIONS]
+PINS = [(name, pins.reproduction(name).REPRODUCES) for name in pins.reproductions()]
 PLACES = [(name, pin, where) for name, pin in PINS for where in pin.pinned]
 
 
@@ -28,11 +30,14 @@ def bumped(version: str) -> str:
 
 
 def test_every_reproduction_declares_the_pin_it_reproduces() -> None:
-    # A reproduction is a module (policies/admission/argocd.py) or a package (policies/admission/kueue/, its
-    # REPRODUCES in __init__.py and one module per kind or family of rules beside it).
+    # A reproduction is a package (policies/admission/kueue/, its REPRODUCES in __init__.py and one module per kind or
+    # family of rules beside it); each package of policies/admission/ is a family (FAMILY), a reproduction a family
+    # names, or both. Only reachability/ (the NetworkPolicy API, nothing to pin) reproduces no release.
     admission = REPO / "policies" / "admission"
-    modules = {path.stem for path in admission.glob("*.py")} | {path.parent.name for path in admission.glob("*/__init__.py")}
-    assert modules - {"__init__", "pins", "report", "rules"} == set(pins.REPRODUCTIONS)
+    packages = {f"policies.admission.{path.parent.name}" for path in admission.glob("*/__init__.py")}
+    named = {f"policies.admission.{family.name}" for family in families()}
+    assert packages == named | set(pins.reproductions())
+    assert packages - set(pins.reproductions()) == {"policies.admission.reachability", "policies.admission.webhooks"}
     assert all(isinstance(pin, Pin) and pin.pinned for _, pin in PINS)
     # Every reproduced operator, and Pod Security as the Kubernetes version.
     assert {pin.software for _, pin in PINS} == {
@@ -60,7 +65,7 @@ def test_a_reproduction_package_declares_its_pin_once(name: str) -> None:
 @pytest.mark.parametrize(("name", "pin"), PINS, ids=[p[0] for p in PINS])
 def test_the_module_says_which_upstream_tag_it_was_read_at(name: str, pin: Pin) -> None:
     [tag] = re.findall(r"\bv[0-9]+\.[0-9]+\.[0-9]+\b", pin.source)
-    assert tag in (pins.reproduction(name).__doc__ or ""), f"policies/admission/{name}.py's docstring does not name {tag}"
+    assert tag in (pins.reproduction(name).__doc__ or ""), f"{name}'s docstring does not name {tag}"
 
 
 def test_every_reproduction_is_in_step_with_components_versions() -> None:
@@ -94,12 +99,12 @@ def test_moving_a_pin_without_its_reproduction_fails_naming_the_module(
     moved_to = bumped(pins.pinned_version(versions, where))
     move(monkeypatch, where, moved_to)
     [message] = pins.out_of_step(versions)
-    assert message.startswith(f"policies.admission.{name} reproduces {pin.software} {pin.version} ")
+    assert message.startswith(f"{name} reproduces {pin.software} {pin.version} ")
     assert f"components/versions.py pins {where} at {moved_to}" in message
     # Once the module says it reproduces the new release, it is in step again.
     monkeypatch.setattr(pins.reproduction(name), "REPRODUCES", dataclasses.replace(pin, version=moved_to))
     remaining = [other for other in pin.pinned if other != where]
-    assert [m for m in pins.out_of_step(versions) if f"policies.admission.{name} " not in m] == []
+    assert [m for m in pins.out_of_step(versions) if f"{name} " not in m] == []
     assert len(pins.out_of_step(versions)) == len(remaining)
 
 

@@ -457,7 +457,7 @@ def test_an_older_cluster_evaluates_latest_and_newer_labels_at_its_own_version()
     """A 1.26 cluster (the oldest hpcforge:kubernetes.version takes): `latest`, and a label newer than the cluster,
     evaluate as 1.26 (api.go: a version newer than the server's is latest), so the sysctl that 1.27 made safe is
     refused there and admitted on 1.27."""
-    from policies.admission.report import pod_security_verdicts
+    from policies.admission.pss import pod_security_verdicts
 
     for label in (None, "v1.33"):
         [old] = pod_security_verdicts([restricted_namespace(label), pod(RESTRICTED_POD)], (1, 26))
@@ -487,15 +487,18 @@ def test_the_report_refuses_a_namespace_enforcing_a_version_newer_than_the_repro
 
     good = {"containers": [c("a", RESTRICTED_CONTEXT)]}
     assert not admission_report([restricted_namespace("v1.33"), pod(good)]).refused
-    report = admission_report([restricted_namespace("v1.35"), pod(good)])
-    [gap] = report.pod_security_gaps
-    assert (gap.version, gap.namespaces) == ((1, 35), ("apps",)) and report.refused
+    objects = [restricted_namespace("v1.35"), pod(good)]
+    [gap] = pss.pod_security_gaps(pss.pod_security_verdicts(objects))
+    assert (gap.version, gap.namespaces) == ((1, 35), ("apps",))
+    report = admission_report(objects)
+    assert report.gaps == [gap.message] and report.refused
     assert any(
         line.startswith("  GAP  Pod Security of Kubernetes 1.35 is not reproduced: namespace apps") for line in report.lines()
     )
+    assert report.lines()[-1].endswith(" 1 Pod Security versions not reproduced.")
     # A cluster of 1.35 evaluates `latest` as 1.35; a privileged namespace runs no check at any version.
-    assert admission_report([restricted_namespace(), pod(good)], cluster_version=(1, 35)).pod_security_gaps
-    assert not admission_report([restricted_namespace("v1.35", "privileged"), pod(good)]).pod_security_gaps
+    assert admission_report([restricted_namespace(), pod(good)], cluster_version=(1, 35)).gaps
+    assert not admission_report([restricted_namespace("v1.35", "privileged"), pod(good)]).gaps
 
 
 def test_dev_on_a_newer_kubernetes_is_reported_as_a_gap_by_offline_admission(tmp_path: Path) -> None:
@@ -511,9 +514,9 @@ def test_dev_on_a_newer_kubernetes_is_reported_as_a_gap_by_offline_admission(tmp
 
     found = recorded_objects(run_stack_file(write_variant(tmp_path, "dev", newer), "dev"))
     report = admission_report(found.objects, found.synced)
-    [gap] = report.pod_security_gaps
+    [gap] = pss.pod_security_gaps(pss.pod_security_verdicts(found.objects))
     assert gap.version == (1, 35) and {"database", "directory"} <= set(gap.namespaces)
-    assert report.refused and "hostProbesAndHostLifecycle" in gap.message
+    assert report.gaps == [gap.message] and report.refused and "hostProbesAndHostLifecycle" in gap.message
     assert gap.message.endswith(
         "or keep hpcforge:kubernetes.version (which sets hpcforge's enforce-version labels) at 1.33 or below"
     )

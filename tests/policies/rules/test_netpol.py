@@ -1,10 +1,11 @@
 """The NetworkPolicy evaluator (policies/rules/netpol.py): each rule of the NetworkPolicy API, and
-the API server's calls to webhooks and APIServices."""
+the API server's calls to webhooks and APIServices (judged in policies/admission/reachability/)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from policies.admission.reachability import judge_api_server_calls
 from policies.rules.netpol import (
     API_SERVER,
     Cluster,
@@ -13,7 +14,6 @@ from policies.rules.netpol import (
     api_server_calls,
     can_reach,
     connection_allowed,
-    judge_api_server_calls,
     selector_matches,
     workload_pod,
 )
@@ -223,10 +223,10 @@ def test_apiservice_unreachable_when_target_port_not_admitted() -> None:
         _apiservice("s", "api"),
     ]
     [verdict] = judge_api_server_calls(objects)
-    assert verdict.reachable is False
+    assert verdict.admitted is False
     assert "8082" in verdict.reasons[0]
     [fixed] = judge_api_server_calls([*objects, _allow(8082)])
-    assert fixed.reachable is True
+    assert fixed.admitted is True
 
 
 def test_named_target_port_resolves_through_the_pod() -> None:
@@ -239,12 +239,12 @@ def test_named_target_port_resolves_through_the_pod() -> None:
         _webhook("s", "hook"),
     ]
     [verdict] = judge_api_server_calls(objects)
-    assert verdict.reachable is True
+    assert verdict.admitted is True
 
 
 def test_call_without_backend_objects_is_not_judged() -> None:
     [verdict] = judge_api_server_calls([_webhook("s", "hook")])
-    assert verdict.reachable is None
+    assert verdict.admitted is None
 
 
 def test_cluster_is_reusable() -> None:
@@ -275,4 +275,4 @@ def test_host_network_backend_is_not_isolated() -> None:
     deployment["spec"]["template"]["spec"]["hostNetwork"] = True
     objects = [netpol("s", "default-deny", DENY_ALL), deployment, _service("s", "hook", 443, 9443, labels), _webhook("s", "hook")]
     [verdict] = judge_api_server_calls(objects)
-    assert verdict.reachable is True and "host network" in verdict.reasons[0]
+    assert verdict.admitted is True and "host network" in verdict.reasons[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from policies.admission.report import pod_security_verdicts
+from policies.admission.pss import pod_security_verdicts
 from policies.rules.podtemplates import pod_templates
 
 

@@ -84,8 +84,8 @@ def _security_answers(level: str) -> list[dict[str, object]]:
     from pulumi_policy import EnforcementLevel
     from pulumi_policy.policy import _PolicyAnalyzerServicer
 
+    from policies.families import FAMILIES
     from policies.framework import to_policy
-    from policies.rules import security
 
     container = {"name": "app", "image": "nginx:latest", "securityContext": {"privileged": True}}
     resources = [
@@ -131,7 +131,7 @@ def _security_answers(level: str) -> list[dict[str, object]]:
         urn = f"urn:pulumi:s::p::{type_}::{name}"
         requests.append(proto.AnalyzeRequest(urn=urn, type=type_, name=name, properties=properties, provider=provider))
         stack.resources.append(proto.AnalyzerResource(urn=urn, type=type_, name=name, properties=properties, provider=provider))
-    policies = [to_policy(rule) for rule in security.RULES]
+    policies = [to_policy(rule) for rule in FAMILIES["security"]]
     servicer = _PolicyAnalyzerServicer("hpcforge-security", "0.1.0", policies, EnforcementLevel(level))
     answers = []
     for request in requests:

@@ -1,27 +1,4 @@
-"""Argo CD AppProject rules, as Argo CD 3.4.4 computes them, for an Application and every object it
-would sync.
-
-Reproduced from argo-cd v3.4.4:
-- pkg/apis/application/v1alpha1/app_project_types.go: `IsSourcePermitted` (sourceRepos, globs with
-  `/` as separator, `!` negation), `isDestinationMatched` / `IsDestinationPermitted` (server or name,
-  and namespace, globs with `!` negation), `IsGroupKindNamePermitted` (namespace/cluster resource
-  white- and blacklists), `globMatch`.
-- pkg/apis/application/v1alpha1/types.go: `isResourceInList`, `isNamedResourceInList` (Go
-  `filepath.Match` on group, kind and name).
-- util/argo/argo.go `ValidatePermissions`: the Application's own source and destination checks and
-  their messages (an Application that fails them never syncs anything).
-- controller/sync.go `validateSyncPermissions`: each object's group/kind, then for namespaced objects
-  the object's namespace as a destination ("namespace X is not permitted in project 'P'"); one refused
-  object makes the whole sync fail.
-- util/git/git.go `NormalizeGitURL`: repository URLs compared lower-cased, `.git` trimmed, scp-style
-  SSH URLs rewritten.
-- The in-cluster destination: server `https://kubernetes.default.svc` is the cluster named
-  `in-cluster` (util/db/cluster.go).
-Globs are gobwas/glob (util/glob/glob.go): `*` (not across a separator), `**`, `?`, `[...]`, `[!...]`,
-`{a,b}`.
-
-`PermitOnlyProjectScopedClusters` is not modelled: hpcforge deploys to the in-cluster destination.
-"""
+"""The AppProject rules themselves, as read in argo-cd (the package's docstring says where)."""
 
 from __future__ import annotations
 
@@ -31,9 +8,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..rules.access import get, items, mapping, text
-from ..rules.podtemplates import display, group_of, kind_of, name_of, namespace_of
-from .pins import Pin
+from ...rules.access import get, items, mapping, text
+from ...rules.podtemplates import display, group_of, kind_of, name_of, namespace_of
+from ..family import Pin
 
 REPRODUCES = Pin("argo-cd", "10.1.1", ("Charts.ARGO_CD",), "argoproj/argo-cd v3.4.4, the app version of chart argo-cd 10.1.1")
 """The release reproduced here (pins.py: a test fails when components/versions.py moves it alone)."""
