@@ -109,6 +109,11 @@ NOTES: dict[str, str] = {
 }
 """Where the table and an older warning of the man page disagree: why the table is right."""
 
+APPLIED = {
+    "reconfigure": "the reconfigure sidecar runs `scontrol reconfigure`",
+    "restart": "the operator recreates the slurmctld pod",
+}
+
 KILLED = ("NODE_FAIL", "CANCELLED", "FAILED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT", "REVOKED")
 ROLES = {
     "running": "the running job",
@@ -180,7 +185,7 @@ def _partition_items(name: str, old: str, new: str) -> list[ConfItem]:
     for key in sorted((set(a) | set(b)) - {"PartitionName"}):
         if a.get(key) == b.get(key):
             continue
-        label = f"partition {name}: {key} {a.get(key, '(unset)')} -> {b.get(key, '(unset)')}"
+        label = f"slurm.conf partition {name}: {key} {a.get(key, '(unset)')} -> {b.get(key, '(unset)')}"
         if key == "Nodes":
             before, after = set(a.get(key, "").split(",")), set(b.get(key, "").split(","))
             out += [ConfItem("partition:Nodes-", label)] if before - after else []
@@ -207,7 +212,7 @@ def conf_items(old: str, new: str) -> list[ConfItem]:
             continue
         kind, _, name = key.partition("=")
         if key in renamed:
-            out.append(ConfItem("partition:renamed", f"partition {name} renamed {renamed[key].partition('=')[2]}"))
+            out.append(ConfItem("partition:renamed", f"slurm.conf partition {name} renamed {renamed[key].partition('=')[2]}"))
         elif key in renamed.values():
             continue
         elif kind == "PartitionName":
@@ -215,16 +220,16 @@ def conf_items(old: str, new: str) -> list[ConfItem]:
                 out.append(
                     ConfItem(
                         f"partition:{'added' if key not in a else 'removed'}",
-                        f"partition {name} {'added' if key not in a else 'removed'}",
+                        f"slurm.conf partition {name} {'added' if key not in a else 'removed'}",
                     )
                 )
             else:
                 out += _partition_items(name, a[key], b[key])
         elif kind in ("NodeSet", "NodeName") and name:
             state = "added" if key not in a else "removed" if key not in b else "changed"
-            out.append(ConfItem(f"{kind.lower()}:{state}", f"{kind} {name} {state}"))
+            out.append(ConfItem(f"{kind.lower()}:{state}", f"slurm.conf {kind} {name} {state}"))
         else:
-            out.append(ConfItem(key, f"{key} {a.get(key, '(unset)')} -> {b.get(key, '(unset)')}"))
+            out.append(ConfItem(key, f"slurm.conf {key} {a.get(key, '(unset)')} -> {b.get(key, '(unset)')}"))
     return out
 
 
@@ -293,7 +298,7 @@ def judge(outcome: dict[str, Any], mode: str) -> tuple[str, str]:  # noqa: PLR09
     lost = [ROLES[r] for r, s in jobs.items() if s == "lost"]
     killed = [f"{ROLES[r]} ({s})" for r, s in jobs.items() if s.split()[0] in KILLED]
     if lost:
-        return "data-loss", f"slurmctld forgets {', '.join(lost)}"
+        return "data-loss", f"slurmctld forgets {', '.join(lost)}: their records are lost"
     if killed or not all(alive.values()):
         return "data-loss", f"jobs killed: {', '.join(killed) or 'a running job stops running'}"
     if outcome["nodes"]:
@@ -317,7 +322,7 @@ def _cell(row: dict[str, Any], mode: str) -> tuple[str, str]:
             "the reconfigure sidecar's `scontrol reconfigure` fails on the new files and retries for ever; slurmctld keeps "
             f"the old configuration until it restarts; then: {then}"
         )
-    return severity, text
+    return severity, f"{APPLIED[mode]}: {text}"
 
 
 def _man(item: str) -> str:
