@@ -121,8 +121,8 @@ def test_no_import_circle() -> None:
 FLOORS: dict[str, tuple[tuple[str, ...], ...]] = {
     "": (("components",), ("policies",), ("offline",)),
     "components": (
-        # The pins and the error type (and components/renderers/, an empty leftover: issue 37 item 6 removes it).
-        ("components.versions", "components.errors", "components.renderers", "components.paths"),
+        # The pins, the error type and where the project's files are.
+        ("components.versions", "components.errors", "components.paths"),
         # Below every layer: the config's base types, YAML reader, inventory references, platform core, pools, hosts.
         ("components.ground",),
         # What every layer deploys with: the deployment context, the chart deployer, the Kubernetes helpers.
@@ -319,8 +319,8 @@ components/layers/slurm/); the project-wide tests stay in tests/ itself."""
 
 def test_the_tests_mirror_the_source_tree() -> None:
     """Every test module under tests/<source folder>/ sits in a folder the source tree has, and every such folder is
-    a package (an `__init__.py`: two test modules of the same name in different folders must not collide), and every
-    file under tests/ that the docs, comments and fixtures name exists, so the mirror cannot rot when a folder moves."""
+    a package (an `__init__.py`: two test modules of the same name in different folders must not collide). That every
+    file the docs, comments and fixtures name exists, tests/ included, is tests/test_paths_named.py's check."""
     modules = [path for package in MIRRORED for path in (REPO / "tests" / package).rglob("test_*.py")]
     assert len(modules) > 100  # the check reads the real tree
     strays = sorted(
@@ -334,43 +334,6 @@ def test_the_tests_mirror_the_source_tree() -> None:
         if folder.is_relative_to(REPO / "tests") and not (folder / "__init__.py").is_file()
     }
     assert sorted(packageless) == []
-    assert _named_test_paths_that_do_not_exist() == []
-
-
-NAMED_IN = (
-    "README.md",
-    "Makefile",
-    "pyproject.toml",
-    "requirements.txt",
-    "requirements-dev.txt",
-    "requirements-nca.txt",
-    ".ci",
-    ".github",
-    "docs",
-    "components",
-    "offline",
-    "policies",
-    "scripts",
-    "benchmarks",
-    "tests",
-)
-TEST_PATH = re.compile(r"\btests/[\w/-]+\.(?:py|go|md)\b")
-"""A file under tests/ as the docs and comments name one: a test module, a helper, a README."""
-
-
-def _named_test_paths_that_do_not_exist() -> list[str]:
-    """Files under tests/ (TEST_PATH) named in the docs, comments and fixtures where no such file is (moved or renamed)."""
-    found = set()
-    for root in NAMED_IN:
-        for path in [REPO / root] if (REPO / root).is_file() else (REPO / root).rglob("*"):
-            if not path.is_file() or path.suffix in (".pyc", ".pickle", ".gz", ".tgz", ".bz2"):
-                continue
-            try:
-                text = path.read_text()
-            except UnicodeDecodeError:
-                continue
-            found.update(f"{path.relative_to(REPO)}: {name}" for name in TEST_PATH.findall(text) if not (REPO / name).is_file())
-    return sorted(found)
 
 
 LAYERS = "components.layers"

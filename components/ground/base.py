@@ -84,6 +84,18 @@ def describe_value(value: Any) -> str:  # noqa: PLR0911 (one return per kind of 
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def as_written(value: Any, *, quoted: bool = True) -> str:
+    """A value in a message as YAML writes it: `null`, `true`, `false`, `12`; a string quoted ('cn01', or as it is
+    with quoted=False); a list or a mapping by its kind. Never Python's `None`, `True` or a container's repr."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value) if quoted else value
+    return describe_value(value).removesuffix(", a number")
+
+
 def _plain_type(annotation: Any) -> set[Any]:
     origin = typing.get_origin(annotation)
     if origin is Annotated:
@@ -378,7 +390,7 @@ def _quantity(value: Any) -> str:
     elif isinstance(value, float):
         value = repr(value) if value != int(value) or abs(value) >= 1e16 else str(int(value))
     if not isinstance(value, str):
-        raise ValueError("expected a Kubernetes quantity such as 500m, 2 or 4Gi (got a list or mapping)")
+        raise ValueError(f"expected a Kubernetes quantity such as 500m, 2 or 4Gi (got {describe_value(value)})")
     amount = _quantity_decimal(value)
     if amount is None:
         raise ValueError(
@@ -427,7 +439,7 @@ def _ipv4(value: Any) -> str:
     try:
         return str(ipaddress.IPv4Address(str(value)))
     except ValueError:
-        raise ValueError(f"{value} is not an IPv4 address") from None
+        raise ValueError(f"{as_written(value, quoted=False)} is not an IPv4 address") from None
 
 
 def ipv4_int(address: str) -> int:
@@ -436,6 +448,8 @@ def ipv4_int(address: str) -> int:
 
 
 def _ipv4_network(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{as_written(value)} is not an IPv4 network in CIDR form")
     try:
         return str(ipaddress.IPv4Network(str(value), strict=True))
     except ValueError as exc:
@@ -443,7 +457,9 @@ def _ipv4_network(value: Any) -> str:
 
 
 def _ipv4_interface(value: Any) -> str:
-    text = str(value)
+    if not isinstance(value, str):
+        raise ValueError(f"{as_written(value)} is not an IPv4 address with prefix length (e.g. 10.0.0.5/24)")
+    text = value
     if "/" not in text:
         raise ValueError(f"{value} needs a prefix length, e.g. 10.0.0.5/24")
     try:
@@ -481,7 +497,7 @@ _GO_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(h|m|s|ms))+$")
 
 def _go_duration(value: Any) -> str:
     if not isinstance(value, str) or not _GO_DURATION.match(value):
-        raise ValueError(f"{value!r} is not a duration (e.g. 90s, 15m, 2160h)")
+        raise ValueError(f"{as_written(value)} is not a duration (e.g. 90s, 15m, 2160h)")
     return value
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from .base import Hostname, InterfaceName, IPv4, K8sName, StrictModel
+from .base import Hostname, InterfaceName, IPv4, K8sName, StrictModel, as_written
 
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _UNICAST_MAC = re.compile(r"[0-9a-f][02468ace](:[0-9a-f]{2}){5}")
@@ -20,9 +20,9 @@ def _mac(value: Any) -> str:
         return value  # fast path: canonical and unicast (inventories hold 200,000 of them)
     text = str(value).strip().lower().replace("-", ":")
     if not _MAC.match(text):
-        raise ValueError(f"{value!r} is not a MAC address (six hex pairs, e.g. 0c:c4:7a:00:00:01)")
+        raise ValueError(f"{as_written(value)} is not a MAC address (six hex pairs, e.g. 0c:c4:7a:00:00:01)")
     if int(text[:2], 16) & 1:
-        raise ValueError(f"{value!r} is a multicast MAC address, not a NIC's")
+        raise ValueError(f"{as_written(value)} is a multicast MAC address, not a NIC's")
     return text
 
 
@@ -32,14 +32,14 @@ Mac = Annotated[str, BeforeValidator(_mac)]
 def _feature(value: Any) -> str:
     text = str(value)
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", text):
-        raise ValueError(f"{value!r} is not a Slurm node feature (letters and digits, starting with a letter)")
+        raise ValueError(f"{as_written(value)} is not a Slurm node feature (letters and digits, starting with a letter)")
     return text
 
 
 def _gres(value: Any) -> str:
     text = str(value)
     if not re.fullmatch(r"[a-z_]+(:[a-z0-9_]+)?(:[0-9]+)?", text):
-        raise ValueError(f"{value!r} is not a GRES entry (name[:type][:count], e.g. gpu:a100:4)")
+        raise ValueError(f"{as_written(value)} is not a GRES entry (name[:type][:count], e.g. gpu:a100:4)")
     return text
 
 

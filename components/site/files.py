@@ -12,6 +12,8 @@ def _script_problem(file: str, root: Path) -> str | None:
     """What is wrong with one script file of the repository, or None."""
     try:
         path = (root / file).resolve()
+        if path.is_dir():
+            return f"{file} is a directory, not a script file"
         if not path.is_file():
             return f"{file} does not exist (relative to {root})"
         with path.open("rb") as handle:

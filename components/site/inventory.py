@@ -39,7 +39,15 @@ from ..ground.hosts import Host
 from ..ground.yamlv3 import YamlProblem, load_document
 from ..layers.directory.config import PosixGroup, PosixUser
 from .inventory_numbers import last_candidate_line, refuses_a_number, restore_core_strings
-from .inventory_scan import describe_syntax_error, find_tag_or_alias, may_have_tags, render_path
+from .inventory_scan import (
+    describe_control_character,
+    describe_syntax_error,
+    find_tag_or_alias,
+    may_have_anchors,
+    may_have_tags,
+    render_path,
+    second_document,
+)
 
 MAX_INVENTORY_BYTES = 64 * 1024 * 1024
 """Refuse inventory files larger than this (a 100,000-host inventory is about 15 MB)."""
@@ -165,6 +173,8 @@ def read_yaml_file(
             raw = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise InventoryError([f"{label}: no such file"]) from None
+    except IsADirectoryError:
+        raise InventoryError([f"{label}: is a directory, not an inventory file"]) from None
     except OSError as error:
         raise InventoryError([f"{label}: cannot be read ({error.strerror})"]) from None
     if len(raw) > max_bytes:
@@ -175,6 +185,9 @@ def read_yaml_file(
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
         raise InventoryError([f"{label}: not UTF-8 (byte {error.start})"]) from None
+    found = describe_control_character(text, label, raw)
+    if found is not None:
+        raise InventoryError([found])
     document = parse_yaml_12(text, label)
     if core_strings:
         _, duplicates = restore_core_strings(text, document)
@@ -213,11 +226,14 @@ def parse_yaml_12(text: str, label: str) -> Any:
             raise InventoryError([found]) from None
         where = _locate_yaml_problem(text)
         raise InventoryError([f"{label}: {where}not valid YAML: {' '.join(message.split())}"]) from None
-    # yaml-rs drops tags (`!custom x` is read as "x"): find them in libyaml's events (inventory_scan.py).
-    if may_have_tags(text):
+    # yaml-rs drops tags (`!custom x` is read as "x") and anchors: find them in libyaml's events (inventory_scan.py).
+    if may_have_tags(text) or may_have_anchors(text):
         found = find_tag_or_alias(text, label)
         if found is not None:
             raise InventoryError([found])
+    # yaml-rs reads several documents as the list of them.
+    if isinstance(document, list) and (found := second_document(text, label)) is not None:
+        raise InventoryError([found])
     return document
 
 

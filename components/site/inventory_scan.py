@@ -1,4 +1,5 @@
-"""What yaml-rs cannot tell about an inventory file: the YAML tags in it, and where an alias is.
+"""What yaml-rs cannot tell about an inventory file: the YAML tags in it, where an alias or an anchor is, a second
+document, and a control character.
 
 yaml-rs (the Rust YAML 1.2 reader of inventory files, `inventory.parse_yaml_12`) returns plain Python
 values and drops every tag: `!custom x` and `!!binary aGVsbG8=` come back as strings, `!!set {a, b}`
@@ -11,8 +12,13 @@ the path of the entry and the line.
 
 That second pass runs only when it can find something: for tags, when a `!` starts a token somewhere
 in the text (`_TAG_START`, a superset: a `!` after a space inside a string sets it off too); for
-aliases, only after yaml-rs has refused one. A 100,000-host inventory without a `!` costs one regex
-search.
+anchors, which yaml-rs reads without complaint when no alias repeats them, when a `&` followed by a name
+starts a token (`_ANCHOR_START`, a superset too); for aliases, only after yaml-rs has refused one. A
+100,000-host inventory without a `!` or a `&` costs two substring searches.
+
+yaml-rs also reads a stream of several documents as a list of them (so a second document was reported as
+"expected a mapping"), cuts a plain value at a NUL byte and reads a NUL in a comment and the other control
+characters without complaint: `second_document` and `describe_control_character` find those.
 """
 
 from __future__ import annotations
@@ -24,12 +30,18 @@ from typing import Any
 
 import yaml
 
+from ..ground.yamlv3 import CONTROL_CHARACTER_ADVICE, control_character
+
 CORE_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq"))
 """Tags an inventory may carry: the YAML 1.2 core schema's, which are the JSON types."""
 
 # A tag starts a node: at the start of the text or of a line, after `- `, `: `, `? ` (all end in
 # whitespace), or right after `[`, `{`, `,` in flow style (YAML 1.2.2, 6.9.1 "Node Tags").
 _TAG_START = re.compile(r"(?:\A|[\s\[{,])!")
+# An anchor starts a node the same way, and a name follows the `&` at once (6.9.2 "Node Anchors").
+_ANCHOR_START = re.compile(r"(?:\A|[\s\[{,])&[^\s\[\]{},]")
+# A document marker starts a line (9.1.4, 9.1.2): `---` or `...`, then a space or the end of the line.
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r]|$)", re.MULTILINE)
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -54,6 +66,11 @@ def render_path(parts: Sequence[PathPart]) -> str:
 def may_have_tags(text: str) -> bool:
     """False when no `!` in the text can start a tag (the common case: nothing more to read)."""
     return "!" in text and _TAG_START.search(text) is not None
+
+
+def may_have_anchors(text: str) -> bool:
+    """False when no `&` in the text can start an anchor (the common case: nothing more to read)."""
+    return "&" in text and _ANCHOR_START.search(text) is not None
 
 
 def _short(tag: str) -> str:
@@ -98,12 +115,13 @@ def _where(label: str, path: tuple[PathPart, ...], line: int) -> str:
 
 
 def find_tag_or_alias(text: str, label: str) -> str | None:
-    """The message for the first tag other than the core ones, or the first alias, or None.
+    """The message for the first tag other than the core ones, or the first alias, or else the first anchor, or None.
 
     The message names the file, the path of the entry in it and the line, like the stack-file
     reader's (components/ground/yamlv3.py): `hosts.yaml: hosts[3].mac (line 5): the YAML tag !custom ...`.
     """
     stack: list[_Frame] = []
+    anchor: str | None = None
     try:
         for event in yaml.parse(text, Loader=_LOADER):
             parent = stack[-1] if stack else None
@@ -115,6 +133,11 @@ def find_tag_or_alias(text: str, label: str) -> str | None:
                     "are not allowed in inventory files (write the entry out)"
                 )
             if isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                if event.anchor and anchor is None:
+                    anchor = (
+                        f"{_where(label, path, line)}the anchor &{event.anchor}: YAML anchors and aliases are not allowed "
+                        "in inventory files (remove it)"
+                    )
                 tag = event.tag
                 if tag not in (None, "!") and tag not in CORE_TAGS:
                     return (
@@ -135,19 +158,53 @@ def find_tag_or_alias(text: str, label: str) -> str | None:
         mark = error.problem_mark or error.context_mark
         at = f" (line {mark.line + 1})" if mark else ""
         return f"{label}{at}: not valid YAML: {error.problem or error.context}"
+    return anchor
+
+
+def second_document(text: str, label: str) -> str | None:
+    """The message for a second YAML document in the text, naming its line, or None."""
+    if _DOCUMENT_MARKER.search(text) is None:
+        return None
+    documents = 0
+    try:
+        for event in yaml.parse(text, Loader=_LOADER):
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents == 2:
+                    line = event.start_mark.line + 1 if event.start_mark else 0
+                    return (
+                        f"{label} (line {line}): a second YAML document ('---'): an inventory file holds one document; "
+                        "remove the '---' and merge what follows into the first"
+                    )
+    except yaml.YAMLError:
+        return None
     return None
+
+
+def describe_control_character(text: str, label: str, data: bytes | None = None) -> str | None:
+    """`<file>: <entry> (line N): a NUL byte (U+0000) at column M: ...` for the first character YAML does not allow
+    in the text (`data`: its UTF-8 bytes, where the caller has them), or None."""
+    found = control_character(text, data)
+    if found is None:
+        return None
+    line, column, what = found
+    offset = sum(len(part) + 1 for part in text.split("\n", line - 1)[: line - 1]) + column - 1
+    readable = text[:offset] + " " + text[offset + 1 :]  # libyaml stops at the character too: locate the entry without it
+    return f"{_where(label, entry_at_line(readable, line, column), line)}{what} at column {column}: {CONTROL_CHARACTER_ADVICE}"
 
 
 _YAML_RS_POSITION = re.compile(r"^YAML parse error at line (\d+), column (\d+)")
 
 
-def entry_at_line(text: str, line: int) -> tuple[PathPart, ...]:
-    """The path of the innermost entry libyaml had reached at `line` (1-based), for a syntax error there."""
+def entry_at_line(text: str, line: int, column: int = 0) -> tuple[PathPart, ...]:
+    """The path of the innermost entry libyaml had reached at `line` (1-based), for a syntax error there; with
+    `column`, at that column of the line."""
     stack: list[_Frame] = []
     last: tuple[PathPart, ...] = ()
     try:
         for event in yaml.parse(text, Loader=_LOADER):
-            if event.start_mark is not None and event.start_mark.line + 1 > line:
+            mark = event.start_mark
+            if mark is not None and (mark.line + 1, mark.column + 1 if column else 0) > (line, column):
                 break
             parent = stack[-1] if stack else None
             path = parent.child() if parent else ()

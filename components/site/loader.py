@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from ..ground.base import ConfigProblems, describe_value
+from ..ground.base import ConfigProblems, as_written, describe_value
 from ..ground.inventory_ref import source_path
 from ..ground.root_causes import fold_unknown_references
 from ..paths import PROJECT_ROOT
@@ -195,7 +195,7 @@ def _message(error: ErrorDetails, parts: list[str | int]) -> str:  # noqa: PLR09
         return message
     if kind == "literal_error":
         expected = (error.get("ctx") or {}).get("expected", "")
-        return f"{value!r} is not allowed (expected {expected})"
+        return f"{as_written(value)} is not allowed (expected {expected})"
     if kind in ("too_short", "too_long"):
         ctx = error.get("ctx") or {}
         bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
@@ -207,7 +207,7 @@ def _message(error: ErrorDetails, parts: list[str | int]) -> str:  # noqa: PLR09
         return error["msg"].replace("List should", "needs to").replace("Tuple should", "needs to") + _got(value)
     if kind == "string_pattern_mismatch":
         pattern = (error.get("ctx") or {}).get("pattern", "")
-        return f"{value!r} is not in the expected form (pattern {pattern})"
+        return f"{as_written(value)} is not in the expected form (pattern {pattern})"
     if kind in _EXPECTED:
         hint = ""
         if kind == "string_type" and isinstance(value, bool | int | float):

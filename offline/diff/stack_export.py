@@ -91,8 +91,8 @@ def _plain(value: Any, path: str, encrypted: list[str]) -> Any:
 
 
 def _redacted(urn: str, type_: str, raw: dict[str, Any]) -> dict[str, Any]:
-    """The inputs as a recording keeps them (offline/engine.py RecordedResource.redacted_inputs: secrets redacted,
-    resource references as their URN, unknown values as `<unknown>`)."""
+    """The inputs as a recording keeps them (offline/program/engine.py RecordedResource.redacted_inputs: secrets
+    redacted, resource references as their URN, unknown values as `<unknown>`)."""
     return RecordedResource(urn, type_, _name(urn), "", True, False, "", {}, raw, []).redacted_inputs()
 
 
@@ -130,7 +130,7 @@ def _left_out(resource: dict[str, Any], types: dict[str, str], parents: dict[str
 
 
 def _recorded(resource: dict[str, Any], hidden: list[str]) -> dict[str, Any]:
-    """A deployed resource in the form of a recording's (offline/engine.py RecordedResource.to_json)."""
+    """A deployed resource in the form of a recording's (offline/program/engine.py RecordedResource.to_json)."""
     urn, type_ = resource["urn"], resource["type"]
     return {
         "urn": urn,

@@ -392,7 +392,7 @@ def run_program(
     preview: bool = False,
     on_resource: Callable[[RecordedResource], None] | None = None,
 ) -> RecordedStack:
-    """Execute `program_dir/__main__.py` for `stack` under mocks and return what it registered.
+    """Execute the `__main__.py` of `program_dir` for `stack` under mocks and return what it registered.
 
     `preview=True` runs it as `pulumi preview` of a new stack does: the SDK in dry-run mode, and
     the outputs that providers compute unknown (`preview_outputs`), so `apply` callbacks on them do

@@ -3,7 +3,7 @@
 
     active_checks.py --config checks.json --check NAME [--script active-check.sh]
 
-For the check NAME (an entry of checks.json, rendered from the config by components/layers/gpu_active_checks.py):
+For the check NAME (an entry of checks.json, rendered from the config by components/layers/slurm/active_checks.py):
 
 1. lists the nodes of its nodesets (`sinfo -N`, the nodeset's name is a feature of its nodes) and sorts them into
    - drained by this check earlier (reason `active-check NAME: ...`): tested again, to be resumed if they pass;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Accounting drift: run sacct_sync.py --check inside a login pod against the desired state that is
 # deployed (the script in the ConfigMap slurm-accounts, the desired state in the ConfigMaps
-# slurm-accounts-desired-NN: plain, or gzip parts, as components/layers/chunks.py writes them,
+# slurm-accounts-desired-NN: plain, or gzip parts, as components/k8s/chunks.py writes them,
 # put back together here with python3). Exit 0: slurmdbd matches;
 # 1: drift (the plan is printed); 2: the check could not run. A stack without slurm.accounts has no
 # such ConfigMap: nothing to check (exit 0).

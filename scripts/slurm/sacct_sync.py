@@ -2,7 +2,7 @@
 """Reconcile slurmdbd's accounts, associations, QOS and coordinators with hpcforge's desired state.
 
 Runs as the Slurm layer's accounting Job (in the Slinky login image, which has sacctmgr and squeue)
-whenever the desired state (a JSON document rendered by components/renderers/sacct.py) or this
+whenever the desired state (a JSON document rendered by components/layers/slurm/sacct.py) or this
 script changes; the drift workflow runs it with --check. Python standard library only.
 
 1. reads what slurmdbd holds with `sacctmgr -P -n show ...` (QOS, accounts with coordinators,
@@ -283,16 +283,22 @@ def account_order(accounts, root):
 
 
 def make_plan(desired, current, slurm):
+    """The steps that bring slurmdbd (`current`, from read_current) to `desired`, in the order they must run."""
     plan = Plan()
     cluster = desired["cluster"]
-    root = desired["root_account"]
-    reserved = set(desired["reserved_users"])
-    prune = desired["prune"]
-
     if cluster not in current["clusters"]:
         plan.add("+", f"cluster {cluster}", ["add", "cluster", cluster])
+    _plan_qos(plan, desired, current)
+    _plan_accounts(plan, desired, current)
+    _plan_users(plan, desired, current)
+    _plan_coordinators(plan, desired, current)
+    if desired["prune"]:
+        _plan_removals(plan, desired, current, slurm)
+    return plan
 
-    # QOS: create or modify; preemption lists afterwards (they name other QOS)
+
+def _plan_qos(plan, desired, current):
+    """QOS: create or modify; preemption lists afterwards (they name other QOS)."""
     preempt_steps = []
     for qos in desired["qos"]:
         have = current["qos"].get(qos["name"])
@@ -317,8 +323,11 @@ def make_plan(desired, current, slurm):
     for step in preempt_steps:
         plan.add(*step)
 
-    # accounts, parents first
-    for account in account_order(desired["accounts"], root):
+
+def _plan_accounts(plan, desired, current):
+    """Accounts, parents first: create, or modify the association and the account's own fields."""
+    cluster = desired["cluster"]
+    for account in account_order(desired["accounts"], desired["root_account"]):
         name = account["name"]
         assoc = current["account_assoc"].get(name)
         info = current["accounts"].get(name)
@@ -369,8 +378,10 @@ def make_plan(desired, current, slurm):
                     "~", f"account {name}: {'; '.join(diffs)}", ["modify", "account", "where", f"name={name}", "set", *settings]
                 )
 
-    # users' associations
-    desired_users = {u["name"]: u for u in desired["users"]}
+
+def _plan_users(plan, desired, current):
+    """Users' associations, default account and admin level."""
+    cluster = desired["cluster"]
     for user in desired["users"]:
         name = user["name"]
         have_assoc = current["user_assoc"].get(name, {})
@@ -423,7 +434,9 @@ def make_plan(desired, current, slurm):
                 ["modify", "user", "where", f"name={name}", "set", f"adminlevel={user['admin_level']}"],
             )
 
-    # coordinators
+
+def _plan_coordinators(plan, desired, current):
+    """Accounts' coordinators: add the missing, remove the undeclared."""
     for account in desired["accounts"]:
         info = current["accounts"].get(account["name"])
         have = set(names(info["coordinators"])) if info else set()
@@ -441,10 +454,14 @@ def make_plan(desired, current, slurm):
                 ["delete", "coordinator", f"account={account['name']}", f"names={user}"],
             )
 
-    if not prune:
-        return plan
 
-    # removals: users' surplus associations and undeclared users, then accounts children first, then QOS
+def _plan_removals(plan, desired, current, slurm):
+    """With prune: users' surplus associations and undeclared users, then accounts children first, then QOS; what
+    has active jobs is kept (a `!` step)."""
+    cluster = desired["cluster"]
+    root = desired["root_account"]
+    reserved = set(desired["reserved_users"])
+    desired_users = {u["name"]: u for u in desired["users"]}
     declared_accounts = {a["name"] for a in desired["accounts"]} | {root}
     kept_accounts = set()
     for name in sorted(current["user_assoc"]):
@@ -504,7 +521,6 @@ def make_plan(desired, current, slurm):
             plan.add("!", f"qos {name}: not declared, kept while {len(jobs)} job(s) use it")
             continue
         plan.add("-", f"qos {name}", ["delete", "qos", "where", f"name={name}"])
-    return plan
 
 
 def main(argv=None):

@@ -97,7 +97,7 @@ file, one series per job (internal/pkg/transformation/hpc.go, `hpcJobAttribute`)
 def dcgm_metrics_csv(metrics: tuple[DcgmMetric, ...] = DCGM_METRICS) -> str:
     """The `dcgm-metrics.csv` of dcgm-exporter; refuses a field that would not be one CSV field of the format."""
     lines = [
-        "# hpcforge's dcgm-exporter metrics (components/renderers/dcgm_metrics.py)",  # remap-imports: keep (rendered)
+        "# hpcforge's dcgm-exporter metrics (components/layers/gpu/dcgm_metrics.py)",
         "# DCGM field, Prometheus type, help",
     ]
     for metric in metrics:

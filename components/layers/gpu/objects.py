@@ -135,7 +135,7 @@ def dcgm_exporter_values(config: GpuOperatorConfig, *, site_scrapes_dcgm: bool =
         "config": {"name": METRICS_CONFIG_MAP, "create": True, "data": dcgm_metrics_csv()},
         "serviceMonitor": {"enabled": not site_scrapes_dcgm},
         # The operator mounts the host directory into dcgm-exporter and sets DCGM_HPC_JOB_MAPPING_DIR
-        # (gpu-operator v26.7.0 controllers/object_controls.go); the GPU prolog writes it (config/gpu.py).
+        # (gpu-operator v26.7.0 controllers/object_controls.go); the GPU prolog writes it (config.py `job_mapping_dir`).
         **(
             {"hpcJobMapping": {"enabled": True, "directory": config.job_mapping_dir}}
             if config.job_mapping_dir is not None

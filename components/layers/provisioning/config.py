@@ -227,18 +227,46 @@ def _net(network: ipaddress.IPv4Network, dynamic: tuple[int, int, str] | None = 
     return _Net(int(network.network_address), int(network.broadcast_address), dynamic, str(network))
 
 
+def _not_a_host_address(address: ipaddress.IPv4Address, network: ipaddress.IPv4Network) -> str | None:
+    """`the network address` or `the broadcast address` when `address` is one of them, in a network that has host
+    addresses besides (a /30 or larger: in a /31 both addresses are hosts', RFC 3021); else None."""
+    if network.prefixlen > 30:
+        return None
+    if address == network.network_address:
+        return "the network address"
+    return "the broadcast address" if address == network.broadcast_address else None
+
+
+def _in_network(
+    problems: ProblemCollector,
+    path: list[str | int],
+    address: ipaddress.IPv4Address,
+    shown: str,
+    what: str,
+    network: ipaddress.IPv4Network,
+) -> None:
+    """An address (written `shown`) that must be a host address of `network` (`what`: its name in messages)."""
+    if address not in network:
+        problems.add(path, f"{shown} is not in {what} {network}")
+    elif (special := _not_a_host_address(address, network)) is not None:
+        problems.add(path, f"{shown} is {special} of {what} {network}, not a host address")
+
+
 def _check_networks(cfg: ProvisioningConfig, problems: ProblemCollector) -> _Networks:
-    """Grendel's address, the gateways and DHCP ranges in their networks; no network overlapping another."""
+    """Grendel's address, the gateways and DHCP ranges in their networks, on host addresses; no network overlapping
+    another."""
     subnet = ipaddress.IPv4Network(cfg.subnet)
-    if ipaddress.IPv4Interface(cfg.address).network != subnet:
+    grendel = ipaddress.IPv4Interface(cfg.address)
+    if grendel.network != subnet:
         problems.add(["address"], f"{cfg.address} is not in the provisioning subnet {cfg.subnet}")
-    if ipaddress.IPv4Address(cfg.gateway) not in subnet:
-        problems.add(["gateway"], f"{cfg.gateway} is not in the provisioning subnet {cfg.subnet}")
+    else:
+        _in_network(problems, ["address"], grendel.ip, cfg.address, "the provisioning subnet", subnet)
+    _in_network(problems, ["gateway"], ipaddress.IPv4Address(cfg.gateway), cfg.gateway, "the provisioning subnet", subnet)
     ranges: DhcpRanges = [(["dhcp", "range"], subnet, cfg.dhcp.range)]
     for index, extra in enumerate(cfg.subnets):
         network = ipaddress.IPv4Network(extra.subnet)
-        if ipaddress.IPv4Address(extra.gateway) not in network:
-            problems.add(["subnets", index, "gateway"], f"{extra.gateway} is not in subnet {extra.subnet}")
+        gateway = ipaddress.IPv4Address(extra.gateway)
+        _in_network(problems, ["subnets", index, "gateway"], gateway, extra.gateway, "subnet", network)
         for other_index, (other, _) in enumerate(cfg.networks()[: index + 1]):
             if network.overlaps(other):
                 other_name = "the provisioning subnet" if other_index == 0 else f"subnets[{other_index - 1}]"
@@ -248,8 +276,10 @@ def _check_networks(cfg: ProvisioningConfig, problems: ProblemCollector) -> _Net
     bmc_nets = host_nets
     if cfg.bmc_network is not None:
         bmc_net = ipaddress.IPv4Network(cfg.bmc_network.subnet)
-        if ipaddress.IPv4Address(cfg.bmc_network.gateway) not in bmc_net:
-            problems.add(["bmcNetwork", "gateway"], f"{cfg.bmc_network.gateway} is not in the BMC network {bmc_net}")
+        bmc_gateway = cfg.bmc_network.gateway
+        _in_network(
+            problems, ["bmcNetwork", "gateway"], ipaddress.IPv4Address(bmc_gateway), bmc_gateway, "the BMC network", bmc_net
+        )
         for network, _ in cfg.networks():
             if bmc_net.overlaps(network):
                 problems.add(["bmcNetwork", "subnet"], f"{bmc_net} overlaps the provisioning network {network}")
@@ -266,10 +296,9 @@ def _check_range(
     first, last = ipaddress.IPv4Address(dhcp_range.start), ipaddress.IPv4Address(dhcp_range.end)
     if last < first:
         problems.add(path, f"the range ends ({last}) before it starts ({first})")
+    what = "the provisioning subnet" if path[0] == "dhcp" else "subnet"
     for end_name, address in (("start", first), ("end", last)):
-        if address not in network:
-            what = "the provisioning subnet" if path[0] == "dhcp" else "subnet"
-            problems.add([*path, end_name], f"{address} is not in {what} {network}")
+        _in_network(problems, [*path, end_name], address, str(address), what, network)
     return (int(first), int(last), f"{first}-{last}")
 
 
@@ -358,9 +387,9 @@ def _check_address(
     *,
     bmc: bool,
 ) -> None:
-    """An address inside one of `nets` (counted in `inside`) and out of its DHCP dynamic range."""
+    """A host address inside one of `nets` (counted in `inside`) and out of its DHCP dynamic range."""
     ip = ipv4_int(ip_text)
-    net = next((n for n in nets if n.first < ip < n.last), None)
+    net = next((n for n in nets if n.first <= ip <= n.last), None)
     if net is None:
         kind = "the BMC network" if bmc and cfg.bmc_network is not None else "the provisioning subnet"
         if len(nets) > 1:
@@ -368,6 +397,10 @@ def _check_address(
         problems.add(path, f"host {name!r}: IP {ip_text} is outside {kind} {', '.join(n.name for n in nets)}")
         return
     inside[id(net)] = inside.get(id(net), 0) + 1
+    if ip in (net.first, net.last) and net.last - net.first > 2:  # a /30 or larger (_not_a_host_address)
+        which = "network" if ip == net.first else "broadcast"
+        problems.add(path, f"host {name!r}: IP {ip_text} is the {which} address of {net.name}, not a host address")
+        return
     if net.dynamic is not None and net.dynamic[0] <= ip <= net.dynamic[1]:
         problems.add(path, f"host {name!r}: IP {ip_text} is inside the DHCP dynamic range {net.dynamic[2]}")
 

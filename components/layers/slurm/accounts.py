@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from ...ground.base import ProblemCollector, StrictModel, duplicates
+from ...ground.base import ProblemCollector, StrictModel, as_written, duplicates
 
 if TYPE_CHECKING:
     from ..directory.config import DirectoryConfig
@@ -63,13 +63,13 @@ def _tres(value: dict[str, Any]) -> dict[str, str]:
         if not _TRES.match(key):
             raise ValueError(f"{key!r} is not a TRES name (cpu, mem, node, billing, gres/<name>[:<type>], license/<name>)")
         if isinstance(raw, bool):
-            raise ValueError(f"{key}: {raw!r} is not a count")
+            raise ValueError(f"{key}: {as_written(raw)} is not a count")
         text = str(raw)
         pattern = _TRES_MEM if key == "mem" else _TRES_COUNT
         if not pattern.match(text):
-            raise ValueError(f"{key}: {raw!r} is not a {'memory size (e.g. 512G)' if key == 'mem' else 'whole count'}")
+            raise ValueError(f"{key}: {as_written(raw)} is not a {'memory size (e.g. 512G)' if key == 'mem' else 'whole count'}")
         if int(text.rstrip("KMGT")) > MAX_LIMIT:
-            raise ValueError(f"{key}: {raw!r} is out of range (at most {MAX_LIMIT})")
+            raise ValueError(f"{key}: {as_written(raw)} is out of range (at most {MAX_LIMIT})")
         out[key] = text
     return out
 

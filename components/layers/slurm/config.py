@@ -16,6 +16,7 @@ from ...ground.base import (
     ProblemCollector,
     Quantity,
     StrictModel,
+    as_written,
     duplicates,
     quantity_value,
 )
@@ -47,7 +48,7 @@ ClusterName = Annotated[str, AfterValidator(_cluster_name)]
 
 def _max_unavailable(value: Any) -> int | str:
     if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a count or a percentage")
+        raise ValueError(f"{as_written(value)} is not a count or a percentage")
     if isinstance(value, int):
         if value < 1:
             raise ValueError(f"{value} must be at least 1 (0 would block every update)")
@@ -63,7 +64,7 @@ def _max_unavailable(value: Any) -> int | str:
             return value
         if value.isdigit():
             return _max_unavailable(int(value))
-    raise ValueError(f"{value!r} is not a count (e.g. 2) or a percentage (e.g. 25%)")
+    raise ValueError(f"{as_written(value)} is not a count (e.g. 2) or a percentage (e.g. 25%)")
 
 
 MaxUnavailable = Annotated[int | str, BeforeValidator(_max_unavailable)]

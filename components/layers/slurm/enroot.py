@@ -31,7 +31,7 @@ SETTINGS = (
 
 
 def enroot_conf() -> str:
-    source = "components/renderers/enroot.py"  # remap-imports: keep (rendered text)
+    source = "components/layers/slurm/enroot.py"  # rendered: tests/test_paths_named.py checks it exists
     lines = [f"# hpcforge: per-user enroot directories in the Pyxis slurmd pods ({source})"]
     lines += [f"{key} {value}" for key, value in SETTINGS]
     return "\n".join(lines) + "\n"

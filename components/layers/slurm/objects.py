@@ -110,7 +110,7 @@ def nodeset_spec(
     `pyxis`: a GPU nodeset runs the slurmd image with Pyxis and enroot (`srun --container-image`).
 
     `job_mapping_dir`: host directory where the GPU prolog records each job's GPUs for dcgm-exporter
-    (config/gpu.py `gpu_job_mapping_dir`); a GPU nodeset's slurmd mounts it from the host (hostPath,
+    (components/layers/gpu/config.py `job_mapping_dir`); a GPU nodeset's slurmd mounts it from the host (hostPath,
     DirectoryOrCreate, as the GPU Operator mounts it into dcgm-exporter), where the prolog writes it.
 
     `pool_taints`: taint keys of the nodeset's node pool; the pods tolerate them (NoSchedule).

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from ...ground.base import StrictModel, duplicates
+from ...ground.base import StrictModel, as_written, duplicates
 from .slurm_types import SlurmTime
 
 # scontrol(1), "RESERVATIONS - SPECIFICATIONS FOR CREATE, UPDATE, AND DELETE COMMANDS", Flags=.
@@ -43,7 +43,7 @@ _START = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?$
 def _start_time(value: Any) -> str:
     text = value.isoformat(timespec="seconds") if hasattr(value, "isoformat") else str(value)
     if not _START.match(text):
-        raise ValueError(f"{value!r} is not a start time YYYY-MM-DDTHH:MM[:SS] (the controller's local time)")
+        raise ValueError(f"{as_written(value)} is not a start time YYYY-MM-DDTHH:MM[:SS] (the controller's local time)")
     return text
 
 

@@ -31,6 +31,8 @@ def _included_path(script: Path, relative: str, root: Path) -> Path:
     path = (script.parent / relative).resolve()
     if not path.is_relative_to(root.resolve()):
         raise IncludeError(f"includes {relative}, which is outside the project")
+    if path.is_dir():
+        raise IncludeError(f"includes {relative}, which is a directory, not a file")
     if not path.is_file():
         raise IncludeError(f"includes {relative}, which does not exist")
     return path

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator
 
+from ...ground.base import as_written
+
 _SLURM_TIME = re.compile(
     r"^(UNLIMITED|INFINITE|[0-9]+|[0-9]+:[0-9]{2}|[0-9]+:[0-9]{2}:[0-9]{2}|"
     r"[0-9]+-[0-9]+|[0-9]+-[0-9]+:[0-9]{2}|[0-9]+-[0-9]+:[0-9]{2}:[0-9]{2})$"
@@ -16,7 +18,7 @@ _SLURM_TIME = re.compile(
 def _slurm_time(value: Any) -> str:
     text = str(value)
     if not _SLURM_TIME.match(text):
-        raise ValueError(f"{value!r} is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)")
+        raise ValueError(f"{as_written(value)} is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)")
     return text
 
 

@@ -3,7 +3,7 @@
 # Functions shared by the GPU prolog and epilog (scripts/slurm/prolog/10-gpu-check.sh,
 # scripts/slurm/epilog/10-gpu-check.sh). The scripts source this file where they run from the
 # repository; the Slurm layer puts its text in their place when it renders them into the ConfigMaps
-# (components/renderers/script_include.py), so each deployed script is one self-contained file.
+# (components/layers/slurm/script_include.py), so each deployed script is one self-contained file.
 # Expects the caller's settings (GPU_CHECK_*) and GPU_CHECK_TAG (the prefix of its messages).
 
 # fail REASON...: print "<tag>: REASON", drain the node with it (it becomes Slurm's drain reason), exit 1.

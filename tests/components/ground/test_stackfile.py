@@ -185,3 +185,13 @@ def test_policy_configuration_without_kind_refused_by_name(tmp_path: Path) -> No
     path.write_text("config:\n  hpcforge:environment: production\n")
     with pytest.raises(StackFileError, match="hpcforge:environmentKind: missing"):
         policy_config_for(path)
+
+
+def test_a_nul_byte_is_refused_naming_its_line_and_column() -> None:
+    # libyaml refused it already, with a position in characters from the start ("position 23") and no line.
+    with pytest.raises(StackFileError) as caught:
+        parse_stack_text("config:\n  hpcforge:a: x\x00y\n", "t.yaml")
+    assert caught.value.messages == [
+        "t.yaml (line 2): a NUL byte (U+0000) at column 16: YAML does not allow control characters in a file "
+        "(YAML 1.2.2, 5.1 c-printable); remove it"
+    ]

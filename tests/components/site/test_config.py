@@ -6,16 +6,19 @@ the message that names the key, before registering a single resource.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from components.site import loader
 from components.site.loader import ConfigError, load_config
 from components.site.root import PlatformConfig
 from offline.program.engine import ProgramConfigError
 from tests.helpers import config_values, inventory_file, raw_config, run_stack_file, write_variant
+from tests.site_helpers import load_edited
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
@@ -379,3 +382,36 @@ def test_a_bgp_hold_time_must_be_a_duration() -> None:
     assert BgpPeer.model_validate({**peer, "holdTime": "3m"}).hold_time == "3m"
     with pytest.raises(ValueError, match="'90 s' is not a duration"):
         BgpPeer.model_validate({**peer, "holdTime": "90 s"})
+
+
+def _every_leaf(value: Any, leaf: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _every_leaf(item, leaf) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_every_leaf(item, leaf) for item in value]
+    return leaf
+
+
+@pytest.mark.parametrize(("written", "value"), [("null", None), ("true", True), ("false", False)])
+def test_null_and_booleans_are_printed_as_yaml_writes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str, value: Any
+) -> None:
+    """Every value of prod's config and of its inventory files set to null (true, false) at once: each message
+    shows it as YAML writes it, never as Python's None (True, False)."""
+    monkeypatch.setattr(loader, "MAX_MESSAGES", 10**6)
+    monkeypatch.setattr(loader, "SAME_CAUSE_SHOWN", 10**6)
+    with pytest.raises(ConfigError) as raised:
+        load_edited(tmp_path, lambda values: values.update(_every_leaf(values, value)))
+    messages = raised.value.messages
+    assert len(messages) > 100
+    python = {None: "None", True: "True", False: "False"}[value]
+    assert [m for m in messages if re.search(rf"(?<!')\b{python}\b(?!')", m)] == []
+    hosts = inventory_file(tmp_path, "provisioning")
+    for expected in (
+        f"hpcforge:provisioning.gateway: {written} is not an IPv4 address",
+        f"hpcforge:provisioning.subnet: {written} is not an IPv4 network in CIDR form",
+        f"hpcforge:network.advertisement.mode: {written} is not allowed (expected 'l2' or 'bgp')",
+        f"hpcforge:slurm.accounts.users[0].adminLevel: {written} is not allowed (expected 'None', 'Operator' or 'Administrator')",
+        f"{hosts}: hosts[0].mac: {written} is not a MAC address (six hex pairs, e.g. 0c:c4:7a:00:00:01)",
+    ):
+        assert expected in messages

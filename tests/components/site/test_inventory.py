@@ -293,3 +293,79 @@ def test_a_value_nested_too_deep_is_refused_with_a_short_path(tmp_path: Path) ->
     (message,) = raised.value.messages
     assert message.startswith("hosts.yaml: hosts[0].name[0][0][0][0][0]... (line 2): not valid YAML: ")
     assert len(message) < 200
+
+
+def test_an_unused_anchor_is_refused_naming_the_entry_and_line(tmp_path: Path) -> None:
+    # yaml-rs reads an anchor that no alias repeats without complaint; docs/inventories.md says anchors are refused.
+    path = tmp_path / "hosts.yaml"
+    path.write_text("hosts:\n- {name: a}\n- &b {name: b}\n")
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "inventory/dev/hosts.yaml")
+    assert raised.value.messages == [
+        "inventory/dev/hosts.yaml: hosts[1] (line 3): the anchor &b: YAML anchors and aliases are not allowed in "
+        "inventory files (remove it)"
+    ]
+
+
+def test_an_ampersand_inside_a_string_is_not_an_anchor(tmp_path: Path) -> None:
+    path = tmp_path / "users.yaml"
+    path.write_text("users:\n- {name: rd, fullName: R &D team, description: 'a &b'}\n")
+    assert read_yaml_file(path, "users.yaml")[0] == {"users": [{"name": "rd", "fullName": "R &D team", "description": "a &b"}]}
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [("hosts: []\n---\nhosts: [{name: a}]\n", 2), ("# exported\n---\n- a\n...\n---\n- b\n", 5), ("hosts: []\n---\n", 2)],
+    ids=["mapping, mapping", "list, list", "an empty second document"],
+)
+def test_a_second_yaml_document_is_refused_as_a_second_document(tmp_path: Path, text: str, line: int) -> None:
+    path = tmp_path / "hosts.yaml"
+    path.write_text(text)
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "inventory/dev/hosts.yaml")
+    assert raised.value.messages == [
+        f"inventory/dev/hosts.yaml (line {line}): a second YAML document ('---'): an inventory file holds one document; "
+        "remove the '---' and merge what follows into the first"
+    ]
+
+
+def test_one_document_that_is_a_list_is_refused_as_not_a_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.yaml"
+    path.write_text("---\n- {name: a}\n")
+    values = config_values("dev")
+    values["hpcforge:provisioning"]["inventory"]["file"] = str(path)
+    with pytest.raises(ConfigError) as raised:
+        load_config(raw_config(values))
+    assert raised.value.messages == [f"{path}: expected a mapping with the keys hosts"]
+
+
+def test_a_directory_named_as_the_inventory_file_is_refused_as_a_directory(tmp_path: Path) -> None:
+    values = config_values("dev")
+    values["hpcforge:provisioning"]["inventory"]["file"] = str(tmp_path)
+    with pytest.raises(ConfigError) as raised:
+        load_config(raw_config(values))
+    assert raised.value.messages == [f"{tmp_path}: is a directory, not an inventory file"]
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        ("hosts:\n- {name: vm01\x00, ip: 10.77.0.11}\n", "hosts[0].name (line 2)", "a NUL byte (U+0000) at column 14"),
+        ("hosts:\n- name: vm\x0001\n", "hosts[0].name (line 2)", "a NUL byte (U+0000) at column 11"),
+        ("# exported\x00\nhosts: []\n", "(line 1)", "a NUL byte (U+0000) at column 11"),
+        ("hosts:\n- name: 'vm\x0701'\n", "hosts[0].name (line 2)", "the control character U+0007 at column 12"),
+        ("hosts:\n- name: vm\u009b01\n", "hosts[0].name (line 2)", "the control character U+009B at column 11"),
+    ],
+    ids=["NUL in a flow mapping", "NUL in a plain value", "NUL in a comment", "BEL in a quoted value", "C1 CSI"],
+)
+def test_a_control_character_is_refused_naming_it_and_where_it_is(tmp_path: Path, text: str, where: str, what: str) -> None:
+    # yaml-rs reports a NUL in a flow mapping as an unclosed bracket, cuts a plain value at it (`vm`), and reads a
+    # NUL in a comment and other control characters without complaint; YAML allows none of them (c-printable).
+    path = tmp_path / "hosts.yaml"
+    path.write_text(text)
+    with pytest.raises(InventoryError) as raised:
+        read_yaml_file(path, "hosts.yaml")
+    label = f"hosts.yaml: {where}" if where[0] != "(" else f"hosts.yaml {where}"
+    assert raised.value.messages == [
+        f"{label}: {what}: YAML does not allow control characters in a file (YAML 1.2.2, 5.1 c-printable); remove it"
+    ]

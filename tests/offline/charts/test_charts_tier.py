@@ -294,7 +294,7 @@ def test_gpu_operator_chart_gives_dcgm_exporter_hpcforges_metric_list(rendered: 
     # Scraped once: by the site's PodMonitor where the observability layer runs, else by the operator's ServiceMonitor.
     site_prometheus = any(r.type == "hpcforge:observability:Observability" for r in stack.resources)
     assert policy["spec"]["dcgmExporter"]["serviceMonitor"]["enabled"] is not site_prometheus
-    # HPC job mapping: the operator mounts this host directory into dcgm-exporter (config/gpu.py).
+    # HPC job mapping: the operator mounts this host directory into dcgm-exporter (components/layers/gpu/config.py `job_mapping_dir`).
     assert policy["spec"]["dcgmExporter"]["hpcJobMapping"] == {"enabled": True, "directory": "/var/lib/dcgm-exporter/job-mapping"}
 
 

@@ -99,7 +99,7 @@ def test_the_key_covers_program_sources_and_environment(site: Path, tmp_path: Pa
     layer.write_text(layer.read_text() + "\n# changed\n")
     changed = recording.run_key(stack, project, preview=False)
     assert changed != key
-    (project / "components" / "renderers" / "new_template.txt").write_text("data\n")
+    (project / "components" / "layers" / "new_template.txt").write_text("data\n")
     assert recording.run_key(stack, project, preview=False) != changed
     before = recording.run_key(stack, project, preview=False)
     monkeypatch.setenv("HPCFORGE_CHARTS", "/nowhere")

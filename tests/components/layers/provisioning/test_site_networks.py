@@ -88,6 +88,45 @@ BAD = [
         _provisioning(lambda p: p["hosts"][1].update(ip="10.21.0.1")),
         "{hosts}: hosts[1].ip: host 'cn002': IP 10.21.0.1 is already used by the gateway of subnets[0]",
     ),
+    (
+        "host on a subnet's network address",
+        _provisioning(lambda p: p["hosts"][1].update(ip="10.21.0.0")),
+        "{hosts}: hosts[1].ip: host 'cn002': IP 10.21.0.0 is the network address of 10.21.0.0/24, not a host address",
+    ),
+    (
+        "host on the broadcast address",
+        _provisioning(lambda p: p["hosts"][0].update(ip="10.20.1.255")),
+        "{hosts}: hosts[0].ip: host 'cn001': IP 10.20.1.255 is the broadcast address of 10.20.0.0/23, not a host address",
+    ),
+    (
+        "BMC on the BMC network's broadcast address",
+        _provisioning(lambda p: p["hosts"][0]["bmc"].update(ip="10.20.2.255")),
+        "{hosts}: hosts[0].bmc.ip: host 'cn001': IP 10.20.2.255 is the broadcast address of 10.20.2.0/24, not a host address",
+    ),
+    (
+        "gateway on the network address",
+        _provisioning(lambda p: p.update(gateway="10.20.0.0")),
+        "hpcforge:provisioning.gateway: 10.20.0.0 is the network address of the provisioning subnet 10.20.0.0/23, not a "
+        "host address",
+    ),
+    (
+        "subnet gateway on the broadcast address",
+        _provisioning(lambda p: p["subnets"][0].update(gateway="10.21.0.255")),
+        "hpcforge:provisioning.subnets[0].gateway: 10.21.0.255 is the broadcast address of subnet 10.21.0.0/24, not a host "
+        "address",
+    ),
+    (
+        "Grendel on the broadcast address",
+        _provisioning(lambda p: p.update(address="10.20.1.255/23")),
+        "hpcforge:provisioning.address: 10.20.1.255/23 is the broadcast address of the provisioning subnet 10.20.0.0/23, "
+        "not a host address",
+    ),
+    (
+        "DHCP range ending on the broadcast address",
+        _provisioning(lambda p: p["subnets"][0]["range"].update(end="10.21.0.255")),
+        "hpcforge:provisioning.subnets[0].range.end: 10.21.0.255 is the broadcast address of subnet 10.21.0.0/24, not a "
+        "host address",
+    ),
 ]
 
 

@@ -140,3 +140,11 @@ def test_a_missing_library_is_refused_naming_the_config_key(tmp_path: Path) -> N
     ]
     shutil.copy(REPO / LIBRARY, root / LIBRARY)
     assert missing_files(config, root) == []
+
+
+def test_an_include_of_a_directory_is_refused_as_a_directory(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    script = root / "scripts/slurm/prolog/10-gpu-check.sh"
+    script.write_text("#!/bin/bash\n# --- include ../lib ---\n. ../lib\n# --- end include ---\n")
+    with pytest.raises(IncludeError, match=r"^includes \.\./lib, which is a directory, not a file$"):
+        inline_includes(script.read_text(), script, root)
