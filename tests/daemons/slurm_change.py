@@ -17,7 +17,8 @@ A :class:`Change` edits the base (slurm.conf lines, gres.conf, topology.yaml, cg
 one of two :data:`MODES`, which are how the operator applies it:
 
 * ``reconfigure``: the Controller's ``inplaceReconfigure: true``: the reconfigure sidecar sees the files under
-  /etc/slurm change and runs ``scontrol reconfigure`` with them (scripts/reconfigure.sh@v1.2.1:13-25);
+  /etc/slurm change and runs ``scontrol reconfigure`` with them
+  (internal/builder/controllerbuilder/scripts/reconfigure.sh@v1.2.1:13-25);
 * ``restart``: ``inplaceReconfigure: false``: the operator recreates the slurmctld pod when the slurm-config
   ConfigMap's hash changes (controller_app.go@v1.2.1:106-119, 349-369): slurmctld stops (SIGTERM) and starts
   with the head files; ``reconfig_on_restart`` then reconfigures every slurmd.  The slurmd pods are not

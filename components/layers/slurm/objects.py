@@ -351,8 +351,9 @@ def controller_spec(
         },
         # A Slurm configuration change becomes `scontrol reconfigure` by the operator's sidecar (it watches every file
         # under /etc/slurm, the referenced ConfigMaps too) instead of a new slurmctld pod that only a slurm.conf change
-        # makes (slurm-operator controller_app.go@v1.2.1:106-119,164-168, scripts/reconfigure.sh@v1.2.1:13-25); what
-        # 26.05.3 then does with each change: offline/diff/slurm_outcomes.json. The sidecar (tini, bash, find, sha256sum,
+        # makes (slurm-operator controller_app.go@v1.2.1:106-119,164-168,
+        # internal/builder/controllerbuilder/scripts/reconfigure.sh@v1.2.1:13-25); what 26.05.3 then does with each
+        # change: offline/diff/slurm_outcomes.json. The sidecar (tini, bash, find, sha256sum,
         # scontrol) runs in the slurmctld image, as the operator's chart has it (helm/slurm/values.yaml@v1.2.1:195-201),
         # which installs tini and slurm-smd-client (SlinkyProject/containers schedmd/slurm/26.05/ubuntu26.04/Dockerfile
         # @05efda0:107-108,143).
