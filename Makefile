@@ -1,8 +1,12 @@
 # hpcforge developer entry points. Everything runs from a local virtualenv (.venv).
+# Exit codes: GNU make folds every failure into its own exit code 2 (0 on success; 1 only with -q), so a script
+# cannot tell one failure from another through make. Scripts call ./hpcforge COMMAND, whose codes are documented
+# (README.md, "The offline runner"); `make check` and `make diff` print on their last line which code it gave.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+HPCFORGE ?= ./hpcforge
 
 .PHONY: install preview render check diff test test-fast lint docs docs-check bench-quick bench fuzz clean
 
@@ -37,17 +41,22 @@ render: $(STAMP)
 STACK_FILE ?= Pulumi.$(STACK).yaml
 PREVIEW ?=
 check: $(STAMP)
-	@rc=0; ./hpcforge check --stack $(STACK) --config $(STACK_FILE) $(if $(PREVIEW),--preview) $(CHART_FLAGS) || rc=$$?; \
+	@rc=0; $(HPCFORGE) check --stack $(STACK) --config $(STACK_FILE) $(if $(PREVIEW),--preview) $(CHART_FLAGS) || rc=$$?; \
 	case $$rc in 0) ;; 1) echo "make check: exit 1: a mandatory policy violation (./hpcforge check exits 1)" >&2 ;; \
 	  2) echo "make check: exit 2: invalid configuration or policy packs (./hpcforge check exits 2)" >&2 ;; \
 	  *) echo "make check: exit $$rc" >&2 ;; esac; exit $$rc
 
 ## What a change does to the running site, against a git ref, a recording or a render folder:
 ## make diff STACK=prod AGAINST=origin/main [DIFF_FLAGS="--acknowledge --format markdown --out out/diff.md"]
+## It runs `./hpcforge diff`, which exits 1 for an unacknowledged outage or data loss and 2 when it cannot run; make
+## itself exits 2 for either (the recipe's last line says which). Gates and scripts run `./hpcforge diff` directly.
 AGAINST ?= HEAD
 DIFF_FLAGS ?=
 diff: $(STAMP)
-	@$(PY) -m offline diff --stack $(STACK) --config $(STACK_FILE) --against $(AGAINST) $(DIFF_FLAGS)
+	@rc=0; $(HPCFORGE) diff --stack $(STACK) --config $(STACK_FILE) --against $(AGAINST) $(DIFF_FLAGS) || rc=$$?; \
+	case $$rc in 0) ;; 1) echo "make diff: exit 1: an unacknowledged outage or data loss (./hpcforge diff exits 1)" >&2 ;; \
+	  2) echo "make diff: exit 2: the diff could not run (./hpcforge diff exits 2)" >&2 ;; \
+	  *) echo "make diff: exit $$rc" >&2 ;; esac; exit $$rc
 
 ## The whole test suite (tiers whose daemons or ../shared data are missing skip with the reason).
 test: $(STAMP)
@@ -66,9 +75,12 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	for pack in policies/*/__main__.py; do $(VENV)/bin/mypy "$$pack" || exit 1; done
 
+## docs/configuration.md from the config models, and every generated block of README.md and docs/ (rendered
+## examples, error messages, diff reports) from the real render or command of a named stack (docs/generate.py).
 docs: $(STAMP)
 	$(PY) -m docs.generate
 
+## Fails (make: exit 2) when docs/configuration.md or a generated block is stale, or was edited by hand.
 docs-check: $(STAMP)
 	$(PY) -m docs.generate --check
 

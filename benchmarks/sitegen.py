@@ -69,8 +69,9 @@ def generate_site(hosts: int = 100, nodesets: int = 4, users: int = 6, base: Pat
     if topology is not None:
         _racks(topology, config["hpcforge:provisioning"]["hosts"])
     _nodesets(config, nodesets)
-    # Generated users replace prod's: the evidence check looks up the first one.
+    # Generated users replace prod's: the evidence check looks up the first one; the active checks run as root.
     config.get("hpcforge:evidence", {}).pop("lookupUser", None)
+    config.get("hpcforge:gpu", {}).pop("activeCheckUser", None)
     projects = max(1, users // 100)
     _users(config["hpcforge:directory"], config["hpcforge:slurm"], users, projects)
     _accounts(config["hpcforge:slurm"], projects)

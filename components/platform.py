@@ -43,6 +43,7 @@ from .layers.sealed_secrets import layer as sealed_secrets
 from .layers.sealed_secrets.layer import SealedSecrets, SealedSecretsArgs
 from .layers.slurm import layer as slurm
 from .layers.slurm.layer import Slurm, SlurmArgs
+from .layers.slurm.passwd import PasswdEntry
 from .layers.slurm.sacct import render_desired_state
 from .layers.slurm.script_settings import gpu_health_settings
 from .layers.storage.layer import K0S_KUBELET_DIR, Storage, StorageArgs, charts_for
@@ -51,6 +52,7 @@ from .site.placement import (
     login_node_selectors,
     login_pool_taints,
     node_selectors,
+    nodeset_nodes,
     nodeset_pool_taints,
     nodeset_pools,
     pool_labels,
@@ -87,6 +89,17 @@ def planned_charts(config: PlatformConfig) -> list[ChartUse]:
     if config.monitored:
         uses += observability.CHARTS
     return uses
+
+
+def active_check_user(config: PlatformConfig) -> PasswdEntry | None:
+    """The directory user the active GPU checks run as (`gpu.activeCheckUser`), with its uid and primary group's gid
+    (None: no such user, or no checks)."""
+    name = config.gpu.active_check_user
+    if name is None or not config.gpu.active_checks:
+        return None
+    user = next(u for u in config.directory.users if u.name == name)
+    gid = next(g.gid_number for g in config.directory.groups if g.name == user.primary_group)
+    return PasswdEntry(name, user.uid_number, gid)
 
 
 @dataclass(frozen=True)
@@ -303,6 +316,7 @@ class Platform(pulumi.ComponentResource):
                     gpu_pool_taints=gpu_pool_taints(cfg),
                     distribution=cfg.distribution,
                     gpudirect_rdma=cfg.active_rdma is not None,
+                    dcgm_clients=(cfg.slurm.namespace,) if any(c.kind == "dcgm-diag" for c in cfg.gpu.active_checks) else (),
                 ),
                 opts=self._child(),
             )
@@ -355,15 +369,16 @@ class Platform(pulumi.ComponentResource):
                 login_pool_taints=login_pool_taints(cfg),
                 script_settings=gpu_health_settings(
                     cfg.gpu.health,
-                    mig=cfg.gpu.operator.mig_strategy != "none",
                     nvml_order=gpus_in_nvml_order(cfg),
                     job_mapping_dir=job_mapping_dir,
                 ),
                 gpu_job_mapping_dir=job_mapping_dir,
                 rdma=cfg.active_rdma,
                 nodeset_pools=nodeset_pools(cfg),
+                nodeset_nodes=nodeset_nodes(cfg),
                 metrics=cfg.monitored,
                 active_checks=cfg.gpu.active_checks,
+                active_check_user=active_check_user(cfg),
                 accounts_state=(
                     render_desired_state(cfg.slurm.cluster_name, cfg.slurm.accounts, cfg.directory)
                     if cfg.slurm.accounts is not None

@@ -449,7 +449,7 @@ def _check_refresh(stacks: list[RecordedStack], commands: list[tuple[int, str, b
         step
         for job in workflow["jobs"].values()
         for step in job["steps"]
-        if str(step.get("uses", "")).startswith("pulumi/actions") and step["with"]["command"] == "up"
+        if str(step.get("uses", "")).startswith("pulumi/actions") and step.get("with", {}).get("command") == "up"
     ]
     assert ups and all(step["with"].get("refresh") is True for step in ups)
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, SecretStr
 
 from components.ground.base import IPv4, K8sName, Quantity, StrictModel
 from components.site.root import PlatformConfig
-from docs import generate
+from docs import generate, reference
 from tests.helpers import REPO
 
 DOC = REPO / "docs" / "configuration.md"
@@ -57,7 +57,7 @@ def rows() -> dict[str, tuple[str, str, str]]:
 
 
 def test_committed_reference_is_up_to_date() -> None:
-    result = run_generator("--check")
+    result = run_generator("--check", "--only", "reference")
     assert result.returncode == 0, f"{result.stderr}\n(run `make docs` and commit docs/configuration.md)"
     assert DOC.read_text(encoding="utf-8") == generate.render()
 
@@ -65,13 +65,13 @@ def test_committed_reference_is_up_to_date() -> None:
 def test_output_is_deterministic() -> None:
     first = generate.render()
     assert generate.render() == first
-    other_seed = run_generator("--check", env={"PYTHONHASHSEED": "12345"})
+    other_seed = run_generator("--check", "--only", "reference", env={"PYTHONHASHSEED": "12345"})
     assert other_seed.returncode == 0, other_seed.stderr
 
 
 def test_a_changed_docstring_makes_the_check_fail(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(PlatformConfig.model_fields["domain"], "description", "A docstring edited in the model.")
-    assert generate.main(["--check"]) == 1
+    assert generate.main(["--check", "--only", "reference"]) == 1
     err = capsys.readouterr().err
     assert "docs/configuration.md is stale: run make docs" in err
     assert (
@@ -90,7 +90,7 @@ def test_a_new_field_makes_the_check_fail(monkeypatch: pytest.MonkeyPatch) -> No
     assert not generate.check(DOC, text)
     # the same through the default root, as `make docs-check` runs it
     monkeypatch.setattr(generate, "render", lambda root=None: text)
-    assert generate.main(["--check"]) == 1
+    assert generate.main(["--check", "--only", "reference"]) == 1
 
 
 def test_stale_file_fails_the_command_line(tmp_path: Path) -> None:
@@ -128,12 +128,12 @@ def reachable_models(root: type[BaseModel]) -> set[type[BaseModel]]:
 
 
 def test_every_field_of_every_reachable_model_is_documented(rows: dict[str, tuple[str, str, str]]) -> None:
-    documented = {source for row in generate.all_rows() for source in row.sources}
+    documented = {source for row in reference.all_rows() for source in row.sources}
     models = reachable_models(PlatformConfig)
     assert len(models) > 30
     missing = [f"{model.__name__}.{name}" for model in models for name in model.model_fields if (model, name) not in documented]
     assert not missing, f"fields missing from the reference: {missing}"
-    assert {row.path for row in generate.all_rows()} == set(rows)
+    assert {row.path for row in reference.all_rows()} == set(rows)
 
 
 def test_one_section_per_top_level_key() -> None:
@@ -304,7 +304,7 @@ def test_recursive_model_is_documented_once() -> None:
 def test_every_validated_key_states_its_accepted_form() -> None:
     # A validator the generator cannot name would show as a bare "string" (a @field_validator) or as the
     # function's name (an Annotated validator): it must be described in NAMED_VALIDATORS or FIELD_VALIDATORS.
-    assert generate.validators_without_form() == []
+    assert reference.validators_without_form() == []
 
 
 def test_a_field_validator_adds_its_form_to_the_type(rows: dict[str, tuple[str, str, str]]) -> None:

@@ -51,3 +51,19 @@ def pool_labels(config: PlatformModel) -> dict[str, dict[str, str]]:
 def pool_taints(config: PlatformModel) -> dict[str, tuple[str, ...]]:
     """Every node pool's taint keys, by pool name (what the RDMA layer's daemons tolerate)."""
     return {pool.name: pool.taints for pool in config.node_pools}
+
+
+def nodeset_nodes(config: PlatformModel) -> dict[str, int]:
+    """How many Slurm nodes each nodeset has, as far as the config says: a StatefulSet nodeset's replicas, a DaemonSet
+    nodeset's pool (one pod on each of its nodes; 0 without a pool: its nodes are not known), plus the bare-metal hosts
+    of the inventory that join it (`provisioning.hosts[].nodeset`)."""
+    hosts = config.provisioning.hosts if config.provisioning is not None else ()
+    counts: dict[str, int] = {}
+    for nodeset in config.slurm.nodesets:
+        if nodeset.scaling_mode == "DaemonSet":
+            pool = config.node_pool(nodeset.pool) if nodeset.pool else None
+            pods = pool.nodes if pool is not None else 0
+        else:
+            pods = nodeset.replicas
+        counts[nodeset.name] = pods + sum(1 for host in hosts if host.nodeset == nodeset.name)
+    return counts

@@ -315,8 +315,9 @@ class SlurmCluster:
     Parameters: ``nodes`` are static ``NodeName=`` lines (one name each, see :func:`node_line`);
     ``partitions`` are ``PartitionName=`` lines (default: ``PartitionName=debug Nodes=ALL Default=YES``);
     ``extra_conf`` is appended slurm.conf text (e.g. rendered by hpcforge: scheduler/priority
-    parameters, ``Prolog=``/``Epilog=`` lines); ``gres_conf``/``cgroup_conf``/``topology_conf`` are written beside
-    slurm.conf.  ``dynamic=True`` turns on configless + dynamic nodes (``enable_configless``,
+    parameters, ``Prolog=``/``Epilog=`` lines); ``gres_conf``/``cgroup_conf``/``topology_conf``/``job_container_conf``
+    are written beside slurm.conf (``NamespaceType=namespace/tmpfs`` needs job_container.conf: without it slurmd
+    stops at start).  ``dynamic=True`` turns on configless + dynamic nodes (``enable_configless``,
     ``MaxNodeCount``, ``TreeWidth=65533``); ``configless=True`` only ``enable_configless``.
     """
 
@@ -332,6 +333,7 @@ class SlurmCluster:
         cgroup_conf: str | None = None,
         topology_conf: str | None = None,
         topology_yaml: str | None = None,
+        job_container_conf: str | None = None,
         configless: bool = False,
         dynamic: bool = False,
         max_node_count: int | None = None,
@@ -373,6 +375,7 @@ class SlurmCluster:
         self.cgroup_conf = cgroup_conf
         self.topology_conf = topology_conf
         self.topology_yaml = topology_yaml
+        self.job_container_conf = job_container_conf
         self.max_node_count = max_node_count if max_node_count is not None else len(self._node_lines) + 8
         self.allow_override = {key.lower() for key in allow_override}
         self.catch_all = catch_all
@@ -535,6 +538,8 @@ class SlurmCluster:
             write_file(self.tmp_dir / "topology.conf", self.topology_conf)
         if self.topology_yaml is not None:
             write_file(self.tmp_dir / "topology.yaml", self.topology_yaml)
+        if self.job_container_conf is not None:
+            write_file(self.tmp_dir / "job_container.conf", self.job_container_conf)
 
     # ----------------------------------------------------------------------------------------------
     # lifecycle

@@ -18,7 +18,7 @@ def hpcforge(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(REPO / "hpcforge"), *args], cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
 
 
-def make(*args: str) -> subprocess.CompletedProcess[str]:
+def make(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     # -o: the shared virtualenv counts as installed (the recipe would recreate .venv)
     return subprocess.run(
         ["make", "--no-print-directory", "-o", ".venv/.installed", *args],
@@ -27,6 +27,7 @@ def make(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=600,
         check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -45,6 +46,29 @@ def test_make_check_says_which_code_the_check_gave(tmp_path: Path) -> None:
     assert "make check: exit 2: invalid configuration or policy packs (./hpcforge check exits 2)" in result.stderr
     direct = hpcforge("check", "--stack", "dev", "--config", str(bad_kind(tmp_path)))
     assert direct.returncode == 2 and direct.stdout == ""
+
+
+def test_make_diff_folds_the_gate_and_a_broken_input_into_2_and_says_which(tmp_path: Path) -> None:
+    # The Makefile's help and docs/operations.md: ./hpcforge diff exits 0, 1 (gated) or 2 (cannot run); make exits 2
+    # for both failures and names the code on its last line. A stand-in for ./hpcforge exits with the code it is given.
+    stand_in = tmp_path / "hpcforge"
+    stand_in.write_text('#!/bin/sh\necho "$@" > "$ARGS"\nexit "$CODE"\n')
+    stand_in.chmod(0o755)
+    said = {0: "", 1: "make diff: exit 1: an unacknowledged outage or data loss (./hpcforge diff exits 1)"}
+    said[2] = "make diff: exit 2: the diff could not run (./hpcforge diff exits 2)"
+    for code, line in said.items():
+        args = tmp_path / f"args-{code}"
+        result = make(
+            "diff", "STACK=prod", "AGAINST=origin/main", f"HPCFORGE={stand_in}", env={"CODE": str(code), "ARGS": str(args)}
+        )
+        assert result.returncode == (0 if code == 0 else 2), result.stderr
+        assert args.read_text() == "diff --stack prod --config Pulumi.prod.yaml --against origin/main\n"
+        assert (line in result.stderr.splitlines()) if line else "make diff:" not in result.stderr
+    # the real command with a base it cannot find
+    broken = make("diff", "STACK=dev", "AGAINST=no-such-ref-of-this-test")
+    assert broken.returncode == 2
+    assert said[2] in broken.stderr.splitlines()
+    assert "no-such-ref-of-this-test" in broken.stderr
 
 
 def test_check_without_packs_runs_the_three_with_the_environment_kind_s_config() -> None:

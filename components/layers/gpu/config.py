@@ -99,9 +99,11 @@ class ActiveCheck(StrictModel):
     """Check name (lowercase letters, digits, `-`, at most 32): in the drain reason (`active-check <name>: ...`),
     the CronJob (`gpu-check-<name>`) and the Slurm reservation (`active-check-<name>`)."""
     kind: CheckKind
-    """`dcgm-diag` (`dcgmi diag -r <dcgmLevel>` on each node), `nccl-allreduce` (nccl-tests' all_reduce_perf across
-    `nodes` nodes, the bus bandwidth against `minBusBandwidth`), `ib-link` (every InfiniBand/RoCE port Active,
-    LinkUp, at `minRateGbps` or more: `ibstat`)."""
+    """`dcgm-diag` (`dcgmi diag -r <dcgmLevel>` on each node, against that node's DCGM host engine of the GPU
+    Operator: needs `gpu.operator.dcgm`), `nccl-allreduce` (nccl-tests' all_reduce_perf across `nodes` nodes, the bus
+    bandwidth against `minBusBandwidth`, at most the nodes' declared NIC bandwidth), `ib-link` (every port of the RDMA
+    devices the nodeset's pool declares, `rdma.pools[].nics[].hca`, ACTIVE, LinkUp, at `minRateGbps` or more, read
+    from sysfs as ibstat does)."""
     nodesets: tuple[str, ...] = Field(min_length=1)
     """GPU nodesets it tests (every node of each)."""
     schedule: str
@@ -113,13 +115,21 @@ class ActiveCheck(StrictModel):
     nodes: int = Field(default=2, ge=2, le=64)
     """`nccl-allreduce`: nodes per all-reduce (the nodeset's nodes are tested in groups of this many)."""
     min_bus_bandwidth: float = Field(default=50.0, gt=0, le=100_000)
-    """`nccl-allreduce`: the lowest acceptable "Avg bus bandwidth" in GB/s."""
+    """`nccl-allreduce`: the lowest acceptable "Avg bus bandwidth" in GB/s; at most what the nodes' NICs carry (the
+    sum of `rdma.pools[].nics[].rateGbps` / 8, which must be declared): without SHARP an all-reduce across nodes
+    cannot exceed it."""
     message_size: str = Field(default="1G", pattern=r"^[0-9]+[KMG]?$")
     """`nccl-allreduce`: message size (`-b`/`-e`)."""
     min_rate_gbps: int = Field(default=100, ge=1, le=3200)
-    """`ib-link`: the lowest acceptable port rate in Gb/s (`ibstat` "Rate:")."""
+    """`ib-link`: the lowest acceptable port rate in Gb/s (sysfs `ports/<n>/rate`, what `ibstat` prints as "Rate:");
+    at most the ports' declared `rateGbps`."""
     qos: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
     """Slurm QOS of the check jobs (e.g. a high-priority `maintenance` QOS declared in slurm.accounts); null: none."""
+    action: Literal["report", "drain"] = "report"
+    """What a node that fails the check gets: `report` (the run's Job fails and names the node; no node is changed:
+    the first stage of a rollout) or `drain` (drained with the check's reason, resumed when a later run passes).
+    Only a check that ran and judged the hardware failing drains; one that could not judge is reported either way.
+    docs/layers/gpu.md "Active checks: a rollout in stages"."""
 
     @field_validator("name")
     @classmethod
@@ -273,7 +283,15 @@ class GpuConfig(StrictModel):
     """The NVIDIA GPU Operator: driver, container toolkit, device plugin, feature discovery, DCGM, MIG."""
     evidence: GpuEvidenceConfig = Field(default_factory=GpuEvidenceConfig)
     """NCCL all-reduce and RDMA device checks after `pulumi up`."""
+    active_check_user: str | None = None
+    """The directory user the active checks run as (e.g. a service user `hpcforge-check` with no password and no ssh
+    key), with a Slurm association and adminLevel Administrator in `slurm.accounts.users`: creating the reservation
+    needs Operator, draining and resuming a node Administrator (Slurm 26.05.3 src/slurmctld/proc_req.c). The check's
+    pod then holds only a JWT for this user, from Slinky's Token custom resource, instead of slurm.key, which can sign
+    a credential for any user; slurmctld and slurmdbd are given the user's passwd line (they look a JWT's user up
+    locally). Null: the checks run as root with slurm.key (docs/layers/gpu.md "Active checks: who runs them")."""
     active_checks: tuple[ActiveCheck, ...] = ()
     """Scheduled active checks of GPU nodesets (DCGM diagnostic, NCCL all-reduce across nodes, InfiniBand/RoCE links),
-    run as Slurm jobs in a maintenance reservation by a CronJob each; a failing node is drained with a reason naming
-    the check and resumed when a later run passes (components/layers/slurm/active_checks.py, docs/layers/gpu.md)."""
+    run as Slurm jobs in a maintenance reservation by a CronJob each; a failing node is reported, or with `action:
+    drain` drained with a reason naming the check and resumed when a later run passes
+    (components/layers/slurm/active_checks.py, scripts/gpu/active_checks.py, docs/layers/gpu.md)."""

@@ -43,6 +43,9 @@ class GpuOperatorArgs:
     """`k0s` or `rke2` when hpcforge bootstraps the cluster (gpu_operator_values)."""
     gpudirect_rdma: bool = False
     """GPU nodes reach an RDMA fabric (gpu_operator_values)."""
+    dcgm_clients: Sequence[str] = ()
+    """Namespaces whose pods talk to the DCGM host engine (the Slurm namespace, where an active check runs `dcgmi
+    diag`): the operator's namespace lets them in on its port (operator_namespace_allows)."""
 
 
 class GpuOperator(pulumi.ComponentResource):
@@ -58,7 +61,7 @@ class GpuOperator(pulumi.ComponentResource):
             component="gpu-operator",
             # The driver, toolkit, device plugin and DCGM DaemonSets use host paths, host PID and privileges.
             pod_security="privileged",
-            allows=operator_namespace_allows(),
+            allows=operator_namespace_allows(args.dcgm_clients),
             depends_on=args.depends_on,
             charts=args.charts,
         )

@@ -16,15 +16,35 @@ from .dcgm_metrics import METRICS_CONFIG_MAP, dcgm_metrics_csv
 
 NAMESPACE = "gpu-operator"
 DCGM_EXPORTER_PORT = 9400
+DCGM_SERVICE = "nvidia-dcgm"
+DCGM_PORT = 5555
+DCGM_POD_LABELS = {"app": "nvidia-dcgm"}
+"""GPU Operator v26.7.0's DCGM host engine: DaemonSet nvidia-dcgm, pods labelled app=nvidia-dcgm, containerPort 5555,
+no hostNetwork (assets/state-dcgm/0400_dcgm.yml), behind Service nvidia-dcgm with `internalTrafficPolicy: Local`
+(assets/state-dcgm/0500_service.yaml)."""
 MIG_CONFIG_MAP = "hpcforge-mig-parted-config"
 DEVICE_PLUGIN_CONFIG_MAP = "hpcforge-device-plugin-config"
 
 
-def operator_namespace_allows() -> list[Allow]:
-    """The operator's namespace: the API server, and dcgm-exporter's metrics (scraped from the host network)."""
+def operator_namespace_allows(dcgm_clients: Sequence[str] = ()) -> list[Allow]:
+    """The operator's namespace: the API server, dcgm-exporter's metrics (scraped from the host network) and, from the
+    namespaces in `dcgm_clients` (the Slurm namespace where an active check runs `dcgmi diag`), the DCGM host engine."""
     return [
         egress_to_apiserver(),
         ingress_from_anywhere("allow-ingress-dcgm-exporter", Port(DCGM_EXPORTER_PORT)),
+        *(
+            [
+                Allow(
+                    "allow-ingress-dcgm-hostengine",
+                    "ingress",
+                    (Port(DCGM_PORT),),
+                    namespaces=tuple(dcgm_clients),
+                    pod_labels=DCGM_POD_LABELS,
+                )
+            ]
+            if dcgm_clients
+            else []
+        ),
     ]
 
 
@@ -81,27 +101,39 @@ def _tolerating(defaults: Sequence[dict[str, str]], taints: Sequence[str]) -> li
 
 
 # Where the container toolkit finds containerd when hpcforge bootstraps the cluster itself (cluster.bootstrap): k0s and
-# RKE2 run their own containerd, with their own socket and configuration. The operator reads CONTAINERD_CONFIG and
-# CONTAINERD_SOCKET from the toolkit's env and mounts their directories into the toolkit (gpu-operator v26.7.0
-# controllers/object_controls.go getRuntimeConfigFiles / getRuntimeSocketFile; default /etc/containerd/config.toml and
-# /run/containerd/containerd.sock, which neither distribution uses), so without them the toolkit configures a
-# containerd that does not run and never becomes ready, and neither does the device plugin.
-# - k0s: containerd at /run/k0s/containerd.sock, drop-ins in /etc/k0s/containerd.d/ that k0s merges
-#   (docs.k0sproject.io runtime.md "Using nvidia-container-runtime"; the same values in NVIDIA/nvidia-container-toolkit#803).
-#   RUNTIME_CONFIG_SOURCE=file: the toolkit must read the file, not run `containerd config dump`, which fails against
-#   k0s's statically built containerd (NVIDIA/gpu-operator#1323).
-# - RKE2: containerd at /run/k3s/containerd/containerd.sock (docs.rke2.io reference/cli_tools); RKE2 rewrites config.toml
-#   at every start from config.toml.tmpl, so the toolkit edits the template (RKE2 docs, "Configuring containerd").
+# RKE2 run their own containerd, with their own socket and configuration. The operator reads CONTAINERD_CONFIG,
+# RUNTIME_DROP_IN_CONFIG and CONTAINERD_SOCKET from the toolkit's env and mounts their directories into the toolkit;
+# it ALWAYS gives the toolkit a drop-in file, /etc/containerd/conf.d/99-nvidia.toml unless RUNTIME_DROP_IN_CONFIG names
+# another (gpu-operator v26.7.0 controllers/object_controls.go getRuntimeConfigFiles, transformRuntimeConfigAndSocketMounts).
+# Toolkit v1.20.0 then writes the NVIDIA runtimes (a `plugins."io.containerd.grpc.v1.cri"` section, config version 2
+# when the file it starts from is empty) into the drop-in, and `imports = ["<drop-in dir>/*.toml"]` into the top-level
+# CONTAINERD_CONFIG (pkg/config/engine/containerd/config_drop_in.go `Save`, `ensureImports`; containerd.go `New`).
+# - k0s v1.33.4+k0s.0 (containerd 1.7.27): k0s reads /etc/k0s/containerd.d/*.toml; a file with a CRI section is merged
+#   into k0s's CRI config as a patch, any other is handed to containerd as an import (pkg/component/worker/containerd/
+#   configurer.go `handleImports`, component.go `importsPath`). k0s's documented values (docs/runtime.md at that tag,
+#   "Using nvidia-container-runtime": CONTAINERD_CONFIG=/etc/k0s/containerd.d/nvidia.toml) make nvidia.toml an
+#   imports-only file pointing at /etc/containerd/conf.d/*.toml, whose CRI section containerd 1.7 then puts in place of
+#   k0s's own: k0sproject/k0s#6547 (kubelet: "unknown service runtime.v1.RuntimeService"). So the drop-in goes into
+#   containerd.d itself, as nvidia.toml (the file the documented values left there is replaced), where k0s merges it,
+#   and the top-level file, whose imports line nothing must read, lives outside it. RUNTIME_CONFIG_SOURCE=file: the
+#   toolkit starts from that file, not `containerd config dump`, which fails against k0s's static containerd
+#   (NVIDIA/gpu-operator#1323), nor k0s's merged CRI config, whose every value the drop-in would then pin.
+# - RKE2 v1.33.4+rke2r1 (containerd 2): RKE2's own documented and tested values for the GPU Operator (rancher/rke2-docs
+#   docs/add-ons/gpu_operators.md, v26.3.x: CONTAINERD_SOCKET only). RKE2 finds the runtimes the toolkit installs in
+#   /usr/local/nvidia/toolkit and writes them into the config it renders; the toolkit's own files stay in /etc/containerd,
+#   which RKE2's containerd does not read. Pointing CONTAINERD_CONFIG at RKE2's template, as main did, made the
+#   toolkit write an imports-only config.toml.tmpl that replaces RKE2's template, and with containerd 2 RKE2 renders
+#   config-v3.toml.tmpl first (docs/advanced.md "Configuring containerd").
+K0S_CONTAINERD_DROP_INS = "/etc/k0s/containerd.d"
+"""k0s's drop-in directory (v1.33.4+k0s.0 pkg/component/worker/containerd/component.go `importsPathPosix`)."""
 CONTAINERD_PATHS: dict[str, tuple[tuple[str, str], ...]] = {
     "k0s": (
-        ("CONTAINERD_CONFIG", "/etc/k0s/containerd.d/nvidia.toml"),
+        ("CONTAINERD_CONFIG", "/etc/k0s/nvidia-container-toolkit/config.toml"),
+        ("RUNTIME_DROP_IN_CONFIG", f"{K0S_CONTAINERD_DROP_INS}/nvidia.toml"),
         ("CONTAINERD_SOCKET", "/run/k0s/containerd.sock"),
         ("RUNTIME_CONFIG_SOURCE", "file"),
     ),
-    "rke2": (
-        ("CONTAINERD_CONFIG", "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl"),
-        ("CONTAINERD_SOCKET", "/run/k3s/containerd/containerd.sock"),
-    ),
+    "rke2": (("CONTAINERD_SOCKET", "/run/k3s/containerd/containerd.sock"),),
 }
 
 

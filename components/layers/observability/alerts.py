@@ -8,7 +8,8 @@ Metric names are those the configured exporters expose:
   Controller's ServiceMonitor scrapes the `slurm-controller` service (slurm-operator 1.2.1
   internal/builder/controllerbuilder/controller_servicemonitor.go), so `job="slurm-controller"`;
 - kube-state-metrics (in kube-prometheus-stack): `kube_statefulset_status_replicas_ready`,
-  `kube_cronjob_status_last_successful_time`;
+  `kube_cronjob_status_last_successful_time`, `kube_cronjob_next_schedule_time`, `kube_job_created`, `kube_job_owner`,
+  `kube_job_failed`;
 - cert-manager: `certmanager_certificate_expiration_timestamp_seconds`;
 - Argo CD's application controller: `argocd_app_info{sync_status, health_status}`;
 - NVIDIA dcgm-exporter 4.6.0-4.8.3: `DCGM_EXP_XID_ERRORS_TOTAL` (per GPU and `xid`), `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`,
@@ -23,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from ..slurm.face import ACTIVE_CHECK_CRONJOB_PREFIX, ACTIVE_CHECK_STARTING_DEADLINE_SECONDS
 from .config import AlertReceiver
 
 
@@ -48,6 +50,32 @@ def _alert(name: str, expr: str, duration: str, severity: str, summary: str, des
         "labels": {"severity": severity},
         "annotations": {"summary": summary, "description": description},
     }
+
+
+ACTIVE_CHECK_CRONJOBS = f"{ACTIVE_CHECK_CRONJOB_PREFIX}.+"
+"""The CronJobs of the active GPU checks."""
+
+
+def active_check_jobs(namespace: str | None) -> str:
+    """Each Job of an active check's CronJob: its creation time, with the CronJob as `owner_name` (KSM v2.20.0);
+    `namespace` None: in any namespace."""
+    where = f'namespace="{namespace}"' if namespace else ""
+    created = f"kube_job_created{{{where}}}" if where else "kube_job_created"
+    return (
+        f"{created} * on (namespace, job_name) group_left (owner_name)"
+        f' kube_job_owner{{{where + ", " if where else ""}owner_kind="CronJob", owner_name=~"{ACTIVE_CHECK_CRONJOBS}"}}'
+    )
+
+
+def active_check_last_run_failed(namespace: str | None) -> str:
+    """The newest Job of each active check's CronJob, where that Job failed (its Failed condition is true): what
+    GpuActiveCheckFailed and the GPU dashboard show. A check whose only run failed is caught too."""
+    jobs = active_check_jobs(namespace)
+    where = f'namespace="{namespace}", ' if namespace else ""
+    return (
+        f"({jobs}) == on (namespace, owner_name) group_left () max by (namespace, owner_name) ({jobs})"
+        f' and on (namespace, job_name) (kube_job_failed{{{where}condition="true"}} == 1)'
+    )
 
 
 def slurm_alerts(s: RuleSettings) -> list[dict[str, Any]]:
@@ -110,21 +138,34 @@ def gpu_alerts(s: RuleSettings) -> list[dict[str, Any]]:
             "GPU uncorrectable ECC error",
             "GPU {{ $labels.gpu }} on {{ $labels.hostname }} had double-bit ECC errors: drain the node.",
         ),
-        # The scheduled active checks (components/layers/slurm/active_checks.py), one CronJob each: its last
-        # scheduled run did not succeed and none is running, i.e. the run ended failed (a node failed the
-        # check and was drained, or the run itself broke). Until a later run succeeds.
+        # The scheduled active checks (components/layers/slurm/active_checks.py), one CronJob each. What
+        # kube-state-metrics v2.20.0 (kube-prometheus-stack 88.5.3 pins chart kube-state-metrics 8.4.0, appVersion
+        # 2.20.0) exports for them (internal/store/job.go, cronjob.go): `kube_cronjob_status_last_successful_time`
+        # only once a run has succeeded (a check that never passed has none), so the alerts read the Jobs instead:
+        # `kube_job_created` (each Job), `kube_job_owner` (its CronJob), `kube_job_failed{condition="true"}` (only
+        # for a Job with the Failed condition) and the CronJob's `kube_cronjob_next_schedule_time`.
         _alert(
             "GpuActiveCheckFailed",
-            f'(kube_cronjob_status_last_schedule_time{{namespace="{s.slurm_namespace}", cronjob=~"gpu-check-.*"}}'
-            f' > kube_cronjob_status_last_successful_time{{namespace="{s.slurm_namespace}", cronjob=~"gpu-check-.*"}})'
-            f' and on (namespace, cronjob) (kube_cronjob_status_active{{namespace="{s.slurm_namespace}",'
-            ' cronjob=~"gpu-check-.*"} == 0)',
+            active_check_last_run_failed(s.slurm_namespace),
             "5m",
             "warning",
             "A scheduled GPU check failed",
-            "The last run of {{ $labels.namespace }}/{{ $labels.cronjob }} failed: the nodes that failed it are"
-            " drained with the reason 'active-check <name>: ...' (sinfo -R), and are resumed by the check's next"
-            " passing run.",
+            "The last run of {{ $labels.namespace }}/{{ $labels.owner_name }} (Job {{ $labels.job_name }}) failed: a"
+            " node failed the check or could not be judged (kubectl -n {{ $labels.namespace }} logs"
+            " job/{{ $labels.job_name }} names each); with action: drain, a failing node is drained with the reason"
+            " 'active-check <name>: ...' (sinfo -R) and resumed by the check's next passing run.",
+        ),
+        _alert(
+            "GpuActiveCheckMissed",
+            f'time() - kube_cronjob_next_schedule_time{{namespace="{s.slurm_namespace}", cronjob=~"{ACTIVE_CHECK_CRONJOBS}"}}'
+            f" > {ACTIVE_CHECK_STARTING_DEADLINE_SECONDS}",
+            "5m",
+            "warning",
+            "A scheduled GPU check did not run",
+            "{{ $labels.namespace }}/{{ $labels.cronjob }} has not started the run it was due to start over an hour"
+            " ago (its startingDeadlineSeconds): a previous run still running (concurrencyPolicy Forbid), or the"
+            " CronJob controller could not create the Job (kubectl -n {{ $labels.namespace }} describe cronjob"
+            " {{ $labels.cronjob }}).",
         ),
         _alert(
             "GpuRowRemapFailure",

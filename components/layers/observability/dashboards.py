@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from ..gpu.face import metric_names as dcgm_metric_names
+from .alerts import active_check_last_run_failed
 
 # What each exporter exposes, of what the dashboards use (names from each exporter's source):
 EXPORTED: dict[str, frozenset[str]] = {
@@ -46,6 +47,10 @@ EXPORTED: dict[str, frozenset[str]] = {
             "kube_cronjob_status_last_successful_time",
             "kube_cronjob_status_last_schedule_time",
             "kube_cronjob_status_active",
+            "kube_cronjob_next_schedule_time",
+            "kube_job_created",
+            "kube_job_owner",
+            "kube_job_failed",
         }
     ),
     # cert-manager controller metrics
@@ -61,7 +66,8 @@ EXPORTED: dict[str, frozenset[str]] = {
 _PROMQL_WORDS = frozenset(
     {"sum", "by", "bool", "cronjob", "rate", "irate", "increase", "avg", "max", "min", "count", "without", "on", "ignoring", "group_left",
      "group_right", "and", "or", "unless", "time", "clamp_min", "topk", "bottomk", "label_replace", "mode", "idle",
-     "instance", "node", "partition", "gpu", "hostname", "namespace", "name", "sync_status", "health_status", "hpc_job"}
+     "instance", "node", "partition", "gpu", "hostname", "namespace", "name", "sync_status", "health_status", "hpc_job",
+     "job_name", "owner_name"}
 )  # fmt: skip
 
 
@@ -174,11 +180,7 @@ def dashboards(*, gpus: bool) -> dict[str, dict[str, Any]]:
                     7,
                     "Active GPU checks: last run failed (1), hours since the last pass",
                     [
-                        (
-                            'kube_cronjob_status_last_schedule_time{cronjob=~"gpu-check-.*"}'
-                            ' > bool kube_cronjob_status_last_successful_time{cronjob=~"gpu-check-.*"}',
-                            "{{cronjob}} failed",
-                        ),
+                        (f"count by (owner_name) ({active_check_last_run_failed(None)})", "{{owner_name}} failed"),
                         (
                             '(time() - kube_cronjob_status_last_successful_time{cronjob=~"gpu-check-.*"}) / 3600',
                             "{{cronjob}} hours since pass",

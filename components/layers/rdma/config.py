@@ -122,6 +122,10 @@ class Nic(StrictModel):
     """The port's RDMA device (`ibv_devices`, e.g. `mlx5_0`). When every NIC of a pool names it, jobs on the pool get
     `NCCL_IB_HCA==<these devices>` (exact names), so NCCL uses the rails and not other ports a privileged slurmd pod
     sees. Not known in advance for SR-IOV virtual functions: leave it out there."""
+    rate_gbps: int | None = Field(default=None, ge=1, le=3200)
+    """The port's link rate in Gb/s, as the HCA reports it (`ibstat` "Rate:", sysfs `ports/<n>/rate`: 400 for NDR 4x,
+    200 for HDR 4x or 200GbE). The node's NIC bandwidth, the sum over its ports, bounds what an NCCL all-reduce across
+    nodes can reach: `gpu.activeChecks[].minBusBandwidth` and `gpu.evidence.minBusBandwidth` above it are refused."""
 
 
 class PoolNics(StrictModel):
@@ -131,6 +135,15 @@ class PoolNics(StrictModel):
     """Node pool (hpcforge:nodePools) whose nodes have these NICs."""
     nics: tuple[Nic, ...] = Field(min_length=1)
     """The RDMA ports of each node."""
+
+    @property
+    def bandwidth_gbytes(self) -> float | None:
+        """A node's NIC bandwidth in GB/s (the declared port rates in Gb/s, summed, / 8); None unless every port
+        declares its rate."""
+        rates = [nic.rate_gbps for nic in self.nics]
+        if any(rate is None for rate in rates):
+            return None
+        return sum(rate for rate in rates if rate is not None) / 8
 
 
 class RdmaConfig(StrictModel):

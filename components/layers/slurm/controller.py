@@ -48,6 +48,7 @@ TYPED_CONTROLLER_PARAMETERS: dict[str, str] = {
     "TaskPlugin": "none: hpcforge always writes task/cgroup,task/affinity",
     "JobAcctGatherType": "none: hpcforge always writes jobacct_gather/cgroup",
     "PrologFlags": "none: hpcforge always writes Contain",
+    "NamespaceType": "none: hpcforge always writes namespace/tmpfs (each job its own /dev/shm)",
     "ReturnToService": "slurm.controller.returnToService",
     "SlurmctldTimeout": "slurm.controller.timeouts.slurmctld",
     "SlurmdTimeout": "slurm.controller.timeouts.slurmd",

@@ -4,6 +4,7 @@ Slurm dynamic node, and the annotation that carries an active GPU check's cost."
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 from collections.abc import Sequence
 
@@ -11,11 +12,19 @@ from ...ground.hosts import Host
 from ...k8s.addresses import PORT_RANGE_SYSCTL
 from ..rdma.config import RdmaConfig
 from .config import SlurmConfig
+from .script_settings import GPU_CHECK_SCOPE_FILE
 from .slurm_conf import SLURMCTLD_PORT, bare_metal_slurmd_argv, conf_text, host_parameters, shell_command
 
 CONTROLLER = "slurm"
 """The name of the Slinky Controller (and Accounting) custom resource: the controller pod and Service are
 `<CONTROLLER>-controller`."""
+
+ACTIVE_CHECK_CRONJOB_PREFIX = "gpu-check-"
+"""Each active GPU check's CronJob is `gpu-check-<name>` (components/layers/slurm/active_checks.py); the observability
+layer's alerts select them by it."""
+ACTIVE_CHECK_STARTING_DEADLINE_SECONDS = 3600
+"""The checks' CronJobs' `startingDeadlineSeconds`: a run not started that long after its time is not started at all
+(GpuActiveCheckMissed fires then)."""
 
 GPU_HOURS_ANNOTATION = "hpcforge.io/gpu-hours-per-week"
 """On each check's CronJob: the GPU-hours a week it holds GPU nodes away from jobs, at most (`weekly_gpu_hours`);
@@ -62,6 +71,13 @@ def render_join_script(
         "# ranks listen on (MPI/PMIx wire-up, NCCL bootstrap) are the ones the Slurm namespace opens to this host.\n"
         f"sysctl -w {PORT_RANGE_SYSCTL}='{job_first} {job_last}' >/dev/null\n"
     )
+    if spec.gpus is not None:
+        scope = "node" if spec.gpus.is_mig else "job"
+        header += (
+            "# Which GPUs the GPU prolog and epilog check: the job's, or with MIG devices every GPU of the node (the\n"
+            "# scripts are the same for every nodeset; scripts/slurm/lib/gpu-common.sh read_scope_file).\n"
+            f"mkdir -p {posixpath.dirname(GPU_CHECK_SCOPE_FILE)} && echo {scope} > {GPU_CHECK_SCOPE_FILE}\n"
+        )
     if mounts:
         header += "# Shared trees (hpcforge:storage.nfsExports), mounted as on the login and compute pods.\n"
         header += "".join(f"{line}\n" for line in mounts)

@@ -41,9 +41,12 @@ from .accounts_job import (
 from .active_checks import (
     ACTIVE_CHECKS_COMPONENT,
     ACTIVE_CHECKS_MAP,
+    TOKEN,
     checks_files,
     cronjob_name,
     cronjob_spec,
+    nodeset_hcas,
+    token_spec,
     weekly_gpu_hours,
 )
 from .config import SlurmConfig
@@ -77,6 +80,7 @@ from .objects import (
     shared_fabrics,
     slurm_namespace_allows,
 )
+from .passwd import PasswdEntry
 from .reservation_script import reservation_script
 from .site import RESERVATIONS_MAP, reservation_job_spec, script_digest
 from .sssd import SssdSettings, render_sssd_conf
@@ -109,6 +113,9 @@ class SlurmArgs:
     """RDMA fabrics: one NetworkAttachmentDefinition each in the Slurm namespace; GPU nodesets on their pools attach them."""
     nodeset_pools: dict[str, str] = field(default_factory=dict)
     """Node pool of each nodeset (to find the RDMA fabrics its nodes reach)."""
+    nodeset_nodes: dict[str, int] = field(default_factory=dict)
+    """How many Slurm nodes each nodeset has (components/site/placement.py `nodeset_nodes`): what an active check
+    holds."""
     script_settings: Mapping[str, str] = field(default_factory=dict)
     """Values for the settings blocks of prolog/epilog scripts (e.g. the GPU health thresholds)."""
     gpu_job_mapping_dir: str | None = None
@@ -126,6 +133,9 @@ class SlurmArgs:
     """Turn on slurmctld's OpenMetrics endpoints and the operator's ServiceMonitor (observability layer on)."""
     active_checks: Sequence[ActiveCheck] = ()
     """Scheduled active GPU checks (a ConfigMap and a CronJob each, components/layers/slurm/active_checks.py)."""
+    active_check_user: PasswdEntry | None = None
+    """The user the active checks run as, with a JWT (None: root with slurm.key); slurmctld and slurmdbd are given
+    its passwd line (components/layers/slurm/passwd.py)."""
     accounts_state: str | None = None
     """Desired slurmdbd state (`render_desired_state`), reconciled by a Job; None: no accounting as code."""
 
@@ -189,7 +199,11 @@ class Slurm(pulumi.ComponentResource):
             app=CONTROLLER,
             # slurmd manages cgroups and devices for jobs: its pods run privileged.
             pod_security="privileged",
-            allows=slurm_namespace_allows(args.config, tuple(args.bare_metal_subnets)),
+            allows=slurm_namespace_allows(
+                args.config,
+                tuple(args.bare_metal_subnets),
+                dcgm=any(check.kind == "dcgm-diag" for check in args.active_checks),
+            ),
             depends_on=args.depends_on,
         )
         crds = operator_ns.chart("slurm-operator-crds", Charts.SLURM_OPERATOR_CRDS, {})
@@ -243,7 +257,7 @@ class Slurm(pulumi.ComponentResource):
             accounting = self._slinky(
                 "Accounting",
                 CONTROLLER,
-                accounting_spec(cfg, host=db.host, port=db.port, database=db.database, user=db.user),
+                accounting_spec(cfg, host=db.host, port=db.port, database=db.database, user=db.user, passwd=_passwd(args)),
                 [operator, keys.key_secret, keys.jwt_secret, db_secret],
             )
             objects.append(accounting)
@@ -255,12 +269,13 @@ class Slurm(pulumi.ComponentResource):
             metrics=args.metrics,
             prolog="prolog" in keys.scripts,
             epilog="epilog" in keys.scripts,
+            passwd=_passwd(args),
         )
         controller = self._slinky("Controller", CONTROLLER, spec, pre_controller, Stateful.SLURM_STATE)
         objects.insert(0, controller)
         if args.accounts_state is not None:
             objects += self._accounts(scope.but(depends_on=tuple(objects)), cfg, args.accounts_state)
-        objects += self._active_checks(scope.but(depends_on=(controller,)), cfg, args.active_checks)
+        objects += self._active_checks(scope.but(depends_on=(controller,)), args)
         return controller, objects
 
     def _accounts(self, scope: Scope, cfg: SlurmConfig, desired: str) -> list[pulumi.Resource]:
@@ -296,14 +311,25 @@ class Slurm(pulumi.ComponentResource):
         )
         return [data, *desired_maps, job]
 
-    def _active_checks(self, scope: Scope, cfg: SlurmConfig, checks: Sequence[ActiveCheck]) -> list[pulumi.Resource]:
-        """The active GPU checks (active_checks.py): their ConfigMap and one CronJob per check, after what `scope`
-        waits for (the Controller); nothing without checks."""
+    def _active_checks(self, scope: Scope, args: SlurmArgs) -> list[pulumi.Resource]:
+        """The active GPU checks (active_checks.py): their ConfigMap, with a check user the Token for its JWT, and
+        one CronJob per check, after what `scope` waits for (the Controller); nothing without checks."""
+        cfg, checks = args.config, args.active_checks
+        user = args.active_check_user.name if args.active_check_user is not None else None
         if not checks:
             return []
         ctx, ns = scope.ctx, scope.namespace
-        data = scope.but(component=ACTIVE_CHECKS_COMPONENT).config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg))
-        cost = weekly_gpu_hours(cfg, checks)
+        checks_scope = scope.but(component=ACTIVE_CHECKS_COMPONENT)
+        first = [
+            checks_scope.config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg, nodeset_hcas(args.rdma, args.nodeset_pools)))
+        ]
+        if user is not None:
+            first.append(
+                checks_scope.custom(
+                    SLINKY_API, "Token", TOKEN, token_spec(user), resource_name=f"{ns}/token-{TOKEN}", depends_on=scope.depends_on
+                )
+            )
+        cost = weekly_gpu_hours(cfg, checks, args.nodeset_nodes)
         cronjobs: list[pulumi.Resource] = []
         for check in checks:
             labels = {**ctx.labels(CONTROLLER, ACTIVE_CHECKS_COMPONENT), "hpcforge.io/active-check": check.name}
@@ -317,11 +343,11 @@ class Slurm(pulumi.ComponentResource):
                         app=CONTROLLER,
                         annotations={GPU_HOURS_ANNOTATION: f"{cost[check.name]:.1f}"},
                     ),
-                    spec=cronjob_spec(check, controller=CONTROLLER, slurm_key_secret=SLURM_KEY_SECRET, labels=labels),
-                    opts=ctx.opts(self, depends_on=[data, *scope.depends_on]),
+                    spec=cronjob_spec(check, controller=CONTROLLER, slurm_key_secret=SLURM_KEY_SECRET, labels=labels, user=user),
+                    opts=ctx.opts(self, depends_on=[*first, *scope.depends_on]),
                 )
             )
-        return [data, *cronjobs]
+        return [*first, *cronjobs]
 
     def _login_secrets(self, scope: Scope, args: SlurmArgs) -> list[pulumi.Resource]:
         """What login pods mount: SSSD's configuration (with the directory's bind password) and the CA that signs
@@ -463,6 +489,11 @@ class Slurm(pulumi.ComponentResource):
         scope = Scope(self._ctx, self, self.namespace, f"slurm-{kind.lower()}", app=CONTROLLER)
         resource_name = f"{self.namespace}/{kind.lower()}-{name}"
         return scope.custom(SLINKY_API, kind, name, spec, resource_name=resource_name, depends_on=depends, stateful=stateful)
+
+
+def _passwd(args: SlurmArgs) -> list[PasswdEntry]:
+    """Users slurmctld and slurmdbd must find by name: the active checks' (when there are checks)."""
+    return [args.active_check_user] if args.active_check_user is not None and args.active_checks else []
 
 
 @dataclass(frozen=True)

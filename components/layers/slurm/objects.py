@@ -24,6 +24,7 @@ from ...k8s.resources import (
 )
 from ...paths import PROJECT_ROOT
 from ...versions import Images
+from ..gpu.face import DCGM_HOSTENGINE_PORT, GPU_OPERATOR_NAMESPACE
 from ..rdma.config import Fabric, RdmaConfig
 from ..rdma.face import NETWORKS_ANNOTATION, attachment_config, rdma_resource
 from ..storage.config import NfsExport
@@ -32,6 +33,7 @@ from .config import LoginConfig, NodeSetConfig, Script, SlurmConfig
 from .enroot import ENROOT_DROPIN, ENROOT_DROPIN_DIR, PYXIS_PLUGSTACK
 from .face import CONTROLLER, nccl_settings
 from .nccl import ENROOT_ENVIRON, NCCL_CONF_PATH, nccl_conf
+from .passwd import PasswdEntry, passwd_overlay
 from .script_include import inline_includes
 from .script_settings import apply_settings
 from .site import topology_files
@@ -41,6 +43,7 @@ from .slurm_conf import (
     cgroup_conf,
     controller_extra_conf,
     gres_conf,
+    job_container_conf,
     mebibytes,
     nodeset_extra_conf,
 )
@@ -311,8 +314,9 @@ def key_refs() -> dict[str, Any]:
 
 def config_files(cfg: SlurmConfig, hosts: Sequence[Host] = ()) -> dict[str, str]:
     """The files of the `slurm-config-extra` ConfigMap, which the Controller lists in `configFileRefs`: cgroup.conf,
-    gres.conf where nodesets have GRES, topology files, plugstack.conf with Pyxis."""
-    files = {"cgroup.conf": cgroup_conf(cfg)}
+    job_container.conf (each job its own /dev/shm), gres.conf where nodesets have GRES, topology files, plugstack.conf
+    with Pyxis."""
+    files = {"cgroup.conf": cgroup_conf(cfg), "job_container.conf": job_container_conf()}
     gres = gres_conf(cfg)
     if gres is not None:
         files["gres.conf"] = gres
@@ -335,10 +339,12 @@ def controller_spec(
     metrics: bool = False,
     prolog: bool = False,
     epilog: bool = False,
+    passwd: Sequence[PasswdEntry] = (),
 ) -> dict[str, Any]:
     """The Controller spec (pure: tested directly). `storage_class`: of the state volume (None: the cluster
     default); `rdma`: fabrics exist (controller_extra_conf); `metrics`: slurmctld's OpenMetrics endpoints and the
-    operator's ServiceMonitor; `prolog`/`epilog`: the scripts ConfigMaps exist."""
+    operator's ServiceMonitor; `prolog`/`epilog`: the scripts ConfigMaps exist; `passwd`: users slurmctld must find
+    by name (components/layers/slurm/passwd.py)."""
     accounting = cfg.accounting.enabled
     spec: dict[str, Any] = {
         "clusterName": cfg.cluster_name,
@@ -377,6 +383,9 @@ def controller_spec(
         spec["epilogScriptRefs"] = [{"name": "slurm-epilog-scripts"}]
     if accounting:
         spec["accountingRef"] = {"name": CONTROLLER}
+    if passwd:
+        spec["template"], mount = passwd_overlay(passwd, Images.SLURMCTLD.ref)
+        spec["slurmctld"]["volumeMounts"] = [mount]
     if cfg.controller.service is not None:
         spec["service"] = {
             "metadata": {"annotations": metallb_service_annotations(cfg.controller.service.pool, cfg.controller.service.address)},
@@ -385,9 +394,12 @@ def controller_spec(
     return spec
 
 
-def accounting_spec(cfg: SlurmConfig, *, host: str, port: int, database: str, user: str) -> dict[str, Any]:
-    """The Accounting spec: slurmdbd on the database layer's endpoint (its password in DB_PASSWORD_SECRET)."""
-    return {
+def accounting_spec(
+    cfg: SlurmConfig, *, host: str, port: int, database: str, user: str, passwd: Sequence[PasswdEntry] = ()
+) -> dict[str, Any]:
+    """The Accounting spec: slurmdbd on the database layer's endpoint (its password in DB_PASSWORD_SECRET);
+    `passwd`: users slurmdbd must find by name (components/layers/slurm/passwd.py)."""
+    spec: dict[str, Any] = {
         **key_refs(),
         "slurmdbd": {
             "image": Images.SLURMDBD.ref,
@@ -401,6 +413,10 @@ def accounting_spec(cfg: SlurmConfig, *, host: str, port: int, database: str, us
             "passwordKeyRef": {"name": DB_PASSWORD_SECRET, "key": "password"},
         },
     }
+    if passwd:
+        spec["template"], mount = passwd_overlay(passwd, Images.SLURMDBD.ref)
+        spec["slurmdbd"]["volumeMounts"] = [mount]
+    return spec
 
 
 def restapi_spec(cfg: SlurmConfig) -> dict[str, Any]:
@@ -509,10 +525,16 @@ def operator_namespace_allows(slurm_namespace: str) -> list[Allow]:
     ]
 
 
-def slurm_namespace_allows(cfg: SlurmConfig, bare_metal: Sequence[str]) -> list[Allow]:
+def slurm_namespace_allows(cfg: SlurmConfig, bare_metal: Sequence[str], *, dcgm: bool = False) -> list[Allow]:
     """The Slurm namespace: ssh to the login pods and slurmctld from anywhere, the operator, the accounting database
-    (when accounting is on), the directory, the API server, and Slurm traffic with bare-metal hosts."""
+    (when accounting is on), the directory, the API server, Slurm traffic with bare-metal hosts and, with `dcgm` (an
+    active check runs `dcgmi diag` in the slurmd pods), the DCGM host engine in the GPU Operator's namespace."""
     return [
+        *(
+            [egress_to_namespaces("allow-egress-dcgm-hostengine", [GPU_OPERATOR_NAMESPACE], Port(DCGM_HOSTENGINE_PORT))]
+            if dcgm
+            else []
+        ),
         ingress_from_anywhere("allow-ingress-ssh", Port(22)),
         ingress_from_anywhere("allow-ingress-slurmctld", Port(SLURMCTLD_PORT)),
         Allow("allow-ingress-from-operator", "ingress", namespaces=(OPERATOR_NAMESPACE,)),

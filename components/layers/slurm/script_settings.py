@@ -24,11 +24,17 @@ _LINE = re.compile(r'^: "\$\{(?P<name>[A-Z][A-Z0-9_]*):=(?P<value>[^}"]*)\}"$')
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9._/-]*$")
 
 
+GPU_CHECK_SCOPE_FILE = "/etc/hpcforge/gpu-check-scope"
+"""Where a node says which GPUs its prolog and epilog check (`job`, or `node` on a MIG nodeset's host, whose jobs' GPU
+indexes are MIG devices): the prolog and epilog are one ConfigMap for every nodeset, so the scope is the node's
+(scripts/slurm/lib/gpu-common.sh `read_scope_file`; written by `face.render_join_script`)."""
+
+
 def gpu_health_settings(
-    health: GpuHealthConfig, *, mig: bool = False, nvml_order: bool = False, job_mapping_dir: str | None = None
+    health: GpuHealthConfig, *, nvml_order: bool = False, job_mapping_dir: str | None = None
 ) -> dict[str, str]:
-    """The GPU prolog/epilog settings (`GPU_CHECK_*`) from `hpcforge:gpu.health`. With `mig` (a MIG strategy is
-    configured) the prolog checks every GPU of the node: the job's indexes are then MIG devices, not GPUs.
+    """The GPU prolog/epilog settings (`GPU_CHECK_*`) from `hpcforge:gpu.health`. Which GPUs they check is the node's
+    (GPU_CHECK_SCOPE_FILE), not a setting: a MIG strategy for some pools leaves the job-scope checks of the others.
 
     `nvml_order`: every GPU nodeset autodetects with NVML, so Slurm orders a node's GPUs as NVML (PCI bus) does and
     `SLURM_JOB_GPUS` indexes are nvidia-smi's; otherwise Slurm orders them by device file name and the scripts map
@@ -52,7 +58,7 @@ def gpu_health_settings(
         "GPU_CHECK_MAX_MEMORY_USED_MIB": str(health.epilog_max_memory_used_mib),
         "GPU_CHECK_SETTLE_SECONDS": str(health.epilog_settle_seconds),
         "GPU_CHECK_DRAIN": "yes" if health.drain else "no",
-        "GPU_CHECK_SCOPE": "node" if mig else "job",
+        "GPU_CHECK_SCOPE_FILE": GPU_CHECK_SCOPE_FILE,
         "GPU_CHECK_INDEX_ORDER": "nvml" if nvml_order else "file",
         "GPU_CHECK_JOB_MAP_DIR": job_mapping_dir or "",
     }

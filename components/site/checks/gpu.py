@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ...ground.base import ProblemCollector
 from ...ground.gpus import MIG_PROFILE
 from ...layers.gpu.config import GPU_CHECK_KILL_AFTER_SECONDS
-from .active_checks import check_active_checks
+from .active_checks import check_active_checks, check_evidence_floor
 
 if TYPE_CHECKING:
     from ..model import PlatformModel
@@ -92,6 +92,7 @@ def check_gpu_data_plane(config: PlatformModel, problems: ProblemCollector) -> N
             " (turn it on, or turn this check off)",
         )
     check_active_checks(config, problems)
+    check_evidence_floor(config, problems)
     health = config.gpu.health
     gpu_nodesets = [ns for ns in config.slurm.nodesets if ns.gpus is not None]
     # The Slinky slurmd images install no DCGM: in pods `dcgmi diag` is skipped, so a level asks for nothing. It acts

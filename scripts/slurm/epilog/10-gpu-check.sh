@@ -22,6 +22,7 @@ set -u
 : "${GPU_CHECK_KILL_AFTER_SECONDS:=5}"
 : "${GPU_CHECK_DRAIN:=yes}"
 : "${GPU_CHECK_SCOPE:=job}"
+: "${GPU_CHECK_SCOPE_FILE:=/etc/hpcforge/gpu-check-scope}"
 : "${GPU_CHECK_INDEX_ORDER:=nvml}"
 : "${GPU_CHECK_DEV_DIR:=/dev}"
 : "${GPU_CHECK_JOB_MAP_DIR:=}"
@@ -32,6 +33,7 @@ GPU_CHECK_TAG="gpu-epilog"
 # shellcheck source=SCRIPTDIR/../lib/gpu-common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/gpu-common.sh"
 # --- end include ---
+read_scope_file
 
 # First, whatever the checks find: the job's GPUs no longer carry its id in dcgm-exporter's metrics (job_map).
 if [ -n "$GPU_CHECK_JOB_MAP_DIR" ] && [ -n "${SLURM_JOB_ID:-}" ]; then

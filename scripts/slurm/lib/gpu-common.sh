@@ -16,6 +16,21 @@ fail() {
   exit 1
 }
 
+# read_scope_file: the node's own GPU_CHECK_SCOPE from GPU_CHECK_SCOPE_FILE when it exists ("job" or "node"). The
+# Slurm layer writes one prolog and epilog for every nodeset, so what differs per nodeset comes from the node: the
+# join script of a bare-metal host of a MIG nodeset writes "node" there (components/layers/slurm/face.py
+# render_join_script), any other GPU nodeset's host "job"; slurmd pods have no file and keep the setting ("job").
+read_scope_file() {
+  local scope
+  [ -n "${GPU_CHECK_SCOPE_FILE:-}" ] && [ -r "$GPU_CHECK_SCOPE_FILE" ] || return 0
+  scope=$(tr -d '[:space:]' <"$GPU_CHECK_SCOPE_FILE")
+  # shellcheck disable=SC2034 # GPU_CHECK_SCOPE is the caller's setting
+  case "$scope" in
+    job | node) GPU_CHECK_SCOPE="$scope" ;;
+    *) fail "$GPU_CHECK_SCOPE_FILE says '$scope' (expected job or node)" ;;
+  esac
+}
+
 trim() {
   local value="$1"
   value="${value#"${value%%[![:space:]]*}"}"

@@ -12,7 +12,8 @@
 # no page retirement, only row remapping; ECC counters are N/A with ECC disabled): that check is
 # skipped for that GPU. Any other bracketed value ([Unknown Error], ...) fails the check.
 # GPU_CHECK_SCOPE=node checks every GPU of the node instead of the job's: with MIG, SLURM_JOB_GPUS
-# holds MIG device indexes, which are not nvidia-smi GPU indexes.
+# holds MIG device indexes, which are not nvidia-smi GPU indexes. It is set per node, for the nodes of MIG nodesets
+# only, by GPU_CHECK_SCOPE_FILE (read_scope_file in scripts/slurm/lib/gpu-common.sh).
 #
 # Which GPU is SLURM_JOB_GPUS's index N (GPU_CHECK_INDEX_ORDER: nvml or file): see
 # file_order_bus_ids in scripts/slurm/lib/gpu-common.sh, with Slurm's rules and sources.
@@ -29,6 +30,7 @@ set -u
 : "${GPU_CHECK_KILL_AFTER_SECONDS:=5}"
 : "${GPU_CHECK_DRAIN:=yes}"
 : "${GPU_CHECK_SCOPE:=job}"
+: "${GPU_CHECK_SCOPE_FILE:=/etc/hpcforge/gpu-check-scope}"
 : "${GPU_CHECK_INDEX_ORDER:=nvml}"
 : "${GPU_CHECK_DEV_DIR:=/dev}"
 : "${GPU_CHECK_JOB_MAP_DIR:=}"
@@ -44,6 +46,7 @@ GPU_CHECK_TAG="gpu-check"
 # shellcheck source=SCRIPTDIR/../lib/gpu-common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/gpu-common.sh"
 # --- end include ---
+read_scope_file
 
 # refused RC OUTPUT FIELD: true when nvidia-smi refused the whole query because this driver has no field matching
 # the regular expression FIELD (exit 2 and 'Field "<name>" is not a valid field to query.').

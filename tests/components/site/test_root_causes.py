@@ -162,7 +162,7 @@ def test_an_emptied_users_file_folds_every_reference_to_its_users_and_groups(tmp
 
     messages = _messages("prod", edit, tmp_path)
     assert len(messages) == 2, messages
-    assert messages[0].startswith("hpcforge:evidence.lookupUser: unknown directory user 'alice'; 2 more keys name a user")
+    assert messages[0].startswith("hpcforge:evidence.lookupUser: unknown directory user 'alice'; 4 more keys name a user")
     assert messages[0].endswith("no user is defined: define them (or remove the references)")
     assert messages[1].endswith("no group is defined: define them (or remove the references)")
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from docs.sources import add_l40s
+
 
 @dataclass
 class Site:
@@ -84,20 +86,8 @@ def _remove_user(site: Site) -> None:
 
 
 def _gpu_pool(site: Site) -> None:
-    site.replace(
-        "stack",
-        "    - name: login-gpu\n      labels:",
-        '    - name: gpu-l40s\n      labels:\n        hpcforge.io/pool: gpu-l40s\n      nodes: 4\n      cpuPerNode: "64"\n'
-        "      memoryPerNode: 512Gi\n      gpusPerNode: {type: l40s, count: 4}\n      taints: [nvidia.com/gpu]\n"
-        "    - name: login-gpu\n      labels:",
-    )
-    site.replace(
-        "stack",
-        "    partitions:\n",
-        '      - name: gpu-l40s\n        pool: gpu-l40s\n        replicas: 4\n        cpu: "60"\n        memory: 480Gi\n'
-        "        gpus: {type: l40s, count: 4}\n        maxUnavailable: 1\n    partitions:\n",
-    )
-    site.replace("stack", "nodesets: [gpu-a100, gpu-h100]", "nodesets: [gpu-a100, gpu-h100, gpu-l40s]")
+    # The add-a-nodeset example of docs/operations.md, whose stack-file lines the docs show (docs/sources.py).
+    site.stack = add_l40s()(site.stack)
 
 
 def _extra(parameter: str) -> Callable[[Site], None]:

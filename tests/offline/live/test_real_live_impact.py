@@ -11,9 +11,12 @@ The same setup made the fixtures of tests/offline/live/test_live_impact.py (test
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -28,6 +31,7 @@ from tests.daemons import slurm
 from tests.daemons.common import ManagedProcess, free_ports, run, wait_until
 from tests.daemons.slurm import SlurmCluster, node_line
 from tests.daemons.slurm_prefix import slurm_prefix
+from tests.docblocks import block
 from tests.helpers import require_binaries
 
 pytestmark = [pytest.mark.real_daemon, pytest.mark.timeout(300)]
@@ -156,7 +160,9 @@ def test_pending_jobs_hold_no_node(jobs: dict[str, int], captured: tuple[Path, P
     assert jobs["waiting"] not in {risk.job.job_id for risk in jobs_at_risk(live, {"gpu1", "cpu1", "cpu2"}).jobs}
 
 
-def test_slurmrestd_gives_the_same_jobs_at_risk(cluster: SlurmCluster, captured: tuple[Path, Path, float]) -> None:
+@contextlib.contextmanager
+def _slurmrestd(cluster: SlurmCluster) -> Iterator[tuple[str, str]]:
+    """slurmrestd 26.05.3 in front of the cluster (rest_auth/jwt): its URL and a token of root's."""
     prefix = slurm_prefix()
     if prefix is None or not (prefix / "sbin" / "slurmrestd").exists():
         pytest.skip("slurmrestd is not in the Slurm 26.05.3 build")
@@ -194,6 +200,13 @@ def test_slurmrestd_gives_the_same_jobs_at_risk(cluster: SlurmCluster, captured:
             return True
 
         wait_until(answers, 30, "slurmrestd to answer", log=[cluster.log_dir / "slurmrestd.log"])
+        yield url, token
+    finally:
+        rest.stop()
+
+
+def test_slurmrestd_gives_the_same_jobs_at_risk(cluster: SlurmCluster, captured: tuple[Path, Path, float]) -> None:
+    with _slurmrestd(cluster) as (url, token):
         squeue, sinfo, observed = captured
         from_files = jobs_at_risk(load_live(squeue, sinfo, observed_at=observed), {"gpu1", "cpu1"})
         from_rest = jobs_at_risk(fetch_live(url, token, user="root", observed_at=observed), {"gpu1", "cpu1"})
@@ -201,5 +214,37 @@ def test_slurmrestd_gives_the_same_jobs_at_risk(cluster: SlurmCluster, captured:
             (r.job.job_id, r.job.gpus, r.job.user, r.job.nodes) for r in from_files.jobs
         ]
         assert from_rest.gpus_out == from_files.gpus_out == 4 and from_rest.release == "26.05.3"
-    finally:
-        rest.stop()
+
+
+def test_the_drain_block_of_the_operations_guide_runs_against_this_cluster(
+    cluster: SlurmCluster, jobs: dict[str, int], tmp_path: Path
+) -> None:
+    """docs/operations.md "Which running jobs a drain hits" (`<!-- runs: real-daemon live-impact -->`), as written:
+    squeue/sinfo on this cluster, then ./hpcforge live-impact from the files and from slurmrestd, with this cluster's
+    GPU node and a CPU node for the guide's `gpu-a100-[0-3]` and a real token for `SLURM_JWT=...`."""
+    from tests.test_docs_commands import _hpcforge_dir
+
+    text = block("live-impact")
+    with _slurmrestd(cluster) as (url, token):
+        for old, new in (("'gpu-a100-[0-3]'", "'gpu1,cpu1'"), ("SLURM_JWT=...", f"SLURM_JWT={token}")):
+            assert old in text
+            text = text.replace(old, new)
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", text],
+            cwd=_hpcforge_dir(tmp_path / "login"),
+            env={**cluster.env(), "SLURMRESTD_URL": url},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert (tmp_path / "login" / "squeue.json").is_file() and (tmp_path / "login" / "sinfo.json").is_file()
+    reports = done.stdout.split("Live impact: ")[1:]
+    assert len(reports) == 2, done.stdout
+    assert "(squeue.json + sinfo.json)" in reports[0] and "batch 1: gpu1" in reports[0]  # --max-unavailable 1
+    assert "(slurmrestd)" in reports[1]
+    running = {jobs[name] for name in ("train", "infer", "mpi", "post")}  # on gpu1 and cpu1; the pending one holds no node
+    for report in reports:
+        rows = {int(line.split()[0]) for line in report.splitlines() if re.match(r"^  \d+ +(root|nobody) ", line)}
+        assert rows == running, report

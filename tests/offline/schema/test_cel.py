@@ -233,6 +233,7 @@ MUTATIONS: dict[tuple[str, str], Callable[[Obj], None]] = {
         "spec.jwtKeyRef", "spec.jwtHs256KeyRef"
     ),
     ("Accounting", "externalConfig must be set when external is true"): _set("spec.external", True),
+    ("Token", "jwtKeyRef or jwtHs256KeyRef must be set"): _drop("spec.jwtKeyRef"),
     (
         "NodeSet",
         "scheduledUpdate.startTime and scheduledUpdate.duration are required when type is ScheduledUpdate",

@@ -58,7 +58,7 @@ def assert_admitted(objects: Sequence[Mapping[str, Any]], kinds: set[str]) -> No
 
 def test_dev_and_prod_custom_resources_are_admitted(dev_stack: RecordedStack, prod_stack: RecordedStack) -> None:
     assert_admitted(slinky_objects(dev_stack), {"Accounting", "Controller", "LoginSet", "NodeSet"})
-    assert_admitted(slinky_objects(prod_stack), {"Accounting", "Controller", "LoginSet", "NodeSet", "RestApi"})
+    assert_admitted(slinky_objects(prod_stack), {"Accounting", "Controller", "LoginSet", "NodeSet", "RestApi", "Token"})
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])

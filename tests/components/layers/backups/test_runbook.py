@@ -14,7 +14,6 @@ import json
 import os
 import re
 import subprocess
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -198,11 +197,9 @@ def test_keys_runbook_restores_both_secrets_from_the_volume_and_from_s3(
 
 def _upgrade_dump_block() -> str:
     """The shell block of "Back up the accounting database" in the upgrade section (outside the restore runbook)."""
-    text = DOC.read_text()
-    section = text[text.index("## Upgrade Slurm job-safely") :]
-    step = section[section.index("**Back up the accounting database.**") :]
-    start = step.index("```sh\n") + len("```sh\n")
-    return textwrap.dedent(step[start : step.index("```", start)])
+    from tests.docblocks import block
+
+    return block("upgrade-dump")
 
 
 def test_db_check_names_the_prod_clusters_association_table() -> None:

@@ -162,7 +162,7 @@ def test_prod_gpu_checks_follow_config() -> None:
     assert checks["gpu-allocatable"]["GPU_NODESETS"] == (
         "gpu-a100|hpcforge.io/pool=gpu-a100|nvidia.com/gpu|8|8 gpu-h100|hpcforge.io/pool=gpu-h100|nvidia.com/gpu|8|4"
     )
-    assert checks["nccl-allreduce"]["NCCL_MIN_BUSBW"] == "300" and checks["nccl-allreduce"]["GPU_PARTITION"] == "h100"
+    assert checks["nccl-allreduce"]["NCCL_MIN_BUSBW"] == "160" and checks["nccl-allreduce"]["GPU_PARTITION"] == "h100"
     assert checks["rdma-devices"]["RDMA_MIN_DEVICES"] == "4"  # the four InfiniBand rails of gpu-h100
     assert checks["rdma-devices"]["RDMA_RESOURCES"] == "rdma/ib_rail0 rdma/ib_rail1 rdma/ib_rail2 rdma/ib_rail3"
     assert checks["rdma-devices"]["RDMA_NCCL_IB_HCA"] == "=mlx5_0,mlx5_1,mlx5_2,mlx5_3"

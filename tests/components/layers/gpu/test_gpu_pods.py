@@ -118,13 +118,13 @@ def test_toolkit_is_pointed_at_k0s_and_rke2_containerd() -> None:
     assert "env" not in gpu_operator_values(config)["toolkit"]  # an existing cluster: the operator's defaults
     k0s = {e["name"]: e["value"] for e in gpu_operator_values(config, distribution="k0s")["toolkit"]["env"]}
     assert k0s == {
-        "CONTAINERD_CONFIG": "/etc/k0s/containerd.d/nvidia.toml",
+        "CONTAINERD_CONFIG": "/etc/k0s/nvidia-container-toolkit/config.toml",
+        "RUNTIME_DROP_IN_CONFIG": "/etc/k0s/containerd.d/nvidia.toml",
         "CONTAINERD_SOCKET": "/run/k0s/containerd.sock",
         "RUNTIME_CONFIG_SOURCE": "file",
     }
-    rke2 = {e["name"]: e["value"] for e in toolkit_env("rke2")}
-    assert rke2["CONTAINERD_SOCKET"] == "/run/k3s/containerd/containerd.sock"
-    assert rke2["CONTAINERD_CONFIG"] == "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl"
+    # RKE2's documented values for the GPU Operator (rancher/rke2-docs docs/add-ons/gpu_operators.md): the socket only.
+    assert toolkit_env("rke2") == [{"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"}]
 
 
 # --- item 7: GPUDirect RDMA ---------------------------------------------------------------------------------------

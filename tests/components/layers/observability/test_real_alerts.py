@@ -47,19 +47,44 @@ def xid_total(gpu: str, node: str, xid: str) -> str:
     return dcgm("DCGM_EXP_XID_ERRORS_TOTAL", gpu, node, xid=xid)
 
 
+def ksm_job(cronjob: str, minute: int, *, failed_at: int | None = None, until: int = 2000) -> list[dict[str, str]]:
+    """The series kube-state-metrics v2.20.0 exports for a CronJob's Job scheduled at `minute` (named, as the CronJob
+    controller names it, `<cronjob>-<scheduled minute>`), from then until `until`: `kube_job_created` (its creation
+    time), `kube_job_owner` (the CronJob), and, once it failed at `failed_at`, `kube_job_failed` for each condition
+    (internal/store/job.go: only a Job with a Failed condition has them; `condition="true"` is 1)."""
+    job = f"{cronjob}-{minute}"
+    labels = f'namespace="slurm", job_name="{job}"'
+    present = until - minute
+    series = [
+        {"series": f"kube_job_created{{{labels}}}", "values": f"_x{minute} {minute * 60}x{present}"},
+        {
+            "series": f'kube_job_owner{{{labels}, owner_kind="CronJob", owner_name="{cronjob}", owner_is_controller="true"}}',
+            "values": f"_x{minute} 1x{present}",
+        },
+    ]
+    if failed_at is not None:
+        for condition, value in (("true", 1), ("false", 0), ("unknown", 0)):
+            series.append(
+                {
+                    "series": f'kube_job_failed{{{labels}, condition="{condition}"}}',
+                    "values": f"_x{failed_at} {value}x{until - failed_at}",
+                }
+            )
+    return series
+
+
 # Input series (promtool's expanding notation) under which each alert fires, and what it must say.
 FIRING: dict[str, tuple[list[dict[str, str]], str, dict[str, str]]] = {
-    # scheduled at 3h, the run failed (the last success stays at the previous week's), none running
+    # a check's first run, scheduled at 3h, failed at 3h10m: kube-state-metrics has no last_successful_time for it
     "GpuActiveCheckFailed": (
-        [
-            {
-                "series": 'kube_cronjob_status_last_schedule_time{namespace="slurm", cronjob="gpu-check-ib"}',
-                "values": "0x179 10800x60",
-            },
-            {"series": 'kube_cronjob_status_last_successful_time{namespace="slurm", cronjob="gpu-check-ib"}', "values": "0x240"},
-            {"series": 'kube_cronjob_status_active{namespace="slurm", cronjob="gpu-check-ib"}', "values": "0x180 1x10 0x50"},
-        ],
+        ksm_job("gpu-check-ib", 180, failed_at=190),
         "3h30m",
+        {"namespace": "slurm", "owner_name": "gpu-check-ib", "job_name": "gpu-check-ib-180"},
+    ),
+    # due at 3h and never started: 1 hour (startingDeadlineSeconds) and 5 minutes later
+    "GpuActiveCheckMissed": (
+        [{"series": 'kube_cronjob_next_schedule_time{namespace="slurm", cronjob="gpu-check-ib"}', "values": "10800x300"}],
+        "4h10m",
         {"namespace": "slurm", "cronjob": "gpu-check-ib"},
     ),
     "SlurmNodesUnavailable": (
@@ -143,8 +168,13 @@ FIRING: dict[str, tuple[list[dict[str, str]], str, dict[str, str]]] = {
 
 # What the templated descriptions must read at those times (the others are fixed text).
 DESCRIPTIONS = {
-    "GpuActiveCheckFailed": "The last run of slurm/gpu-check-ib failed: the nodes that failed it are drained with the"
-    " reason 'active-check <name>: ...' (sinfo -R), and are resumed by the check's next passing run.",
+    "GpuActiveCheckFailed": "The last run of slurm/gpu-check-ib (Job gpu-check-ib-180) failed: a node failed the check"
+    " or could not be judged (kubectl -n slurm logs job/gpu-check-ib-180 names each); with action: drain, a failing"
+    " node is drained with the reason 'active-check <name>: ...' (sinfo -R) and resumed by the check's next passing"
+    " run.",
+    "GpuActiveCheckMissed": "slurm/gpu-check-ib has not started the run it was due to start over an hour ago (its"
+    " startingDeadlineSeconds): a previous run still running (concurrencyPolicy Forbid), or the CronJob controller"
+    " could not create the Job (kubectl -n slurm describe cronjob gpu-check-ib).",
     "SlurmNodesUnavailable": "20% of the Slurm nodes are drained or down (threshold 10%).",
     "GpuXidError": "GPU 3 on gpu-a100-0 reported XID 79.",
     "GpuEccDoubleBitError": "GPU 0 on gpu-h100-1 had double-bit ECC errors: drain the node.",
@@ -156,13 +186,13 @@ DESCRIPTIONS = {
 
 # A healthy site: the same series with good values; no alert may fire at any of these times.
 HEALTHY = [
-    # a check scheduled at 3h that runs 10 minutes and passes: success catches up with the schedule
-    {"series": 'kube_cronjob_status_last_schedule_time{namespace="slurm", cronjob="gpu-check-ib"}', "values": "0x179 10800x1820"},
+    # a check that runs daily at 3h and passes in 10 minutes (its Jobs: no Failed condition, so no kube_job_failed)
+    *ksm_job("gpu-check-ib", 180),
+    *ksm_job("gpu-check-ib", 1620),
     {
-        "series": 'kube_cronjob_status_last_successful_time{namespace="slurm", cronjob="gpu-check-ib"}',
-        "values": "0x189 10800x1810",
+        "series": 'kube_cronjob_next_schedule_time{namespace="slurm", cronjob="gpu-check-ib"}',
+        "values": "10800x180 97200x1440 183600x400",
     },
-    {"series": 'kube_cronjob_status_active{namespace="slurm", cronjob="gpu-check-ib"}', "values": "0x180 1x9 0x1811"},
     {"series": "slurm_nodes", "values": "10x2000"},
     {"series": "slurm_nodes_drain", "values": "1x2000"},
     {"series": "slurm_nodes_down", "values": "0x2000"},

@@ -152,7 +152,9 @@ def test_a_shared_fabric_whose_ports_have_two_names_is_refused_since_no_master_s
     ) in str(raised.value)
     # An SR-IOV fabric has no master (the VF comes from the device plugin): its ports may be named per pool.
     values = config_values("prod")
-    values["hpcforge:rdma"]["pools"][0]["nics"].append({"interface": "ens9f0np0", "fabric": "roce-rail0"})
+    # (named and rated like the pool's other ports, which gpu-h100's link and all-reduce checks require)
+    port = {"interface": "ens9f0np0", "fabric": "roce-rail0", "hca": "mlx5_4", "rateGbps": 400}
+    values["hpcforge:rdma"]["pools"][0]["nics"].append(port)
     load_config(raw_config(values))
 
 

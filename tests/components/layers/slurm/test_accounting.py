@@ -51,7 +51,7 @@ BAD = [
     (
         "user not in the directory",
         lambda v: accounts(v)["users"].append({"name": "mallory", "defaultAccount": "ops"}),
-        "hpcforge:slurm.accounts.users[1].name: unknown directory user 'mallory'",
+        "hpcforge:slurm.accounts.users[2].name: unknown directory user 'mallory'",
     ),
     (
         "unknown default account",

@@ -23,7 +23,14 @@ from typing import Any
 import pytest
 
 from components.layers.slurm.face import render_join_script
-from components.layers.slurm.slurm_conf import cgroup_conf, controller_extra_conf, gres_conf, node_parameters
+from components.layers.slurm.slurm_conf import (
+    JOB_NAMESPACE_BASE,
+    cgroup_conf,
+    controller_extra_conf,
+    gres_conf,
+    job_container_conf,
+    node_parameters,
+)
 from components.site.loader import load_config
 from components.site.root import PlatformConfig
 from offline.program.engine import RecordedStack
@@ -133,6 +140,7 @@ def rendered_site(
             partitions=partition_lines,
             extra_conf="\n".join(operator_lines(config)) + "\n" + accounting + extra + more_conf,
             cgroup_conf=loadable_cgroup_conf(config),
+            job_container_conf=loadable_job_container_conf(tmp / "namespace"),
             allow_override=SlurmDBD.OVERRIDES,
             slurm_key=dbd.slurm_key,
             **kwargs,
@@ -155,6 +163,14 @@ def loadable_cgroup_conf(config: PlatformConfig) -> str:
         )
         + "\n"
     )
+
+
+def loadable_job_container_conf(base: Path) -> str:
+    """The rendered job_container.conf with BasePath under the test's directory (the slurmd pod's spool directory is
+    not this host's); every other line as rendered."""
+    lines = job_container_conf().splitlines()
+    assert f"BasePath={JOB_NAMESPACE_BASE}" in lines
+    return "\n".join(f"BasePath={base}/%n" if line.startswith("BasePath=") else line for line in lines) + "\n"
 
 
 def operator_lines(config: PlatformConfig) -> list[str]:
@@ -185,6 +201,7 @@ def test_rendered_slurm_config_loads_and_every_partition_comes_up(prod: Platform
             partitions=partition_lines,
             extra_conf="\n".join(operator_lines(prod)) + "\n" + accounting + extra,
             cgroup_conf=loadable_cgroup_conf(prod),
+            job_container_conf=loadable_job_container_conf(tmp_path / "namespace"),
             # nothing runs a job here: the rendered proctrack/task/jobacct plugins are loaded as they are
             allow_override={*SlurmDBD.OVERRIDES, *HARNESS_OWNED},
             slurm_key=dbd.slurm_key,
