@@ -267,7 +267,7 @@ def file_items(name: str, old: str | None, new: str | None) -> list[ConfItem]:
             if which:
                 return [ConfItem(f"gres.conf:{item}", f"gres.conf: the {what} of {', '.join(which)} change")]
         return [ConfItem("gres.conf:nodes", "gres.conf: the nodes or nodesets the GPU descriptions apply to change")]
-    if name in ("topology.yaml", "cgroup.conf"):
+    if name in ("topology.yaml", "cgroup.conf", "job_container.conf"):
         return [ConfItem(name, f"{name} {'added' if old is None else 'removed' if new is None else 'changed'}")]
     return [ConfItem(f"file:{name}", f"{name} {'added' if old is None else 'removed' if new is None else 'changed'}")]
 

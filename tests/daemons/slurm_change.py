@@ -65,7 +65,8 @@ SLURM_VERSION = "26.05.3"
 MODES = ("reconfigure", "restart")
 
 #: hpcforge's typed controller settings as prod renders them (components/layers/slurm/slurm_conf.py
-#: controller_parameters), with the plugins this host can run jobs with and KillWait short enough to watch a kill.
+#: controller_parameters), with the plugins this host can run jobs with and KillWait short enough to watch a kill;
+#: without NamespaceType, which the case of that name adds (the site before hpcforge wrote it).
 BASE_PARAMETERS: tuple[tuple[str, str], ...] = (
     ("SchedulerType", "sched/backfill"),
     ("SchedulerParameters", "bf_continue,bf_interval=30,bf_max_job_test=1000,bf_window=10080"),
@@ -174,6 +175,8 @@ class Files:
     cgroup_conf: str = CGROUP_CONF
     version: str = "v1"
     """The version the prolog and epilog scripts record."""
+    job_container_conf: str | None = None
+    """job_container.conf (None: none beside slurm.conf)."""
 
     def set(self, key: str, value: str | None) -> None:
         """`key=value` in slurm.conf: the active line that sets it is replaced (removed for None; added when none)."""
@@ -301,6 +304,7 @@ class ChangeSite:
         self.client_conf = self.cluster.conf_path
         self.base_conf = self.cluster.tmp_dir / "slurm.conf.base"
         self.log_offset = 0
+        self.applied_at = ""
         self.refusal = ""
         self.last_job = 0
 
@@ -407,7 +411,8 @@ class ChangeSite:
         """The file `name` as slurmd on `node` has it (configless: slurmctld pushes it into the node's conf-cache)."""
         cached = self.cluster.spool_root / node / "conf-cache" / name
         text = cached.read_text() if cached.exists() else "(none)"
-        return {f"{node}: {name}": " | ".join(line for line in text.splitlines() if line.strip() and not line.startswith("#"))}
+        lines = [self.norm(line) for line in text.splitlines() if line.strip() and not line.startswith("#")]
+        return {f"{node}: {name}": " | ".join(lines)}
 
     def scripts(self) -> dict[str, str]:
         """The versions of the prolog and epilog that ran for the last job (before the change: one run before it;
@@ -437,11 +442,17 @@ class ChangeSite:
         return {role: beat.read_text() if beat.exists() else "" for role, beat in self.heartbeats.items()}
 
     def beating(self, since: tuple[float, dict[str, str]]) -> dict[str, bool]:
-        """Running job role -> its heartbeat file changed since `since` (a time and :meth:`beats`), at least 1.6 s
-        (a beat and a half) ago: its processes still run."""
+        """Running job role -> its heartbeat file changed since `since` (a time and :meth:`beats`): its processes still
+        run. At least 1.6 s (a beat and a half) after `since`; a beat not seen yet is waited for up to 8 s (a loaded
+        machine delays a `sleep 1`)."""
         time.sleep(max(0.0, since[0] + 1.6 - time.monotonic()))
-        now = self.beats()
-        return {role: bool(now[role]) and now[role] != since[1][role] for role in self.heartbeats}
+        deadline = since[0] + 8
+        while True:
+            now = self.beats()
+            moved = {role: bool(now[role]) and now[role] != since[1][role] for role in self.heartbeats}
+            if all(moved.values()) or time.monotonic() >= deadline:
+                return moved
+            time.sleep(0.3)
 
     def ping(self, conf: Path) -> bool:
         done = run(["scontrol", "ping"], env=self.cluster.env({"SLURM_CONF": str(conf)}), timeout=15)
@@ -459,6 +470,7 @@ class ChangeSite:
         shutil.copyfile(self.cluster.conf_path, self.base_conf)
         log = self.cluster.log_dir / "slurmctld.out"
         self.log_offset = log.stat().st_size if log.exists() else 0
+        self.applied_at = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
         if mode == "reconfigure":
             self._write(head)
             done = self.run("scontrol", "reconfigure", timeout=60)
@@ -478,6 +490,8 @@ class ChangeSite:
         (root / "gres.conf").write_text(head.gres_conf)
         (root / "topology.yaml").write_text(head.topology_yaml)
         (root / "cgroup.conf").write_text(head.cgroup_conf)
+        if head.job_container_conf is not None:
+            (root / "job_container.conf").write_text(head.job_container_conf)
         self._write_scripts(head.version)
 
     def _start_controller(self) -> bool:
@@ -513,6 +527,14 @@ class ChangeSite:
                     out[node] = "+".join(bad)
             return out
 
+        def registered_again() -> bool:
+            # every slurmd restarts on a reconfigure (26.05.3: "Caught SIGHUP. Triggering reconfigure." and a new
+            # process), and registers with the head files: until then a node shows what it was
+            starts = [self.node(node, "SlurmdStartTime")[f"{node}.SlurmdStartTime"] for node in NODES]
+            return all(start in ("(none)", "None") or start >= self.applied_at for start in starts)
+
+        with contextlib.suppress(HarnessError):
+            wait_until(registered_again, 20, "every slurmd to register again")
         with contextlib.suppress(HarnessError):
             wait_until(lambda: not any("NOT_RESPONDING" in v for v in states().values()), 15, "nodes to answer")
         return states()

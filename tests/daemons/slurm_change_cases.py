@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from components.layers.slurm.slurm_conf import JOB_NAMESPACE_BASE, job_container_conf
+
 from .slurm_change import CGROUP_CONF, PARTITIONS, TOPOLOGY_YAML, Change, ChangeSite, Files
 
 
@@ -104,6 +106,16 @@ def _files(**texts: str) -> Callable[[Files, ChangeSite], None]:
             setattr(files, name, text)
 
     return edit
+
+
+def _namespace(files: Files, site: ChangeSite) -> None:
+    """hpcforge's NamespaceType line and job_container.conf (components/layers/slurm/slurm_conf.py job_container_conf), its
+    BasePath under the cluster's folder (a slurmd pod's spool folder is not this host's)."""
+    files.set("NamespaceType", "namespace/tmpfs")
+    lines = job_container_conf().splitlines()
+    assert f"BasePath={JOB_NAMESPACE_BASE}" in lines
+    base = site.cluster.tmp_dir / "namespace"
+    files.job_container_conf = "\n".join(f"BasePath={base}/%n" if line.startswith("BasePath=") else line for line in lines) + "\n"
 
 
 def _partitions(site: ChangeSite) -> dict[str, str]:
@@ -271,6 +283,13 @@ CASES: tuple[Change, ...] = (
             )
         ),
         lambda site: site.pushed("cpu-0", "cgroup.conf"),
+    ),
+    Change(
+        "NamespaceType",
+        "NamespaceType=namespace/tmpfs and its job_container.conf added (each job its own /dev/shm) under running jobs",
+        ("NamespaceType", "job_container.conf"),
+        _namespace,
+        lambda site: {**site.config("NamespaceType"), **site.pushed("cpu-0", "job_container.conf")},
     ),
     Change(
         "prolog-epilog",

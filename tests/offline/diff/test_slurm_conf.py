@@ -64,6 +64,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "gres.conf-nodes": ("reload", "singleton-restart"),
     "gres.conf-devices": ("outage", "outage"),
     "cgroup.conf": ("reload", "singleton-restart"),
+    "NamespaceType": ("reload", "singleton-restart"),
     "prolog-epilog": ("reload", "singleton-restart"),
 }
 """Case -> (verdict with inplaceReconfigure, verdict without), read off the harness's printed table before the rules
@@ -203,6 +204,10 @@ def _apply(state: State, files: Files, inplace: bool) -> None:
             inputs["data"].update(
                 {"gres.conf": files.gres_conf, "topology.yaml": files.topology_yaml, "cgroup.conf": files.cgroup_conf}
             )
+            if files.job_container_conf is None:
+                inputs["data"].pop("job_container.conf", None)
+            else:
+                inputs["data"]["job_container.conf"] = files.job_container_conf
         elif resource["name"] in _SCRIPTS:
             inputs["data"] = {key: f"{value}# {files.version}\n" for key, value in inputs["data"].items()}
 
