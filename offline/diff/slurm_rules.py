@@ -9,9 +9,8 @@ from typing import Any
 from components.layers.slurm.face import GPU_HOURS_ANNOTATION
 
 from ..live.drains import EVIDENCE_ORDER, Drain, offline_order
-from .effects import CANNOT_UNDO, REVERT_SAFE, Effect, Impact, effect_for, get_path, hostlist, needs_step, scaled
+from .effects import REVERT_SAFE, Effect, Impact, effect_for, get_path, hostlist, needs_step, scaled
 from .evidence import (
-    EVIDENCE_CLUSTER_NAME,
     EVIDENCE_CONFIGMAP_REPLACE,
     EVIDENCE_CONTROLLER_POD,
     EVIDENCE_GRENDEL_BOOT,
@@ -23,15 +22,8 @@ from .evidence import (
     EVIDENCE_SACCT,
     EVIDENCE_SLURMDBD,
 )
-from .naming import conf_changes
 from .plan import MISSING, Change, EntityChange, Plan, diff_values
-from .slurm_conf import (
-    EVIDENCE_CONTROLLER_RECREATE,
-    SLURM_CONF_DEFAULT_EVIDENCE,
-    SLURM_CONF_MAN,
-    SLURM_CONF_RESTART,
-    slurm_conf_items,
-)
+from .slurm_conf import ConfItem, conf_items, file_items, verdicts
 
 
 def _gpus(nodeset: dict[str, Any]) -> int:
@@ -178,40 +170,35 @@ def controller_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
                 needs_step("recreate the controller"),
             )
         ]
+    mode = _mode(plan, in_hash=True)
     if get_path(old, "spec", "clusterName") != get_path(new, "spec", "clusterName"):
-        effects.append(
-            effect_for(change, plan, "data-loss",
-                    f"ClusterName {get_path(old, 'spec', 'clusterName')} -> {get_path(new, 'spec', 'clusterName')}: slurmctld refuses to start on its saved state; starting it means deleting the state (every queued and running job) and a new cluster in the accounting database",
-                    EVIDENCE_CLUSTER_NAME, CANNOT_UNDO)
-        )  # fmt: skip
-    a = slurm_conf_items(str(get_path(old, "spec", "extraConf") or ""))
-    b = slurm_conf_items(str(get_path(new, "spec", "extraConf") or ""))
-    changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-    reload = [k for k in changed if k not in SLURM_CONF_RESTART]
-    for key in changed:
-        rule = SLURM_CONF_RESTART.get(key)
-        if rule is not None:
-            effects.append(
-                effect_for(
-                    change,
-                    plan,
-                    rule.severity,
-                    f"slurm.conf {key}: {a.get(key, '(unset)')} -> {b.get(key, '(unset)')}: {rule.effect}",
-                    f"{SLURM_CONF_MAN}, {key}: '{rule.quote}'",
-                    CANNOT_UNDO if rule.severity == "data-loss" else REVERT_SAFE,
+        # the pod spec changes with it (the state volume's mount path, controller_app.go@v1.2.1:307): a restart
+        effects += _conf_effects(
+            change,
+            plan,
+            [
+                ConfItem(
+                    "ClusterName", f"ClusterName {get_path(old, 'spec', 'clusterName')} -> {get_path(new, 'spec', 'clusterName')}"
                 )
-            )
-    if reload:
-        effects.append(_config_effect(change, plan, f"slurm.conf: {'; '.join(conf_changes(a, b, reload))}"))
-    pod_fields = [
-        f.path for f in change.fields if not f.path.startswith(("spec.extraConf", "spec.clusterName", "spec.service", "metadata"))
-    ]
-    if pod_fields:
+            ],
+            "restart",
+        )
+    items = conf_items(str(get_path(old, "spec", "extraConf") or ""), str(get_path(new, "spec", "extraConf") or ""))
+    effects += _conf_effects(change, plan, items, mode)
+    pods = _pod_fields(change)
+    if pods:
         effects.append(
-            effect_for(change, plan, "singleton-restart", f"slurmctld restarts ({', '.join(sorted({p.split('.')[1] for p in pod_fields if '.' in p}))} changed): scheduling pauses; running jobs continue",
+            effect_for(change, plan, "singleton-restart", f"slurmctld restarts ({', '.join(sorted({p.split('.')[1] for p in pods if '.' in p}))} changed): scheduling pauses; running jobs continue",
                     EVIDENCE_CONTROLLER_POD, REVERT_SAFE)
         )  # fmt: skip
     return effects
+
+
+def _pod_fields(change: Change) -> list[str]:
+    """The Controller fields whose change recreates the slurmctld pod whatever inplaceReconfigure says (everything but
+    the Slurm configuration, its name and its Service)."""
+    skip = ("spec.extraConf", "spec.clusterName", "spec.service", "metadata")
+    return [f.path for f in change.fields if not f.path.startswith(skip)]
 
 
 def _controller(plan: Plan) -> dict[str, Any]:
@@ -222,38 +209,62 @@ def _controller(plan: Plan) -> dict[str, Any]:
     return {}
 
 
-def _controller_config_maps(plan: Plan) -> set[str]:
-    """The ConfigMaps the Controller folds into the Slurm configuration (configFileRefs, prolog and epilog scripts)."""
-    spec = _controller(plan).get("spec") or {}
-    keys = ("configFileRefs", "prologScriptRefs", "epilogScriptRefs", "prologSlurmctldScriptRefs", "epilogSlurmctldScriptRefs")
-    return {str(ref.get("name")) for key in keys for ref in spec.get(key) or [] if isinstance(ref, dict)}
+def _operator_conf_changes(plan: Plan) -> bool:
+    """The plan changes the slurm.conf the operator writes: the Controller's spec, or a NodeSet's `NodeSet=` line."""
+    return any(
+        (c.kind == "Controller" and c.op == "update" and any(f.path.startswith("spec.") for f in c.fields))
+        or (c.kind == "NodeSet" and c.op in ("create", "delete", "replace"))
+        for c in plan.changes
+    )
 
 
-def _config_effect(change: Change, plan: Plan, what: str) -> Effect:
-    """A Slurm configuration change that `scontrol reconfigure` applies: in place only with inplaceReconfigure."""
+def _mode(plan: Plan, *, in_hash: bool) -> str:
+    """How slurm-operator 1.2.1 applies a Slurm configuration change of `plan` (slurm_conf.py MODE_EVIDENCE): the pod is
+    recreated when its spec changes; else the sidecar reconfigures with inplaceReconfigure; else a slurm.conf change
+    recreates the pod and a change that only a referenced ConfigMap carries (`in_hash` False) waits."""
+    controller = next((c for c in plan.changes if c.kind == "Controller" and c.op == "update"), None)
+    if controller is not None and _pod_fields(controller):
+        return "restart"
     if get_path(_controller(plan), "spec", "inplaceReconfigure"):
-        return effect_for(
-            change,
-            plan,
-            "reload",
-            f"{what}; the controller's reconfigure sidecar runs `scontrol reconfigure` (no daemon restart)",
-            SLURM_CONF_DEFAULT_EVIDENCE,
-            REVERT_SAFE,
-        )
-    return effect_for(
-        change, plan, "singleton-restart",
-        f"{what}; the operator recreates the slurmctld pod (Controller inplaceReconfigure is false), which reconfigures the cluster at start: scheduling pauses, running jobs continue",
-        EVIDENCE_CONTROLLER_RECREATE + "; " + SLURM_CONF_DEFAULT_EVIDENCE, REVERT_SAFE,
-    )  # fmt: skip
+        return "reconfigure"
+    return "restart" if in_hash or _operator_conf_changes(plan) else "deferred"
+
+
+def _conf_effects(change: Change, plan: Plan, items: list[ConfItem], mode: str) -> list[Effect]:
+    return [effect_for(change, plan, v.severity, v.what, v.evidence, v.rollback) for v in verdicts(items, mode)]
+
+
+def _controller_config_maps(plan: Plan) -> dict[str, str]:
+    """The ConfigMaps the Controller folds into the Slurm configuration -> what they hold (`files`, `prolog`, `epilog`)."""
+    spec = _controller(plan).get("spec") or {}
+    keys = {
+        "configFileRefs": "files",
+        "prologScriptRefs": "prolog",
+        "epilogScriptRefs": "epilog",
+        "prologSlurmctldScriptRefs": "prolog-slurmctld",
+        "epilogSlurmctldScriptRefs": "epilog-slurmctld",
+    }
+    return {str(ref.get("name")): kind for key, kind in keys.items() for ref in spec.get(key) or [] if isinstance(ref, dict)}
+
+
+def _config_map_items(change: Change, kind: str) -> list[ConfItem]:
+    old, new = change.old_inputs.get("data") or {}, change.new_inputs.get("data") or {}
+    names = sorted(n for n in set(old) | set(new) if old.get(n) != new.get(n))
+    if kind == "files":
+        return [item for n in names for item in file_items(n, old.get(n), new.get(n))]
+    return [
+        ConfItem(f"script:{kind}", f"{kind} script {n} {'added' if n not in old else 'removed' if n not in new else 'changed'}")
+        for n in names
+    ]
 
 
 def config_map_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     if change.kind != "ConfigMap" or change.op not in ("update", "replace"):
         return []
     name, ns = change.object_name, change.namespace
-    if ns == "slurm" and name in _controller_config_maps(plan):
-        files = sorted({f.path.split(".", 1)[1] for f in change.fields if f.path.startswith("data.")})
-        return [_config_effect(change, plan, f"Slurm config files {', '.join(files)} replaced ({name})")]
+    kind = _controller_config_maps(plan).get(name)
+    if ns == "slurm" and kind is not None:
+        return _conf_effects(change, plan, _config_map_items(change, kind), _mode(plan, in_hash=False))
     boot = change.changed("data.images.json") or any(f.path.startswith("data.join-") for f in change.fields)
     if ns == "provisioning" and name.startswith("grendel-") and boot:
         hosts = _hosts(plan.head_resources)

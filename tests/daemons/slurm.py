@@ -60,7 +60,7 @@ Checked on Slurm 26.05.3 (each asserted by tests/test_daemon_harness.py or the t
 * ``NodeSet=`` lines resolve features for dynamic nodes at registration: a ``-Z`` slurmd with
   ``Feature=cpu-bm`` lands in a partition over ``NodeSet=cpu-bm Feature=cpu-bm`` (22.05 put dynamic nodes
   only into ``Nodes=ALL`` partitions).  The harness still adds ``PartitionName=dynamic Nodes=ALL`` when dynamic
-  nodes are on and no partition line says ``Nodes=ALL``.
+  nodes are on and no partition line says ``Nodes=ALL`` (``catch_all=False``: not, as Slinky writes none).
 * GRES without devices: ``--conf "Gres=gpu:2"`` with no device files registers ``DRAIN+INVALID_REG`` with
   ``Reason=gres/gpu count reported lower than configured (0 < 2)``; one device file per GPU in gres.conf
   (``File=/dev/zero,/dev/null`` for 2) makes the node usable and a ``--gres=gpu:1`` job runs there.
@@ -341,6 +341,7 @@ class SlurmCluster:
         start_timeout: float = 60.0,
         debug: str = "info",
         slurm_key: Path | None = None,
+        catch_all: bool = True,
     ) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_\-]{1,40}", cluster_name):
             raise ValueError(f"unusable ClusterName {cluster_name!r}")
@@ -377,6 +378,7 @@ class SlurmCluster:
         self.job_container_conf = job_container_conf
         self.max_node_count = max_node_count if max_node_count is not None else len(self._node_lines) + 8
         self.allow_override = {key.lower() for key in allow_override}
+        self.catch_all = catch_all
         #: extra_conf lines the harness commented out because it must own those keys
         self.overridden: list[str] = []
 
@@ -493,7 +495,7 @@ class SlurmCluster:
                 )
             )
         partitions = list(self.partitions)
-        if self.dynamic and not any(re.search(r"(?i)\bNodes=ALL\b", line) for line in partitions):
+        if self.dynamic and self.catch_all and not any(re.search(r"(?i)\bNodes=ALL\b", line) for line in partitions):
             partitions.append("PartitionName=dynamic Nodes=ALL State=UP")
         lines += partitions
         return "\n".join(lines) + "\n"

@@ -361,6 +361,15 @@ def controller_spec(
             "image": Images.SLURMCTLD.ref,
             "resources": container_resources(cfg.controller.cpu, cfg.controller.memory),
         },
+        # A Slurm configuration change becomes `scontrol reconfigure` by the operator's sidecar (it watches every file
+        # under /etc/slurm, the referenced ConfigMaps too) instead of a new slurmctld pod that only a slurm.conf change
+        # makes (slurm-operator controller_app.go@v1.2.1:106-119,164-168,
+        # internal/builder/controllerbuilder/scripts/reconfigure.sh@v1.2.1:13-25); what 26.05.3 then does with each
+        # change: offline/diff/slurm_outcomes.json. The sidecar (tini, bash, find, sha256sum,
+        # scontrol) runs in the slurmctld image, as the operator's chart has it (helm/slurm/values.yaml@v1.2.1:195-201),
+        # which installs tini and slurm-smd-client (SlinkyProject/containers schedmd/slurm/26.05/ubuntu26.04/Dockerfile
+        # @05efda0:107-108,143).
+        "inplaceReconfigure": True,
         "reconfigure": {"image": Images.SLURMCTLD.ref, "resources": container_resources("10m", "32Mi", "128Mi")},
         "logfile": {"image": Images.ALPINE.ref, "resources": container_resources("10m", "16Mi", "64Mi")},
         "persistence": {

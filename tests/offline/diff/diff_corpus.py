@@ -123,9 +123,10 @@ CASES: tuple[Case, ...] = (
     Case(
         "add-host",
         "a bare-metal host cn097 joins nodeset cpu-bm (and leaf switch rack4)",
-        "singleton-restart",
+        "reload",
         _add_host,
-        revised="none at first, for an edit the config refused; with the topology edit it needs, topology.yaml changes, and slurm-operator 1.2.1 recreates the slurmctld pod for it (no inplaceReconfigure)",
+        revised="none at first, for an edit the config refused; then singleton-restart (topology.yaml changes)"
+        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows a topology.yaml change applied by the reconfigure sidecar with jobs kept (row topology.yaml)",
     ),
     Case(
         "remove-host",
@@ -153,11 +154,12 @@ CASES: tuple[Case, ...] = (
     Case(
         "add-gpu-pool",
         "a new L40S pool and nodeset gpu-l40s in partition gpu (docs/operations.md)",
-        "singleton-restart",
+        "reload",
         _gpu_pool,
         resources=("NodeSet slurm/nodeset-gpu-l40s", "Controller slurm/controller-slurm"),
         op={"slurm/nodeset-gpu-l40s": "create", "slurm/controller-slurm": "update"},
-        revised="reload at first; slurm-operator 1.2.1 recreates the slurmctld pod on any Slurm config change unless the Controller sets inplaceReconfigure, which hpcforge does not",
+        revised="reload at first; then singleton-restart (no inplaceReconfigure)"
+        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows a nodeset joining a partition and new gres.conf lines reconfigured with jobs kept",
     ),
     Case(
         "nodeset-image",
@@ -177,10 +179,11 @@ CASES: tuple[Case, ...] = (
     Case(
         "nodeset-scale-in",
         "nodeset gpu-a100: 8 -> 6 replicas",
-        "singleton-restart",
+        "rolling-drain",
         _sub("stack", 'replicas: 8\n        cpu: "120"', 'replicas: 6\n        cpu: "120"'),
         drained=("gpu-a100-6", "gpu-a100-7"),
-        revised="rolling-drain at first; gres.conf lists the nodeset's nodes, so slurm-operator 1.2.1 also recreates the slurmctld pod (no inplaceReconfigure)",
+        revised="rolling-drain at first; then singleton-restart (gres.conf lists the nodeset's nodes, no inplaceReconfigure)"
+        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows a gres.conf host-list change reconfigured with jobs kept (row gres.conf-nodes); the drain is worst again",
     ),
     Case(
         "nodeset-max-unavailable",
@@ -191,15 +194,18 @@ CASES: tuple[Case, ...] = (
     Case(
         "slurm-conf-restart",
         "slurm.conf SlurmctldPort (a TCP listening setting)",
-        "singleton-restart",
+        "outage",
         _extra("SlurmctldPort: '6820'"),
+        revised="singleton-restart at first"
+        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows the sidecar's scontrol cannot reach the new port, and slurm-operator keeps 6817 in the Service, --conf-server and probes",
     ),
     Case(
         "slurm-conf-reconfigure",
         "slurm.conf SlurmdTimeout 600 -> 900",
-        "singleton-restart",
+        "reload",
         _sub("stack", "slurmd: 600", "slurmd: 900"),
-        revised="reload at first; slurm-operator 1.2.1 recreates the slurmctld pod on any Slurm config change unless the Controller sets inplaceReconfigure, which hpcforge does not",
+        revised="reload at first; then singleton-restart (no inplaceReconfigure)"
+        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows SlurmdTimeout in force after scontrol reconfigure, jobs kept (row timeouts-and-weights)",
     ),
     Case(
         "state-save-location",
@@ -207,13 +213,21 @@ CASES: tuple[Case, ...] = (
         "data-loss",
         _extra("StateSaveLocation: /var/spool/slurmctld2"),
     ),
-    Case("cluster-name", "ClusterName hpc -> hpc2", "data-loss", _sub("stack", "clusterName: hpc\n", "clusterName: hpc2\n")),
+    Case(
+        "cluster-name",
+        "ClusterName hpc -> hpc2",
+        "outage",
+        _sub("stack", "clusterName: hpc\n", "clusterName: hpc2\n"),
+        revised="data-loss at first"
+        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows slurmctld stopping on its saved state (fatal: CLUSTER NAME MISMATCH) with the jobs' processes running: an outage until the name is reverted",
+    ),
     Case(
         "partition-max-time",
         "partition gpu: MaxTime 3 -> 4 days",
-        "singleton-restart",
+        "reload",
         _sub("stack", "maxTime: 3-00:00:00", "maxTime: 4-00:00:00"),
-        revised="reload at first; slurm-operator 1.2.1 recreates the slurmctld pod on any Slurm config change unless the Controller sets inplaceReconfigure, which hpcforge does not",
+        revised="reload at first; then singleton-restart (no inplaceReconfigure)"
+        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows partition limits in force after scontrol reconfigure, jobs kept (row partition-limits)",
     ),
     Case("move-metallb-pool", "the services pool and the addresses in it move to 10.10.8.0/24", "outage", _move_pool),
     Case(

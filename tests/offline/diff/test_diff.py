@@ -1,12 +1,10 @@
-"""`offline diff` pieces: the provider's force-new fields, text diffs, the slurm.conf restart table against the pinned
-man page, the bases (recording, render folder, git ref) and the command's exit status (the gate)."""
+"""`offline diff` pieces: the provider's force-new fields, text diffs, slurm.conf items (the Slurm verdicts against the
+real daemons' table: tests/offline/diff/test_slurm_conf.py), the bases (recording, render folder, git ref) and the command's exit status (the gate)."""
 
 from __future__ import annotations
 
 import copy
 import json
-import re
-import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +15,11 @@ from offline.diff.base import CACHE_FORMAT, BaseError, State, base_cache_dir, fr
 from offline.diff.effects import hostlist
 from offline.diff.impact import assess
 from offline.diff.plan import diff_values, force_new_fields, make_plan, text_diff
-from offline.diff.slurm_conf import LISTENING_QUOTE, SLURM_CONF_RESTART, slurm_conf_items
+from offline.diff.slurm_conf import slurm_conf_items
 from offline.program import recording
 from offline.program.documents import write_render
 from offline.program.engine import RecordedStack
-from tests.helpers import FIXTURES, REPO, require_shared
-
-SLURM_TARBALL = ("slurm", "slurm-26.05.3.tar.bz2")
+from tests.helpers import FIXTURES, REPO
 
 
 def _state(resources: list[dict], origin: str = "x") -> State:
@@ -111,40 +107,7 @@ def test_hostlist_compacts_like_slurm() -> None:
     assert hostlist(["cn001", "cn002", "cn005"]) == "cn[001-002,005]"
 
 
-# --- slurm.conf(5) of the pinned Slurm: which parameters need a restart ------------------------------------------------
-
-
-def _man_page() -> str:
-    tarball = require_shared(*SLURM_TARBALL)
-    with tarfile.open(tarball) as archive:
-        member = archive.extractfile("slurm-26.05.3/doc/man/man5/slurm.conf.5")
-        assert member is not None
-        return member.read().decode()
-
-
-def _entries(text: str) -> dict[str, str]:
-    """Each parameter's entry (`.TP` then `\\fBName\\fR`), up to the next entry or section, groff escapes removed."""
-    body = text.split('.SH "NODE CONFIGURATION"', maxsplit=1)[0]
-    parts = re.split(r"\n\.TP[^\n]*\n\\fB(\w+)\\fR", body)
-    clean = lambda s: re.sub(r"\\f[BRIP]", "", s).replace("\\-", "-").replace("\n", " ")  # noqa: E731
-    return {parts[i]: clean(parts[i + 1]) for i in range(1, len(parts), 2)}
-
-
-def test_restart_table_matches_the_slurm_26_05_3_man_page() -> None:
-    text = _man_page()
-    entries = _entries(text)
-    for key, rule in SLURM_CONF_RESTART.items():
-        assert rule.quote in entries[key], f"slurm.conf(5) {key} no longer says {rule.quote!r}"
-    description = re.sub(r"\s+", " ", text.split(".SH")[2].replace("\\-", "-"))
-    assert 'execution of the command "scontrol reconfigure" unless otherwise noted' in description
-    assert LISTENING_QUOTE in description
-    # Every parameter whose entry says the daemons must be restarted is in the table (the pin moves, the table follows).
-    says_restart = re.compile(r"must be terminated|must be restarted|requires? a (daemon )?restart|requires? restarting", re.I)
-    noted = {key for key, entry in entries.items() if says_restart.search(entry)}
-    assert noted, "the man page's restart notes were not found"
-    assert noted <= set(SLURM_CONF_RESTART), (
-        f"restart noted but not in SLURM_CONF_RESTART: {sorted(noted - set(SLURM_CONF_RESTART))}"
-    )
+# --- slurm.conf items (the restart table became offline/diff/slurm_outcomes.json: tests/offline/diff/test_slurm_conf.py) ---
 
 
 def test_slurm_conf_items_keys_partition_lines_by_name() -> None:
@@ -250,7 +213,7 @@ def _with_controller(stack: RecordedStack, extra_conf: str, inplace: bool) -> St
     [
         ("SlurmdTimeout=600\n", "SlurmdTimeout=900\n", True, "reload"),
         ("SlurmdTimeout=600\n", "SlurmdTimeout=900\n", False, "singleton-restart"),
-        ("SlurmdTimeout=600\n", "SlurmdTimeout=600\nSlurmctldPort=6820\n", True, "singleton-restart"),
+        ("SlurmdTimeout=600\n", "SlurmdTimeout=600\nSlurmctldPort=6820\n", True, "outage"),
         ("SlurmdTimeout=600\n", "SlurmdTimeout=600\nAuthType=auth/munge\n", True, "outage"),
         ("SlurmdTimeout=600\n", "SlurmdTimeout=600\nStateSaveLocation=/srv/state\n", True, "data-loss"),
     ],

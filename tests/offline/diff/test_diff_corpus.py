@@ -1,4 +1,4 @@
-"""`offline diff` on a corpus of realistic changes to prod (tests/offline/diff/diff_corpus.py): each case's worst impact is
+"""`offline diff` on a corpus of realistic changes to prod (tests/offline/diff/diff_corpus.py, and corpus_slurm.py): each case's worst impact is
 the one written down for it, its plan names every resource that a render-and-compare of the two states shows
 changed, and the unchanged stack diffs empty.
 
@@ -22,7 +22,10 @@ from offline.program.documents import render_documents
 from offline.program.engine import RecordedStack, run_program
 from offline.program.stackfile import read_stack_file
 from tests.helpers import REPO
+from tests.offline.diff.corpus_slurm import SLURM_CASES
 from tests.offline.diff.diff_corpus import CASES, Case, Site
+
+ALL_CASES = (*CASES, *SLURM_CASES)
 
 
 def _write(site: Site, folder: Path) -> Path:
@@ -88,7 +91,7 @@ def diff_case(
     return plan, assess(plan), head
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
 def test_corpus_change_has_expected_worst_impact_and_plan_covers_render_diff(
     case: Case, base_prod: RecordedStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -59,7 +59,8 @@ def test_evidence_is_given_once_as_short_ids_with_a_legend_at_the_end(prod_stack
         },
     )
     lines = text.splitlines()
-    assert lines[0].startswith("prod: singleton-restart; 3 resources change (3 update)")
+    # a partition renamed kills the jobs of the old name (offline/diff/slurm_outcomes.json, case partition-renamed)
+    assert lines[0].startswith("prod: data-loss; 3 resources change (3 update)")
     legend_at = lines.index("Evidence:")
     legend = lines[legend_at + 1 :]
     assert legend and all(line.startswith("  E") for line in legend)
@@ -153,7 +154,9 @@ def test_the_json_report_follows_its_schema(prod_stack: RecordedStack) -> None:
         assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
     empty, renamed, scaled = reports
     assert empty["resources"] == [] and empty["summary"].startswith("prod: none; no resource changes")
-    assert renamed["worst"] == "singleton-restart" and renamed["gate"] == {"exit": 0, "status": "pass", "reasons": []}
+    # a partition renamed kills the jobs of the old name (offline/diff/slurm_outcomes.json, case partition-renamed)
+    assert renamed["worst"] == "data-loss"
+    assert renamed["gate"] == {"exit": 1, "status": "gated", "reasons": ["the worst impact is data-loss"]}
     (controller,) = renamed["resources"]
     assert (
         controller["name"] == "Controller slurm/slurm"

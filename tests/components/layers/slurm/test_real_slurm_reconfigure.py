@@ -46,7 +46,7 @@ class Case:
     @property
     def takes_effect(self) -> str:
         """`reconfigure` or `restart`: what the change-impact report's table says (offline/diff/slurm_conf.py
-        SLURM_CONF_RESTART), which this test holds the real slurmctld to."""
+        `applied_by`, from offline/diff/slurm_outcomes.json), which this test holds the real slurmctld to."""
         return applied_by(self.key)
 
 

@@ -66,6 +66,14 @@ def test_the_controller_names_only_the_scripts_and_metrics_asked_for(prod: Platf
     assert full["metrics"] == {"enabled": True, "serviceMonitor": {"enabled": True}}
 
 
+def test_the_controller_reconfigures_in_place_with_the_sidecar_in_the_slurmctld_image(prod: PlatformConfig) -> None:
+    """With inplaceReconfigure the operator runs `scontrol reconfigure` in a sidecar when a file under /etc/slurm changes
+    (slurm-operator controller_app.go@v1.2.1:164-168) instead of recreating slurmctld for a slurm.conf change only."""
+    spec = controller_spec(prod.slurm, storage_class=None)
+    assert spec["inplaceReconfigure"] is True
+    assert spec["reconfigure"]["image"] == spec["slurmctld"]["image"]
+
+
 def test_the_controller_state_volume_takes_the_storage_class_given(prod: PlatformConfig) -> None:
     assert "storageClassName" not in controller_spec(prod.slurm, storage_class=None)["persistence"]
     persistence = controller_spec(prod.slurm, storage_class="fast-ssd")["persistence"]
