@@ -134,9 +134,10 @@ def _services_only(values: dict[str, Any]) -> None:
         login.pop("nodePool", None)
     gpu = values.setdefault("hpcforge:gpu", {})
     gpu.setdefault("operator", {})["enabled"] = False
-    # A scheduled all-reduce needs the nodeset's node count (its replicas), which bare-metal-only nodesets do not
-    # declare (site/checks/active_checks.py): such a site keeps its other active checks.
-    gpu["activeChecks"] = [c for c in gpu.get("activeChecks", []) if c["kind"] != "nccl-allreduce"]
+    # A scheduled all-reduce needs the nodeset's node count (its replicas), dcgm-diag the GPU Operator's host engine,
+    # and ib-link the RDMA devices of a pool, none of which bare-metal-only nodesets without the operator have
+    # (site/checks/active_checks.py): such a site runs no scheduled check.
+    gpu["activeChecks"] = []
 
 
 def test_gpu_operator_can_be_off_when_every_gpu_nodeset_is_bare_metal(tmp_path: Path) -> None:

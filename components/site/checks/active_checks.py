@@ -125,11 +125,16 @@ def ib_link_problem(config: PlatformConfig, nodeset: str, min_rate: int) -> tupl
     spec = config.slurm.nodeset(nodeset)
     rdma = config.active_rdma
     nics = rdma.pool_nics(spec.pool) if rdma is not None and spec is not None else None
-    if nics is None or not all(nic.hca for nic in nics.nics):
-        pool = spec.pool if spec is not None else None
+    if spec is not None and spec.pool is None:
         return (
             ["nodesets"],
-            f"ib-link judges the RDMA devices of nodeset {nodeset!r}'s pool {pool!r}: "
+            f"ib-link judges the RDMA devices a nodeset's pool declares (rdma.pools[].nics[].hca), and nodeset {nodeset!r} "
+            "has no pool (its nodes are bare-metal hosts only): leave it out of this check",
+        )
+    if nics is None or not all(nic.hca for nic in nics.nics):
+        return (
+            ["nodesets"],
+            f"ib-link judges the RDMA devices of pool {spec.pool if spec is not None else ''!r} (nodeset {nodeset!r}): "
             + (
                 "name every NIC's device there (rdma.pools[].nics[].hca, e.g. mlx5_0)"
                 if nics is not None
@@ -141,7 +146,7 @@ def ib_link_problem(config: PlatformConfig, nodeset: str, min_rate: int) -> tupl
         return (
             ["minRateGbps"],
             f"{min_rate} Gb/s is above the declared rate of {slower[0].hca} ({slower[0].rate_gbps} Gb/s, "
-            f"rdma.pools[].nics[].rateGbps of pool {spec.pool if spec is not None else None!r}): every run would fail it",
+            f"rdma.pools[].nics[].rateGbps of pool {spec.pool if spec is not None else ''!r}): every run would fail it",
         )
     return None
 

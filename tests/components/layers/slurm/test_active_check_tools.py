@@ -76,13 +76,26 @@ def _h100_nics(values: dict[str, Any]) -> list[dict[str, Any]]:
     return nics
 
 
+def _bare_metal_only(values: dict[str, Any], name: str) -> None:
+    nodeset = next(n for n in values["hpcforge:slurm"]["nodesets"] if n["name"] == name)
+    nodeset.update(replicas=0)
+    nodeset.pop("pool", None)
+    nodeset["gpus"] = {"type": nodeset["gpus"]["type"], "count": nodeset["gpus"]["count"], "autodetect": "nvidia"}
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
         (
             lambda v: _h100_nics(v)[1].pop("hca"),
-            "hpcforge:gpu.activeChecks[2].nodesets: ib-link judges the RDMA devices of nodeset 'gpu-h100''s pool "
-            "'gpu-h100': name every NIC's device there (rdma.pools[].nics[].hca, e.g. mlx5_0)",
+            "hpcforge:gpu.activeChecks[2].nodesets: ib-link judges the RDMA devices of pool 'gpu-h100' (nodeset "
+            "'gpu-h100'): name every NIC's device there (rdma.pools[].nics[].hca, e.g. mlx5_0)",
+        ),
+        (
+            lambda v: _bare_metal_only(v, "gpu-h100"),
+            "hpcforge:gpu.activeChecks[2].nodesets: ib-link judges the RDMA devices a nodeset's pool declares "
+            "(rdma.pools[].nics[].hca), and nodeset 'gpu-h100' has no pool (its nodes are bare-metal hosts only): "
+            "leave it out of this check",
         ),
         (
             lambda v: v["hpcforge:gpu"]["activeChecks"][2].update(minRateGbps=800),
