@@ -32,6 +32,7 @@ from policies.admission.pss import pod_security_verdicts
 from policies.admission.reachability import judge_api_server_calls
 from policies.admission.report import admission_report
 from policies.admission.webhooks import webhook_verdicts
+from policies.rules.netpol import API_SERVER, Host
 from policies.rules.podtemplates import display, kind_of, name_of, namespace_of
 from tests.helpers import REPO, require_shared, run_stack_file, write_variant
 
@@ -128,11 +129,16 @@ KUEUE_CHART_OBJECTS: list[dict[str, Any]] = [
 
 
 def test_kueue_visibility_apiservice_reachable_through_hpcforges_policies(prod_stack: RecordedStack) -> None:
+    # The API server calls from a control-plane address (prod's policy config, which the pack judges with); prod's
+    # NetworkPolicies name exactly those addresses (hpcforge:kubernetes.apiServerAddresses), so an unknown source
+    # would not be admitted.
+    address = json.loads((REPO / "policies/config/prod.json").read_text())["apiserver-reachability"]["apiServerAddress"]
+    source = Host(API_SERVER.name, address)
     objects = recorded_objects(prod_stack).objects
-    [verdict] = judge_api_server_calls([*objects, *KUEUE_CHART_OBJECTS])
+    [verdict] = judge_api_server_calls([*objects, *KUEUE_CHART_OBJECTS], source)
     assert verdict.admitted is True, verdict.reasons
     without = [o for o in objects if not (kind_of(o) == "NetworkPolicy" and name_of(o) == "allow-ingress-visibility")]
-    [refused] = judge_api_server_calls([*without, *KUEUE_CHART_OBJECTS])
+    [refused] = judge_api_server_calls([*without, *KUEUE_CHART_OBJECTS], source)
     assert refused.admitted is False and "8082" in refused.reasons[0]
 
 

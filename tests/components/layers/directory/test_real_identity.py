@@ -153,7 +153,9 @@ def test_loading_the_same_ldif_twice_changes_nothing(
 
 def test_a_config_change_modifies_only_that_entry(directory: DirectoryServer, loaded: dict[str, Any], tmp_path: Path) -> None:
     values = inline_inventories(config_values("prod"))
-    values["hpcforge:directory"]["users"][5]["loginShell"] = "/bin/bash"  # frank: zsh -> bash
+    [frank_entry] = [user for user in values["hpcforge:directory"]["users"] if user["name"] == "frank"]
+    assert frank_entry["loginShell"] == "/bin/zsh"
+    frank_entry["loginShell"] = "/bin/bash"
     (tmp_path / "inventory").mkdir()
     changed = load_config(raw_config(outline_inventories(values, tmp_path / "inventory")))
     summary = sync(directory, render_directory_ldif(changed.directory), tmp_path)

@@ -234,8 +234,16 @@ def test_join_script_registers_a_host_with_its_own_features_and_the_nodeset_weig
         write_script(bin_dir / "slurmd", 'for arg in "$@"; do printf "%s\\n" "$arg"; done\n')
         write_script(bin_dir / "sysctl", "exit 0\n")  # not this machine's port range
         joined = write_script(tmp_path / "join.sh", script.split("\n", 1)[1])
+        key = tmp_path / "slurm.key"  # delivered after boot: the script waits for it (tests/components/layers/test_renderers.py)
+        key.write_text("k" * 32)
+        key.chmod(0o600)
         printed = subprocess.run(
-            ["/bin/sh", str(joined)], env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, capture_output=True, text=True, check=True
+            ["/bin/sh", str(joined)],
+            env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HPCFORGE_SLURM_KEY": str(key), "HPCFORGE_KEY_WAIT_SECONDS": "0"},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
         )
         argv = ["slurmd", *printed.stdout.splitlines()]
         cluster.start_slurmd_command([*argv, "-N", "cn095", "-D"])

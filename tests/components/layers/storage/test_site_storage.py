@@ -94,8 +94,11 @@ def test_join_script_mounts_the_trees_before_slurmd_once(prod: PlatformConfig, t
     write_script(bin_dir / "sysctl", "exit 0\n")  # the job port range (tests/components/layers/slurm/test_slurm_reachability.py)
     path = tmp_path / "join.sh"
     path.write_text(script)
-    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"}
-    subprocess.run(["/bin/sh", str(path)], env=env, check=True, capture_output=True, text=True)
+    key = tmp_path / "slurm.key"  # delivered after boot (the script waits for it; tests/components/layers/test_renderers.py)
+    key.write_text("k" * 32)
+    key.chmod(0o600)
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "HPCFORGE_SLURM_KEY": str(key), "HPCFORGE_KEY_WAIT_SECONDS": "0"}
+    subprocess.run(["/bin/sh", str(path)], env=env, check=True, capture_output=True, text=True, timeout=60)
     assert log.read_text().splitlines() == [
         "-t nfs -o nfsvers=4.2,hard,noatime nfs01.hpc.example.org:/export/home /home",
         "-t nfs -o nfsvers=4.2,hard,noatime,nconnect=8 nfs02.hpc.example.org:/export/scratch /scratch",
