@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from .effects import UNASSESSED, Effect, Impact, effect_for, needs_step, rank
 from .object_rules import OBJECT_RULES
+from .operator_rules import CHANGE_RULES as OPERATOR_RULES
+from .operator_rules import PLAN_RULES
 from .plan import Change, Plan
 from .site_rules import (
     address_rules,
@@ -31,7 +33,7 @@ from .slurm_rules import accounting_rules, active_check_rules, config_map_rules,
 CHANGE_RULES = (
     refusal_rules, nodeset_rules, controller_rules, config_map_rules, accounting_rules, pool_rules, certificate_rules,
     random_rules, stateful_rules, namespace_rules, application_rules, chart_rules, kueue_rules, job_rules, workload_rules,
-    active_check_rules, *OBJECT_RULES,
+    active_check_rules, *OPERATOR_RULES, *OBJECT_RULES,
 )  # fmt: skip
 
 
@@ -43,6 +45,8 @@ def assess(plan: Plan) -> Impact:
             impact.effects.extend(rule(change, plan, impact))
     impact.effects.extend(entity_rules(plan, impact))
     impact.effects.extend(address_rules(plan, impact))
+    for plan_rule in PLAN_RULES:
+        impact.effects.extend(plan_rule(plan, impact))
     impact.effects.extend(unassessed_rules(plan, impact))
     impact.effects.sort(key=lambda e: -rank(e.severity))
     return impact

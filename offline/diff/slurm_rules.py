@@ -22,6 +22,7 @@ from .evidence import (
     EVIDENCE_SACCT,
     EVIDENCE_SLURMDBD,
 )
+from .operator_rules import EVIDENCE_NO_RESTAPI, drains_work
 from .plan import MISSING, Change, EntityChange, Plan, diff_values
 from .slurm_conf import ConfItem, conf_items, file_items, verdicts
 
@@ -123,6 +124,14 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                     covers=REVISION_FIELDS,
                 )
             )
+        elif not drains_work(plan):
+            impact.drained_nodes.update(nodes)
+            effects.append(
+                effect_for(change, plan, "outage",
+                           f"NodeSet {name}: the operator rolls {len(nodes)} pod(s) {hostlist(nodes)} WITHOUT draining them (no RestApi: slurm-operator has no Slurm "
+                           "client, so each node reads as drained): jobs on them are killed", EVIDENCE_NO_RESTAPI,
+                           needs_step("killed jobs must be resubmitted; re-enable the RestApi first"), nodes=nodes, gpus=_gpus(new) * len(nodes), covers=REVISION_FIELDS)
+            )  # fmt: skip
         else:
             at_once = min(scaled(get_path(strategy, "rollingUpdate", "maxUnavailable"), replicas), len(nodes))
             gpus = _gpus(new)
@@ -137,7 +146,16 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                     EVIDENCE_NODESET_ROLL, REVERT_SAFE, nodes=nodes, gpus=at_once * gpus, covers=REVISION_FIELDS,
                 )
             )  # fmt: skip
-    if replicas < before:
+    if replicas < before and not drains_work(plan):
+        candidates = _nodeset_nodes(old, before)
+        impact.drained_nodes.update(candidates)
+        effects.append(
+            effect_for(change, plan, "outage",
+                       f"NodeSet {name}: scale-in {before} -> {replicas}; {before - replicas} of its pods {hostlist(candidates)} deleted WITHOUT a drain (no RestApi: "
+                       "slurm-operator has no Slurm client): jobs on them are killed", EVIDENCE_NO_RESTAPI,
+                       needs_step("killed jobs must be resubmitted; re-enable the RestApi first"), nodes=candidates, gpus=_gpus(old) * (before - replicas), covers=("spec.replicas",))
+        )  # fmt: skip
+    elif replicas < before:
         # Which pods go is the operator's choice at the time (offline/live/drains.py): idle first, then the earliest
         # job end, then the highest ordinal; every pod of the NodeSet is a candidate until the live view orders them.
         candidates = _nodeset_nodes(old, before)
@@ -211,7 +229,7 @@ def controller_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
 def _pod_fields(change: Change) -> list[str]:
     """The Controller fields whose change recreates the slurmctld pod whatever inplaceReconfigure says (everything but
     the Slurm configuration, its name and its Service)."""
-    skip = ("spec.extraConf", "spec.clusterName", "spec.service", "metadata")
+    skip = ("spec.extraConf", "spec.clusterName", "spec.service", "spec.persistence", "metadata")
     return [f.path for f in change.fields if not f.path.startswith(skip)]
 
 
