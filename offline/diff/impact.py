@@ -10,6 +10,7 @@ outage (offline/diff/command.py) and the summary counts it.
 from __future__ import annotations
 
 from .effects import UNASSESSED, Effect, Impact, effect_for, needs_step, rank
+from .naming import resource_name
 from .object_rules import OBJECT_RULES
 from .operator_rules import CHANGE_RULES as OPERATOR_RULES
 from .operator_rules import PLAN_RULES
@@ -76,9 +77,9 @@ def unassessed_rules(plan: Plan, impact: Impact) -> list[Effect]:
             continue
         shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
         what = (
-            f"unassessed: {change.kind} {change.object_name} {change.op}d, and no rule knows what that does"
+            f"unassessed: {resource_name(change)} {change.op}d, and no rule knows what that does"
             if not change.fields
-            else f"unassessed: {change.kind} {change.object_name} {change.op}: no rule knows what a change of {shown} does"
+            else f"unassessed: {resource_name(change)} {change.op}: no rule knows what a change of {shown} does"
         )
         out.append(
             effect_for(
