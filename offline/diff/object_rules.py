@@ -126,14 +126,14 @@ def config_consumer_rules(change: Change, plan: Plan, impact: Impact) -> list[Ef
 
 
 def schedule_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
-    """A CronJob's or a mariadb-operator Backup's schedule: the next run moves."""
-    paths = {"CronJob": "spec.schedule", "Backup": "spec.schedule"}
-    path = paths.get(change.kind)
-    if path is None or change.op != "update" or not change.changed(path):
+    """A CronJob's schedule or job template, a mariadb-operator Backup's schedule: the next run changes."""
+    paths = {"CronJob": ("spec.schedule", "spec.jobTemplate"), "Backup": ("spec.schedule",)}
+    covers = paths.get(change.kind)
+    if covers is None or change.op != "update" or not change.changed(*covers):
         return []
     return [
-        effect_for(change, plan, "none", f"{change.kind} {change.object_name}: schedule changes; the next run moves, a running one is not touched",
-                   EVIDENCE_SCHEDULE, REVERT_SAFE, covers=(path,))
+        effect_for(change, plan, "none", f"{change.kind} {change.object_name}: its schedule or job template changes; the next run uses it, a running one is not touched",
+                   EVIDENCE_SCHEDULE, REVERT_SAFE, covers=covers)
     ]  # fmt: skip
 
 
@@ -265,6 +265,7 @@ QUIET_METADATA_KINDS = (
     "RestApi", "Accounting", "Certificate", "Issuer", "ClusterIssuer", "MariaDB", "User", "Grant", "Database", "Backup",
     "ClusterQueue", "LocalQueue", "ResourceFlavor", "IPAddressPool", "L2Advertisement", "BGPAdvertisement",
     "SriovNetworkNodePolicy", "SriovNetwork", "SriovIBNetwork", "StorageClass", "PriorityClass", "ResourceQuota", "LimitRange",
+    "Application",
 )  # fmt: skip
 """Kinds whose own labels and annotations nothing selects on (selectors read pod, namespace, Service, ConfigMap and
 ClusterRole labels; a workload's pods take their labels from its template, which workload_rules judge)."""
@@ -301,9 +302,27 @@ def metadata_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     ]  # fmt: skip
 
 
+PULUMI_AWAIT = ("pulumi.com/waitFor", "pulumi.com/skipAwait", "pulumi.com/timeoutSeconds")
+EVIDENCE_PULUMI_AWAIT = (
+    "pulumi-kubernetes https://www.pulumi.com/registry/packages/kubernetes/installation-configuration/#await-behavior "
+    "(these annotations change how long and for what `pulumi up` waits on the object; the cluster does not read them)"
+)
+
+
+def pulumi_await_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    paths = tuple(f"metadata.annotations.{key}" for key in PULUMI_AWAIT)
+    if change.op != "update" or not change.changed(*paths):
+        return []
+    return [
+        effect_for(change, plan, "none", f"{change.kind} {change.object_name}: how `pulumi up` waits for it changes (nothing in the cluster reads it)",
+                   EVIDENCE_PULUMI_AWAIT, REVERT_SAFE, covers=paths)
+    ]  # fmt: skip
+
+
 OBJECT_RULES = (
     deleted_with_namespace_rules, config_consumer_rules, schedule_rules, monitoring_rules, evidence_check_rules,
     component_rules, network_policy_rules, app_project_rules, queue_label_rules, metadata_rules,
+    pulumi_await_rules,
 )  # fmt: skip
 
 __all__ = ["OBJECT_RULES", "consumers"]

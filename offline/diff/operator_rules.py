@@ -96,17 +96,53 @@ def restapi_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     ]  # fmt: skip
 
 
-def loginset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
-    if change.kind != "LoginSet" or change.op != "update" or not change.changed("spec.replicas"):
+EVIDENCE_SSSD_HASH = (
+    f"slurm-operator internal/builder/loginbuilder/login_app.go@{SLINKY_TAG}:117-127,322-354 (the login pod template "
+    "carries the checksum of the sssdConfRef Secret's sssd.conf: a new sssd.conf rolls the login pods)"
+)
+
+
+def sssd_secret_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    """The Secret a LoginSet's sssdConfRef names: its login pods roll (slurm-operator hashes it into their template)."""
+    if change.kind != "Secret" or change.op == "create":
         return []
+    users = [
+        str(get_path(r.get("inputs"), "metadata", "name"))
+        for r in plan.head_resources
+        if (r.get("inputs") or {}).get("kind") == "LoginSet"
+        and get_path(r.get("inputs"), "metadata", "namespace") == change.namespace
+        and get_path(r.get("inputs"), "spec", "sssdConfRef", "name") == change.object_name
+    ]
+    if not users:
+        return []
+    return [
+        effect_for(change, plan, "reload",
+                   f"sssd.conf Secret {change.object_name} {change.op}d: the login pods of LoginSet(s) {', '.join(users)} roll one at a time with it "
+                   "(the sessions on each replaced pod end)", EVIDENCE_SSSD_HASH, REVERT_SAFE)
+    ]  # fmt: skip
+
+
+def loginset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    if change.kind != "LoginSet" or change.op != "update":
+        return []
+    effects = []
+    if change.changed("spec.strategy"):
+        effects.append(
+            effect_for(change, plan, "none", f"LoginSet {change.object_name}: its update strategy changes (it governs the next roll; no pod restarts)",
+                       EVIDENCE_LOGIN_SCALE, REVERT_SAFE, covers=("spec.strategy",))
+        )  # fmt: skip
+    if not change.changed("spec.replicas"):
+        return effects
     before = int(get_path(change.old_inputs, "spec", "replicas") or 0)
     after = int(get_path(change.new_inputs, "spec", "replicas") or 0)
     if after >= before:
         return [
+            *effects,
             effect_for(change, plan, "none", f"LoginSet {change.object_name}: {before} -> {after} login pods",
-                       EVIDENCE_LOGIN_SCALE, REVERT_SAFE, covers=("spec.replicas",))
+                       EVIDENCE_LOGIN_SCALE, REVERT_SAFE, covers=("spec.replicas",)),
         ]  # fmt: skip
     return [
+        *effects,
         effect_for(change, plan, "outage",
                    f"LoginSet {change.object_name}: scale-in {before} -> {after}: {before - after} login pod(s) deleted, with the sessions on them "
                    "(shells, tmux, interactive srun/salloc); the users on them must log in again",
@@ -244,5 +280,5 @@ def known_defect_rules(plan: Plan, impact: Impact) -> list[Effect]:
     return effects
 
 
-CHANGE_RULES = (restapi_rules, loginset_rules, state_volume_rules, mariadb_rules, sriov_rules)
+CHANGE_RULES = (restapi_rules, loginset_rules, sssd_secret_rules, state_volume_rules, mariadb_rules, sriov_rules)
 PLAN_RULES = (directory_rules, known_defect_rules)

@@ -10,9 +10,14 @@ from typing import Any
 from policies.admission.family import Pin
 from policies.admission.pins import moved
 
-_SLINKY = Pin("slurm-operator", "1.2.1", ("Charts.SLURM_OPERATOR", "Charts.SLURM_OPERATOR_CRDS"), "SlinkyProject/slurm-operator v1.2.1")
+_SLINKY = Pin(
+    "slurm-operator", "1.2.1", ("Charts.SLURM_OPERATOR", "Charts.SLURM_OPERATOR_CRDS"), "SlinkyProject/slurm-operator v1.2.1"
+)
 _MARIADB = Pin(
-    "mariadb-operator", "26.6.0", ("Charts.MARIADB_OPERATOR", "Charts.MARIADB_OPERATOR_CRDS"), "mariadb-operator/mariadb-operator v26.6.0"
+    "mariadb-operator",
+    "26.6.0",
+    ("Charts.MARIADB_OPERATOR", "Charts.MARIADB_OPERATOR_CRDS"),
+    "mariadb-operator/mariadb-operator v26.6.0",
 )
 _SRIOV = Pin(
     "network-operator",
@@ -33,6 +38,7 @@ RULE_PINS: dict[str, Pin] = {
     "offline.diff.slurm_conf.verdicts": _SLINKY,
     "offline.diff.operator_rules.restapi_rules": _SLINKY,
     "offline.diff.operator_rules.loginset_rules": _SLINKY,
+    "offline.diff.operator_rules.sssd_secret_rules": _SLINKY,
     "offline.diff.operator_rules.state_volume_rules": _SLINKY,
     "offline.diff.operator_rules.known_defect_rules": _SLINKY,
     "offline.diff.operator_rules.mariadb_rules": _MARIADB,

@@ -123,10 +123,11 @@ CASES: tuple[Case, ...] = (
     Case(
         "add-host",
         "a bare-metal host cn097 joins nodeset cpu-bm (and leaf switch rack4)",
-        "reload",
+        "singleton-restart",
         _add_host,
         revised="none at first, for an edit the config refused; then singleton-restart (topology.yaml changes)"
-        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows a topology.yaml change applied by the reconfigure sidecar with jobs kept (row topology.yaml)",
+        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows a topology.yaml change applied by the reconfigure sidecar with jobs kept (row topology.yaml)"
+        + "; issue 33 (secrets by digest): the single Grendel pod restarts, its template carrying the checksum of the secret config that lists the hosts, which `[secret]` had hidden",
     ),
     Case(
         "remove-host",

@@ -80,7 +80,7 @@ def test_a_field_no_rule_answers_for_is_unassessed_names_it_and_gates(prod_stack
 
 def test_a_field_beside_one_a_rule_answers_for_is_still_unassessed(prod_stack: RecordedStack) -> None:
     """A NodeSet roll answers for the pod revision's fields, not for a field beside them."""
-    plan, impact = _diff(
+    _plan, impact = _diff(
         prod_stack,
         {"slurm/nodeset-cpu": lambda i: i["spec"].update(hpcforgeUnknownKnob=1, logfile={"path": "/var/log/x"})},
     )
@@ -94,7 +94,7 @@ def test_a_field_beside_one_a_rule_answers_for_is_still_unassessed(prod_stack: R
 
 def test_restapi_removed_says_drains_stop_and_a_roll_in_the_same_change_kills_jobs(prod_stack: RecordedStack) -> None:
     image = _set("spec", "slurmd", "image", "ghcr.io/slinkyproject/slurmd:26.05.4-ubuntu26.04")
-    plan, impact = _diff(prod_stack, {"slurm/nodeset-cpu": image}, drop=("slurm/restapi-slurm",))
+    _plan, impact = _diff(prod_stack, {"slurm/nodeset-cpu": image}, drop=("slurm/restapi-slurm",))
     [gone] = _by(impact, "RestApi deleted")
     assert gone.severity == "outage" and "slurmclient_sync.go@v1.2.1:41-47" in gone.evidence
     [roll] = _by(impact, "NodeSet cpu: the operator rolls")
@@ -120,7 +120,9 @@ def test_a_loginset_scale_in_deletes_login_pods_with_their_sessions(prod_stack: 
 
 
 def test_a_controller_state_volume_size_change_is_said_not_applied(prod_stack: RecordedStack) -> None:
-    plan, impact = _diff(prod_stack, {"slurm/controller-slurm": _set("spec", "persistence", "resources", "requests", "storage", "100Gi")})
+    _plan, impact = _diff(
+        prod_stack, {"slurm/controller-slurm": _set("spec", "persistence", "resources", "requests", "storage", "100Gi")}
+    )
     [effect] = _by(impact, "NOT applied")
     assert effect.severity == "none" and "patch.go@v1.2.1:159-173" in effect.evidence
     assert not _by(impact, "slurmctld restarts") and impact.worst == "none"
@@ -153,7 +155,11 @@ def _ldif(old: str, new: str) -> Edit:
 
 
 def _ldif_name(stack: RecordedStack) -> str:
-    return next(r.name for r in stack.resources if r.inputs.get("kind") == "ConfigMap" and "dirsrv-ldif-" in str(r.inputs["metadata"]["name"]))
+    return next(
+        r.name
+        for r in stack.resources
+        if r.inputs.get("kind") == "ConfigMap" and "dirsrv-ldif-" in str(r.inputs["metadata"]["name"])
+    )
 
 
 def test_a_directory_suffix_change_leaves_passwords_in_the_old_tree(prod_stack: RecordedStack) -> None:
@@ -181,7 +187,9 @@ def test_a_changed_secret_shows_as_a_digest_never_its_value(prod_stack: Recorded
     plan = make_plan(State.from_recorded(prod_stack, "main"), State.from_recorded(changed, "head"))
     [change] = plan.changes
     [field] = change.fields
-    assert str(field.old).startswith("[secret sha256:") and str(field.new).startswith("[secret sha256:") and field.old != field.new
+    assert (
+        str(field.old).startswith("[secret sha256:") and str(field.new).startswith("[secret sha256:") and field.old != field.new
+    )
     report = render_text(build(plan, assess(plan)), plan)
     assert stamp not in report and "ldap_uri" not in report and mock_secret("ldap-bind") not in report
     # Unchanged secrets compare equal; a recording without digests compares as unknown, not changed.
