@@ -101,6 +101,8 @@ def config_consumer_rules(change: Change, plan: Plan, impact: Impact) -> list[Ef
     consumer outside the plan is left unassessed (whether it re-reads the file is its own business)."""
     if change.kind not in ("ConfigMap", "Secret") or change.type.endswith("Patch") or not change.type.startswith("kubernetes:"):
         return []
+    if any(change.label in e.resources for e in impact.effects):
+        return []  # a rule of its own (the Slurm configuration, the sssd.conf Secret, Grendel's images) said what happens
     found = consumers(plan, change)
     if not found:
         return []
