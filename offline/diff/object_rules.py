@@ -19,8 +19,8 @@ EVIDENCE_CONSUMERS = (
 )
 EVIDENCE_SCHEDULE = (
     "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ (a changed CronJob applies to the Jobs it "
-    "creates next; running Jobs are not changed); mariadb-operator v26.6.0 docs/backup.md (a scheduled Backup's cron "
-    "sets its next run)"
+    "creates next; running Jobs are not changed); mariadb-operator v26.6.0 docs/logical_backup.md (a Backup's schedule.cron "
+    "is reconciled into a CronJob)"
 )
 EVIDENCE_MONITORING = (
     "prometheus-operator https://prometheus-operator.dev/docs/developer/getting-started/ (PodMonitor, ServiceMonitor and "

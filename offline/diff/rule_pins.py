@@ -1,6 +1,6 @@
 """The upstream release each impact rule that reproduces an operator's behaviour was read at, tied to the pin in
 components/versions.py the way the admission reproductions are (policies/admission/pins.py): when a pin moves and the
-rule's declared version does not, `out_of_step` names the rule to re-read (tests/offline/diff/test_rule_pins.py)."""
+rule's declared version does not, `out_of_step` names the rule to re-read (tests/offline/diff/test_operator_rules.py)."""
 
 from __future__ import annotations
 
