@@ -57,6 +57,8 @@ UPSTREAM: dict[str, str] = {
     "docs/user-guide/app_deletion.md": "argo-cd, cited at v3.4.4",
     "docs/user-guide/helm.md": "argo-cd, cited at v3.4.4",
     "docs/storage.md": "mariadb-operator, cited at v26.6.0",
+    "docs/logical_backup.md": "mariadb-operator, cited at v26.6.0",
+    "docs/user-guide/projects.md": "argo-cd, cited at v3.4.4",
     "docs/add-ons/gpu_operators.md": "rancher/rke2-docs (RKE2's GPU Operator page)",
     "docs/advanced.md": "rancher/rke2-docs (RKE2's 'Configuring containerd')",
     "docs/runtime.md": "k0sproject/k0s, cited at v1.33.4+k0s.0",

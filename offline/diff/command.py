@@ -5,8 +5,8 @@
 each predicted effect seen, not seen or unpredicted (offline/diff/verify.py).
 
 The report goes to stdout (or `--out`), progress and the gate's words to stderr. Exit status, the gate (`gate`):
-0 nothing worse than singleton-restart, or `--acknowledge` given; 1 the worst impact is outage or data loss (a refusal
-counts as an outage), or with live data a drain that never finishes (a job without a time limit on a node that must
+0 nothing worse than singleton-restart, or `--acknowledge` given; 1 the worst impact is outage, unassessed (a change no
+rule answers for: it fails closed) or data loss (a refusal counts as an outage), or with live data a drain that never finishes (a job without a time limit on a node that must
 drain), and `--acknowledge` was not given; 2 configuration, input or usage errors. A drain that waits for running jobs
 does not gate: the operator deletes a pod only once its node is drained.
 """
@@ -28,7 +28,7 @@ from ..live.slurm_json import LiveDataError, load_live
 from ..program.engine import ProgramConfigError, run_program
 from ..program.stackfile import StackFileError, read_stack_file, stack_path
 from .base import BaseError, State, load_base
-from .effects import Impact, rank
+from .effects import UNASSESSED, Impact, rank
 from .impact import assess
 from .naming import resource_name, what_changed
 from .plan import Plan, make_plan
@@ -88,6 +88,12 @@ def gate_reasons(impact: Impact, live: LiveImpact | None = None) -> list[str]:
     reasons = []
     if rank(impact.worst) >= rank(GATED):
         reasons.append(f"the worst impact is {impact.worst}")
+    unassessed = [e for e in impact.effects if e.severity == UNASSESSED]
+    if unassessed:
+        names = sorted({r.rpartition(" ")[2] for e in unassessed for r in e.resources})
+        reasons.append(
+            f"{len(names)} change(s) unassessed (no rule knows what they do): {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}"
+        )
     if live is not None:
         for risk, node in live.never_finishes:
             reasons.append(f"the drain of {node} never finishes: job {risk.job.job_id} ({risk.job.user}) has no time limit")

@@ -4,8 +4,12 @@ that makes it so (the `EVIDENCE_*` constant next to its rule), a severity, a bla
 Severities, mildest first: none (nothing running notices), reload (a daemon rereads its configuration or a
 reconcile Job runs; nothing restarts), rolling-drain (Slurm nodes drained and restarted a few at a time),
 singleton-restart (a single instance restarts: a short pause of that service), outage (a service or part
-of the cluster stops until someone acts, or the deploy itself is refused half-way), data-loss (state that
-cannot be recreated is deleted or orphaned).
+of the cluster stops until someone acts, or the deploy itself is refused half-way), unassessed (no rule knows what
+the change does: it fails closed, gating like an outage, and names the resource and the fields no rule answers for),
+data-loss (state that cannot be recreated is deleted or orphaned).
+
+An effect answers for the fields of its resources that `covers` names (dotted path prefixes), or for every field
+(None); offline/diff/impact.py gives what no effect answers for the verdict `unassessed`.
 
 `Impact.drained_nodes` is the set of Slurm node names that drain or restart NOW; the live view
 (offline/live/impact.py `jobs_at_risk`) names the running jobs on them.
@@ -20,7 +24,10 @@ from typing import Any
 from ..live.drains import Drain
 from .plan import Change, Plan
 
-SEVERITIES = ("none", "reload", "rolling-drain", "singleton-restart", "outage", "data-loss")
+SEVERITIES = ("none", "reload", "rolling-drain", "singleton-restart", "outage", "unassessed", "data-loss")
+
+UNASSESSED = "unassessed"
+"""The verdict of a change no rule answers for: ranked above an outage (it could be one) and below data loss."""
 
 
 REVERT_SAFE = "revert safe"
@@ -49,6 +56,11 @@ class Effect:
     nodes: list[str] = field(default_factory=list)
     users: list[str] = field(default_factory=list)
     gpus: int = 0
+    covers: tuple[str, ...] | None = None
+    """The changed fields (dotted path prefixes) of `resources` this effect answers for; None: all of them."""
+
+    def answers_for(self, path: str) -> bool:
+        return self.covers is None or any(path == p or path.startswith((p + ".", p + "[")) for p in self.covers)
 
 
 @dataclass

@@ -25,23 +25,23 @@ from .evidence import (
 from .plan import Change, Plan
 
 
-def _lb_addresses(resources: list[dict[str, Any]]) -> dict[str, str]:
-    """Object label -> the LoadBalancer address it asks MetalLB for."""
-    out: dict[str, str] = {}
+def _lb_addresses(resources: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Resource label (`type name`, as `Change.label`) -> (the LoadBalancer address it asks MetalLB for, the field)."""
+    out: dict[str, tuple[str, str]] = {}
 
-    def walk(value: Any, label: str) -> None:
+    def walk(value: Any, label: str, path: str) -> None:
         if isinstance(value, dict):
             for key, item in value.items():
                 if key == "metallb.io/loadBalancerIPs" and isinstance(item, str):
-                    out[label] = item
+                    out[label] = (item, f"{path}.{key}".lstrip("."))
                 else:
-                    walk(item, label)
+                    walk(item, label, f"{path}.{key}")
         elif isinstance(value, list):
-            for item in value:
-                walk(item, label)
+            for index, item in enumerate(value):
+                walk(item, label, f"{path}[{index}]")
 
     for r in resources:
-        walk(r.get("inputs"), f"{r.get('type', '').rpartition(':')[2]} {r.get('name')}")
+        walk(r.get("inputs"), f"{r.get('type', '')} {r.get('name')}", "")
     return out
 
 
@@ -49,12 +49,15 @@ def address_rules(plan: Plan, impact: Impact) -> list[Effect]:
     old, new = _lb_addresses(plan.base_resources), _lb_addresses(plan.head_resources)
     effects = []
     for label in sorted(set(old) & set(new)):
-        if old[label] != new[label]:
-            controller = label.startswith("Controller")
+        if old[label][0] != new[label][0]:
+            kind, _, name = label.rpartition(" ")
+            short = f"{kind.rpartition(':')[2]} {name}"
+            controller = short.startswith("Controller")
             effects.append(
-                Effect("outage", f"{label}: LoadBalancer address {old[label]} -> {new[label]}; clients configured with the old address lose it"
+                Effect("outage", f"{short}: LoadBalancer address {old[label][0]} -> {new[label][0]}; clients configured with the old address lose it"
                        + (" (bare-metal slurmd and login nodes lose slurmctld until they are reconfigured)" if controller else ""),
-                       EVIDENCE_METALLB, [label], needs_step("clients must be pointed at the address again"), label.split(" ")[1].split("/")[0], f"pulumi (stack {plan.stack})")
+                       EVIDENCE_METALLB, [label], needs_step("clients must be pointed at the address again"), name.split("/")[0], f"pulumi (stack {plan.stack})",
+                       covers=(old[label][1], new[label][1]))
             )  # fmt: skip
     return effects
 
@@ -70,6 +73,7 @@ def pool_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
             f"MetalLB pool {change.object_name}: addresses {get_path(change.old_inputs, 'spec', 'addresses')} -> {get_path(change.new_inputs, 'spec', 'addresses')}",
             EVIDENCE_METALLB,
             REVERT_SAFE,
+            covers=("spec.addresses",),
         )
     ]
 
@@ -140,6 +144,7 @@ def stateful_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                 f"StatefulSet {change.name}: new volumeClaimTemplates; the replacement StatefulSet gets new, empty volumes",
                 EVIDENCE_PVC,
                 CANNOT_UNDO,
+                covers=None if change.op == "replace" else ("spec.volumeClaimTemplates",),
             )
         )
     if change.kind == "PersistentVolumeClaim" and change.op == "update":
@@ -154,6 +159,7 @@ def stateful_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                     f"PVC {change.name}: {a} -> {b}; the API server refuses to shrink a claim (the deploy stops here)",
                     EVIDENCE_PVC_SHRINK,
                     REVERT_SAFE,
+                    covers=("spec.resources.requests.storage",),
                 )
             )
         elif a != b:
@@ -165,6 +171,7 @@ def stateful_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                     f"PVC {change.name}: {a} -> {b} (volume expansion, online)",
                     EVIDENCE_PVC_SHRINK,
                     needs_step("a claim cannot shrink back"),
+                    covers=("spec.resources.requests.storage",),
                 )
             )
     if change.kind == "MariaDB" and change.op == "update" and change.changed("spec.storage") and not change.refusals:
@@ -176,6 +183,7 @@ def stateful_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                 f"MariaDB {change.name}: storage {get_path(change.old_inputs, 'spec', 'storage', 'size')} -> {get_path(change.new_inputs, 'spec', 'storage', 'size')} (mariadb-operator resizes the volume)",
                 "mariadb-operator v26.6.0 docs/storage.md (volume resize)",
                 needs_step("storage cannot shrink back"),
+                covers=("spec.storage",),
             )
         )
     return effects
@@ -275,6 +283,7 @@ def application_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect
             REVERT_SAFE,
             namespace=destination,
             application=app,
+            covers=("spec.source", "spec.sources"),
         )
     ]
 
@@ -320,10 +329,14 @@ def job_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     return [effect_for(change, plan, "reload", f"Job {change.name} runs again{successor}", EVIDENCE_JOB, REVERT_SAFE)]
 
 
+WORKLOAD_TEMPLATE = ("spec.template", "spec.sssdConfRef", "spec.login", "spec.initconf")
+"""The fields whose change rolls a workload's pods (a LoginSet's login container, SSSD and init configuration too)."""
+
+
 def workload_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     if change.kind not in ("Deployment", "StatefulSet", "DaemonSet", "LoginSet") or change.op != "update":
         return []
-    if not change.changed("spec.template", "spec.sssdConfRef", "spec.login", "spec.initconf"):
+    if not change.changed(*WORKLOAD_TEMPLATE):
         return []
     replicas = get_path(change.new_inputs, "spec", "replicas")
     single = change.kind == "StatefulSet" or replicas == 1
@@ -335,6 +348,7 @@ def workload_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
             f"{change.kind} {change.name}: pods {'restart' if single else 'roll one at a time'} with the new template",
             EVIDENCE_WORKLOAD,
             REVERT_SAFE,
+            covers=WORKLOAD_TEMPLATE,
         )
     ]
 

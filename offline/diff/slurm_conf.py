@@ -20,16 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .effects import CANNOT_UNDO, REVERT_SAFE, SEVERITIES, needs_step, rank
+from .effects import CANNOT_UNDO, REVERT_SAFE, UNASSESSED, needs_step, rank
 
 OUTCOMES = Path(__file__).with_name("slurm_outcomes.json")
 PRODUCED_BY = "python -m tests.daemons.slurm_change --write offline/diff/slurm_outcomes.json"
 SLURM_TAG = "slurm-26.05.3"
 SLINKY_TAG = "v1.2.1"
-
-UNASSESSED = "unassessed" if "unassessed" in SEVERITIES else "outage"
-"""offline/diff/effects.py's `unassessed` (issue 33); where that file does not have it yet, an item no row answers
-for gates like an outage and says `unassessed` in its text."""
 
 MAN = f"doc/man/man5/slurm.conf.5@{SLURM_TAG}"
 MAN_LINES: dict[str, tuple[int, str]] = {

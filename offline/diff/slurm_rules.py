@@ -22,6 +22,7 @@ from .evidence import (
     EVIDENCE_SACCT,
     EVIDENCE_SLURMDBD,
 )
+from .operator_rules import EVIDENCE_NO_RESTAPI, drains_work
 from .plan import MISSING, Change, EntityChange, Plan, diff_values
 from .slurm_conf import ConfItem, conf_items, file_items, verdicts
 
@@ -97,7 +98,17 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     new, old = change.new_inputs, change.old_inputs
     replicas = int(get_path(new, "spec", "replicas") or 0)
     before = int(get_path(old, "spec", "replicas") or 0)
-    if change.changed(*REVISION_FIELDS) and replicas:
+    if change.changed(*REVISION_FIELDS) and not min(replicas, before):
+        effects.append(
+            effect_for(change, plan, "none", f"NodeSet {name}: new pod revision, but no pod runs to roll (replicas {before} -> {replicas})",
+                       EVIDENCE_NODESET_ROLL, REVERT_SAFE, covers=REVISION_FIELDS)
+        )  # fmt: skip
+    if change.changed("spec.updateStrategy"):
+        effects.append(
+            effect_for(change, plan, "none", f"NodeSet {name}: update strategy changes (not part of a pod revision: no pod rolls); it governs the next roll",
+                       EVIDENCE_NODESET_ROLL, REVERT_SAFE, covers=("spec.updateStrategy",))
+        )  # fmt: skip
+    if change.changed(*REVISION_FIELDS) and min(replicas, before):
         strategy = get_path(new, "spec", "updateStrategy") or {}
         nodes = _nodeset_nodes(new, min(replicas, before))
         if strategy.get("type") == "OnDelete":
@@ -110,8 +121,17 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                     EVIDENCE_NODESET_ROLL,
                     REVERT_SAFE,
                     nodes=nodes,
+                    covers=REVISION_FIELDS,
                 )
             )
+        elif not drains_work(plan):
+            impact.drained_nodes.update(nodes)
+            effects.append(
+                effect_for(change, plan, "outage",
+                           f"NodeSet {name}: the operator rolls {len(nodes)} pod(s) {hostlist(nodes)} WITHOUT draining them (no RestApi: slurm-operator has no Slurm "
+                           "client, so each node reads as drained): jobs on them are killed", EVIDENCE_NO_RESTAPI,
+                           needs_step("killed jobs must be resubmitted; re-enable the RestApi first"), nodes=nodes, gpus=_gpus(new) * len(nodes), covers=REVISION_FIELDS)
+            )  # fmt: skip
         else:
             at_once = min(scaled(get_path(strategy, "rollingUpdate", "maxUnavailable"), replicas), len(nodes))
             gpus = _gpus(new)
@@ -123,10 +143,19 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                     change, plan, "rolling-drain",
                     f"NodeSet {name}: the operator rolls {len(nodes)} pod(s) {hostlist(nodes)} ({', '.join(fields)} changed), draining each Slurm node "
                     f"first; at most {at_once} node(s){f' and {at_once * gpus} GPU(s)' if gpus else ''} out at once",
-                    EVIDENCE_NODESET_ROLL, REVERT_SAFE, nodes=nodes, gpus=at_once * gpus,
+                    EVIDENCE_NODESET_ROLL, REVERT_SAFE, nodes=nodes, gpus=at_once * gpus, covers=REVISION_FIELDS,
                 )
             )  # fmt: skip
-    if replicas < before:
+    if replicas < before and not drains_work(plan):
+        candidates = _nodeset_nodes(old, before)
+        impact.drained_nodes.update(candidates)
+        effects.append(
+            effect_for(change, plan, "outage",
+                       f"NodeSet {name}: scale-in {before} -> {replicas}; {before - replicas} of its pods {hostlist(candidates)} deleted WITHOUT a drain (no RestApi: "
+                       "slurm-operator has no Slurm client): jobs on them are killed", EVIDENCE_NO_RESTAPI,
+                       needs_step("killed jobs must be resubmitted; re-enable the RestApi first"), nodes=candidates, gpus=_gpus(old) * (before - replicas), covers=("spec.replicas",))
+        )  # fmt: skip
+    elif replicas < before:
         # Which pods go is the operator's choice at the time (offline/live/drains.py): idle first, then the earliest
         # job end, then the highest ordinal; every pod of the NodeSet is a candidate until the live view orders them.
         candidates = _nodeset_nodes(old, before)
@@ -136,7 +165,8 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
         effects.append(
             effect_for(change, plan, "rolling-drain", f"NodeSet {name}: scale-in {before} -> {replicas}; {drain.take} of its {len(candidates)} node(s) {hostlist(candidates)} drained then deleted, "
                     f"the operator picking idle nodes first, then the earliest job end (pod-deadline), then the highest ordinal ({hostlist(offline_order(drain))} if none runs a job)",
-                    EVIDENCE_NODESET_SCALE_IN + "; " + EVIDENCE_ORDER, REVERT_SAFE, nodes=candidates, gpus=_gpus(old) * drain.take)
+                    EVIDENCE_NODESET_SCALE_IN + "; " + EVIDENCE_ORDER, REVERT_SAFE, nodes=candidates, gpus=_gpus(old) * drain.take,
+                    covers=("spec.replicas",))
         )  # fmt: skip
     elif replicas > before:
         added = [f"{name}-{i}" for i in range(before, replicas)]
@@ -149,6 +179,7 @@ def nodeset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
                 EVIDENCE_NODESET_NAMES,
                 REVERT_SAFE,
                 nodes=added,
+                covers=("spec.replicas",),
             )
         )
     return effects
@@ -182,14 +213,15 @@ def controller_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
                 )
             ],
             "restart",
+            ("spec.clusterName",),
         )
     items = conf_items(str(get_path(old, "spec", "extraConf") or ""), str(get_path(new, "spec", "extraConf") or ""))
-    effects += _conf_effects(change, plan, items, mode)
+    effects += _conf_effects(change, plan, items, mode, ("spec.extraConf",))
     pods = _pod_fields(change)
     if pods:
         effects.append(
             effect_for(change, plan, "singleton-restart", f"slurmctld restarts ({', '.join(sorted({p.split('.')[1] for p in pods if '.' in p}))} changed): scheduling pauses; running jobs continue",
-                    EVIDENCE_CONTROLLER_POD, REVERT_SAFE)
+                    EVIDENCE_CONTROLLER_POD, REVERT_SAFE, covers=tuple(pods))
         )  # fmt: skip
     return effects
 
@@ -197,7 +229,7 @@ def controller_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
 def _pod_fields(change: Change) -> list[str]:
     """The Controller fields whose change recreates the slurmctld pod whatever inplaceReconfigure says (everything but
     the Slurm configuration, its name and its Service)."""
-    skip = ("spec.extraConf", "spec.clusterName", "spec.service", "metadata")
+    skip = ("spec.extraConf", "spec.clusterName", "spec.service", "spec.persistence", "metadata")
     return [f.path for f in change.fields if not f.path.startswith(skip)]
 
 
@@ -230,8 +262,8 @@ def _mode(plan: Plan, *, in_hash: bool) -> str:
     return "restart" if in_hash or _operator_conf_changes(plan) else "deferred"
 
 
-def _conf_effects(change: Change, plan: Plan, items: list[ConfItem], mode: str) -> list[Effect]:
-    return [effect_for(change, plan, v.severity, v.what, v.evidence, v.rollback) for v in verdicts(items, mode)]
+def _conf_effects(change: Change, plan: Plan, items: list[ConfItem], mode: str, covers: tuple[str, ...]) -> list[Effect]:
+    return [effect_for(change, plan, v.severity, v.what, v.evidence, v.rollback, covers=covers) for v in verdicts(items, mode)]
 
 
 def _controller_config_maps(plan: Plan) -> dict[str, str]:
@@ -264,7 +296,7 @@ def config_map_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
     name, ns = change.object_name, change.namespace
     kind = _controller_config_maps(plan).get(name)
     if ns == "slurm" and kind is not None:
-        return _conf_effects(change, plan, _config_map_items(change, kind), _mode(plan, in_hash=False))
+        return _conf_effects(change, plan, _config_map_items(change, kind), _mode(plan, in_hash=False), ("data",))
     boot = change.changed("data.images.json") or any(f.path.startswith("data.join-") for f in change.fields)
     if ns == "provisioning" and name.startswith("grendel-") and boot:
         hosts = _hosts(plan.head_resources)
@@ -288,6 +320,7 @@ def config_map_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
                 EVIDENCE_GRENDEL_BOOT,
                 REVERT_SAFE,
                 nodes=affected,
+                covers=tuple(f.path for f in change.fields if f.path == "data.images.json" or f.path.startswith("data.join-")),
             )
         ]
     if ns == "monitoring" and name == "hpcforge-dashboards":
@@ -335,7 +368,7 @@ def entity_rules(plan: Plan, impact: Impact) -> list[Effect]:
     return [
         *_accounting_entity_rules(plan, by, where),
         *_directory_entity_rules(by, where),
-        *_host_entity_rules(by, impact, where),
+        *_host_entity_rules(by, impact, where, plan),
     ]
 
 
@@ -423,15 +456,25 @@ def _directory_entity_rules(by: dict[str, EntityChange], where: str) -> list[Eff
     return effects
 
 
-def _host_entity_rules(by: dict[str, EntityChange], impact: Impact, where: str) -> list[Effect]:
+def holders(plan: Plan, namespace: str, prefix: str, fallback: str) -> list[str]:
+    """The changed ConfigMaps that hold a kind of entity (`grendel-inventory-*` in provisioning ...), by change label; an
+    entity effect answers for them. `fallback` (a name for people) when none changes."""
+    found = [
+        c.label for c in plan.changes if c.kind == "ConfigMap" and c.namespace == namespace and c.object_name.startswith(prefix)
+    ]
+    return found or [fallback]
+
+
+def _host_entity_rules(by: dict[str, EntityChange], impact: Impact, where: str, plan: Plan) -> list[Effect]:
     """Bare-metal hosts of the provisioning inventory (they join Slurm as dynamic nodes at boot)."""
     effects: list[Effect] = []
     hosts = by["host"]
+    inventory = holders(plan, "provisioning", "grendel-inventory-", "provisioning/grendel-inventory")
     if hosts.removed:
         impact.drained_nodes.update(hosts.removed)
         effects.append(
             Effect("rolling-drain", f"bare-metal host(s) {hostlist(hosts.removed)} removed from provisioning: drain them and take them out of Slurm (they do not boot again)", EVIDENCE_GRENDEL_BOOT,
-                   ["provisioning/grendel-inventory"], needs_step("re-add the host; it rejoins at its next boot"), "provisioning", where, nodes=hosts.removed)
+                   inventory, needs_step("re-add the host; it rejoins at its next boot"), "provisioning", where, nodes=hosts.removed)
         )  # fmt: skip
     if hosts.added:
         effects.append(
@@ -439,7 +482,7 @@ def _host_entity_rules(by: dict[str, EntityChange], impact: Impact, where: str) 
                 "none",
                 f"bare-metal host(s) {hostlist(hosts.added)} added: provisioned and joined at their first boot",
                 EVIDENCE_GRENDEL_BOOT,
-                ["provisioning/grendel-inventory"],
+                inventory,
                 REVERT_SAFE,
                 "provisioning",
                 where,
@@ -453,7 +496,7 @@ def _host_entity_rules(by: dict[str, EntityChange], impact: Impact, where: str) 
                 "reload",
                 f"bare-metal host(s) {hostlist(hosts.changed)} changed (image, addresses or tags): applied at their next boot",
                 EVIDENCE_GRENDEL_BOOT,
-                ["provisioning/grendel-inventory"],
+                inventory,
                 REVERT_SAFE,
                 "provisioning",
                 where,

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .effects import SEVERITIES, Effect, Impact, rank
+from .effects import UNASSESSED, Effect, Impact, rank
 from .naming import entity_changes, resource_name, what_changed
 from .plan import OPS, Change, Plan, entities
 
 FORMAT = "hpcforge-diff/1"
 """The `format` of the JSON report; bumped when offline/diff/report.schema.json changes incompatibly."""
 
-NO_RULE = "unassessed" if "unassessed" in SEVERITIES else "none"
-"""The verdict of a changed resource that no rule names."""
+NO_RULE = UNASSESSED
+"""The verdict of a changed resource that no effect names (offline/diff/impact.py gives it an `unassessed` effect)."""
 
 
 def split_evidence(text: str) -> list[str]:
@@ -171,7 +171,11 @@ def build(
         "head": plan.head,
         "worst": worst,
         "gate": decided,
-        "counts": {**counts, "refused": sum(1 for c in plan.changes if c.refusals)},
+        "counts": {
+            **counts,
+            "refused": sum(1 for c in plan.changes if c.refusals),
+            "unassessed": sum(1 for r in resources if any(risks[n - 1]["severity"] == UNASSESSED for n in r["risks"])),
+        },
         "blast_radius": radius,
         "resources": resources,
         "risks": risks,
@@ -208,6 +212,8 @@ def summary_line(report: dict[str, Any]) -> str:
     parts.append(f"{len(risky)} risk{'s' if len(risky) != 1 else ''}")
     if counts.get("refused"):
         parts.append(f"{counts['refused']} refused")
+    if counts.get("unassessed"):
+        parts.append(f"{counts['unassessed']} unassessed")
     drift = report.get("drift")
     if drift:
         parts.append(f"{len(drift['resources'])} drifted from {drift['against']}")

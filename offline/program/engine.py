@@ -36,6 +36,9 @@ SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 REDACTED = "[secret]"
+DIGEST_PREFIX = "[secret sha256:"
+"""A secret value in a recording (`to_json`): `[secret sha256:<first 12 hex digits>]`, so that `./hpcforge diff` sees a
+changed secret (sssd.conf, alertmanager.yaml, grendel.toml, slurm.key) without showing it."""
 UNKNOWN_TEXT = "<unknown>"
 """How a value that is unknown during a preview appears in plain inputs, renders and JSON."""
 
@@ -98,7 +101,7 @@ class RecordedResource:
             "custom": self.custom,
             "remote": self.remote,
             "provider": self.provider,
-            "inputs": self.redacted_inputs(),
+            "inputs": _redact(self.raw_inputs, digests=True),
             "secretPaths": self.secret_paths,
             "options": {
                 "protect": self.protect,
@@ -165,20 +168,27 @@ def _plain(value: Any, path: str, secret_paths: list[str]) -> Any:
     return value
 
 
-def _redact(value: Any, inside_secret: bool = False) -> Any:
-    """Replace secret values by `[secret]`, keeping the keys of secret mappings visible."""
+def secret_digest(value: Any) -> str:
+    """`[secret sha256:<12 hex>]` of a secret value: changes when it changes, never shows it."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return f"{DIGEST_PREFIX}{hashlib.sha256(text.encode()).hexdigest()[:12]}]"
+
+
+def _redact(value: Any, inside_secret: bool = False, digests: bool = False) -> Any:
+    """Replace secret values by `[secret]` (with `digests`, by `secret_digest`), keeping the keys of secret mappings
+    visible."""
     if isinstance(value, dict):
         sig = value.get(SIG_KEY)
         if sig == SECRET_SIG:
-            return _redact(value.get("value"), True)
+            return _redact(value.get("value"), True, digests)
         if sig == RESOURCE_SIG:
             return value.get("urn", "")
-        return {k: _redact(v, inside_secret) for k, v in value.items()}
+        return {k: _redact(v, inside_secret, digests) for k, v in value.items()}
     if isinstance(value, list):
-        return [_redact(v, inside_secret) for v in value]
-    if value == UNKNOWN:
-        return UNKNOWN_TEXT
-    return REDACTED if inside_secret else value
+        return [_redact(v, inside_secret, digests) for v in value]
+    if value == UNKNOWN or not inside_secret:
+        return UNKNOWN_TEXT if value == UNKNOWN else value
+    return secret_digest(value) if digests else REDACTED
 
 
 def struct_to_python(struct: struct_pb2.Struct) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from offline.diff.slurm_conf import UNASSESSED
+from offline.diff.effects import UNASSESSED
 from tests.offline.diff.diff_corpus import Case, Site
 
 

@@ -123,17 +123,21 @@ CASES: tuple[Case, ...] = (
     Case(
         "add-host",
         "a bare-metal host cn097 joins nodeset cpu-bm (and leaf switch rack4)",
-        "reload",
+        "singleton-restart",
         _add_host,
         revised="none at first, for an edit the config refused; then singleton-restart (topology.yaml changes)"
-        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows a topology.yaml change applied by the reconfigure sidecar with jobs kept (row topology.yaml)",
+        + "; issue 33: the Controller now sets inplaceReconfigure, and offline/diff/slurm_outcomes.json (real Slurm 26.05.3) shows a topology.yaml change applied by the reconfigure sidecar with jobs kept (row topology.yaml)"
+        + "; issue 33 (secrets by digest): the single Grendel pod restarts, its template carrying the checksum of the secret config that lists the hosts, which `[secret]` had hidden",
     ),
     Case(
         "remove-host",
         "bare-metal host cn005 (which may run jobs) leaves the inventory",
-        "rolling-drain",
+        "singleton-restart",
         _remove_host,
         drained=("cn005",),
+        revised="rolling-drain at first (cn005 drained and removed, still a risk); issue 33 (secrets by digest): the single "
+        "Grendel pod also restarts, its template's hpcforge.io/config-checksum (of its secret config) changing, which "
+        "`[secret]` had hidden",
     ),
     Case(
         "add-user",
@@ -265,12 +269,15 @@ CASES: tuple[Case, ...] = (
     Case(
         "kernel-cmdline",
         "the compute image's kernel command line gains mitigations=off",
-        "reload",
+        "singleton-restart",
         _sub(
             "stack",
             "cmdline: console=ttyS0,115200 rd.neednet=1 ip=dhcp\n      - name: rocky9-service",
             "cmdline: console=ttyS0,115200 rd.neednet=1 ip=dhcp mitigations=off\n      - name: rocky9-service",
         ),
+        revised="reload at first (the hosts boot the new command line at their next boot); issue 33 (secrets by digest): "
+        "the single Grendel pod restarts, its template's hpcforge.io/config-checksum (of its secret config) changing, "
+        "which `[secret]` had hidden",
     ),
     Case(
         "team-clusterqueue",

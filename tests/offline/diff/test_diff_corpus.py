@@ -15,17 +15,18 @@ import pytest
 
 from components import versions
 from offline.diff.base import State
-from offline.diff.effects import Impact
+from offline.diff.effects import SEVERITIES, Impact
 from offline.diff.impact import assess
 from offline.diff.plan import Plan, make_plan
 from offline.program.documents import render_documents
 from offline.program.engine import RecordedStack, run_program
 from offline.program.stackfile import read_stack_file
 from tests.helpers import REPO
+from tests.offline.diff.corpus_operators import OPERATOR_CASES
 from tests.offline.diff.corpus_slurm import SLURM_CASES
 from tests.offline.diff.diff_corpus import CASES, Case, Site
 
-ALL_CASES = (*CASES, *SLURM_CASES)
+ALL_CASES = (*CASES, *SLURM_CASES, *OPERATOR_CASES)
 
 
 def _write(site: Site, folder: Path) -> Path:
@@ -119,3 +120,13 @@ def test_corpus_change_has_expected_worst_impact_and_plan_covers_render_diff(
 
 def test_corpus_has_at_least_25_changes_against_prod() -> None:
     assert len([c for c in CASES if c.id != "unchanged"]) >= 25
+
+
+def test_corpus_has_at_least_60_cases_and_every_severity(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33: at least 60 cases, their ids unique, each severity expected somewhere; the count per severity printed."""
+    assert len(ALL_CASES) >= 60
+    assert len({c.id for c in ALL_CASES}) == len(ALL_CASES)
+    counts = {s: sum(1 for c in ALL_CASES if c.worst == s) for s in SEVERITIES}
+    with capsys.disabled():
+        print(f"\ncorpus: {len(ALL_CASES)} cases; " + ", ".join(f"{s} {n}" for s, n in counts.items()))
+    assert all(counts.values()), counts

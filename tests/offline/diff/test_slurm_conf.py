@@ -20,9 +20,10 @@ import pytest
 
 from components.layers.slurm.controller import TYPED_CONTROLLER_PARAMETERS
 from offline.diff.base import State
+from offline.diff.effects import UNASSESSED
 from offline.diff.impact import assess
 from offline.diff.plan import make_plan
-from offline.diff.slurm_conf import MAN_LINES, UNASSESSED, ConfItem, conf_items, file_items, outcome_table, rows, verdicts
+from offline.diff.slurm_conf import MAN_LINES, ConfItem, conf_items, file_items, outcome_table, rows, verdicts
 from offline.program.engine import RecordedStack
 from tests.daemons.slurm_change import BASE_PARAMETERS, OPERATOR_LINES, PARTITIONS, Change, Files
 from tests.daemons.slurm_change_cases import CASES
