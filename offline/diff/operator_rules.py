@@ -118,7 +118,7 @@ def sssd_secret_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect
     return [
         effect_for(change, plan, "reload",
                    f"sssd.conf Secret {change.object_name} {change.op}d: the login pods of LoginSet(s) {', '.join(users)} roll one at a time with it "
-                   "(the sessions on each replaced pod end)", EVIDENCE_SSSD_HASH, REVERT_SAFE)
+                   "(the sessions on each replaced pod end)", EVIDENCE_SSSD_HASH, needs_step("sessions cannot be restored; warn the users first"))
     ]  # fmt: skip
 
 
@@ -143,7 +143,9 @@ def loginset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
         ]  # fmt: skip
     return [
         *effects,
-        effect_for(change, plan, "outage",
+        # The same class as a roll of the login pods (site_rules.workload_rules): logins go on on the pods that stay,
+        # the sessions on the deleted ones end. Nothing stops until someone acts, so not an outage (docs/operations.md).
+        effect_for(change, plan, "reload",
                    f"LoginSet {change.object_name}: scale-in {before} -> {after}: {before - after} login pod(s) deleted, with the sessions on them "
                    "(shells, tmux, interactive srun/salloc); the users on them must log in again",
                    EVIDENCE_LOGIN_SCALE, needs_step("sessions cannot be restored; warn the users first"), covers=("spec.replicas",))

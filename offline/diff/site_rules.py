@@ -340,14 +340,20 @@ def workload_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
         return []
     replicas = get_path(change.new_inputs, "spec", "replicas")
     single = change.kind == "StatefulSet" or replicas == 1
+    what = f"{change.kind} {change.name}: pods {'restart' if single else 'roll one at a time'} with the new template"
+    rollback = REVERT_SAFE
+    if change.kind == "LoginSet":
+        # As a LoginSet scale-in (operator_rules.loginset_rules): each replaced login pod takes its sessions with it.
+        what += ": the sessions on each replaced login pod (shells, tmux, interactive srun/salloc) end; the users log in again"
+        rollback = needs_step("sessions cannot be restored; warn the users first")
     return [
         effect_for(
             change,
             plan,
             "singleton-restart" if single else "reload",
-            f"{change.kind} {change.name}: pods {'restart' if single else 'roll one at a time'} with the new template",
+            what,
             EVIDENCE_WORKLOAD,
-            REVERT_SAFE,
+            rollback,
             covers=WORKLOAD_TEMPLATE,
         )
     ]

@@ -40,8 +40,10 @@ OPERATOR_CASES: tuple[Case, ...] = (
     Case(
         "login-scale-in",
         "login pool 2 -> 1 replicas: the Deployment deletes a login pod with its sessions (login_app.go@v1.2.1:89-92)",
-        "outage",
+        "reload",
         LOGIN_IN,
+        revised="outage at first; a roll of the login pods ends the same sessions and is a reload, and logins go on on the "
+        "pods that stay (nothing stops until someone acts: docs/operations.md's outage), so both are reload with a step",
     ),
     Case(
         "login-scale-out",
@@ -104,8 +106,8 @@ OPERATOR_CASES: tuple[Case, ...] = (
     ),
     Case(
         "login-scale-in-and-db",
-        "login 2 -> 1 and database memory in one change: the worst is the login scale-in (outage)",
-        "outage",
+        "login 2 -> 1 and database memory in one change: the worst is the database restart (singleton-restart)",
+        "singleton-restart",
         both(
             LOGIN_IN,
             sub("    memory: 8Gi\n    memoryLimit: 8Gi\n", "    memory: 12Gi\n    memoryLimit: 12Gi\n"),

@@ -111,10 +111,15 @@ def test_a_roll_names_slinky_249_with_its_workaround(prod_stack: RecordedStack) 
     assert "state=undrain" in risk.what and risk.covers == () and "cpu-0" in risk.nodes
 
 
-def test_a_loginset_scale_in_deletes_login_pods_with_their_sessions(prod_stack: RecordedStack) -> None:
+def test_a_loginset_scale_in_deletes_login_pods_with_their_sessions_like_a_roll(prod_stack: RecordedStack) -> None:
     _, impact = _diff(prod_stack, {"slurm/loginset-login": _set("spec", "replicas", 1)})
     [effect] = _by(impact, "scale-in 2 -> 1")
-    assert effect.severity == "outage" and "sessions" in effect.what and "login_app.go@v1.2.1" in effect.evidence
+    assert effect.severity == "reload" and "sessions" in effect.what and "login_app.go@v1.2.1" in effect.evidence
+    assert effect.rollback.startswith("needs a step") and "warn the users" in effect.rollback
+    # A roll of the same login pods ends the same sessions: the same class, the same step.
+    _, rolled = _diff(prod_stack, {"slurm/loginset-login": _set("spec", "login", "image", "x:1")})
+    [roll] = _by(rolled, "LoginSet")
+    assert roll.severity == effect.severity and "sessions" in roll.what and roll.rollback == effect.rollback
     _, out = _diff(prod_stack, {"slurm/loginset-login": _set("spec", "replicas", 3)})
     assert out.worst == "none"
 
