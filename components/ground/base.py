@@ -227,12 +227,33 @@ class StrictModel(BaseModel):
 def duplicates(values: Iterable[Any]) -> list[Any]:
     """Values that occur more than once, in first-seen order."""
     seen: set[Any] = set()
+    found: set[Any] = set()
     dups: list[Any] = []
     for value in values:
-        if value in seen and value not in dups:
+        if value in seen and value not in found:
+            found.add(value)
             dups.append(value)
         seen.add(value)
     return dups
+
+
+def overlapping_pairs(spans: Sequence[tuple[Any, Any]]) -> list[tuple[int, int]]:
+    """Every pair (i, j), i < j, of inclusive spans (first, last) that share a point, in the order of two nested
+    loops over the spans (i, then j): what comparing each span with every later one finds, in O(n log n + pairs).
+
+    Sorted by their first point, a span overlaps exactly the spans after it that start at or before its last point."""
+    order = sorted(range(len(spans)), key=lambda index: spans[index][0])
+    pairs: list[tuple[int, int]] = []
+    for position, a in enumerate(order):
+        first, last = spans[a]
+        later = position + 1
+        while later < len(order) and spans[order[later]][0] <= last:
+            b = order[later]
+            if spans[b][1] >= first:
+                pairs.append((a, b) if a < b else (b, a))
+            later += 1
+    pairs.sort()
+    return pairs
 
 
 # --- names -------------------------------------------------------------------------------------

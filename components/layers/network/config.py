@@ -18,6 +18,7 @@ from ...ground.base import (
     StrictModel,
     duplicates,
     go_duration_seconds,
+    overlapping_pairs,
     parse_address_range,
 )
 from ...ground.exposure import PRIVATE_RANGES, Exposure
@@ -235,19 +236,18 @@ class NetworkConfig(StrictModel):
         # MetalLB v0.16.1's IPAddressPool webhook refuses a pool one of whose addresses overlaps an address of any
         # pool, itself included (internal/config/config.go poolsFor, cidrsOverlap); refuse it here instead.
         spans = [
-            (index, pool.name, entry, *pool.ranges()[position])
+            (index, pool.name, entry, *span)
             for index, pool in enumerate(self.pools)
-            for position, entry in enumerate(pool.addresses)
+            for entry, span in zip(pool.addresses, pool.ranges(), strict=True)
         ]
-        for i, (index_a, name_a, entry_a, first_a, last_a) in enumerate(spans):
-            for index_b, _name_b, entry_b, first_b, last_b in spans[i + 1 :]:
-                if not (first_a <= last_b and first_b <= last_a):
-                    continue
-                if index_a != index_b:
-                    message = f"overlaps pool {name_a!r} ({first_b}-{last_b} vs {first_a}-{last_a})"
-                else:
-                    message = f"{entry_b} overlaps {entry_a} of the same pool: MetalLB refuses overlapping addresses"
-                problems.add(["pools", index_b, "addresses"], message)
+        for a, b in overlapping_pairs([(first, last) for *_, first, last in spans]):
+            index_a, name_a, entry_a, first_a, last_a = spans[a]
+            index_b, _name_b, entry_b, first_b, last_b = spans[b]
+            if index_a != index_b:
+                message = f"overlaps pool {name_a!r} ({first_b}-{last_b} vs {first_a}-{last_a})"
+            else:
+                message = f"{entry_b} overlaps {entry_a} of the same pool: MetalLB refuses overlapping addresses"
+            problems.add(["pools", index_b, "addresses"], message)
         self._check_pool_address(problems, ["ingress"], self.ingress.pool, self.ingress.address)
         if self.dns.enabled:
             self._check_pool_address(problems, ["dns"], self.dns.pool or self.ingress.pool, self.dns.address)
