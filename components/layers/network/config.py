@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from functools import cached_property
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -221,10 +222,26 @@ class NetworkConfig(StrictModel):
     """The site DNS (CoreDNS) for the compute plane."""
 
     def pool(self, name: str) -> AddressPool | None:
-        return next((pool for pool in self.pools if pool.name == name), None)
+        return self._pools_by_name.get(name)
+
+    @cached_property
+    def _pools_by_name(self) -> dict[str, AddressPool]:
+        """The first pool of each name (what a scan finds), so that a lookup costs one step, not one per pool."""
+        found: dict[str, AddressPool] = {}
+        for pool in self.pools:
+            found.setdefault(pool.name, pool)
+        return found
 
     def attachment(self, name: str) -> NetworkAttachment | None:
-        return next((att for att in self.attachments if att.name == name), None)
+        return self._attachments_by_name.get(name)
+
+    @cached_property
+    def _attachments_by_name(self) -> dict[str, NetworkAttachment]:
+        """The first attachment of each name (what a scan finds), so that a lookup costs one step, not one per attachment."""
+        found: dict[str, NetworkAttachment] = {}
+        for att in self.attachments:
+            found.setdefault(att.name, att)
+        return found
 
     @model_validator(mode="after")
     def _cross_checks(self) -> NetworkConfig:
