@@ -10,6 +10,12 @@ config in their environment, as the engine starts them. For the largest site it 
 wall clock). It prints a table, then each target with its figure and whether it is met, and the
 machine's load average (figures taken under contention say so). A benchmark, not a test: it
 reports, it does not assert.
+
+`--against REF` (e.g. `--only site-100k --against main`): instead of the table, each size's program runs in
+alternating fresh processes, this checkout's and REF's (checked out into a temporary git worktree,
+benchmarks/against.py), and the ratios this checkout / REF are printed (wall, CPU, peak memory); for the largest
+site also `offline render` then `offline check`, cold. Absolute seconds on a shared machine mean little; a ratio
+taken in one run does.
 """
 
 from __future__ import annotations
