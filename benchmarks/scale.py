@@ -10,6 +10,12 @@ config in their environment, as the engine starts them. For the largest site it 
 wall clock). It prints a table, then each target with its figure and whether it is met, and the
 machine's load average (figures taken under contention say so). A benchmark, not a test: it
 reports, it does not assert.
+
+`--against REF` (e.g. `--only site-100k --against main`): instead of the table, each size's program runs in
+alternating fresh processes, this checkout's and REF's (checked out into a temporary git worktree,
+benchmarks/against.py), and the ratios this checkout / REF are printed (wall, CPU, peak memory); for the largest
+site also `offline render` then `offline check`, cold. Absolute seconds on a shared machine mean little; a ratio
+taken in one run does.
 """
 
 from __future__ import annotations
@@ -166,17 +172,19 @@ REUSED = "reusing the recording"
 """What `offline check` prints (stderr) when it reuses the recording of `offline render`."""
 
 
-def _timed(command: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float, float]:
-    """Run a fresh process; (result, wall seconds, CPU seconds of it and its children, e.g. policy packs)."""
+def _timed(
+    command: list[str], env: dict[str, str], tree: Path = PROJECT_ROOT
+) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """Run a fresh process in `tree`; (result, wall seconds, CPU seconds of it and its children, e.g. policy packs)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    completed = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=1800, check=False, env=env)
+    completed = subprocess.run(command, cwd=tree, capture_output=True, text=True, timeout=1800, check=False, env=env)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return completed, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def _cli_times(config: Path, workdir: Path, *, reuse: bool) -> dict[str, Any]:
+def _cli_times(config: Path, workdir: Path, *, reuse: bool, tree: Path = PROJECT_ROOT) -> dict[str, Any]:
     """`offline render` then `offline check` as a user runs them: fresh processes, wall clock and CPU.
 
     `reuse=False` is the cold figure: the recording cache is off (HPCFORGE_RECORDING_CACHE=off), so each
@@ -187,16 +195,19 @@ def _cli_times(config: Path, workdir: Path, *, reuse: bool) -> dict[str, Any]:
     stack = ["--stack", "bench", "--config", str(config)]
     env = dict(os.environ)
     env.pop("HPCFORGE_RECORDING_CACHE", None)
+    env.pop("PYTHONPATH", None)
+    if tree != PROJECT_ROOT:  # another ref's checkout: its recordings stay in its own (temporary) folder
+        env["HPCFORGE_RECORDINGS_DIR"] = str(workdir / "recordings-against")
     if not reuse:
         env["HPCFORGE_RECORDING_CACHE"] = "off"
     out = workdir / ("render-cached" if reuse else "render-cold")
-    render, render_wall, render_cpu = _timed([*base, "render", *stack, "--out", str(out)], env)
+    render, render_wall, render_cpu = _timed([*base, "render", *stack, "--out", str(out)], env, tree)
     if render.returncode != 0:
         raise RuntimeError(f"offline render failed:\n{render.stderr[-4000:]}")
     packs: list[str] = []
     for pack in PACKS:
         packs += ["--policy-pack", f"policies/{pack}", "--policy-pack-config", "policies/config/prod.json"]
-    check, check_wall, check_cpu = _timed([*base, "check", *stack, *packs], env)
+    check, check_wall, check_cpu = _timed([*base, "check", *stack, *packs], env, tree)
     if check.returncode not in (0, 1):
         raise RuntimeError(f"offline check failed:\n{check.stderr[-4000:]}")
     reused = REUSED in check.stderr
@@ -367,6 +378,40 @@ def targets(rows: list[Measurement]) -> list[dict[str, Any]]:
     return results
 
 
+def compare(sizes: list[Size], ref: str, repeat: int, workdir: Path) -> list[dict[str, Any]]:
+    """Each size's program, this checkout's and `ref`'s, in alternating fresh processes (benchmarks/against.py); for
+    the sizes with `cli`, also `offline render` then `offline check` cold (each running the program), alternating.
+    Prints a line per figure with the ratio head / ref (below 1: this checkout is faster)."""
+    from .against import alternate, ref_worktree
+
+    results: list[dict[str, Any]] = []
+    with ref_worktree(ref) as (tree, commit):
+        shown = f"{ref} ({commit[:12]})"
+        print(f"against {shown}: ratios are this checkout / {shown}, medians of alternating runs; load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")  # fmt: skip
+        for size in sizes:
+            config = workdir / f"Pulumi.{size.label}.yaml"
+            generate = [sys.executable, "-m", "benchmarks.scale", "--generate", str(config)]
+            generate += ["--hosts", str(size.hosts), "--nodesets", str(size.nodesets), "--users", str(size.users)]
+            subprocess.run(generate, cwd=PROJECT_ROOT, check=True, timeout=1800)
+            compared = alternate(config, "bench", tree, repeat)
+            print(compared.line(size.label, shown), flush=True)
+            result: dict[str, Any] = {"size": size.label, "head": compared.head, "ref": compared.ref}
+            if size.cli:
+                head_cli, ref_cli = [], []
+                for _ in range(repeat):
+                    head_cli.append(_cli_times(config, workdir, reuse=False))
+                    ref_cli.append(_cli_times(config, workdir, reuse=False, tree=tree))
+                head_total = statistics.median(c["render_seconds"] + c["check_seconds"] for c in head_cli)
+                ref_total = statistics.median(c["render_seconds"] + c["check_seconds"] for c in ref_cli)
+                print(f"{size.label}: render then check, cold: {head_total:.2f} s vs {ref_total:.2f} s at {shown} "
+                      f"(ratio {head_total / ref_total:.2f})", flush=True)  # fmt: skip
+                result.update(head_cli=head_cli, ref_cli=ref_cli)
+            results.append(result)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (a few minutes)")
@@ -374,6 +419,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=None, help="program runs per size (median reported)")
     parser.add_argument("--no-policy", action="store_true", help="skip the policy check timing")
     parser.add_argument("--only", action="append", default=[], help="run only these sizes (labels)")
+    parser.add_argument(
+        "--against",
+        metavar="REF",
+        help="instead of the table: time this git ref's program beside this checkout's, alternating, and print ratios",
+    )
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--hosts", type=int, default=100, help=argparse.SUPPRESS)
@@ -393,6 +443,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         sizes = [s for s in FULL if s.label in args.only]
     repeat = args.repeat or (1 if args.quick else 3)
+    if args.against:
+        with tempfile.TemporaryDirectory(prefix="hpcforge-bench-") as tmp:
+            results = compare(sizes, args.against, repeat, Path(tmp))
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps({"against": args.against, "results": results}, indent=2))
+        return 0
     rows: list[Measurement] = []
     with tempfile.TemporaryDirectory(prefix="hpcforge-bench-") as tmp:
         for size in sizes:

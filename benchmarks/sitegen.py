@@ -193,7 +193,12 @@ def write_site(path: Path, *, hosts: int = 100, nodesets: int = 4, users: int = 
     """Write a generated stack file and its inventory files (`<stem>.hosts.yaml`, `<stem>.users.yaml`,
     `<stem>.slurm.yaml` (topology and accounts) beside it, named by absolute path), with libyaml's dumper:
     these files are large."""
-    config = generate_site(hosts=hosts, nodesets=nodesets, users=users)
+    return write_config(path, generate_site(hosts=hosts, nodesets=nodesets, users=users))
+
+
+def write_config(path: Path, config: dict[str, Any]) -> Path:
+    """Write a `generate_site` config as `write_site` does (its inventories to files beside the stack file)."""
+    config = copy.deepcopy(config)
     path.parent.mkdir(parents=True, exist_ok=True)
     stem = path.name.removesuffix(".yaml")
     for section, keys, suffix in (

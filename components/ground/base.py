@@ -8,6 +8,7 @@ every problem names the full key path that is wrong, not just the model it was f
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 import socket
 import types
@@ -16,7 +17,7 @@ from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, JsonValue, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, JsonValue, ValidationInfo, model_validator
 from pydantic.alias_generators import to_camel
 
 PathPart = str | int
@@ -196,8 +197,8 @@ class StrictModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _refuse_structure_breaking_input(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
+    def _refuse_structure_breaking_input(cls, data: Any, info: ValidationInfo) -> Any:
+        if not isinstance(data, dict) or (info.context is not None and info.context.get(PRECHECKED)):
             return data
         multiline, integers = cls._guards()
         if _clean(data, multiline, integers):
@@ -224,15 +225,86 @@ class StrictModel(BaseModel):
         return data
 
 
+PRECHECKED = "hpcforge.prechecked"
+"""Validation context key: `bulk_clean` found nothing in the input, so each model skips its own check of its strings."""
+
+# What json.dumps(..., ensure_ascii=False) writes for a character `_CONTROL` matches: an escape (`\n`, `\u001b`) for
+# U+0000 to U+001F, the character itself for U+007F, U+2028, U+2029 and U+0085. An escaped backslash followed by `n`
+# (`\\n`) matches too: a false alarm only sends the input through the models' own checks.
+_DUMPED_CONTROL = re.compile(r"\\[nrtbf]|\\u00[01][0-9a-fA-F]|[\x7f\u2028\u2029\u0085]")
+
+
+def _model_tree(model: type[BaseModel]) -> set[type[BaseModel]]:
+    """`model` and every model class its fields can hold, at any depth."""
+    found: set[type[BaseModel]] = set()
+    todo: list[Any] = [model]
+    while todo:
+        annotation = todo.pop()
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if annotation in found:
+                continue
+            found.add(annotation)
+            todo += [info.annotation for info in annotation.model_fields.values()]
+            continue
+        todo += typing.get_args(annotation)
+    return found
+
+
+_BULK_GUARDS: dict[type, re.Pattern[str] | None] = {}
+
+
+def bulk_clean(model: type[StrictModel], items: Any) -> bool:
+    """True when no model that validating `items` as `model`s builds would be refused by its own
+    `_refuse_structure_breaking_input`: one search over the JSON text of all of them instead of one walk per model.
+
+    Conservative: any control character in any string (in any field, multi-line ones included), or `true`/`false`
+    as the value of a key that is an integer or number field of any model of the tree, counts as found; so does data
+    JSON cannot write. Then the caller validates without PRECHECKED, and each model checks (and names) its own fields.
+    """
+    if model not in _BULK_GUARDS:
+        keys = sorted({key for cls in _model_tree(model) if issubclass(cls, StrictModel) for key in cls._guards()[1]})
+        _BULK_GUARDS[model] = re.compile(f'"(?:{"|".join(map(re.escape, keys))})": (?:true|false)') if keys else None
+    try:
+        text = json.dumps(items, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError):
+        return False
+    booleans = _BULK_GUARDS[model]
+    # Substring tests first (a scan each, in C), the patterns only where one of them finds something.
+    if ("\\" in text or any(char in text for char in "\x7f\u2028\u2029\u0085")) and _DUMPED_CONTROL.search(text):
+        return False
+    return booleans is None or not (": true" in text or ": false" in text) or booleans.search(text) is None
+
+
 def duplicates(values: Iterable[Any]) -> list[Any]:
     """Values that occur more than once, in first-seen order."""
     seen: set[Any] = set()
+    found: set[Any] = set()
     dups: list[Any] = []
     for value in values:
-        if value in seen and value not in dups:
+        if value in seen and value not in found:
+            found.add(value)
             dups.append(value)
         seen.add(value)
     return dups
+
+
+def overlapping_pairs(spans: Sequence[tuple[Any, Any]]) -> list[tuple[int, int]]:
+    """Every pair (i, j), i < j, of inclusive spans (first, last) that share a point, in the order of two nested
+    loops over the spans (i, then j): what comparing each span with every later one finds, in O(n log n + pairs).
+
+    Sorted by their first point, a span overlaps exactly the spans after it that start at or before its last point."""
+    order = sorted(range(len(spans)), key=lambda index: spans[index][0])
+    pairs: list[tuple[int, int]] = []
+    for position, a in enumerate(order):
+        first, last = spans[a]
+        later = position + 1
+        while later < len(order) and spans[order[later]][0] <= last:
+            b = order[later]
+            if spans[b][1] >= first:
+                pairs.append((a, b) if a < b else (b, a))
+            later += 1
+    pairs.sort()
+    return pairs
 
 
 # --- names -------------------------------------------------------------------------------------

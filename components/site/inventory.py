@@ -33,12 +33,13 @@ from typing import Any
 
 import yaml
 import yaml_rs
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
+from ..ground.base import PRECHECKED, bulk_clean
 from ..ground.hosts import Host
 from ..ground.yamlv3 import YamlProblem, load_document
 from ..layers.directory.config import PosixGroup, PosixUser
-from .inventory_numbers import last_candidate_line, refuses_a_number, restore_core_strings
+from .inventory_numbers import last_candidate_line, refuses_a_number_in, restore_core_strings
 from .inventory_scan import (
     describe_control_character,
     describe_syntax_error,
@@ -344,14 +345,24 @@ def expand_inventories(  # noqa: PLR0912 (one branch per way an inventory refere
     return result, sources
 
 
+BUILD_CHUNK = 8192
+"""Inventory entries validated in one call: large enough that pydantic-core does the work, small enough that the parsed
+YAML and the models of a 100,000-host inventory are not both in memory whole."""
+
+_ADAPTERS: dict[type, TypeAdapter[list[Any]]] = {}
+
+
 def build_items(data: dict[str, Any], sources: Mapping[tuple[str, str], tuple[str, str]]) -> set[str]:
     """Turn each inventory entry into its model in place, dropping the parsed YAML as it goes.
 
-    A 100,000-host inventory parsed is ~150 MB of dicts and validated ~200 MB of models: converting
-    entry by entry keeps one of the two in memory at a time, not both. At the first entry that
-    does not validate, the rest stay as parsed, so validating the whole config reports every
-    problem under its index, as before. Returns the files (as named in the config) where that first
-    entry refused a number: it may be a string of the core schema (inventory_numbers.py).
+    Entries are validated a chunk at a time (`BUILD_CHUNK`), each chunk in one pydantic-core call (a TypeAdapter over
+    the list), after one search of the whole chunk for what `StrictModel`'s per-model check refuses (`bulk_clean`;
+    when it finds anything, the chunk's models run their own checks, which name the field). A 100,000-host inventory
+    parsed is ~150 MB of dicts and validated ~200 MB of models: converting chunk by chunk keeps one of the two in
+    memory at a time, not both. From the first chunk that does not validate on, the entries stay as parsed, so
+    validating the whole config reports every problem under its index, as before. Returns the files (as named in the
+    config) where the first entry that does not validate refused a number: it may be a string of the core schema
+    (inventory_numbers.py).
     """
     models: dict[tuple[str, str], Any] = {
         ("provisioning", "hosts"): Host,
@@ -365,17 +376,28 @@ def build_items(data: dict[str, Any], sources: Mapping[tuple[str, str], tuple[st
         items = data[section].get(key)
         if not isinstance(items, list):
             continue
-        validate = model.model_validate
-        for index, item in enumerate(items):
+        adapter = _ADAPTERS.get(model)
+        if adapter is None:
+            adapter = _ADAPTERS[model] = TypeAdapter(list[model])  # type: ignore[valid-type]
+        for start in range(0, len(items), BUILD_CHUNK):
+            chunk = items[start : start + BUILD_CHUNK]
+            context = {PRECHECKED: True} if bulk_clean(model, chunk) else None
             try:
-                items[index] = validate(item)
+                items[start : start + BUILD_CHUNK] = adapter.validate_python(chunk, context=context)
             except ValidationError as error:
-                if refuses_a_number(error):
+                if _first_entry_refuses_a_number(error):
                     refused_numbers.add(sources[(section, key)][0])
                 break
             except (ValueError, TypeError):
                 break
     return refused_numbers
+
+
+def _first_entry_refuses_a_number(error: ValidationError) -> bool:
+    """`refuses_a_number_in` of the first entry of a list that did not validate (what validating it alone raised)."""
+    errors = error.errors(include_url=False)
+    first = min((e["loc"][0] for e in errors if e["loc"] and isinstance(e["loc"][0], int)), default=None)
+    return refuses_a_number_in([e for e in errors if e["loc"][:1] == (first,)])
 
 
 def _inventory_path(name: str, root: Path) -> Path:

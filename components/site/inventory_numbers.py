@@ -47,13 +47,14 @@ refused by yaml-rs as a duplicate key before anything is validated.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 import yaml
 import yaml_rs
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from ..ground.inventory_ref import source_path
 
@@ -243,9 +244,9 @@ def _finish(frame: _Frame, duplicates: list[str]) -> int:
     return len(frame.renames)
 
 
-def refuses_a_number(exc: ValidationError) -> bool:
-    """Whether validation refused an input that is a number (int or float, not a bool)."""
-    return any(_is_number(error.get("input")) for error in exc.errors(include_url=False))
+def refuses_a_number_in(errors: Iterable[ErrorDetails]) -> bool:
+    """Whether one of these validation errors refused an input that is a number (int or float, not a bool)."""
+    return any(_is_number(error.get("input")) for error in errors)
 
 
 def needs_core_reading(

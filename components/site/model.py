@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
@@ -120,7 +121,15 @@ class PlatformModel(StrictModel):
         return "protect" if self.is_production else "none"
 
     def node_pool(self, name: str) -> NodePool | None:
-        return next((pool for pool in self.node_pools if pool.name == name), None)
+        return self._node_pools_by_name.get(name)
+
+    @cached_property
+    def _node_pools_by_name(self) -> dict[str, NodePool]:
+        """The first node pool of each name (what a scan finds): a lookup per nodeset costs one step, not one per pool."""
+        found: dict[str, NodePool] = {}
+        for pool in self.node_pools:
+            found.setdefault(pool.name, pool)
+        return found
 
     def slurm_pools(self) -> dict[str, str]:
         """Node pool name -> the nodeset that uses it (by reference or by an equal node selector)."""

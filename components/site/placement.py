@@ -3,6 +3,8 @@ taints, the pool of each nodeset), resolved once from the config rather than in 
 
 from __future__ import annotations
 
+from collections import Counter
+
 from .model import PlatformModel
 
 
@@ -58,6 +60,7 @@ def nodeset_nodes(config: PlatformModel) -> dict[str, int]:
     nodeset's pool (one pod on each of its nodes; 0 without a pool: its nodes are not known), plus the bare-metal hosts
     of the inventory that join it (`provisioning.hosts[].nodeset`)."""
     hosts = config.provisioning.hosts if config.provisioning is not None else ()
+    joining = Counter(host.nodeset for host in hosts if host.nodeset is not None)  # one pass, not one per nodeset
     counts: dict[str, int] = {}
     for nodeset in config.slurm.nodesets:
         if nodeset.scaling_mode == "DaemonSet":
@@ -65,5 +68,5 @@ def nodeset_nodes(config: PlatformModel) -> dict[str, int]:
             pods = pool.nodes if pool is not None else 0
         else:
             pods = nodeset.replicas
-        counts[nodeset.name] = pods + sum(1 for host in hosts if host.nodeset == nodeset.name)
+        counts[nodeset.name] = pods + joining[nodeset.name]
     return counts

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -27,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from components.ground.yamlv3 import load_document
 from components.paths import PROJECT_ROOT
 
 from ..program import recording
@@ -78,6 +80,15 @@ class State:
             return cls(str(data["stack"]), list(data["resources"]), path.name, kind="recording")
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise BaseError(f"--against {path}: not an `offline preview --json` recording ({error})") from None
+
+    @classmethod
+    def from_json_text(cls, text: str, origin: str) -> State:
+        """A git base: the text of the recording its program wrote (`run_base_program`)."""
+        try:
+            data = json.loads(text)
+            return cls(str(data["stack"]), list(data["resources"]), origin, kind="git")
+        except (ValueError, KeyError, TypeError) as error:
+            raise BaseError(f"the base program of {origin} wrote no `offline preview --json` recording ({error})") from None
 
     @classmethod
     def from_stack_export(cls, path: Path) -> State:
@@ -175,19 +186,88 @@ def base_cache_dir(project: Path = PROJECT_ROOT) -> Path:
     return Path(configured) if configured else project / ".offline" / "diff-base"
 
 
-def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: Any = None) -> State:
-    """The stack as the program at `ref` records it: `git archive` of the ref, then its own `offline preview --json`."""
-    commit = resolve_ref(ref, project)
-    if not commit:
-        raise BaseError(f"--against {ref}: neither a git ref of this repository nor a recording or render folder")
-    cache = base_cache_dir(project) / f"{commit}-{stack}-{CACHE_FORMAT}.json"
-    if recording.enabled() and cache.is_file():
-        if progress:
-            shown = cache.relative_to(project) if cache.is_relative_to(project) else cache
-            progress(f"base: {ref} ({commit[:12]}), recorded before ({shown})")
-        state = State.from_json(cache)
-        state.origin, state.kind = f"{ref} ({commit[:12]})", "git"
-        return state
+def dependency_versions(project: Path = PROJECT_ROOT) -> list[tuple[str, str]]:
+    """(distribution, installed version) of what the base program runs with: pulumi, pulumi-kubernetes and the
+    other distributions the program and the mock engine use (recording.DISTRIBUTIONS), and every requirement of the
+    project (requirements.txt), read with importlib.metadata ("-" when not installed)."""
+    names = set(recording.DISTRIBUTIONS)
+    with contextlib.suppress(OSError):
+        for line in (project / "requirements.txt").read_text().splitlines():
+            found = _REQUIREMENT.match(line)
+            if found:
+                names.add(found.group(1))
+    return sorted((name, recording.distribution_version(name)) for name in names)
+
+
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _blob(commit: str, name: str, project: Path) -> str:
+    """The git object id of `name` in `commit` ("-" when it has none)."""
+    try:
+        return _git("rev-parse", "--verify", "--quiet", f"{commit}:{name}", cwd=project).strip() or "-"
+    except BaseError:
+        return "-"
+
+
+def _inventory_names(stack_text: str) -> list[str]:
+    """The inventory files a stack file names (`hpcforge:<section>.inventory.file`), as written."""
+    try:
+        config = load_document(stack_text).get("config") or {}
+    except Exception:  # an unreadable stack file: its base program fails, and nothing is cached
+        return []
+    names = []
+    for section in ("provisioning", "directory", "slurm"):
+        value = config.get(f"hpcforge:{section}")
+        reference = value.get("inventory") if isinstance(value, dict) else None
+        if isinstance(reference, dict) and isinstance(reference.get("file"), str):
+            names.append(reference["file"])
+    return names
+
+
+def base_key(commit: str, stack: str, project: Path = PROJECT_ROOT) -> str:
+    """What a base recording depends on: the commit (its program, its stack file `Pulumi.<stack>.yaml` and the
+    inventories inside the tree), the content of inventory files the stack file names outside the tree (absolute
+    paths), the Python version, the installed dependency versions (`dependency_versions`) and every `PULUMI_*` and
+    `HPCFORGE_*` environment variable (as the recording cache, offline/program/recording.py)."""
+    digest = hashlib.sha256()
+
+    def add(*parts: str) -> None:
+        for part in parts:
+            digest.update(part.encode("utf-8", "surrogateescape"))
+            digest.update(b"\0")
+
+    add("format", str(CACHE_FORMAT), "commit", commit, "stack", stack)
+    stack_blob = _blob(commit, f"Pulumi.{stack}.yaml", project)
+    add("stack file", stack_blob)
+    if stack_blob != "-":
+        with contextlib.suppress(BaseError):
+            for name in _inventory_names(_git("show", stack_blob, cwd=project)):
+                if Path(name).is_absolute():
+                    path = Path(name)
+                    add("inventory", name, recording.sha256_file(path) if path.is_file() else "-")
+                else:
+                    add("inventory", name, _blob(commit, name, project))
+    add("python", sys.version)
+    for name, version in dependency_versions(project):
+        add("distribution", name, version)
+    for key in sorted(os.environ):
+        if key.startswith(("PULUMI_", "HPCFORGE_")) and key not in (
+            recording.ENV_SWITCH,
+            recording.ENV_DIR,
+            recording.ENV_BASE_DIR,
+        ):
+            add("env", key, os.environ[key])
+    return digest.hexdigest()
+
+
+def base_cache_file(commit: str, stack: str, project: Path = PROJECT_ROOT) -> Path:
+    """Where the base recording of `commit` for `stack` is kept, named by its inputs (`base_key`)."""
+    return base_cache_dir(project) / f"{commit}-{stack}-{base_key(commit, stack, project)[:24]}.json"
+
+
+def run_base_program(ref: str, commit: str, stack: str, *, project: Path = PROJECT_ROOT, progress: Any = None) -> str:
+    """The `offline preview --json` recording (its text) of the program at `commit`, run in an export of its tree."""
     with tempfile.TemporaryDirectory(prefix="hpcforge-diff-base-") as tmp:
         tree = Path(tmp) / "tree"
         tree.mkdir()
@@ -219,13 +299,30 @@ def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: An
             raise BaseError(f"--against {ref}: the base program failed (exit {result.returncode}):\n{result.stderr.strip()}")
         # The program's own folder shows in some inputs (a local Command's `dir`): the base ran in a copy.
         text = out_json.read_text().replace(json.dumps(str(tree))[1:-1], json.dumps(str(project))[1:-1])
-        out_json.write_text(text)
-        state = State.from_json(out_json)
-        with contextlib.suppress(OSError):
-            if not recording.enabled():
-                raise OSError("HPCFORGE_RECORDING_CACHE=off: nothing is kept")
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(text)
+    return text
+
+
+def from_git(ref: str, stack: str, *, project: Path = PROJECT_ROOT, progress: Any = None) -> State:
+    """The stack as the program at `ref` records it: `git archive` of the ref, then its own `offline preview --json`;
+    kept by its inputs (`base_cache_file`) and reused while they stay the same."""
+    commit = resolve_ref(ref, project)
+    if not commit:
+        raise BaseError(f"--against {ref}: neither a git ref of this repository nor a recording or render folder")
+    cache = base_cache_file(commit, stack, project)
+    if recording.enabled() and cache.is_file():
+        if progress:
+            shown = cache.relative_to(project) if cache.is_relative_to(project) else cache
+            progress(f"base: {ref} ({commit[:12]}), recorded before ({shown})")
+        state = State.from_json(cache)
+        state.origin, state.kind = f"{ref} ({commit[:12]})", "git"
+        return state
+    text = run_base_program(ref, commit, stack, project=project, progress=progress)
+    state = State.from_json_text(text, f"{ref} ({commit[:12]})")
+    with contextlib.suppress(OSError):
+        if not recording.enabled():
+            raise OSError("HPCFORGE_RECORDING_CACHE=off: nothing is kept")
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(text)
     state.origin, state.kind = f"{ref} ({commit[:12]})", "git"
     return state
 

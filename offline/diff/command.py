@@ -25,7 +25,8 @@ from components.paths import PROJECT_ROOT
 from ..live.command import observed_at
 from ..live.impact import LiveImpact, headline, jobs_at_risk, notes, render_markdown, render_text, source_line
 from ..live.slurm_json import LiveDataError, load_live
-from ..program.engine import ProgramConfigError, run_program
+from ..program.engine import ProgramConfigError
+from ..program.recording import reuse_or_run
 from ..program.stackfile import StackFileError, read_stack_file, stack_path
 from .base import BaseError, State, load_base
 from .effects import UNASSESSED, Impact, rank
@@ -115,8 +116,11 @@ def compute(args: argparse.Namespace, progress: bool = True) -> Computed:
     note(f"base: {len(base.resources)} resources ({time.perf_counter() - started:.1f} s)")
     path = args.config if args.config else stack_path(args.stack)
     mark = time.perf_counter()
-    head = State.from_recorded(run_program(read_stack_file(path, name=args.stack), PROJECT_ROOT), f"{path.name} (working tree)")
-    note(f"head: {len(head.resources)} resources ({time.perf_counter() - mark:.1f} s)")
+    # The recording `offline render` or `offline check` kept for exactly these inputs, if any; else run and keep it.
+    recorded, reused = reuse_or_run(read_stack_file(path, name=args.stack), PROJECT_ROOT, store=True)
+    head = State.from_recorded(recorded, f"{path.name} (working tree)")
+    how = "reused the recording of the same inputs" if reused else "ran the program"
+    note(f"head: {len(head.resources)} resources ({how}, {time.perf_counter() - mark:.1f} s)")
     if base.export is not None:
         fill_encrypted(base.export, head.resources)
         base.notes = list(base.export.notes)

@@ -91,6 +91,7 @@ def run_check(args: argparse.Namespace) -> int:  # noqa: PLR0912 (the command's 
             preview=getattr(args, "preview", False),
             reuse=not getattr(args, "no_reuse", False),
             on_resource=streamed.add if streamed else None,
+            store=True,
         )
     except BaseException:
         if streamed is not None:

@@ -76,7 +76,7 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "").lower() not in ("off", "0", "no", "false")
 
 
-def _sha256_file(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -92,7 +92,8 @@ def _tree_files(root: Path) -> Iterator[Path]:
                 yield Path(directory) / name
 
 
-def _version(name: str) -> str:
+def distribution_version(name: str) -> str:
+    """The installed version of a distribution (importlib.metadata), "-" when it is not installed."""
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
@@ -109,16 +110,16 @@ def run_key(stack: StackFile, project: Path = PROJECT_ROOT, *, preview: bool) ->
             digest.update(b"\0")
 
     add("format", str(FORMAT), "stack", stack.name, "preview", str(bool(preview)))
-    add("stack file", _sha256_file(stack.path))
+    add("stack file", sha256_file(stack.path))
     for name in PROGRAM_FILES:
         path = project / name
-        add("program", name, _sha256_file(path) if path.is_file() else "-")
+        add("program", name, sha256_file(path) if path.is_file() else "-")
     for tree in PROGRAM_TREES:
         for path in _tree_files(project / tree):
-            add("program", path.relative_to(project).as_posix(), _sha256_file(path))
+            add("program", path.relative_to(project).as_posix(), sha256_file(path))
     add("python", sys.version)
     for name in DISTRIBUTIONS:
-        add("distribution", name, _version(name))
+        add("distribution", name, distribution_version(name))
     for key in sorted(os.environ):
         if key.startswith(("PULUMI_", "HPCFORGE_")) and key not in (ENV_SWITCH, ENV_DIR, ENV_BASE_DIR):
             add("env", key, os.environ[key])
@@ -188,7 +189,7 @@ def _listing_digest(path: Path) -> str:
 
 def _file_digest(path: Path) -> str:
     try:
-        return _sha256_file(path) if path.is_file() else "-"
+        return sha256_file(path) if path.is_file() else "-"
     except OSError:
         return "-"
 
@@ -241,11 +242,22 @@ def record_and_store(
 ) -> RecordedStack:
     """Run the program (`run_program`) and, unless the cache is off, keep the recording for `reuse_or_run`
     (in `folder`, default `cache_dir(project)`)."""
+    return _record(stack, project, preview=preview, folder=folder)
+
+
+def _record(
+    stack: StackFile,
+    project: Path,
+    *,
+    preview: bool,
+    folder: Path | None,
+    on_resource: Callable[[RecordedResource], None] | None = None,
+) -> RecordedStack:
     if not enabled():
-        return run_program(stack, project, preview=preview)
+        return run_program(stack, project, preview=preview, on_resource=on_resource)
     key = run_key(stack, project, preview=preview)
     with _watch_reads() as reads:
-        recorded = run_program(stack, project, preview=preview)
+        recorded = run_program(stack, project, preview=preview, on_resource=on_resource)
     resolved = {Path(path) if os.path.isabs(path) else (project / path) for path in reads.opened}
     files = sorted((str(p), _file_digest(p)) for p in resolved if _outside_program(p, project))
     listings = sorted((str(p), _listing_digest(p)) for p in {Path(d) if os.path.isabs(d) else project / d for d in reads.listed})
@@ -262,14 +274,19 @@ def reuse_or_run(
     reuse: bool = True,
     folder: Path | None = None,
     on_resource: Callable[[RecordedResource], None] | None = None,
+    store: bool = False,
 ) -> tuple[RecordedStack, bool]:
     """The recording `record_and_store` kept for exactly these inputs, else a fresh run; and whether it was reused.
 
-    `on_resource` sees each resource of a fresh run as it is recorded (`run_program`), not those of a reused one."""
+    `on_resource` sees each resource of a fresh run as it is recorded (`run_program`), not those of a reused one.
+    `store`: keep a fresh run's recording as `record_and_store` does, so that the next command with the same inputs
+    (`offline check` then `offline diff` in one pull-request job) reuses it instead of running the program again."""
     if reuse and enabled():
         entry = _load(run_key(stack, project, preview=preview), folder or cache_dir(project))
         if entry is not None:
             return entry.stack, True
+    if store:
+        return _record(stack, project, preview=preview, folder=folder, on_resource=on_resource), False
     return run_program(stack, project, preview=preview, on_resource=on_resource), False
 
 
@@ -279,8 +296,10 @@ __all__ = [
     "ENV_SWITCH",
     "Entry",
     "cache_dir",
+    "distribution_version",
     "enabled",
     "record_and_store",
     "reuse_or_run",
     "run_key",
+    "sha256_file",
 ]

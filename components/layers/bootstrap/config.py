@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ...ground.base import ConfigProblems, IPv4Network, StrictModel
+from ...ground.base import ConfigProblems, IPv4Network, StrictModel, duplicates
 from ..directory.config import validate_ssh_public_key
 
 
@@ -95,7 +95,7 @@ class K0sBootstrap(StrictModel):
                 [(["controllers"], f"{len(self.controllers)} RKE2 servers: etcd needs an odd number (1, 3, 5) to keep quorum")]
             )
         names = [host.name or host.host for host in (*self.controllers, *self.workers)]
-        duplicated = sorted({n for n in names if names.count(n) > 1})
+        duplicated = sorted(set(duplicates(names)))
         if duplicated:
             raise ConfigProblems([(["controllers"], f"host {duplicated[0]!r} is listed twice")])
         return self

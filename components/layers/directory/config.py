@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from functools import cached_property
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -137,14 +138,23 @@ class DirectoryConfig(StrictModel):
         return ",".join(parts)
 
     def group(self, name: str) -> PosixGroup | None:
-        return next((group for group in self.groups if group.name == name), None)
+        return self._groups_by_name.get(name)
+
+    @cached_property
+    def _groups_by_name(self) -> dict[str, PosixGroup]:
+        """The first group of each name (what a scan of `groups` finds), so that lookups cost one step each."""
+        found: dict[str, PosixGroup] = {}
+        for group in self.groups:
+            found.setdefault(group.name, group)
+        return found
 
     @model_validator(mode="after")
     def _cross_checks(self) -> DirectoryConfig:
         problems = ProblemCollector()
         group_names = {group.name for group in self.groups}
+        first_group: dict[str, PosixGroup] = {}
         for index, group in enumerate(self.groups):
-            if group.name in [g.name for g in self.groups[:index]]:
+            if first_group.setdefault(group.name, group) is not group:
                 problems.add(["groups", index, "name"], f"duplicate group name {group.name!r}")
         seen_gids: dict[int, str] = {}
         for index, group in enumerate(self.groups):
@@ -155,12 +165,12 @@ class DirectoryConfig(StrictModel):
                 )
             seen_gids.setdefault(group.gid_number, group.name)
         seen_uids: dict[int, str] = {}
-        seen_names: set[str] = set()
+        seen_names: dict[str, PosixUser] = {}
         known = ", ".join(sorted(group_names)) or "none"
         for index, user in enumerate(self.users):
             if user.name in seen_names:
                 problems.add(["users", index, "name"], f"duplicate user name {user.name!r}")
-            seen_names.add(user.name)
+            seen_names.setdefault(user.name, user)
             if user.uid_number in seen_uids:
                 problems.add(
                     ["users", index, "uidNumber"],
@@ -177,11 +187,11 @@ class DirectoryConfig(StrictModel):
                         ["users", index, "groups", group_index],
                         f"user {user.name!r}: unknown group {group_name!r} (known: {known})",
                     )
-        for name in group_names & seen_names:
+        for name in group_names & seen_names.keys():
             # A user and a group of the same name is legal LDAP but confuses `id` output; keep it legal
             # only for user-private groups, where the gid equals the uid.
-            same_name_group = self.group(name)
-            user = next(u for u in self.users if u.name == name)
+            same_name_group = first_group.get(name)
+            user = seen_names[name]
             if same_name_group is not None and same_name_group.gid_number != user.uid_number and user.primary_group != name:
                 problems.add(["groups"], f"group {name!r} has the name of a user but is not that user's private group")
         problems.raise_if_any()

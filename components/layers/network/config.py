@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from functools import cached_property
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -18,6 +19,7 @@ from ...ground.base import (
     StrictModel,
     duplicates,
     go_duration_seconds,
+    overlapping_pairs,
     parse_address_range,
 )
 from ...ground.exposure import PRIVATE_RANGES, Exposure
@@ -220,10 +222,26 @@ class NetworkConfig(StrictModel):
     """The site DNS (CoreDNS) for the compute plane."""
 
     def pool(self, name: str) -> AddressPool | None:
-        return next((pool for pool in self.pools if pool.name == name), None)
+        return self._pools_by_name.get(name)
+
+    @cached_property
+    def _pools_by_name(self) -> dict[str, AddressPool]:
+        """The first pool of each name (what a scan finds), so that a lookup costs one step, not one per pool."""
+        found: dict[str, AddressPool] = {}
+        for pool in self.pools:
+            found.setdefault(pool.name, pool)
+        return found
 
     def attachment(self, name: str) -> NetworkAttachment | None:
-        return next((att for att in self.attachments if att.name == name), None)
+        return self._attachments_by_name.get(name)
+
+    @cached_property
+    def _attachments_by_name(self) -> dict[str, NetworkAttachment]:
+        """The first attachment of each name (what a scan finds), so that a lookup costs one step, not one per attachment."""
+        found: dict[str, NetworkAttachment] = {}
+        for att in self.attachments:
+            found.setdefault(att.name, att)
+        return found
 
     @model_validator(mode="after")
     def _cross_checks(self) -> NetworkConfig:
@@ -235,19 +253,18 @@ class NetworkConfig(StrictModel):
         # MetalLB v0.16.1's IPAddressPool webhook refuses a pool one of whose addresses overlaps an address of any
         # pool, itself included (internal/config/config.go poolsFor, cidrsOverlap); refuse it here instead.
         spans = [
-            (index, pool.name, entry, *pool.ranges()[position])
+            (index, pool.name, entry, *span)
             for index, pool in enumerate(self.pools)
-            for position, entry in enumerate(pool.addresses)
+            for entry, span in zip(pool.addresses, pool.ranges(), strict=True)
         ]
-        for i, (index_a, name_a, entry_a, first_a, last_a) in enumerate(spans):
-            for index_b, _name_b, entry_b, first_b, last_b in spans[i + 1 :]:
-                if not (first_a <= last_b and first_b <= last_a):
-                    continue
-                if index_a != index_b:
-                    message = f"overlaps pool {name_a!r} ({first_b}-{last_b} vs {first_a}-{last_a})"
-                else:
-                    message = f"{entry_b} overlaps {entry_a} of the same pool: MetalLB refuses overlapping addresses"
-                problems.add(["pools", index_b, "addresses"], message)
+        for a, b in overlapping_pairs([(first, last) for *_, first, last in spans]):
+            index_a, name_a, entry_a, first_a, last_a = spans[a]
+            index_b, _name_b, entry_b, first_b, last_b = spans[b]
+            if index_a != index_b:
+                message = f"overlaps pool {name_a!r} ({first_b}-{last_b} vs {first_a}-{last_a})"
+            else:
+                message = f"{entry_b} overlaps {entry_a} of the same pool: MetalLB refuses overlapping addresses"
+            problems.add(["pools", index_b, "addresses"], message)
         self._check_pool_address(problems, ["ingress"], self.ingress.pool, self.ingress.address)
         if self.dns.enabled:
             self._check_pool_address(problems, ["dns"], self.dns.pool or self.ingress.pool, self.dns.address)

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 
-from ...ground.base import K8sName, StrictModel
+from ...ground.base import K8sName, StrictModel, duplicates
 from ..storage.config import Storage
 
 Severity = Literal["critical", "warning"]
@@ -73,10 +73,9 @@ class ObservabilityConfig(StrictModel):
 
     @model_validator(mode="after")
     def _unique(self) -> ObservabilityConfig:
-        names = [r.name for r in self.receivers]
-        for name in names:
-            if names.count(name) > 1:
-                raise ValueError(f"duplicate receiver name {name!r}")
+        twice = duplicates(r.name for r in self.receivers)
+        if twice:
+            raise ValueError(f"duplicate receiver name {twice[0]!r}")
         return self
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
@@ -21,6 +23,7 @@ from ...ground.base import (
     ProblemCollector,
     StrictModel,
     ipv4_int,
+    overlapping_pairs,
 )
 from ...ground.hosts import Host
 from ...ground.inventory_ref import InventoryRef
@@ -274,14 +277,19 @@ def _check_networks(cfg: ProvisioningConfig, problems: ProblemCollector) -> _Net
         _in_network(problems, ["address"], grendel.ip, cfg.address, "the provisioning subnet", subnet)
     _in_network(problems, ["gateway"], ipaddress.IPv4Address(cfg.gateway), cfg.gateway, "the provisioning subnet", subnet)
     ranges: DhcpRanges = [(["dhcp", "range"], subnet, cfg.dhcp.range)]
+    networks = [network for network, _ in cfg.networks()]
+    # Each subnet against the networks before it (the main one first), in that order: sorted intervals, not pairs.
+    overlaps: dict[int, list[int]] = {}
+    for earlier, later in overlapping_pairs([(int(n.network_address), int(n.broadcast_address)) for n in networks]):
+        overlaps.setdefault(later, []).append(earlier)
     for index, extra in enumerate(cfg.subnets):
-        network = ipaddress.IPv4Network(extra.subnet)
+        network = networks[index + 1]
         gateway = ipaddress.IPv4Address(extra.gateway)
         _in_network(problems, ["subnets", index, "gateway"], gateway, extra.gateway, "subnet", network)
-        for other_index, (other, _) in enumerate(cfg.networks()[: index + 1]):
-            if network.overlaps(other):
-                other_name = "the provisioning subnet" if other_index == 0 else f"subnets[{other_index - 1}]"
-                problems.add(["subnets", index, "subnet"], f"{extra.subnet} overlaps {other_name} {other}")
+        for other_index in overlaps.get(index + 1, ()):
+            other = networks[other_index]
+            other_name = "the provisioning subnet" if other_index == 0 else f"subnets[{other_index - 1}]"
+            problems.add(["subnets", index, "subnet"], f"{extra.subnet} overlaps {other_name} {other}")
         ranges.append((["subnets", index, "range"], network, extra.range))
     host_nets = [_net(network, _check_range(problems, path, network, dhcp_range)) for path, network, dhcp_range in ranges]
     bmc_nets = host_nets
@@ -316,8 +324,9 @@ def _check_range(
 def _check_images(cfg: ProvisioningConfig, problems: ProblemCollector) -> str:
     """Image names unique and the default image known; the known names, as a message lists them."""
     image_names = [image.name for image in cfg.images]
+    first_index: dict[str, int] = {}
     for index, image in enumerate(cfg.images):
-        if image.name in image_names[:index]:
+        if first_index.setdefault(image.name, index) != index:
             problems.add(["images", index, "name"], f"duplicate image name {image.name!r}")
         paths = [("kernel", image.kernel), *((f"initrd[{i}]", p) for i, p in enumerate(image.initrd)), ("liveimg", image.liveimg)]
         for field_name, path in paths:
@@ -358,6 +367,8 @@ def _check_hosts(cfg: ProvisioningConfig, problems: ProblemCollector, nets: _Net
     if cfg.bmc_network is not None:
         ips.setdefault(cfg.bmc_network.gateway, (None, "the BMC network's gateway"))
     known_image_set = {image.name for image in cfg.images}
+    host_index = _NetIndex(nets.host_nets)
+    bmc_index = host_index if nets.bmc_nets is nets.host_nets else _NetIndex(nets.bmc_nets)
     inside: dict[int, int] = {}
     for index, host in enumerate(cfg.hosts):
         name = host.name
@@ -373,7 +384,7 @@ def _check_hosts(cfg: ProvisioningConfig, problems: ProblemCollector, nets: _Net
                     ["hosts", index, *mac_key.split(".")], f"host {name!r}: MAC {mac} is already used by {_owner_text(seen)}"
                 )
             path: list[str | int] = ["hosts", index, *ip_key.split(".")]
-            _check_address(cfg, problems, path, name, ip_text, nets.bmc_nets if what else nets.host_nets, inside, bmc=bool(what))
+            _check_address(cfg, problems, path, name, ip_text, bmc_index if what else host_index, inside, bmc=bool(what))
             seen = ips.setdefault(ip_text, owner)
             if seen != owner:
                 problems.add(path, f"host {name!r}: IP {ip_text} is already used by {_owner_text(seen)}")
@@ -398,20 +409,38 @@ def _interfaces(problems: ProblemCollector, index: int, host: Host) -> list[tupl
     return interfaces
 
 
+class _NetIndex:
+    """Finds the first of `nets` that holds an address: by bisection when the networks are disjoint (then at most one
+    holds it), so that a site with a subnet per rack costs one lookup per address, not one comparison per subnet."""
+
+    def __init__(self, nets: list[_Net]) -> None:
+        self.nets = nets
+        ordered = sorted(nets, key=lambda n: n.first)
+        self._ordered = ordered if all(a.last < b.first for a, b in itertools.pairwise(ordered)) else None
+        self._firsts = [n.first for n in ordered]
+
+    def find(self, ip: int) -> _Net | None:
+        if self._ordered is None or len(self.nets) < 8:
+            return next((n for n in self.nets if n.first <= ip <= n.last), None)
+        at = bisect.bisect_right(self._firsts, ip) - 1
+        return self._ordered[at] if at >= 0 and self._ordered[at].last >= ip else None
+
+
 def _check_address(
     cfg: ProvisioningConfig,
     problems: ProblemCollector,
     path: list[str | int],
     name: str,
     ip_text: str,
-    nets: list[_Net],
+    index: _NetIndex,
     inside: dict[int, int],
     *,
     bmc: bool,
 ) -> None:
-    """A host address inside one of `nets` (counted in `inside`) and out of its DHCP dynamic range."""
+    """A host address inside one of `index.nets` (counted in `inside`) and out of its DHCP dynamic range."""
     ip = ipv4_int(ip_text)
-    net = next((n for n in nets if n.first <= ip <= n.last), None)
+    net = index.find(ip)
+    nets = index.nets
     if net is None:
         kind = "the BMC network" if bmc and cfg.bmc_network is not None else "the provisioning subnet"
         if len(nets) > 1:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -192,7 +193,15 @@ class SlurmAccountsConfig(StrictModel):
         return {DEFAULT_QOS} | {q.name for q in self.qos}
 
     def account(self, name: str) -> AccountConfig | None:
-        return next((a for a in self.accounts if a.name == name), None)
+        return self._accounts_by_name.get(name)
+
+    @cached_property
+    def _accounts_by_name(self) -> dict[str, AccountConfig]:
+        """The first account of each name (what a scan finds), so that a lookup costs one step, not one per account."""
+        found: dict[str, AccountConfig] = {}
+        for a in self.accounts:
+            found.setdefault(a.name, a)
+        return found
 
     @model_validator(mode="after")
     def _cross_checks(self) -> SlurmAccountsConfig:  # noqa: PLR0912 (one branch per cross-reference checked, each with its own message)

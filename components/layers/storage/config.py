@@ -85,10 +85,17 @@ class StorageConfig(StrictModel):
         paths = [e.mount_path for e in self.nfs_exports]
         for path in duplicates(paths):
             problems.add(["nfsExports"], f"two exports mount at {path}")
+        # Each path against every other as a folder (`other/`): looked up by the path's own folder prefixes.
+        as_folder: dict[str, list[int]] = {}
+        for position, other in enumerate(paths):
+            as_folder.setdefault(other.rstrip("/") + "/", []).append(position)
         for index, export in enumerate(self.nfs_exports):
-            for other in paths:
-                if other != export.mount_path and export.mount_path.startswith(other.rstrip("/") + "/"):
-                    problems.add(["nfsExports", index, "mountPath"], f"{export.mount_path} is inside another export's {other}")
+            path = export.mount_path
+            prefixes = (path[:end] for end in range(1, len(path) + 1) if path[end - 1] == "/")
+            outer = sorted(position for prefix in prefixes for position in as_folder.get(prefix, ()))
+            for other in (paths[position] for position in outer):
+                if other != path:
+                    problems.add(["nfsExports", index, "mountPath"], f"{path} is inside another export's {other}")
             if export.mount_path in {"/", "/etc", "/usr", "/var", "/proc", "/sys", "/dev", "/run", "/tmp"}:
                 problems.add(["nfsExports", index, "mountPath"], f"{export.mount_path} would hide the system's own tree")
         problems.raise_if_any()

@@ -135,6 +135,33 @@ def test_problems_inside_the_file_name_the_file_and_the_path_in_it(tmp_path: Pat
     assert raised.value.messages == [f"{tmp_path / 'hosts.yaml'}: hosts[1].ip: 10.77.0.300 is not an IPv4 address"]
 
 
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            '{name: vm02, mac: "52:54:00:77:00:12", ip: 10.77.0.12, tags: ["rack\\t1"]}',
+            "hosts[1].tags[0]: 'rack\\t1' contains a tab; a value must stay on one line (it is written into configuration files)",
+        ),
+        (
+            '{name: vm02, mac: "52:54:00:77:00:12", ip: 10.77.0.12, bmc: {mac: "52:54:00:77:01:12", ip: "10.77.1.12\\n"}}',
+            "hosts[1].bmc.ip: '10.77.1.12\\n' contains a line break; a value must stay on one line (it is written into "
+            "configuration files)",
+        ),
+        (
+            "{name: vm02, mac: '52:54:00:77:00:12', ip: 10.77.0.12, vlan: true}",
+            "hosts[1].vlan: expected an integer (got true, a boolean)",
+        ),
+    ],
+)
+def test_what_the_bulk_check_finds_in_an_entry_is_named_by_the_entry(tmp_path: Path, entry: str, message: str) -> None:
+    # Entries are validated a chunk at a time after one search of the chunk (inventory.build_items): what it finds
+    # is still reported by the model that holds it, under the entry's path in the file.
+    text = f"hosts:\n- {{name: vm01, mac: '52:54:00:77:00:11', ip: 10.77.0.11}}\n- {entry}\n"
+    with pytest.raises(ConfigError) as raised:
+        _load_with_hosts_file(tmp_path, text)
+    assert raised.value.messages == [f"{tmp_path / 'hosts.yaml'}: {message}"]
+
+
 def test_an_unknown_key_in_an_inventory_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"hosts.yaml: users: unknown key \(allowed: hosts\)"):
         _load_with_hosts_file(tmp_path, "hosts: []\nusers: []\n")

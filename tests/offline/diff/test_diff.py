@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from offline.cli import main
-from offline.diff.base import CACHE_FORMAT, BaseError, State, base_cache_dir, from_git, load_base, resolve_ref
+from offline.diff import base as base_module
+from offline.diff.base import BaseError, State, base_cache_dir, base_cache_file, from_git, load_base, resolve_ref
 from offline.diff.effects import hostlist
 from offline.diff.impact import assess
 from offline.diff.plan import diff_values, force_new_fields, make_plan, text_diff
@@ -190,12 +191,44 @@ def test_git_bases_are_kept_where_the_environment_says(monkeypatch: pytest.Monke
     monkeypatch.setenv(recording.ENV_BASE_DIR, str(tmp_path))
     monkeypatch.delenv(recording.ENV_SWITCH, raising=False)
     planted = {"stack": "prod", "resources": [_k8s("planted", {"kind": "ConfigMap"})]}
-    (tmp_path / f"{commit}-prod-{CACHE_FORMAT}.json").write_text(json.dumps(planted))
+    kept = base_cache_file(commit, "prod")
+    assert kept.parent == tmp_path and kept.name.startswith(f"{commit}-prod-")
+    kept.write_text(json.dumps(planted))
     said: list[str] = []
     state = from_git("HEAD", "prod", progress=said.append)
     assert [r["name"] for r in state.resources] == ["planted"]
     assert state.origin == f"HEAD ({commit[:12]})"
-    assert said == [f"base: HEAD ({commit[:12]}), recorded before ({tmp_path / f'{commit}-prod-{CACHE_FORMAT}.json'})"]
+    assert said == [f"base: HEAD ({commit[:12]}), recorded before ({kept})"]
+
+
+def test_a_changed_dependency_version_does_not_reuse_the_kept_base(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The kept base is named by its inputs (offline/diff/base.py base_key): the installed pulumi-kubernetes (or any
+    dependency) changing runs the base program again instead of reusing a recording made with the old one."""
+    commit = resolve_ref("HEAD")
+    if not commit:
+        pytest.skip("not a git checkout")
+    monkeypatch.setenv(recording.ENV_BASE_DIR, str(tmp_path))
+    monkeypatch.delenv(recording.ENV_SWITCH, raising=False)
+    base_file = base_cache_file(commit, "prod")
+    base_file.write_text(json.dumps({"stack": "prod", "resources": [_k8s("kept", {"kind": "ConfigMap"})]}))
+    runs: list[str] = []
+
+    def run(ref: str, commit: str, stack: str, **_: object) -> str:
+        runs.append(ref)
+        return json.dumps({"stack": stack, "resources": [_k8s("ran", {"kind": "ConfigMap"})]})
+
+    monkeypatch.setattr(base_module, "run_base_program", run)
+    assert [r["name"] for r in from_git("HEAD", "prod").resources] == ["kept"]
+    assert runs == []
+    installed = dict(base_module.dependency_versions())
+    assert installed["pulumi"] != "-" and installed["pulumi-kubernetes"] != "-"
+    changed = sorted({**installed, "pulumi-kubernetes": installed["pulumi-kubernetes"] + ".post1"}.items())
+    monkeypatch.setattr(base_module, "dependency_versions", lambda project=REPO: changed)
+    assert base_cache_file(commit, "prod") != base_file
+    assert [r["name"] for r in from_git("HEAD", "prod").resources] == ["ran"]
+    assert runs == ["HEAD"]
+    assert [r["name"] for r in from_git("HEAD", "prod").resources] == ["ran"]  # kept under the new inputs
+    assert runs == ["HEAD"]
 
 
 def _with_controller(stack: RecordedStack, extra_conf: str, inplace: bool) -> State:

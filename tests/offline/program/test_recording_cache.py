@@ -39,6 +39,19 @@ def test_an_unchanged_run_is_reused_and_is_the_same_recording(site: Path, tmp_pa
     assert reused.outputs == stored.outputs and reused.secret_outputs == stored.secret_outputs
 
 
+def test_a_fresh_run_that_stores_is_reused_by_the_next_command(site: Path, tmp_path: Path) -> None:
+    """`offline check` and `offline diff` keep their fresh run (store=True): the other one, with the same inputs, reuses
+    it, so one pull-request job runs the head program once; without store, nothing is kept."""
+    stack = read_stack_file(site, name="small")
+    seen: list[str] = []
+    _, hit = recording.reuse_or_run(stack, REPO, folder=tmp_path / "plain", on_resource=lambda r: seen.append(r.urn))
+    assert not hit and seen and not list((tmp_path / "plain").glob("*.pickle"))
+    first, hit = recording.reuse_or_run(stack, REPO, folder=tmp_path / "kept", store=True)
+    assert not hit and len(list((tmp_path / "kept").glob("*.pickle"))) == 1
+    again, hit = recording.reuse_or_run(stack, REPO, folder=tmp_path / "kept", store=True)
+    assert hit and _urns_and_inputs(again) == _urns_and_inputs(first)
+
+
 def test_the_recording_lists_the_inventory_files_the_program_read(site: Path, tmp_path: Path) -> None:
     _store(site, tmp_path)
     (entry_path,) = tmp_path.glob("*.pickle")
