@@ -288,6 +288,23 @@ def duplicates(values: Iterable[Any]) -> list[Any]:
     return dups
 
 
+class _Named(typing.Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_NamedT = typing.TypeVar("_NamedT", bound=_Named)
+
+
+def first_by_name(items: Iterable[_NamedT]) -> dict[str, _NamedT]:
+    """The first item of each name, as a scan in order finds it: the index behind the configs' lookups by name (they
+    are looped over, so each costs one step, not one per item)."""
+    found: dict[str, _NamedT] = {}
+    for item in items:
+        found.setdefault(item.name, item)
+    return found
+
+
 def overlapping_pairs(spans: Sequence[tuple[Any, Any]]) -> list[tuple[int, int]]:
     """Every pair (i, j), i < j, of inclusive spans (first, last) that share a point, in the order of two nested
     loops over the spans (i, then j): what comparing each span with every later one finds, in O(n log n + pairs).

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 
-from ..ground.base import MULTILINE, DnsName, StrictModel
+from ..ground.base import MULTILINE, DnsName, StrictModel, first_by_name
 from ..ground.platform_core import DeliveryMode, KubernetesConfig, Protection, ProtectionMode
 from ..ground.pools import NodePool
 from ..layers.backups.config import BackupsConfig
@@ -126,10 +126,7 @@ class PlatformModel(StrictModel):
     @cached_property
     def _node_pools_by_name(self) -> dict[str, NodePool]:
         """The first node pool of each name (what a scan finds): a lookup per nodeset costs one step, not one per pool."""
-        found: dict[str, NodePool] = {}
-        for pool in self.node_pools:
-            found.setdefault(pool.name, pool)
-        return found
+        return first_by_name(self.node_pools)
 
     def slurm_pools(self) -> dict[str, str]:
         """Node pool name -> the nodeset that uses it (by reference or by an equal node selector)."""

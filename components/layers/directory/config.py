@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from ...ground.base import ProblemCollector, StrictModel
+from ...ground.base import ProblemCollector, StrictModel, first_by_name
 from ...ground.inventory_ref import InventoryRef
 from ..storage.config import Storage
 
@@ -143,10 +143,7 @@ class DirectoryConfig(StrictModel):
     @cached_property
     def _groups_by_name(self) -> dict[str, PosixGroup]:
         """The first group of each name (what a scan of `groups` finds), so that lookups cost one step each."""
-        found: dict[str, PosixGroup] = {}
-        for group in self.groups:
-            found.setdefault(group.name, group)
-        return found
+        return first_by_name(self.groups)
 
     @model_validator(mode="after")
     def _cross_checks(self) -> DirectoryConfig:

@@ -18,6 +18,7 @@ from ...ground.base import (
     ProblemCollector,
     StrictModel,
     duplicates,
+    first_by_name,
     go_duration_seconds,
     overlapping_pairs,
     parse_address_range,
@@ -227,10 +228,7 @@ class NetworkConfig(StrictModel):
     @cached_property
     def _pools_by_name(self) -> dict[str, AddressPool]:
         """The first pool of each name (what a scan finds), so that a lookup costs one step, not one per pool."""
-        found: dict[str, AddressPool] = {}
-        for pool in self.pools:
-            found.setdefault(pool.name, pool)
-        return found
+        return first_by_name(self.pools)
 
     def attachment(self, name: str) -> NetworkAttachment | None:
         return self._attachments_by_name.get(name)
@@ -238,10 +236,7 @@ class NetworkConfig(StrictModel):
     @cached_property
     def _attachments_by_name(self) -> dict[str, NetworkAttachment]:
         """The first attachment of each name (what a scan finds), so that a lookup costs one step, not one per attachment."""
-        found: dict[str, NetworkAttachment] = {}
-        for att in self.attachments:
-            found.setdefault(att.name, att)
-        return found
+        return first_by_name(self.attachments)
 
     @model_validator(mode="after")
     def _cross_checks(self) -> NetworkConfig:

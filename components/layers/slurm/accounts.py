@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from ...ground.base import ProblemCollector, StrictModel, as_written, duplicates
+from ...ground.base import ProblemCollector, StrictModel, as_written, duplicates, first_by_name
 
 if TYPE_CHECKING:
     from ..directory.config import DirectoryConfig
@@ -198,10 +198,7 @@ class SlurmAccountsConfig(StrictModel):
     @cached_property
     def _accounts_by_name(self) -> dict[str, AccountConfig]:
         """The first account of each name (what a scan finds), so that a lookup costs one step, not one per account."""
-        found: dict[str, AccountConfig] = {}
-        for a in self.accounts:
-            found.setdefault(a.name, a)
-        return found
+        return first_by_name(self.accounts)
 
     @model_validator(mode="after")
     def _cross_checks(self) -> SlurmAccountsConfig:  # noqa: PLR0912 (one branch per cross-reference checked, each with its own message)

@@ -19,6 +19,7 @@ from ...ground.base import (
     StrictModel,
     as_written,
     duplicates,
+    first_by_name,
     quantity_value,
 )
 from ...ground.exposure import Exposure
@@ -431,10 +432,7 @@ class SlurmConfig(StrictModel):
     @cached_property
     def _nodesets_by_name(self) -> dict[str, NodeSetConfig]:
         """The first nodeset of each name (what a scan finds), so that a lookup costs one step, not one per nodeset."""
-        found: dict[str, NodeSetConfig] = {}
-        for ns in self.nodesets:
-            found.setdefault(ns.name, ns)
-        return found
+        return first_by_name(self.nodesets)
 
     def partitions_of(self, nodeset: str) -> list[str]:
         """Partitions that take the nodeset's nodes: by name, or by a feature every node of it carries."""

@@ -22,7 +22,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from ...ground.base import ProblemCollector, StrictModel, duplicates
+from ...ground.base import ProblemCollector, StrictModel, duplicates, first_by_name
 
 
 def _unit_name(value: str) -> str:
@@ -123,10 +123,7 @@ class TopologyConfig(StrictModel):
     @cached_property
     def _switches_by_name(self) -> dict[str, TopologySwitch]:
         """The first switch of each name (what a scan finds), so that a lookup costs one step, not one per switch."""
-        found: dict[str, TopologySwitch] = {}
-        for s in self.switches:
-            found.setdefault(s.name, s)
-        return found
+        return first_by_name(self.switches)
 
     def leaves(self) -> list[str]:
         return [s.name for s in self.switches if not s.switches]
