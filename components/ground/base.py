@@ -297,8 +297,7 @@ _NamedT = typing.TypeVar("_NamedT", bound=_Named)
 
 
 def first_by_name(items: Iterable[_NamedT]) -> dict[str, _NamedT]:
-    """The first item of each name, as a scan in order finds it: the index behind the configs' lookups by name (they
-    are looped over, so each costs one step, not one per item)."""
+    """The first item of each name, as a scan finds it: configs' lookups by name (looped over) cost one step each."""
     found: dict[str, _NamedT] = {}
     for item in items:
         found.setdefault(item.name, item)
