@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -24,7 +25,9 @@ from tests.daemons.common import (
     PidfileDaemon,
     free_ports,
     kill_orphans,
+    kill_tagged,
     pid_alive,
+    processes_in,
     run,
     wait_until,
     write_script,
@@ -619,3 +622,21 @@ def test_build_script_checks_the_tarball_against_the_readme_and_reuses_a_built_p
     reused = run(["bash", str(BUILD_SLURM)], env={**env, "HPCFORGE_SHARED": str(right)}, timeout=60)
     assert reused.returncode == 0, reused.stderr
     assert reused.stdout.strip().splitlines()[-1] == str(prefix) and "reusing" in reused.stderr
+
+
+def test_kill_tagged_with_a_root_stops_an_untagged_process_working_there(tmp_path: Path) -> None:
+    # slurmstepd's title overwrites its environment, so only its working directory ties it to a cluster.
+    cluster = tmp_path / "cluster"
+    (cluster / "spool").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    inside = subprocess.Popen(["sleep", "60"], cwd=cluster / "spool", env={"PATH": os.environ["PATH"]})
+    outside = subprocess.Popen(["sleep", "60"], cwd=elsewhere, env={"PATH": os.environ["PATH"]})
+    try:
+        assert inside.pid in processes_in(cluster) and outside.pid not in processes_in(cluster)
+        assert kill_tagged(["HPCFORGE_NO_SUCH_TAG=1"], grace=2, root=cluster) == [inside.pid]
+        assert inside.wait(timeout=10) is not None and outside.poll() is None
+    finally:
+        for proc in (inside, outside):
+            proc.kill()
+            proc.wait()

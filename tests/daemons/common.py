@@ -493,9 +493,29 @@ def processes_with_env(entries: Iterable[str]) -> list[int]:
     return found
 
 
-def kill_tagged(entries: Iterable[str], grace: float = 5.0) -> list[int]:
-    """Stop (SIGTERM, then SIGKILL after ``grace`` s) every process found by :func:`processes_with_env`; their pids."""
-    pids = processes_with_env(list(entries))
+def processes_in(root: Path) -> list[int]:
+    """Pids (not this process) whose working directory is ``root`` or below it, deleted since or not.
+
+    slurmstepd writes its process title over its environment, so :func:`processes_with_env` cannot find it; it keeps
+    the working directory slurmd gave it, inside the cluster's directory.
+    """
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{name}/cwd").removesuffix(" (deleted)")
+        except OSError:
+            continue
+        if Path(cwd).is_relative_to(root) and pid_alive(int(name)):
+            found.append(int(name))
+    return found
+
+
+def kill_tagged(entries: Iterable[str], grace: float = 5.0, root: Path | None = None) -> list[int]:
+    """Stop (SIGTERM, then SIGKILL after ``grace`` s) every process found by :func:`processes_with_env`, and with
+    ``root`` by :func:`processes_in`; their pids."""
+    pids = sorted(set(processes_with_env(list(entries))) | set(processes_in(root) if root is not None else ()))
     for pid in pids:
         _kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace

@@ -656,9 +656,11 @@ class SlurmCluster:
                 self._cancel_all_jobs()
         errors = self._stack.stop_all()
         self.slurmds.clear()
-        # slurmstepd and job processes leave slurmd's process group: find them by environment
+        # slurmstepd and job processes leave slurmd's process group: find them by environment, and slurmstepd (whose
+        # title overwrites its environment) by its working directory in this cluster's; a job left running when
+        # slurmctld was stopped first (tests/daemons/slurm_change.py) would keep its slurmstepd otherwise
         with contextlib.suppress(Exception):
-            kill_tagged([f"{TAG_VAR}={self.tag}", f"SLURM_CONF={self.conf_path}"])
+            kill_tagged([f"{TAG_VAR}={self.tag}", f"SLURM_CONF={self.conf_path}"], root=self.tmp_dir)
         if errors:
             # stopping is best effort: report but do not mask the test's own failure
             print(f"[slurm harness] errors while stopping: {errors}")
