@@ -41,6 +41,23 @@ EVIDENCE_APPPROJECT = (
 )
 
 
+EVIDENCE_NAMESPACE_NEW = (
+    "Kubernetes Namespaces (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/): a namespace "
+    "scopes the objects created in it; a new one holds none before this change, and each object created in it has its "
+    "own verdict"
+)
+
+
+def new_namespace_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
+    """A namespace created: nothing ran there before, so nothing running changes (its objects answer for themselves)."""
+    if change.kind != "Namespace" or change.type.endswith("Patch") or change.op != "create":
+        return []
+    return [
+        effect_for(change, plan, "none", f"namespace {change.object_name} created: empty until its objects come (each has its own verdict)",
+                   EVIDENCE_NAMESPACE_NEW, REVERT_SAFE)
+    ]  # fmt: skip
+
+
 def _namespace_deleted(plan: Plan, namespace: str) -> Change | None:
     return next(
         (
@@ -322,7 +339,7 @@ def pulumi_await_rules(change: Change, plan: Plan, impact: Impact) -> list[Effec
 
 
 OBJECT_RULES = (
-    deleted_with_namespace_rules, config_consumer_rules, schedule_rules, monitoring_rules, evidence_check_rules,
+    new_namespace_rules, deleted_with_namespace_rules, config_consumer_rules, schedule_rules, monitoring_rules, evidence_check_rules,
     component_rules, network_policy_rules, app_project_rules, queue_label_rules, metadata_rules,
     pulumi_await_rules,
 )  # fmt: skip

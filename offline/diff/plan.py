@@ -491,13 +491,25 @@ def _data(resources: list[dict[str, Any]], namespace: str, prefix: str, key: str
     return out
 
 
+def json_records(text: str, key: str | None = None) -> list[dict[str, Any]]:
+    """The JSON records of `text` (under `key`), or none where it is not what hpcforge writes: a recording edited or
+    written by another version says nothing about entities, and the resource's own verdict still stands."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    if key is not None:
+        value = value.get(key) if isinstance(value, dict) else None
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def entities(resources: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
     """Per kind (host, user, group, account, QOS, Slurm user, Kubernetes node), each name and a digest of its record."""
     found: dict[str, dict[str, str]] = {
         k: {} for k in ("host", "directory user", "directory group", "Slurm account", "Slurm user", "QOS", "Kubernetes node")
     }
     for text in _data(resources, "provisioning", "grendel-inventory-", "hosts.json"):
-        for host in json.loads(text):
+        for host in json_records(text):
             found["host"][str(host.get("name"))] = json.dumps(host, sort_keys=True)
     for text in _data(resources, "directory", "dirsrv-ldif-", "bootstrap.ldif"):
         for entry in text.split("\n\n"):
@@ -507,9 +519,8 @@ def entities(resources: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
             elif first.startswith("dn: cn=") and ",ou=Groups," in first:
                 found["directory group"][first[7:].split(",")[0]] = entry.strip()
     for text in _data(resources, "slurm", "slurm-accounts-desired-", "accounts.json"):
-        desired = json.loads(text)
         for kind, key in (("Slurm account", "accounts"), ("Slurm user", "users"), ("QOS", "qos")):
-            for item in desired.get(key) or []:
+            for item in json_records(text, key):
                 found[kind][str(item.get("name"))] = json.dumps(item, sort_keys=True)
     for r in resources:
         if str(r.get("type", "")).endswith(":NodePatch"):

@@ -3,7 +3,6 @@ config files, the accounting reconcile's plan, hosts, users and accounts by name
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from components.layers.slurm.face import GPU_HOURS_ANNOTATION
@@ -23,7 +22,7 @@ from .evidence import (
     EVIDENCE_SLURMDBD,
 )
 from .operator_rules import EVIDENCE_NO_RESTAPI, drains_work
-from .plan import MISSING, Change, EntityChange, Plan, diff_values
+from .plan import MISSING, Change, EntityChange, Plan, diff_values, json_records
 from .slurm_conf import ConfItem, conf_items, file_items, verdicts
 
 
@@ -48,7 +47,7 @@ def _hosts(resources: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         if inputs.get("kind") == "ConfigMap" and str(get_path(inputs, "metadata", "name") or "").startswith("grendel-inventory-"):
             text = (inputs.get("data") or {}).get("hosts.json")
             if isinstance(text, str):
-                out.update({str(h["name"]): h for h in json.loads(text)})
+                out.update({str(h.get("name")): h for h in json_records(text)})
     return out
 
 
@@ -300,8 +299,8 @@ def config_map_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]
     boot = change.changed("data.images.json") or any(f.path.startswith("data.join-") for f in change.fields)
     if ns == "provisioning" and name.startswith("grendel-") and boot:
         hosts = _hosts(plan.head_resources)
-        images_old = {i["name"]: i for i in _images(plan.base_resources)}
-        images_new = {i["name"]: i for i in _images(plan.head_resources)}
+        images_old = {str(i.get("name")): i for i in _images(plan.base_resources)}
+        images_new = {str(i.get("name")): i for i in _images(plan.head_resources)}
         changed_images = {n for n in set(images_old) | set(images_new) if images_old.get(n) != images_new.get(n)}
         scripts = {f.path.split(".", 1)[1] for f in change.fields if f.path.startswith("data.join-")}
         nodesets = {s.removeprefix("join-").removesuffix(".sh") for s in scripts}
@@ -342,7 +341,7 @@ def _images(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
         inputs = r.get("inputs") or {}
         text = (inputs.get("data") or {}).get("images.json") if inputs.get("kind") == "ConfigMap" else None
         if isinstance(text, str):
-            return list(json.loads(text))
+            return json_records(text)
     return []
 
 
@@ -512,7 +511,7 @@ def _qos(resources: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         inputs = r.get("inputs") or {}
         text = (inputs.get("data") or {}).get("accounts.json") if inputs.get("kind") == "ConfigMap" else None
         if isinstance(text, str):
-            out.update({str(q["name"]): q for q in json.loads(text).get("qos") or []})
+            out.update({str(q.get("name")): q for q in json_records(text, "qos")})
     return out
 
 
@@ -530,8 +529,8 @@ def _associations(resources: list[dict[str, Any]]) -> set[str]:
         inputs = r.get("inputs") or {}
         text = (inputs.get("data") or {}).get("accounts.json") if inputs.get("kind") == "ConfigMap" else None
         if isinstance(text, str):
-            for user in json.loads(text).get("users") or []:
-                out.update(f"{user['name']}@{a}" for a in user.get("accounts") or [])
+            for user in json_records(text, "users"):
+                out.update(f"{user.get('name')}@{a}" for a in user.get("accounts") or [])
     return out
 
 

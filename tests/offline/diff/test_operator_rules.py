@@ -89,6 +89,25 @@ def test_a_field_beside_one_a_rule_answers_for_is_still_unassessed(prod_stack: R
     assert effect.covers == ("spec.hpcforgeUnknownKnob",)
 
 
+def test_a_new_namespace_is_none_and_its_objects_answer_for_themselves(prod_stack: RecordedStack) -> None:
+    head = State.from_recorded(prod_stack, "main")
+    base = copy.deepcopy(head)
+    [namespace] = [
+        r
+        for r in head.resources
+        if (r.get("inputs") or {}).get("kind") == "Namespace" and r["inputs"]["metadata"]["name"] == "portal"
+    ]
+    inside = [r for r in head.resources if ((r.get("inputs") or {}).get("metadata") or {}).get("namespace") == "portal"]
+    assert inside  # the namespace is created with objects in it
+    gone = {namespace["urn"], *(r["urn"] for r in inside)}
+    base.resources = [r for r in base.resources if r["urn"] not in gone]
+    plan = make_plan(base, head)
+    impact = assess(plan)
+    [created] = _by(impact, "namespace portal created")
+    assert created.severity == "none" and created.resources == [c.label for c in plan.changes if c.kind == "Namespace"]
+    assert not [e for e in impact.effects if e.severity == UNASSESSED and "Namespace portal" in e.what]
+
+
 # --- 3. operator rules -------------------------------------------------------------------------------------------------
 
 

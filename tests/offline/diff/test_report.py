@@ -113,7 +113,8 @@ def test_a_kueue_change_names_the_queue_not_its_pulumi_name(prod_stack: Recorded
     def quota(inputs: dict[str, Any]) -> None:
         inputs["spec"]["cohortName"] = "elsewhere"
 
-    name = next(r.name for r in prod_stack.resources if r.type.endswith(":ClusterQueue"))
+    # by name: the recording lists resources in the order their registrations completed, which varies between runs
+    name = next(r.name for r in prod_stack.resources if r.type.endswith(":ClusterQueue") and r.name.endswith("-research"))
     text = _report(prod_stack, **{name: quota})
     assert "ClusterQueue research" in text
     before_details = text.split("Changed resources:")[0]
