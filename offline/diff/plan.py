@@ -491,13 +491,20 @@ def _data(resources: list[dict[str, Any]], namespace: str, prefix: str, key: str
     return out
 
 
+def _json_document(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
 def json_records(text: str, key: str | None = None) -> list[dict[str, Any]]:
     """The JSON records of `text` (under `key`), or none where it is not what hpcforge writes: a recording edited or
     written by another version says nothing about entities, and the resource's own verdict still stands."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return []
+    return _records(_json_document(text), key)
+
+
+def _records(value: Any, key: str | None = None) -> list[dict[str, Any]]:
     if key is not None:
         value = value.get(key) if isinstance(value, dict) else None
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
@@ -519,8 +526,9 @@ def entities(resources: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
             elif first.startswith("dn: cn=") and ",ou=Groups," in first:
                 found["directory group"][first[7:].split(",")[0]] = entry.strip()
     for text in _data(resources, "slurm", "slurm-accounts-desired-", "accounts.json"):
+        desired = _json_document(text)  # parsed once for its three sections
         for kind, key in (("Slurm account", "accounts"), ("Slurm user", "users"), ("QOS", "qos")):
-            for item in json_records(text, key):
+            for item in _records(desired, key):
                 found[kind][str(item.get("name"))] = json.dumps(item, sort_keys=True)
     for r in resources:
         if str(r.get("type", "")).endswith(":NodePatch"):
