@@ -40,6 +40,10 @@ def needs_step(step: str) -> str:
     return f"needs a step: {step}"
 
 
+LOGIN_SESSIONS_STEP = needs_step("sessions cannot be restored; warn the users first")
+"""The step of every change that replaces login pods (a roll, a scale-in, a new sssd.conf): their sessions end."""
+
+
 def rank(severity: str) -> int:
     return SEVERITIES.index(severity)
 

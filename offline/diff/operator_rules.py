@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .effects import CANNOT_UNDO, REVERT_SAFE, Effect, Impact, effect_for, get_path, needs_step
+from .effects import CANNOT_UNDO, LOGIN_SESSIONS_STEP, REVERT_SAFE, Effect, Impact, effect_for, get_path, needs_step
 from .evidence import EVIDENCE_LDAP
 from .plan import Change, Plan
 
@@ -118,7 +118,7 @@ def sssd_secret_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect
     return [
         effect_for(change, plan, "reload",
                    f"sssd.conf Secret {change.object_name} {change.op}d: the login pods of LoginSet(s) {', '.join(users)} roll one at a time with it "
-                   "(the sessions on each replaced pod end)", EVIDENCE_SSSD_HASH, needs_step("sessions cannot be restored; warn the users first"))
+                   "(the sessions on each replaced pod end)", EVIDENCE_SSSD_HASH, LOGIN_SESSIONS_STEP)
     ]  # fmt: skip
 
 
@@ -148,7 +148,7 @@ def loginset_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
         effect_for(change, plan, "reload",
                    f"LoginSet {change.object_name}: scale-in {before} -> {after}: {before - after} login pod(s) deleted, with the sessions on them "
                    "(shells, tmux, interactive srun/salloc); the users on them must log in again",
-                   EVIDENCE_LOGIN_SCALE, needs_step("sessions cannot be restored; warn the users first"), covers=("spec.replicas",))
+                   EVIDENCE_LOGIN_SCALE, LOGIN_SESSIONS_STEP, covers=("spec.replicas",))
     ]  # fmt: skip
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .effects import CANNOT_UNDO, REVERT_SAFE, Effect, Impact, effect_for, get_path, needs_step
+from .effects import CANNOT_UNDO, LOGIN_SESSIONS_STEP, REVERT_SAFE, Effect, Impact, effect_for, get_path, needs_step
 from .evidence import (
     EVIDENCE_ARGOCD_DELETE,
     EVIDENCE_ARGOCD_PRUNE,
@@ -345,7 +345,7 @@ def workload_rules(change: Change, plan: Plan, impact: Impact) -> list[Effect]:
     if change.kind == "LoginSet":
         # As a LoginSet scale-in (operator_rules.loginset_rules): each replaced login pod takes its sessions with it.
         what += ": the sessions on each replaced login pod (shells, tmux, interactive srun/salloc) end; the users log in again"
-        rollback = needs_step("sessions cannot be restored; warn the users first")
+        rollback = LOGIN_SESSIONS_STEP
     return [
         effect_for(
             change,
