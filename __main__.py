@@ -7,6 +7,7 @@ import pulumi
 
 from components.errors import InvalidConfigError
 from components.platform import Platform, PlatformArgs
+from components.site.deploy_guard import guard_deploy
 from components.site.files import missing_files
 from components.site.loader import ConfigError, load_config_from_pulumi
 
@@ -25,6 +26,8 @@ except ConfigError as error:
     raise InvalidConfigError(error.messages) from None
 if problems := missing_files(config, Path(__file__).resolve().parent):
     raise InvalidConfigError(problems)
+# Refused by `pulumi up` only (a preview, and the offline runner, warn on stderr): the example backup recipient.
+guard_deploy(config)
 
 platform = Platform("hpcforge", PlatformArgs(config=config))
 

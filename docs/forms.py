@@ -86,7 +86,7 @@ FIELD_VALIDATORS: dict[str, str] = {
     "range (10.0.0.10-10.0.0.20) or a single IPv4 address",
     "components.layers.bootstrap.config.Rke2Settings._keys": "each an OpenSSH public key line (`<type> <base64> [comment]`)",
     "components.layers.bootstrap.config.Rke2Settings._sans": "each a host name or address (letters, digits, '.', '*', ':', '-')",
-    "components.ground.platform_core.KubernetesConfig._minor_version": "a Kubernetes minor version from 1.26 to 1.39 "
+    "components.ground.platform_core.KubernetesConfig._minor_version": "a Kubernetes minor version from 1.30 to 1.39 "
     "(e.g. '1.33')",
     "components.ground.platform_core.KubernetesConfig._api_versions": "each `group/version` or `group/version/Kind` "
     "(e.g. monitoring.coreos.com/v1)",

@@ -33,8 +33,9 @@ class KubernetesConfig(StrictModel):
     @field_validator("version")
     @classmethod
     def _minor_version(cls, value: str) -> str:
-        if not re.fullmatch(r"1\.(2[6-9]|3[0-9])", value):
-            raise ValueError(f"{value!r} is not a supported Kubernetes minor version (1.26 to 1.39, e.g. '1.33')")
+        # From 1.30: the storage layer's ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1, GA in 1.30).
+        if not re.fullmatch(r"1\.3[0-9]", value):
+            raise ValueError(f"{value!r} is not a supported Kubernetes minor version (1.30 to 1.39, e.g. '1.33')")
         return value
 
     extra_api_versions: tuple[str, ...] = ()

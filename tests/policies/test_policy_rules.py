@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 import yaml
 
+from components.layers.network.multus import cluster_role_rules as multus_cluster_role_rules
 from offline.policy.config import PolicyConfig, PolicyInfo, parse_policy_config, reconcile_policy_config
 from policies.families import ALL_RULES, FAMILIES
 from policies.framework import _deserialize_with_markers, install_secret_shim, to_policy
@@ -1143,9 +1144,11 @@ def test_rbac_least_privilege() -> None:
     assert [p.split(" may ")[1].split(":")[0] for p in rule(old)] == ["list Secrets", "get Secrets without resourceNames"]
     named = _role([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": ["sealed-secrets-key"]}])
     assert rule(named) == []
+    # Multus's ClusterRole as its upstream manifest has it, refused; as hpcforge renders it, passing without exemption.
     wild = _role([{"apiGroups": ["k8s.cni.cncf.io"], "resources": ["*"], "verbs": ["*"]}], kind="ClusterRole", name="multus")
     assert len(rule(wild)) == 2
     assert rule(wild, security.RbacConfig(allow_list=(ObjectSelector(kind="ClusterRole", name="multus"),))) == []
+    assert rule(_role(multus_cluster_role_rules(), kind="ClusterRole", name="multus")) == []
     everything = _role([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["watch"]}])
     assert any("may watch Secrets" in p for p in rule(everything))
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import re
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -14,6 +17,28 @@ _CRON_ITEM = re.compile(r"(\*|([0-9]+)(?:-([0-9]+))?)(?:/([0-9]+))?")
 # The bounds robfig/cron v3.0.1 (spec.go) holds each field to: the parser of mariadb-operator's Backup schedule
 # (v26.6.0 api/v1alpha1/base_types.go CronParser) and of Kubernetes' CronJob schedule (the directory backup).
 _CRON_BOUNDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12), ("day of week", 0, 6))
+EXAMPLE_KEY_RECIPIENT_SHA256 = "6977fcfdb56f3e86ab396436bea22aaeb04fa6e9eabdab0961d9c80e1ce4f6f8"
+"""SHA-256 fingerprint (of the DER certificate, as `openssl x509 -noout -fingerprint -sha256` prints it, without the
+colons) of the example `keyRecipient` in this repository's Pulumi.prod.yaml, whose private key exists nowhere: exports
+encrypted to it can never be read back."""
+
+
+def certificate_sha256(pem: str) -> str | None:
+    """The SHA-256 fingerprint of the first certificate of a PEM text (None: its body is not base64)."""
+    lines = pem.strip().splitlines()
+    try:
+        end = lines.index("-----END CERTIFICATE-----")
+        der = base64.b64decode("".join(line.strip() for line in lines[1:end]), validate=True)
+    except (ValueError, binascii.Error):
+        return None
+    return hashlib.sha256(der).hexdigest()
+
+
+def is_example_key_recipient(pem: str) -> bool:
+    """Whether `pem` is this repository's example backup recipient (`EXAMPLE_KEY_RECIPIENT_SHA256`)."""
+    return certificate_sha256(pem) == EXAMPLE_KEY_RECIPIENT_SHA256
+
+
 # The longest duration Go's time.Duration holds, in whole hours (2562047h47m16.854775807s).
 MAX_RETENTION_HOURS = 2_562_047
 

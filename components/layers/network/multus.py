@@ -1,8 +1,8 @@
 """Multus CNI v4.3.0, thick plugin: its objects' bodies (pure; the network layer registers them).
 
 Multus has no maintained Helm chart; these objects follow upstream's
-`deployments/multus-daemonset-thick.yml` at v4.3.0 (CRD, RBAC, daemon config, DaemonSet), with
-resource requests/limits raised to what the thick daemon needs in practice (upstream's 50Mi limit
+`deployments/multus-daemonset-thick.yml` at v4.3.0 (CRD, RBAC, daemon config, DaemonSet), with its
+ClusterRole narrowed to what the daemon calls (`cluster_role_rules`) and resource requests/limits raised to what the thick daemon needs in practice (upstream's 50Mi limit
 OOM-kills it on busy nodes). It runs privileged with host networking and host paths: it installs
 the CNI shim into /opt/cni/bin and enters pod network namespaces. The policy packs allow exactly
 this workload (kube-system/kube-multus-ds) to do so.
@@ -86,9 +86,15 @@ def _host_path(name: str, path: str, **extra: Any) -> dict[str, Any]:
 
 
 def cluster_role_rules() -> list[dict[str, Any]]:
-    """The rules of the ClusterRole `multus`: its own CRDs, pods' status, events."""
+    """The rules of the ClusterRole `multus`: read NetworkAttachmentDefinitions, pods and their status, events.
+
+    Upstream's manifest grants `k8s.cni.cncf.io` `*` verbs `*` (deployments/multus-daemonset-thick.yml@v4.3.0:61-65).
+    The daemon only reads NetworkAttachmentDefinitions: an informer that lists and watches them in every namespace
+    (pkg/server/server.go@v4.3.0:169-181, started at :368) and `GetNetAttachDef`, from that informer's cache or a live
+    `Get` (pkg/k8sclient/k8sclient.go@v4.3.0:112-118). Its one write of them, `AddNetAttachDef` (:106-109), is called
+    only from k8sclient_test.go; no other `k8s.cni.cncf.io` resource is used outside vendor/."""
     return [
-        {"apiGroups": ["k8s.cni.cncf.io"], "resources": ["*"], "verbs": ["*"]},
+        {"apiGroups": ["k8s.cni.cncf.io"], "resources": ["network-attachment-definitions"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["pods", "pods/status"], "verbs": ["get", "list", "update", "watch"]},
         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
     ]

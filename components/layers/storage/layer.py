@@ -1,5 +1,6 @@
 """Storage layer: csi-driver-nfs with a StorageClass per NFS export and a PersistentVolume of each
-export's whole tree (for the Slurm pods), and local-path-provisioner as a lab's default class.
+export's whole tree (for the Slurm pods), local-path-provisioner as a lab's default class, and in every stack a
+ValidatingAdmissionPolicy that refuses NFS mounted inline in a pod (NFS is mounted through claims only).
 
 Neither chart has Helm hooks at these versions (csi-driver-nfs v4.13.4 charts/v4.13.4/csi-driver-nfs/
 templates, local-path-provisioner v0.0.37 deploy/chart/local-path-provisioner/templates: no
@@ -20,7 +21,16 @@ from ...k8s.layer_namespace import LayerNamespace
 from ...versions import Charts
 from .config import StorageConfig
 from .face import storage_class_name
-from .objects import local_path_namespace_allows, local_path_values, nfs_values, storage_class_body, tree_volume_spec
+from .objects import (
+    INLINE_NFS_POLICY,
+    inline_nfs_binding_spec,
+    inline_nfs_policy_spec,
+    local_path_namespace_allows,
+    local_path_values,
+    nfs_values,
+    storage_class_body,
+    tree_volume_spec,
+)
 
 NFS_NAMESPACE = "kube-system"
 LOCAL_PATH_NAMESPACE = "local-path-storage"
@@ -56,7 +66,7 @@ class Storage(pulumi.ComponentResource):
     def __init__(self, name: str, args: StorageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("hpcforge:storage:Storage", name, None, opts)
         cfg = args.config
-        self.ready = []
+        self.ready = self._no_inline_nfs(args.ctx)
         if cfg.nfs_exports:
             self.ready += self._nfs(args)
         if cfg.local_path is not None:
@@ -102,6 +112,24 @@ class Storage(pulumi.ComponentResource):
                     )
                 )
         return objects
+
+    def _no_inline_nfs(self, ctx: DeployContext) -> list[pulumi.Resource]:
+        """NFS is mounted only through claims of PersistentVolumes (the exports' trees here, the DevOps lane's software
+        volumes): a pod that names an NFS server inline (Pod Security `baseline` and `privileged` allow it) is refused
+        in every namespace, whether or not the stack lists NFS exports."""
+        policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+            "validatingadmissionpolicy-no-inline-nfs",
+            metadata=ctx.meta(INLINE_NFS_POLICY, "storage"),
+            spec=inline_nfs_policy_spec(),
+            opts=ctx.opts(self),
+        )
+        binding = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+            "validatingadmissionpolicybinding-no-inline-nfs",
+            metadata=ctx.meta(INLINE_NFS_POLICY, "storage"),
+            spec=inline_nfs_binding_spec(),
+            opts=ctx.opts(self, depends_on=[policy]),
+        )
+        return [policy, binding]
 
     def _local_path(self, args: StorageArgs) -> list[pulumi.Resource]:
         """local-path-provisioner in its namespace."""

@@ -78,3 +78,58 @@ def tree_volume_spec(export: NfsExport, namespace: str) -> dict[str, Any]:
             "readOnly": export.read_only,
         },
     }
+
+
+INLINE_NFS_POLICY = "hpcforge-no-inline-nfs"
+"""The ValidatingAdmissionPolicy (and its binding) that refuses NFS mounted inline in a pod."""
+
+_INLINE_NFS_VOLUMES = (
+    "object.kind == 'Pod' ? object.spec.?volumes.orValue([]) : "
+    "object.kind == 'CronJob' ? object.spec.jobTemplate.?spec.?template.?spec.?volumes.orValue([]) : "
+    "object.spec.?template.?spec.?volumes.orValue([])"
+)
+_NO_INLINE_NFS = f"variables.volumes.all(v, !has(v.nfs) && !(has(v.csi) && v.csi.driver == '{NFS_DRIVER}'))"
+_WORKLOADS = (
+    ("apps", ("deployments", "statefulsets", "daemonsets", "replicasets")),
+    ("batch", ("jobs", "cronjobs")),
+    ("", ("replicationcontrollers",)),
+)
+
+
+def inline_nfs_policy_spec() -> dict[str, Any]:
+    """A ValidatingAdmissionPolicy that refuses a pod, or a workload's pod template, with an inline NFS volume (`nfs:`,
+    or `csi:` of csi-driver-nfs), in every namespace.
+
+    Pod Security `restricted` forbids inline `nfs`, but `baseline` and `privileged` do not: without this, whoever may
+    create a pod in such a namespace mounts any export (the software tree, home) read-write with no claim. hpcforge's
+    pods mount the exports only through claims bound to the storage layer's PersistentVolumes. csi-driver-nfs refuses
+    inline `csi` volumes itself while `feature.enableInlineVolume` is false, its default (values.yaml@v4.13.4:48; the
+    CSIDriver then lists only `Persistent`, charts/v4.13.4/csi-driver-nfs/templates/csi-nfs-driverinfo.yaml@v4.13.4:8-12);
+    the policy refuses them anyway. Pods are judged on create (their volumes are immutable), workloads on create and update."""
+    workload_rules = [
+        {"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": list(resources)}
+        for group, resources in _WORKLOADS
+    ]
+    return {
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": [
+                {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
+                *workload_rules,
+            ]
+        },
+        "variables": [{"name": "volumes", "expression": _INLINE_NFS_VOLUMES}],
+        "validations": [
+            {
+                "expression": _NO_INLINE_NFS,
+                "reason": "Forbidden",
+                "message": "an inline NFS volume (nfs, or csi of nfs.csi.k8s.io) is refused in every namespace: mount "
+                "NFS through a PersistentVolumeClaim bound to a PersistentVolume of hpcforge's storage layer",
+            }
+        ],
+    }
+
+
+def inline_nfs_binding_spec() -> dict[str, Any]:
+    """The policy's binding: every namespace, refused requests are denied."""
+    return {"policyName": INLINE_NFS_POLICY, "validationActions": ["Deny"]}

@@ -17,7 +17,7 @@ seccompProfile_baseline). The `UserNamespacesPodSecurityStandards` feature gate,
 procMount/runAsNonRoot/runAsUser for `hostUsers: false` pods, is alpha and off by default in 1.33
 (policy/helpers.go `relaxPolicyForUserNamespacePod`): it is a parameter here, off by default.
 
-Cluster versions. hpcforge accepts Kubernetes 1.26 to 1.39 (`hpcforge:kubernetes.version`, which also sets every
+Cluster versions. hpcforge accepts Kubernetes 1.30 to 1.39 (`hpcforge:kubernetes.version`, which also sets every
 namespace's `enforce-version` label). Below 1.33 the checks run at the version evaluated, with upstream's version
 gates (`MinimumVersion` in each policy/check_<id>.go at v0.33.9): seccompProfile fields from 1.19, capabilities_restricted
 from 1.22, runAsUser from 1.23, the Windows exemptions (pod `spec.os.name: windows`) of allowPrivilegeEscalation,

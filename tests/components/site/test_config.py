@@ -353,6 +353,12 @@ BAD_INPUTS: list[tuple[str, str, Callable[[dict[str, Any]], None], str]] = [
         "hpcforge:kubernetes.version: '2.0' is not a supported Kubernetes minor version",
     ),
     (
+        "Kubernetes without admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy",
+        "dev",
+        _set("hpcforge:kubernetes/version", "1.29"),
+        "hpcforge:kubernetes.version: '1.29' is not a supported Kubernetes minor version (1.30 to 1.39",
+    ),
+    (
         "invalid environment name",
         "dev",
         _set("hpcforge:environment", "Prod"),

@@ -123,5 +123,8 @@ def test_multus_runs_on_every_node_with_its_config_mounted() -> None:
     mounted = {m["name"] for c in [*pod["initContainers"], *pod["containers"]] for m in c["volumeMounts"]}
     assert mounted <= volumes
     assert all(c["securityContext"] == {"privileged": True} for c in [*pod["initContainers"], *pod["containers"]])
-    assert any(rule["apiGroups"] == ["k8s.cni.cncf.io"] for rule in cluster_role_rules())
+    nad_rules = [rule for rule in cluster_role_rules() if rule["apiGroups"] == ["k8s.cni.cncf.io"]]
+    assert nad_rules == [
+        {"apiGroups": ["k8s.cni.cncf.io"], "resources": ["network-attachment-definitions"], "verbs": ["get", "list", "watch"]}
+    ]
     json.dumps(spec)  # plain data
