@@ -454,7 +454,8 @@ RESTRICTED_POD = {**sysctl("net.ipv4.ip_local_reserved_ports"), "containers": [c
 
 
 def test_an_older_cluster_evaluates_latest_and_newer_labels_at_its_own_version() -> None:
-    """A 1.26 cluster (the oldest hpcforge:kubernetes.version takes): `latest`, and a label newer than the cluster,
+    """A 1.26 cluster (older than any hpcforge:kubernetes.version takes since 1.30, but the reproduced Pod Security
+    judges any version): `latest`, and a label newer than the cluster,
     evaluate as 1.26 (api.go: a version newer than the server's is latest), so the sysctl that 1.27 made safe is
     refused there and admitted on 1.27."""
     from policies.admission.pss import pod_security_verdicts
