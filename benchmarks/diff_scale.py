@@ -80,13 +80,13 @@ def compare(stack: Path, folder: Path, ref: str, repeat: int) -> None:
         figures: dict[str, dict[str, list[float]]] = {side: {kind: [] for kind in kinds} for side in ("head", "ref")}
         for _ in range(repeat):
             for side, where in (("head", PROJECT_ROOT), ("ref", tree)):
-                program = time_program(where, stack, "site")
-                figures[side]["program"].append(program["wall"])
-                figures[side]["program_cpu"].append(program["cpu"])
+                timed = time_program(where, stack, "site")
+                figures[side]["program"].append(timed["wall"])
+                figures[side]["program_cpu"].append(timed["cpu"])
                 wall, cpu = _diff_seconds(where, stack, base)
                 figures[side]["diff"].append(wall)
                 figures[side]["diff_cpu"].append(cpu)
-    medians = {side: {what: statistics.median(values) for what, values in kinds.items()} for side, kinds in figures.items()}
+    medians = {side: {what: statistics.median(values) for what, values in by_kind.items()} for side, by_kind in figures.items()}
     for side, label in (("head", "this checkout"), ("ref", shown)):
         program, diff = medians[side]["program"], medians[side]["diff"]
         print(f"{label}: program {program:.2f} s, diff against a recorded base {diff:.2f} s ({diff / program:.2f}x its program)")
