@@ -25,8 +25,12 @@ from components.paths import PROJECT_ROOT
 PROGRAM_TIMER = """
 import gc, json, resource, sys, time
 from pathlib import Path
-from offline.program.engine import run_program
-from offline.program.stackfile import read_stack_file
+try:
+    from offline.program.engine import run_program
+    from offline.program.stackfile import read_stack_file
+except ModuleNotFoundError:  # refs before offline/program/ (e.g. b7ad5ae): offline/engine.py, offline/stackfile.py
+    from offline.engine import run_program
+    from offline.stackfile import read_stack_file
 stack = read_stack_file(Path(sys.argv[1]), name=sys.argv[2])
 root = Path.cwd()
 started, started_cpu = time.perf_counter(), time.process_time()

@@ -43,18 +43,20 @@ def _drop_item(path: Path, marker: str, count: int) -> None:
     path.write_text("\n".join(lines))
 
 
-def _diff_seconds(tree: Path, stack: Path, base: Path) -> float:
-    """Wall seconds of `offline diff --stack site --config STACK --against BASE` in a fresh process in `tree`."""
+def _diff_seconds(tree: Path, stack: Path, base: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of `offline diff --stack site --config STACK --against BASE` in a fresh process in `tree`."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env["HPCFORGE_RECORDING_CACHE"] = "off"
     command = [sys.executable, "-m", "offline", "diff", "--stack", "site", "--config", str(stack), "--against", str(base)]
     command += ["--acknowledge", "--out", os.devnull]
-    started = time.perf_counter()
+    started, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     completed = subprocess.run(command, cwd=tree, capture_output=True, text=True, check=False, env=env)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
     if completed.returncode not in (0, 1):
         raise RuntimeError(f"offline diff in {tree} failed (exit {completed.returncode}):\n{completed.stderr[-3000:]}")
-    return seconds
+    return seconds, cpu
 
 
 def compare(stack: Path, folder: Path, ref: str, repeat: int) -> None:
@@ -74,16 +76,25 @@ def compare(stack: Path, folder: Path, ref: str, repeat: int) -> None:
     _drop_item(folder / "Pulumi.site.users.yaml", "- name: u", 7)
     with ref_worktree(ref) as (tree, commit):
         shown = f"{ref} ({commit[:12]})"
-        figures: dict[str, dict[str, list[float]]] = {"head": {"program": [], "diff": []}, "ref": {"program": [], "diff": []}}
+        kinds = ("program", "diff", "program_cpu", "diff_cpu")
+        figures: dict[str, dict[str, list[float]]] = {side: {kind: [] for kind in kinds} for side in ("head", "ref")}
         for _ in range(repeat):
             for side, where in (("head", PROJECT_ROOT), ("ref", tree)):
-                figures[side]["program"].append(time_program(where, stack, "site")["wall"])
-                figures[side]["diff"].append(_diff_seconds(where, stack, base))
-    medians = {side: {what: statistics.median(values) for what, values in kinds.items()} for side, kinds in figures.items()}
+                timed = time_program(where, stack, "site")
+                figures[side]["program"].append(timed["wall"])
+                figures[side]["program_cpu"].append(timed["cpu"])
+                wall, cpu = _diff_seconds(where, stack, base)
+                figures[side]["diff"].append(wall)
+                figures[side]["diff_cpu"].append(cpu)
+    medians = {side: {what: statistics.median(values) for what, values in by_kind.items()} for side, by_kind in figures.items()}
     for side, label in (("head", "this checkout"), ("ref", shown)):
         program, diff = medians[side]["program"], medians[side]["diff"]
         print(f"{label}: program {program:.2f} s, diff against a recorded base {diff:.2f} s ({diff / program:.2f}x its program)")
-    for what in ("program", "diff"):
+        program, diff = medians[side]["program_cpu"], medians[side]["diff_cpu"]
+        print(
+            f"{label}, CPU: program {program:.2f} s, diff against a recorded base {diff:.2f} s ({diff / program:.2f}x its program)"
+        )
+    for what in ("program", "diff", "program_cpu", "diff_cpu"):
         print(f"ratio {what}: {medians['head'][what] / medians['ref'][what]:.2f} (this checkout / {shown})")
     print(f"medians of {repeat} alternating runs each; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 

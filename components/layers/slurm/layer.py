@@ -146,23 +146,31 @@ class Slurm(pulumi.ComponentResource):
     ready: list[pulumi.Resource]
 
     def __init__(self, name: str, args: SlurmArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        """Registers the layer's objects in dependency order: the namespaces and the operator, the keys and files,
-        the controller (and what runs against it), the login pools, the RDMA attachments, the nodesets, slurmrestd."""
+        """Registers the layer's objects in dependency order: the namespaces and the operator, the keys and files, the
+        shared-tree claims and the RDMA attachments, the controller (and what runs against it), the login pools, the
+        nodesets, slurmrestd.
+
+        The Controller also waits for what the login and compute pods mount (the claims, the attachments, enroot's
+        drop-in), so that a LoginSet or a NodeSet waits for the Controller alone (and its NCCL settings): the same
+        objects before each of them as when each listed them all, and at 500 nodesets the SDK's dependency cycle
+        check (`pulumi.runtime.resource_cycle_breaker`, which walks every transitive dependency of each one listed)
+        walks the Controller's dependencies once per NodeSet instead of nine times."""
         super().__init__("hpcforge:slurm:Slurm", name, None, opts)
         self._ctx, cfg = args.ctx, args.config
         self.namespace = ns = cfg.namespace
         operator, scope = self._operator(args)
         keys = self._keys_and_files(scope, args)
+        claims = self._shared_tree_claims(scope, args.storage)
+        attachments = self._attachments(args, scope.depends_on)
         self.controller_address = cfg.controller.service.address if cfg.controller.service is not None else None
-        controller, objects = self._controller(scope, args, operator, keys)
+        mounted = [*claims, *attachments, *keys.enroot]
+        controller, objects = self._controller(scope, args, operator, keys, mounted)
         self.controller_host = controller_host(ns)
         login_deps = self._login_secrets(scope, args)
         self.login_address = cfg.login.address
-        claims = self._shared_tree_claims(scope, args.storage)
-        objects += self._login_sets(args, [controller, *login_deps, *claims])
+        objects += self._login_sets(args, [controller, *login_deps])
         objects += self._site_layout(scope.but(depends_on=(controller,)), cfg)
-        attachments = self._attachments(args, scope.depends_on)
-        objects += self._nodesets(scope, args, [controller, *attachments, *claims, *keys.enroot])
+        objects += self._nodesets(scope, args, [controller])
         if cfg.restapi.enabled:
             objects.append(self._slinky("RestApi", CONTROLLER, restapi_spec(cfg), [controller]))
         self.ready = objects
@@ -249,10 +257,11 @@ class Slurm(pulumi.ComponentResource):
         )
 
     def _controller(
-        self, scope: Scope, args: SlurmArgs, operator: pulumi.Resource, keys: _KeysAndFiles
+        self, scope: Scope, args: SlurmArgs, operator: pulumi.Resource, keys: _KeysAndFiles, mounted: list[pulumi.Resource]
     ) -> tuple[pulumi.Resource, list[pulumi.Resource]]:
-        """The Accounting (when accounting is on) and the Controller, then the accounts Job and the active GPU
-        checks, which run against it: the Controller, and all of them (the Controller first)."""
+        """The Accounting (when accounting is on) and the Controller (after the keys and files and what the login and
+        compute pods mount), then the accounts Job and the active GPU checks, which run against it: the Controller, and
+        all of them (the Controller first)."""
         cfg = args.config
         pre_controller = [operator, *keys.pre_controller]
         objects: list[pulumi.Resource] = []
@@ -279,7 +288,7 @@ class Slurm(pulumi.ComponentResource):
             outside=controller_ranges(cfg, tuple(args.bare_metal_subnets), args.ctx.site_ranges),
             passwd=_passwd(args),
         )
-        controller = self._slinky("Controller", CONTROLLER, spec, pre_controller, Stateful.SLURM_STATE)
+        controller = self._slinky("Controller", CONTROLLER, spec, [*pre_controller, *mounted], Stateful.SLURM_STATE)
         objects.insert(0, controller)
         if args.accounts_state is not None:
             objects += self._accounts(scope.but(depends_on=tuple(objects)), cfg, args.accounts_state)

@@ -182,6 +182,20 @@ def test_prod_gpu_pods_mount_the_enroot_drop_in(prod_stack: RecordedStack) -> No
                 }
             ], key
             assert {"name": "enroot-conf", "configMap": {"name": "slurm-enroot-conf"}} in spec["template"]["spec"]["volumes"]
-            assert any(urn.endswith("::slurm/slurm-enroot-conf") for urn in nodeset.depends_on), key
+            # Through the Controller, which waits for what the pods mount (the NodeSet lists the Controller alone).
+            assert any(urn.endswith("::slurm/slurm-enroot-conf") for urn in _before(prod_stack, nodeset.depends_on)), key
         else:
             assert mounts == [], key
+
+
+def _before(stack: RecordedStack, urns: list[str]) -> set[str]:
+    """`urns` and every resource they wait for, transitively (recorded `depends_on`)."""
+    by_urn = {r.urn: r for r in stack.resources}
+    seen: set[str] = set()
+    todo = list(urns)
+    while todo:
+        urn = todo.pop()
+        if urn not in seen:
+            seen.add(urn)
+            todo += by_urn[urn].depends_on if urn in by_urn else []
+    return seen
