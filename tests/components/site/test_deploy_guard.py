@@ -17,33 +17,13 @@ from components.site import deploy_guard
 from components.site.loader import load_config
 from offline.program.engine import ProgramConfigError
 from tests.helpers import config_values, raw_config, require_binaries, run_stack, run_stack_file, write_variant
+from tests.scripts.backup.test_key_export import make_recipient
 
 EXAMPLE = config_values("prod")["hpcforge:backups"]["keyRecipient"]
 
 
 def _other_certificate(tmp_path: Path) -> str:
-    openssl = require_binaries("openssl")["openssl"]
-    key, cert = tmp_path / "officer.key", tmp_path / "officer.pem"
-    subprocess.run(
-        [
-            openssl,
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            key,
-            "-out",
-            cert,
-            "-days",
-            "1",
-            "-subj",
-            "/CN=officer",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    _, cert = make_recipient(tmp_path, require_binaries("openssl")["openssl"], "officer")
     return cert.read_text()
 
 
