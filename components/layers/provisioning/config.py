@@ -203,6 +203,12 @@ class ProvisioningConfig(StrictModel):
         image = self.image(self.image_of(host) or "")
         return host.nodeset is not None and image is not None and image.joins_slurm
 
+    def joining_hosts(self) -> list[str]:
+        """The names of the hosts that `joins_slurm`, in inventory order (one set lookup per host)."""
+        joining = {name for name, image in self._images_by_name.items() if image.joins_slurm}
+        default = self.default_image or ""
+        return [host.name for host in self.hosts if host.nodeset is not None and (host.image or default) in joining]
+
     @model_validator(mode="after")
     def _inventory(self) -> ProvisioningConfig:
         # One pass over the inventory with dictionaries: a 10,000-host site validates in milliseconds.
