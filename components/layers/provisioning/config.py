@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import ipaddress
 import itertools
+import operator
 import socket
 import struct
 from collections.abc import Iterable
@@ -203,11 +204,11 @@ class ProvisioningConfig(StrictModel):
         image = self.image(self.image_of(host) or "")
         return host.nodeset is not None and image is not None and image.joins_slurm
 
-    def joining_hosts(self) -> list[str]:
-        """The names of the hosts that `joins_slurm`, in inventory order (one set lookup per host)."""
+    def joining_hosts(self) -> list[Host]:
+        """The hosts that `joins_slurm`, in inventory order (one set lookup per host)."""
         joining = {name for name, image in self._images_by_name.items() if image.joins_slurm}
         default = self.default_image or ""
-        return [host.name for host in self.hosts if host.nodeset is not None and (host.image or default) in joining]
+        return [host for host in self.hosts if host.nodeset is not None and (host.image or default) in joining]
 
     @model_validator(mode="after")
     def _inventory(self) -> ProvisioningConfig:
@@ -458,7 +459,8 @@ def _no_duplicates_or_image_problems(cfg: ProvisioningConfig, reserved_ips: Iter
     reported once, at defaultImage)."""
     hosts = cfg.hosts
     names = {host.name for host in hosts}
-    bmcs = [host.bmc for host in hosts if host.bmc is not None]
+    with_bmc = [host for host in hosts if host.bmc is not None]
+    bmcs = [host.bmc for host in with_bmc if host.bmc is not None]
     macs = [host.mac for host in hosts] + [bmc.mac for bmc in bmcs]
     ips = {host.ip for host in hosts}
     ips.update(bmc.ip for bmc in bmcs)
@@ -467,7 +469,8 @@ def _no_duplicates_or_image_problems(cfg: ProvisioningConfig, reserved_ips: Iter
         and len(set(macs)) == len(macs)
         and len(ips) == len(hosts) + len(bmcs)
         and ips.isdisjoint(reserved_ips)
-        and not any(bmc.mac == host.mac or bmc.ip == host.ip for host in hosts if (bmc := host.bmc) is not None)
+        and not any(map(operator.eq, [host.mac for host in with_bmc], [bmc.mac for bmc in bmcs]))
+        and not any(map(operator.eq, [host.ip for host in with_bmc], [bmc.ip for bmc in bmcs]))
         and (cfg.default_image is not None or all(host.image is not None for host in hosts))
         and {host.image for host in hosts if host.image is not None} <= known_images
     )

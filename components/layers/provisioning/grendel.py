@@ -184,7 +184,7 @@ def _host_json(host: Host, domain: str, boot_image: str, prefix: int, bmc_prefix
     vlan = host.vlan if host.vlan is not None else ""
     mtu = f',"mtu":{host.mtu}}}' if host.mtu is not None else "}"
     if host.switch is not None or host.block is not None:
-        tags = [*tags, *(f"{kind}:{value}" for kind, value in (("switch", host.switch), ("block", host.block)) if value)]
+        tags = [*tags, *([f"switch:{host.switch}"] if host.switch else ()), *([f"block:{host.block}"] if host.block else ())]
     nic = (
         f'{{"ifname":{ifname},"mac":"{host.mac}","ip":"{host.ip}/{prefix}",'
         f'"fqdn":"{host.name}.{domain}","bmc":false,"vlan":"{vlan}"{mtu}'

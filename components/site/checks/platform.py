@@ -129,7 +129,7 @@ def check_provisioning(config: PlatformModel, problems: ProblemCollector) -> Non
                     ["provisioning", "hosts", index, "nodeset"],
                     f"host {host.name!r}: unknown nodeset {host.nodeset!r} (known: {known})",
                 )
-    joining = prov.joining_hosts()
+    joining = [host.name for host in prov.joining_hosts()]
     service = config.slurm.controller.service
     if joining and service is None:
         problems.add(
