@@ -159,12 +159,11 @@ def _check_dns_names(cfg: PlatformModel, problems: ProblemCollector) -> None:
                     ["provisioning", "hosts", index, "name"],
                     f"host {host.name!r}: the name is already {record} in the site zone {cfg.domain}",
                 )
-    inventory = names | generated.keys()
     for zone_index, zone in enumerate(cfg.network.dns.zones):
         if zone.name != cfg.domain:
             continue
         for name in zone.hosts:
-            if name in inventory:
+            if name in names or name in generated:
                 problems.add(
                     ["network", "dns", "zones", zone_index, "hosts", name],
                     f"{name}.{zone.name} is also a record hpcforge makes from the provisioning inventory; rename one",
