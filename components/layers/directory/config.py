@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import re
 from functools import cached_property
 from typing import Annotated
@@ -145,22 +146,8 @@ class DirectoryConfig(StrictModel):
         """The first group of each name (what a scan of `groups` finds), so that lookups cost one step each."""
         return first_by_name(self.groups)
 
-    @model_validator(mode="after")
-    def _cross_checks(self) -> DirectoryConfig:
-        problems = ProblemCollector()
-        group_names = {group.name for group in self.groups}
-        first_group: dict[str, PosixGroup] = {}
-        for index, group in enumerate(self.groups):
-            if first_group.setdefault(group.name, group) is not group:
-                problems.add(["groups", index, "name"], f"duplicate group name {group.name!r}")
-        seen_gids: dict[int, str] = {}
-        for index, group in enumerate(self.groups):
-            if group.gid_number in seen_gids and seen_gids[group.gid_number] != group.name:
-                problems.add(
-                    ["groups", index, "gidNumber"],
-                    f"gidNumber {group.gid_number} of group {group.name!r} is already used by group {seen_gids[group.gid_number]!r}",
-                )
-            seen_gids.setdefault(group.gid_number, group.name)
+    def _check_users(self, problems: ProblemCollector, group_names: set[str]) -> dict[str, PosixUser]:
+        """Users one by one: duplicate names and uidNumbers, unknown groups. Returns the first user of each name."""
         seen_uids: dict[int, str] = {}
         seen_names: dict[str, PosixUser] = {}
         known = ", ".join(sorted(group_names)) or "none"
@@ -184,6 +171,37 @@ class DirectoryConfig(StrictModel):
                         ["users", index, "groups", group_index],
                         f"user {user.name!r}: unknown group {group_name!r} (known: {known})",
                     )
+        return seen_names
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> DirectoryConfig:
+        problems = ProblemCollector()
+        group_names = {group.name for group in self.groups}
+        first_group: dict[str, PosixGroup] = {}
+        for index, group in enumerate(self.groups):
+            if first_group.setdefault(group.name, group) is not group:
+                problems.add(["groups", index, "name"], f"duplicate group name {group.name!r}")
+        seen_gids: dict[int, str] = {}
+        for index, group in enumerate(self.groups):
+            if group.gid_number in seen_gids and seen_gids[group.gid_number] != group.name:
+                problems.add(
+                    ["groups", index, "gidNumber"],
+                    f"gidNumber {group.gid_number} of group {group.name!r} is already used by group {seen_gids[group.gid_number]!r}",
+                )
+            seen_gids.setdefault(group.gid_number, group.name)
+        users = self.users
+        names = [user.name for user in users]
+        used_groups = {user.primary_group for user in users}
+        used_groups.update(itertools.chain.from_iterable(user.groups for user in users))
+        if (
+            len(set(names)) == len(users)
+            and len({user.uid_number for user in users}) == len(users)
+            and used_groups <= group_names
+        ):
+            # Nothing the loop of _check_users would report (100,000 users: sets in C, no dictionary per user).
+            seen_names = dict(zip(names, users, strict=True))
+        else:
+            seen_names = self._check_users(problems, group_names)
         for name in group_names & seen_names.keys():
             # A user and a group of the same name is legal LDAP but confuses `id` output; keep it legal
             # only for user-private groups, where the gid equals the uid.

@@ -152,8 +152,9 @@ def render_directory_ldif(config: DirectoryConfig) -> str:
         entries.append(_entry(group_dn(suffix, group.name), attrs))
     gids = {group.name: group.gid_number for group in config.groups}
     people = people_dn(suffix)
+    people_plain = _plain_text(people)
     for user in config.users:
-        entries.append(_user_entry(people, user, gids[user.primary_group]))
+        entries.append(_user_entry(people, user, gids[user.primary_group], people_plain=people_plain))
     return "\n\n".join(entries) + "\n"
 
 
@@ -171,7 +172,7 @@ def _plain_text(value: str) -> bool:
 _PLAIN_LINES = re.compile(r"(?:(?![ :<])[\x20-\x7e]*(?<! )\n)*")
 
 
-def _user_entry(people: str, user: PosixUser, gid_number: int) -> str:
+def _user_entry(people: str, user: PosixUser, gid_number: int, *, people_plain: bool | None = None) -> str:
     """`_entry(user_dn, _user_attributes(user, gid))`, written in one piece when every value is plain text.
 
     Same bytes as the general path (a test compares them); 100,000 users render in about a second.
@@ -179,19 +180,22 @@ def _user_entry(people: str, user: PosixUser, gid_number: int) -> str:
     cn = user.full_name or user.name
     words = cn.split()
     given = words[0] if user.full_name and len(words) > 1 else None
-    values = [user.name, cn, words[-1] if words else cn, user.home, user.login_shell, *user.ssh_public_keys]
+    home = user.home  # a property: computed once here
+    values = [user.name, cn, words[-1] if words else cn, home, user.login_shell, *user.ssh_public_keys]
     if given is not None:
         values.append(given)
     if user.mail:
         values.append(user.mail)
-    if not _PLAIN_LINES.fullmatch("\n".join(values) + "\n") or not _plain_text(people):
+    if people_plain is None:
+        people_plain = _plain_text(people)
+    if not people_plain or not _PLAIN_LINES.fullmatch("\n".join(values) + "\n"):
         return _entry(f"uid={user.name},{people}", _user_attributes(user, gid_number))
     text = f"dn: uid={user.name},{people}\n{_PLAIN_CLASSES}"
     if user.ssh_public_keys:
         text += "objectClass: nsAccount\n"
     text += (
-        f"uid: {user.name}\ncn: {cn}\nsn: {_surname(user)}\nuidNumber: {user.uid_number}\ngidNumber: {gid_number}\n"
-        f"homeDirectory: {user.home}\nloginShell: {user.login_shell}"
+        f"uid: {user.name}\ncn: {cn}\nsn: {words[-1]}\nuidNumber: {user.uid_number}\ngidNumber: {gid_number}\n"
+        f"homeDirectory: {home}\nloginShell: {user.login_shell}"
     )
     if given is not None:
         text += f"\ngivenName: {given}"

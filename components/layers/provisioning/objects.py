@@ -46,7 +46,7 @@ def join_scripts(
     """One join script per nodeset that has hosts joining Slurm, by file name; none without a controller address."""
     if not controller_address:
         return {}
-    joining = sorted({h.nodeset for h in cfg.hosts if h.nodeset and cfg.joins_slurm(h)})
+    joining = sorted({h.nodeset for h in cfg.joining_hosts() if h.nodeset})
     mounts = host_mount_commands(host_mounts)
     return {
         join_script_name(nodeset): render_join_script(slurm, nodeset, controller_address, hosts=cfg.hosts, mounts=mounts)

@@ -122,15 +122,14 @@ def check_provisioning(config: PlatformModel, problems: ProblemCollector) -> Non
         )
     nodesets = {ns.name for ns in config.slurm.nodesets}
     known = ", ".join(sorted(nodesets))
-    joining: list[str] = []
-    for index, host in enumerate(prov.hosts):
-        if host.nodeset is not None and host.nodeset not in nodesets:
-            problems.add(
-                ["provisioning", "hosts", index, "nodeset"],
-                f"host {host.name!r}: unknown nodeset {host.nodeset!r} (known: {known})",
-            )
-        if prov.joins_slurm(host):
-            joining.append(host.name)
+    if not {host.nodeset for host in prov.hosts if host.nodeset is not None} <= nodesets:
+        for index, host in enumerate(prov.hosts):
+            if host.nodeset is not None and host.nodeset not in nodesets:
+                problems.add(
+                    ["provisioning", "hosts", index, "nodeset"],
+                    f"host {host.name!r}: unknown nodeset {host.nodeset!r} (known: {known})",
+                )
+    joining = [host.name for host in prov.joining_hosts()]
     service = config.slurm.controller.service
     if joining and service is None:
         problems.add(

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from ...ground.base import PathPart, ProblemCollector, go_duration_seconds, quantity_value
 
 if TYPE_CHECKING:
+    from ...layers.provisioning.config import ProvisioningConfig
     from ..model import PlatformModel
 
 # Namespaces of the platform's own layers (components/layers/*.py, components/charts.py).
@@ -120,6 +121,13 @@ def _check_addresses(cfg: PlatformModel, problems: ProblemCollector) -> None:
                     path, f"{dhcp_range.start}-{dhcp_range.end} covers {what} {address}; DHCP would hand it to another machine"
                 )
     services = {address: what for path, address, what in _service_addresses(cfg) if path[0] != "provisioning"}
+    _check_host_addresses(prov, services, problems)
+
+
+def _check_host_addresses(prov: ProvisioningConfig, services: dict[str, str], problems: ProblemCollector) -> None:
+    """No host's address (its NIC's or BMC's) is a service's."""
+    if services.keys().isdisjoint([host.ip for host in prov.hosts] + [host.bmc.ip for host in prov.hosts if host.bmc]):
+        return  # no host address is a service's: the loop below would say nothing
     for index, host in enumerate(prov.hosts):
         addresses: list[tuple[str, str | None]] = [("ip", host.ip), ("bmc", host.bmc.ip if host.bmc else None)]
         for key, host_address in addresses:
@@ -138,22 +146,24 @@ def _check_dns_names(cfg: PlatformModel, problems: ProblemCollector) -> None:
     prov = cfg.provisioning
     if prov is None or not prov.enabled:
         return
-    generated: dict[str, str] = {"grendel": "Grendel's record"}
-    for host in prov.hosts:
-        if host.bmc is not None:
-            generated[f"{host.name}-bmc"] = f"the BMC record of host {host.name!r}"
-    for index, host in enumerate(prov.hosts):
-        if host.name in generated:
-            problems.add(
-                ["provisioning", "hosts", index, "name"],
-                f"host {host.name!r}: the name is already {generated[host.name]} in the site zone {cfg.domain}",
-            )
-    inventory = {host.name for host in prov.hosts} | set(generated)
+    # Generated record name -> the host whose BMC it names ("" for Grendel's); the words only for a collision.
+    generated: dict[str, str] = {"grendel": ""}
+    generated.update((f"{host.name}-bmc", host.name) for host in prov.hosts if host.bmc is not None)
+    names = {host.name for host in prov.hosts}
+    if not names.isdisjoint(generated):
+        for index, host in enumerate(prov.hosts):
+            if host.name in generated:
+                owner = generated[host.name]
+                record = f"the BMC record of host {owner!r}" if owner else "Grendel's record"
+                problems.add(
+                    ["provisioning", "hosts", index, "name"],
+                    f"host {host.name!r}: the name is already {record} in the site zone {cfg.domain}",
+                )
     for zone_index, zone in enumerate(cfg.network.dns.zones):
         if zone.name != cfg.domain:
             continue
         for name in zone.hosts:
-            if name in inventory:
+            if name in names or name in generated:
                 problems.add(
                     ["network", "dns", "zones", zone_index, "hosts", name],
                     f"{name}.{zone.name} is also a record hpcforge makes from the provisioning inventory; rename one",

@@ -6,6 +6,7 @@ root `PlatformConfig` runs them; each problem names the key that is wrong.
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 from ...ground.base import ProblemCollector
@@ -44,33 +45,42 @@ def _check_topology(config: PlatformModel, problems: ProblemCollector) -> None: 
     filled_leaves = {sw.name for sw in topology.switches if sw.nodes} | {n.switch for n in topology.kubernetes_nodes if n.switch}
     filled_blocks = {b.name for b in topology.blocks if b.nodes} | {n.block for n in topology.kubernetes_nodes if n.block}
     for index, host in enumerate(hosts):
-        where: list[str | int] = ["provisioning", "hosts", index]
-        label = f"host {host.name!r}"
+        # The problem's key and words built only for a problem (100,000 hosts).
         if (host.switch or host.block) and host.nodeset is None:
-            problems.add([*where, "switch" if host.switch else "block"], f"{label} is in no nodeset: it is not a Slurm node")
+            problems.add(
+                ["provisioning", "hosts", index, "switch" if host.switch else "block"],
+                f"host {host.name!r} is in no nodeset: it is not a Slurm node",
+            )
             continue
         if host.nodeset is None:
             continue
         if host.switch is None:
             if host.name not in explicit_leaf:
                 problems.add(
-                    [*where, "switch"],
-                    f"{label} joins Slurm but is on no leaf switch of slurm.topology (every node must be in exactly one leaf)",
+                    ["provisioning", "hosts", index, "switch"],
+                    f"host {host.name!r} joins Slurm but is on no leaf switch of slurm.topology (every node must be in exactly one leaf)",
                 )
         elif host.switch not in leaves:
             known = ", ".join(sorted(leaves))
-            problems.add([*where, "switch"], f"{label}: {host.switch!r} is not a leaf switch of slurm.topology (leaves: {known})")
+            problems.add(
+                ["provisioning", "hosts", index, "switch"],
+                f"host {host.name!r}: {host.switch!r} is not a leaf switch of slurm.topology (leaves: {known})",
+            )
         elif host.name in explicit_leaf and explicit_leaf[host.name] != host.switch:
             problems.add(
-                [*where, "switch"], f"{label} is on leaf {host.switch!r} and listed on leaf {explicit_leaf[host.name]!r}"
+                ["provisioning", "hosts", index, "switch"],
+                f"host {host.name!r} is on leaf {host.switch!r} and listed on leaf {explicit_leaf[host.name]!r}",
             )
         else:
             filled_leaves.add(host.switch)
         if host.block is not None:
             if host.block not in blocks:
-                problems.add([*where, "block"], f"{label}: unknown block {host.block!r}")
+                problems.add(["provisioning", "hosts", index, "block"], f"host {host.name!r}: unknown block {host.block!r}")
             elif host.name in explicit_block and explicit_block[host.name] != host.block:
-                problems.add([*where, "block"], f"{label} is in block {host.block!r} and listed in {explicit_block[host.name]!r}")
+                problems.add(
+                    ["provisioning", "hosts", index, "block"],
+                    f"host {host.name!r} is in block {host.block!r} and listed in {explicit_block[host.name]!r}",
+                )
             else:
                 filled_blocks.add(host.block)
     for index, sw in enumerate(topology.switches):
@@ -88,9 +98,7 @@ def _check_partition_features(config: PlatformModel, problems: ProblemCollector)
     carried: set[str] = set()
     for ns in config.slurm.nodesets:
         carried |= {ns.name, *ns.features}
-    for host in _hosts(config):
-        if host.nodeset is not None:
-            carried |= set(host.features)
+    carried.update(itertools.chain.from_iterable(host.features for host in _hosts(config) if host.nodeset is not None))
     for index, partition in enumerate(config.slurm.partitions):
         for f_index, feature in enumerate(partition.features):
             if feature not in carried:
