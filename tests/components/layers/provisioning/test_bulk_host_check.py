@@ -35,7 +35,7 @@ ADDRESSES += ["10.0.2.5", "192.168.1.1"]
 MACS = [f"52:54:00:00:00:{i:02x}" for i in range(12)]
 
 bmcs = st.none() | st.fixed_dictionaries({"mac": st.sampled_from(MACS), "ip": st.sampled_from(ADDRESSES)})
-entry = st.fixed_dictionaries(
+entry: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
     {
         "name": st.sampled_from([f"n{i}" for i in range(10)]),
         "mac": st.sampled_from(MACS),
@@ -47,7 +47,7 @@ entry = st.fixed_dictionaries(
 # Half the inventories collide freely; the other half have distinct names, MACs and addresses, so that the address
 # rules (edges, DHCP range, gateways, networks) decide alone whether the bulk check may answer.
 hosts = st.lists(entry, max_size=8) | st.lists(
-    entry, max_size=8, unique_by=(lambda e: e["name"], lambda e: e["mac"], lambda e: e["ip"])
+    entry, max_size=8, unique_by=(lambda e: str(e["name"]), lambda e: str(e["mac"]), lambda e: str(e["ip"]))
 )
 
 
@@ -82,7 +82,7 @@ def test_the_bulk_check_skips_the_loop_only_where_the_loop_finds_nothing(
 
 def test_a_clean_inventory_is_judged_in_bulk() -> None:
     """The examples above would pass with a bulk check that never answers; this one must answer."""
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"name": "n1", "mac": MACS[1], "ip": "10.0.0.5", "bmc": {"mac": MACS[2], "ip": "10.9.0.3"}},
         {"name": "n2", "mac": MACS[3], "ip": "10.0.1.3"},
     ]
