@@ -1282,6 +1282,21 @@ def test_images_by_digest() -> None:
     assert rule(old, security.DigestConfig(exempt_images=("ghcr.io/other/*",)))
 
 
+def test_images_by_digest_judges_the_job_images_an_object_names() -> None:
+    """A ConfigMap whose Slurm jobs run images through Pyxis (no container of any object names them) names them in
+    `hpcforge.io/job-images`: each is judged like a container's image."""
+    rule = security.IMAGES_BY_DIGEST
+    digest = "@sha256:" + "b" * 64
+
+    def checks_map(images: str) -> ResourceView:
+        return k8s("ConfigMap", "gpu-active-checks", "slurm", annotations={"hpcforge.io/job-images": images})
+
+    found = rule(checks_map("nvcr.io/nvidia/pytorch:25.08-py3,nvcr.io/nvidia/cloud-native/dcgm:4.6.0" + digest))
+    assert found == ["metadata.annotations[hpcforge.io/job-images]: 'nvcr.io/nvidia/pytorch:25.08-py3' is not pinned by digest."]
+    assert rule(checks_map("nvcr.io/nvidia/pytorch:25.08-py3" + digest)) == []
+    assert rule(checks_map("nvcr.io/nvidia/pytorch:25.08-py3"), security.DigestConfig(exempt_images=("nvcr.io/nvidia/*",))) == []
+
+
 def test_prod_digest_exemptions_are_pins_without_a_digest() -> None:
     """prod.json's images-by-digest exemptions are exactly hpcforge's pins that have no digest yet (and the site's own
     build image): an exemption cannot outlive the digest being set, nor hide an image hpcforge does not pin."""

@@ -106,6 +106,17 @@ def check_image(check: ActiveCheck) -> str:
     return ""
 
 
+JOB_IMAGES_ANNOTATION = "hpcforge.io/job-images"
+"""Annotation of the checks' ConfigMap: the images its jobs run through Pyxis (comma-separated), which no container of
+any object names, so that the security pack's images-by-digest judges them too (policies/rules/security/privilege.py
+reads the same key)."""
+
+
+def job_images(checks: Sequence[ActiveCheck]) -> str:
+    """The images the checks' tasks run in (`check_image`), each once, sorted, comma-separated ("" for none)."""
+    return ",".join(sorted({image for check in checks if (image := check_image(check))}))
+
+
 def nodeset_hcas(rdma: RdmaConfig | None, nodeset_pools: Mapping[str, str]) -> dict[str, list[str]]:
     """The RDMA devices of each nodeset's pool (`rdma.pools[].nics[].hca`, in NIC order, each once), for the nodesets
     whose pool names a device for every NIC: what an ib-link check judges there."""
@@ -257,6 +268,7 @@ def checks_files(
 __all__ = [
     "ACTIVE_CHECKS_COMPONENT",
     "ACTIVE_CHECKS_MAP",
+    "JOB_IMAGES_ANNOTATION",
     "RESERVATION_MARGIN_MINUTES",
     "TOKEN",
     "check_partition",
@@ -266,6 +278,7 @@ __all__ = [
     "cronjob_spec",
     "gpus_held",
     "held_minutes",
+    "job_images",
     "nodeset_hcas",
     "token_client_pod",
     "token_spec",

@@ -42,10 +42,12 @@ from .accounts_job import (
 from .active_checks import (
     ACTIVE_CHECKS_COMPONENT,
     ACTIVE_CHECKS_MAP,
+    JOB_IMAGES_ANNOTATION,
     TOKEN,
     checks_files,
     cronjob_name,
     cronjob_spec,
+    job_images,
     nodeset_hcas,
     token_spec,
     weekly_gpu_hours,
@@ -337,8 +339,13 @@ class Slurm(pulumi.ComponentResource):
             return []
         ctx, ns = scope.ctx, scope.namespace
         checks_scope = scope.but(component=ACTIVE_CHECKS_COMPONENT)
+        images = job_images(checks)
         first = [
-            checks_scope.config_map(ACTIVE_CHECKS_MAP, checks_files(checks, cfg, nodeset_hcas(args.rdma, args.nodeset_pools)))
+            checks_scope.config_map(
+                ACTIVE_CHECKS_MAP,
+                checks_files(checks, cfg, nodeset_hcas(args.rdma, args.nodeset_pools)),
+                annotations={JOB_IMAGES_ANNOTATION: images} if images else None,
+            )
         ]
         if user is not None:
             first.append(

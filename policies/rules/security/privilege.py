@@ -22,6 +22,8 @@ from ..wire import is_unknown
 from ..workloads import containers
 
 EXPOSURE_ANNOTATION = "hpcforge.io/exposure"
+JOB_IMAGES_ANNOTATION = "hpcforge.io/job-images"
+"""Images an object makes Slurm jobs run through Pyxis, comma-separated (components/layers/slurm/active_checks.py)."""
 USER_CODE_LABEL = "hpcforge.io/user-code"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 SECRET_READS = ("get", "list", "watch")
@@ -358,15 +360,20 @@ class DigestConfig(RuleConfig):
 
 
 def check_images_by_digest(resource: ResourceView, config: DigestConfig) -> list[str]:
-    """Every container image of an object is pinned by digest (`repo:tag@sha256:...`): a tag can be pushed again."""
+    """Every container image of an object is pinned by digest (`repo:tag@sha256:...`): a tag can be pushed again. So
+    is every image its `hpcforge.io/job-images` annotation names (what its Slurm jobs run through Pyxis)."""
+    found: list[tuple[str, Any]] = [(ref.path, ref.container.get("image")) for ref in containers(resource)]
+    job_images = resource.annotations.get(JOB_IMAGES_ANNOTATION)
+    if isinstance(job_images, str) and not is_unknown(job_images):
+        where = f"metadata.annotations[{JOB_IMAGES_ANNOTATION}]"
+        found += [(where, image.strip()) for image in job_images.split(",") if image.strip()]
     problems = []
-    for ref in containers(resource):
-        image = ref.container.get("image")
+    for path, image in found:
         if not isinstance(image, str) or is_unknown(image) or parse_image(image).digest_valid:
             continue
         if any(glob(pattern, image) for pattern in config.exempt_images):
             continue
-        problems.append(f"{ref.path}: {image!r} is not pinned by digest.")
+        problems.append(f"{path}: {image!r} is not pinned by digest.")
     return problems
 
 

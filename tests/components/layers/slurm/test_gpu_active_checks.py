@@ -16,7 +16,7 @@ import pytest
 
 from components.layers.gpu.config import runs_per_week
 from components.layers.slurm.accounts_job import SACK_START
-from components.layers.slurm.active_checks import ACTIVE_CHECKS_MAP, cronjob_spec, weekly_gpu_hours
+from components.layers.slurm.active_checks import ACTIVE_CHECKS_MAP, JOB_IMAGES_ANNOTATION, cronjob_spec, weekly_gpu_hours
 from components.site.loader import ConfigError, load_config
 from components.site.placement import nodeset_nodes
 from components.versions import Images
@@ -126,7 +126,10 @@ def test_prod_runs_each_check_from_a_cronjob_that_never_overlaps(prod_stack: Rec
         "--token-file", "/etc/hpcforge/token/SLURM_JWT",
     ]  # fmt: skip
     assert pod["containers"][0]["image"] == Images.LOGIN.ref
-    data = one(prod_stack, "ConfigMap", "slurm", ACTIVE_CHECKS_MAP)["data"]
+    checks_map = one(prod_stack, "ConfigMap", "slurm", ACTIVE_CHECKS_MAP)
+    data = checks_map["data"]
+    # the images its jobs run through Pyxis, named where the security pack's images-by-digest reads them
+    assert checks_map["metadata"]["annotations"][JOB_IMAGES_ANNOTATION] == f"{Images.DCGM.ref},{Images.NCCL_TESTS.ref}"
     assert "# --- include ../" not in data["active-check.sh"] and "dcgm_reason()" in data["active-check.sh"]
     checks = {c["name"]: c for c in json.loads(data["checks.json"])["checks"]}
     assert checks["nccl"]["partition"] == checks["dcgm"]["partition"] == "gpu"  # the first that holds the nodesets
