@@ -67,6 +67,14 @@ UPSTREAM: dict[str, str] = {
     "lib389/instance/setup.py": "389-ds-base's lib389",
     "nca/CoreDS/ConnectivityProperties.py": "np-guard's NCA, cited at 2.1.0",
     "nca/Parsers/K8sPolicyYamlParser.py": "np-guard's NCA, cited at 2.1.0",
+    "offline/engine.py": "hpcforge before offline/program/ (b7ad5ae), which benchmarks/against.py still times",
+    "offline/stackfile.py": "hpcforge before offline/program/ (b7ad5ae), which benchmarks/against.py still times",
+    "pulumi/runtime/_depends_on.py": "the installed Pulumi Python SDK (pulumi 3.272.0), profiled in docs/performance.md",
+    "pulumi/runtime/resource.py": "the installed Pulumi Python SDK (pulumi 3.272.0), profiled in docs/performance.md",
+    "pulumi/runtime/resource_cycle_breaker.py": "the installed Pulumi Python SDK (pulumi 3.272.0), read for issue 36",
+    "pulumi/runtime/rpc.py": "the installed Pulumi Python SDK (pulumi 3.272.0), profiled in docs/performance.md",
+    "pydantic/main.py": "the installed pydantic, profiled in docs/performance.md",
+    "pydantic/type_adapter.py": "the installed pydantic, profiled in docs/performance.md",
 }
 """Paths in other projects' repositories that hpcforge cites, and whose they are; none of them is a path of this
 repository (test_upstream_paths_are_not_paths_of_this_repository)."""

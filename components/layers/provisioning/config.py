@@ -5,10 +5,8 @@ from __future__ import annotations
 import bisect
 import ipaddress
 import itertools
-import operator
 import socket
 import struct
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
@@ -34,6 +32,7 @@ from ...ground.inventory_ref import InventoryRef
 from ...ground.root_causes import dhcp_range_message, fold_into, fold_network
 from ..directory.config import validate_ssh_public_key
 from ..storage.config import Storage
+from .hosts_bulk import hosts_without_problems as _hosts_without_problems
 
 DATA_DIR = "/var/lib/grendel"
 """Grendel's data volume: its database (`grendel.db`) and the boot images, which Grendel serves only to a booting host
@@ -432,48 +431,6 @@ def _check_each_host(
             # A host without its own image whose default is unknown: reported once, at defaultImage.
             problems.add(["hosts", index, "image"], f"host {name!r}: unknown image {image_name!r} (known: {known_images})")
     return inside
-
-
-def _hosts_without_problems(
-    cfg: ProvisioningConfig, reserved_ips: Iterable[str], known_images: set[str], host_index: _NetIndex, bmc_index: _NetIndex
-) -> dict[int, int] | None:
-    """`_check_hosts`'s count of addresses per network when it would find nothing wrong, else None (then its loop
-    runs and says what is wrong): the same conditions checked in bulk with C-level set, sort and bisection calls,
-    100,000 hosts without a dictionary insertion per name, MAC and address."""
-    hosts = cfg.hosts
-    if not _no_duplicates_or_image_problems(cfg, reserved_ips, known_images):
-        return None
-    bmc_ips = [host.bmc.ip for host in hosts if host.bmc is not None]
-    host_ips = [host.ip for host in hosts]
-    inside: dict[int, int] = {}
-    groups = [(host_index, host_ips + bmc_ips)] if bmc_index is host_index else [(host_index, host_ips), (bmc_index, bmc_ips)]
-    for index, texts in groups:
-        if not index.counts_inside(texts, inside):
-            return None
-    return inside
-
-
-def _no_duplicates_or_image_problems(cfg: ProvisioningConfig, reserved_ips: Iterable[str], known_images: set[str]) -> bool:
-    """No host name, MAC or IP twice (the reserved IPs included), no BMC with its host's MAC or IP, no unknown
-    image and no host without one (a host without its own image whose default is unknown is not a host's problem:
-    reported once, at defaultImage)."""
-    hosts = cfg.hosts
-    names = {host.name for host in hosts}
-    with_bmc = [host for host in hosts if host.bmc is not None]
-    bmcs = [host.bmc for host in with_bmc if host.bmc is not None]
-    macs = [host.mac for host in hosts] + [bmc.mac for bmc in bmcs]
-    ips = {host.ip for host in hosts}
-    ips.update(bmc.ip for bmc in bmcs)
-    return (
-        len(names) == len(hosts)
-        and len(set(macs)) == len(macs)
-        and len(ips) == len(hosts) + len(bmcs)
-        and ips.isdisjoint(reserved_ips)
-        and not any(map(operator.eq, [host.mac for host in with_bmc], [bmc.mac for bmc in bmcs]))
-        and not any(map(operator.eq, [host.ip for host in with_bmc], [bmc.ip for bmc in bmcs]))
-        and (cfg.default_image is not None or all(host.image is not None for host in hosts))
-        and {host.image for host in hosts if host.image is not None} <= known_images
-    )
 
 
 def _interfaces(problems: ProblemCollector, index: int, host: Host) -> list[tuple[str, str, str, str, str]]:
