@@ -198,16 +198,17 @@ class ProvisioningConfig(StrictModel):
     def image_of(self, host: Host) -> str | None:
         return host.image or self.default_image
 
+    @cached_property
+    def _joining_images(self) -> frozenset[str]:
+        return frozenset(name for name, image in self._images_by_name.items() if image.joins_slurm)
+
     def joins_slurm(self, host: Host) -> bool:
-        """Whether `host` boots an image that starts slurmd as a dynamic node of its nodeset."""
-        image = self.image(self.image_of(host) or "")
-        return host.nodeset is not None and image is not None and image.joins_slurm
+        """Whether `host` boots an image that starts slurmd as a dynamic node of its nodeset (one set lookup)."""
+        return host.nodeset is not None and (self.image_of(host) or "") in self._joining_images
 
     def joining_hosts(self) -> list[Host]:
-        """The hosts that `joins_slurm`, in inventory order (one set lookup per host)."""
-        joining = {name for name, image in self._images_by_name.items() if image.joins_slurm}
-        default = self.default_image or ""
-        return [host for host in self.hosts if host.nodeset is not None and (host.image or default) in joining]
+        """The hosts that `joins_slurm`, in inventory order."""
+        return [host for host in self.hosts if self.joins_slurm(host)]
 
     @model_validator(mode="after")
     def _inventory(self) -> ProvisioningConfig:
