@@ -181,7 +181,8 @@ def _user_entry(people: str, user: PosixUser, gid_number: int, *, people_plain: 
     words = cn.split()
     given = words[0] if user.full_name and len(words) > 1 else None
     home = user.home  # a property: computed once here
-    values = [user.name, cn, words[-1] if words else cn, home, user.login_shell, *user.ssh_public_keys]
+    surname = words[-1] if words else cn
+    values = [user.name, cn, surname, home, user.login_shell, *user.ssh_public_keys]
     if given is not None:
         values.append(given)
     if user.mail:
@@ -194,7 +195,7 @@ def _user_entry(people: str, user: PosixUser, gid_number: int, *, people_plain: 
     if user.ssh_public_keys:
         text += "objectClass: nsAccount\n"
     text += (
-        f"uid: {user.name}\ncn: {cn}\nsn: {words[-1]}\nuidNumber: {user.uid_number}\ngidNumber: {gid_number}\n"
+        f"uid: {user.name}\ncn: {cn}\nsn: {surname}\nuidNumber: {user.uid_number}\ngidNumber: {gid_number}\n"
         f"homeDirectory: {home}\nloginShell: {user.login_shell}"
     )
     if given is not None:
